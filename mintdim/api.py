@@ -1,0 +1,91 @@
+"""The fluent API of the spec: pipeline("unit-build").source.jsonl(...)...run().
+
+Each step records one block of the same config a YAML file holds; nothing
+runs before run(), which hands the config to the Snakemake workflow.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from . import errors as E
+
+PIPELINES = ("unit-build",)
+
+
+class _Namespace:
+    """`.source`, `.tokenizer`, `.output`: groups of steps that return the pipeline."""
+
+    def __init__(self, pipeline: "Pipeline"):
+        self._p = pipeline
+
+
+class _Source(_Namespace):
+    def jsonl(self, files=None, fields=None, templates=None) -> "Pipeline":
+        self._p._config["source"] = {"files": files, "fields": fields, "templates": templates}
+        return self._p
+
+
+class _Tokenizer(_Namespace):
+    def sentencepiece(self, config) -> "Pipeline":
+        self._p._config["tokenizer"] = {"sentencepiece": copy.deepcopy(config)}
+        return self._p
+
+    def hf_json(self, config) -> "Pipeline":
+        self._p._config["tokenizer"] = {"hf_json": copy.deepcopy(config)}
+        return self._p
+
+
+class _Output(_Namespace):
+    def dir(self, path=None, samples_per_shard=None) -> "Pipeline":
+        self._p._config["output"] = {"dir": path, "samples_per_shard": samples_per_shard}
+        return self._p
+
+
+class Pipeline:
+    def __init__(self, name: str, *, lang: str = "en", work_dir: str | None = None, chunk_mb: float | None = None):
+        self.name = name
+        self._config: dict = {}
+        if lang != "en":
+            self._config["lang"] = lang
+        if work_dir is not None:
+            self._config["work_dir"] = work_dir
+        if chunk_mb is not None:
+            self._config["chunk_mb"] = chunk_mb
+        self.source = _Source(self)
+        self.tokenizer = _Tokenizer(self)
+        self.output = _Output(self)
+
+    def units(self, sizes=None, build_batch=None) -> "Pipeline":
+        self._config["units"] = {"sizes": sizes, "build_batch": build_batch}
+        return self
+
+    def to_config(self) -> dict:
+        """The config this job declares, as a YAML config file would hold it."""
+        cfg = copy.deepcopy(self._config)
+        for block in ("source", "units", "output"):
+            if block in cfg:
+                cfg[block] = {k: v for k, v in cfg[block].items() if v is not None}
+        return cfg
+
+    def validate(self):
+        """Run every pre-flight check now; returns the resolved build."""
+        from .stages.validate import preflight
+
+        return preflight(self.to_config())[0]
+
+    def run(self, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
+            dry_run: bool = False):
+        from .runner import run_build
+
+        return run_build(self.to_config(), cores=cores, profile=profile, keep_intermediates=keep_intermediates,
+                         dry_run=dry_run)
+
+
+def pipeline(name: str, **options) -> Pipeline:
+    if name not in PIPELINES:
+        raise E.PipelineValidationError.invalid(
+            f"unknown pipeline {name!r}; supported: {', '.join(PIPELINES)}",
+            f"pipeline {name!r} không tồn tại; hỗ trợ: {', '.join(PIPELINES)}",
+            lang=options.get("lang", "en"))
+    return Pipeline(name, **options)

@@ -1,0 +1,369 @@
+"""Config checks that need no file system, and resolution of shared/mapped blocks.
+
+The same dict comes from a YAML file or from the fluent API. Checks run in a
+fixed order (missing blocks, shapes, mapping arity, values, outputs shared by
+several files, templates), so one config always reports the same error.
+`resolve()` returns a `BuildConfig`: one resolved entry per input file and
+one per output directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+
+from . import __version__
+from . import errors as E
+from . import template as T
+from .tokenizers import EXTENSIONS, KINDS
+
+DEFAULT_WORK_DIR = ".mintdim"
+DEFAULT_CHUNK_MB = 64
+TOP_KEYS = {"source", "tokenizer", "units", "output", "lang", "work_dir", "chunk_mb"}
+BLOCK_KEYS = {"source": {"files", "fields", "templates"}, "units": {"sizes", "build_batch"},
+              "output": {"dir", "samples_per_shard"}}
+MISSING_ORDER = ["source.files", "source.fields", "source.templates", "tokenizer", "units.sizes",
+                 "units.build_batch", "output.dir", "output.samples_per_shard"]
+
+
+@dataclass
+class FileEntry:
+    index: int
+    path: str  # as declared: every index shows it like this
+    abspath: str
+    fields: list[str]
+    template: str
+    tokenizer_kind: str
+    tokenizer_path: str
+    tokenizer_abspath: str
+    sizes: list[int]
+    build_batch: int
+    output: int
+    samples_per_shard: int
+
+    @property
+    def compression(self) -> str | None:
+        if self.path.endswith(".gz"):
+            return "gz"
+        if self.path.endswith(".zst"):
+            return "zst"
+        return None
+
+
+@dataclass
+class OutputEntry:
+    index: int
+    dir: str  # as declared
+    absdir: str
+    files: list[int]
+    tokenizer_kind: str
+    tokenizer_path: str
+    tokenizer_abspath: str
+    sizes: list[int]
+    samples_per_shard: int
+    build_batches: list[int] = field(default_factory=list)
+
+
+@dataclass
+class BuildConfig:
+    files: list[FileEntry]
+    outputs: list[OutputEntry]
+    lang: str
+    work_dir: str
+    chunk_mb: float
+    raw: dict
+
+    @property
+    def build_id(self) -> str:
+        """Identity of this build: the resolved config and the MintDim version, not the data."""
+        canon = {"version": __version__, "files": [asdict(f) for f in self.files],
+                 "outputs": [asdict(o) for o in self.outputs]}
+        return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
+
+    @property
+    def work_abs(self) -> str:
+        return os.path.abspath(self.work_dir)
+
+    @property
+    def build_dir(self) -> str:
+        return os.path.join(self.work_dir, self.build_id)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_pos_int(value) -> bool:
+    return _is_int(value) and value > 0
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, (list, dict, str)) and len(value) == 0)
+
+
+def _tname(value) -> str:
+    return type(value).__name__
+
+
+def lang_of(raw) -> str:
+    lang = raw.get("lang", "en") if isinstance(raw, dict) else "en"
+    return lang if lang in E.LANGS else "en"
+
+
+def _tokenizer_block(raw: dict):
+    """(kind, items, was_list) or raises. A dict value is shared; a list maps by file."""
+    tok = raw.get("tokenizer")
+    if not isinstance(tok, dict):
+        raise E.TokenizerValidationError.config(
+            f"tokenizer must be a mapping with one key (sentencepiece or hf_json), got {_tname(tok)}",
+            f"tokenizer phải là mapping có một key (sentencepiece hoặc hf_json), hiện tại là {_tname(tok)}")
+    kinds = list(tok)
+    if len(kinds) != 1:
+        raise E.TokenizerValidationError.config(
+            f"declare exactly one tokenizer kind, got {kinds!r}",
+            f"chỉ khai báo đúng một loại tokenizer, hiện tại là {kinds!r}")
+    kind = kinds[0]
+    if kind not in KINDS:
+        raise E.TokenizerValidationError.unsupported(f"Declared kind: {kind}", f"Loại đã khai báo: {kind}")
+    value = tok[kind]
+    items = value if isinstance(value, list) else [value]
+    return kind, items, isinstance(value, list)
+
+
+def _check_tokenizer_item(item, index: int, kind: str) -> None:
+    if not isinstance(item, dict):
+        raise E.TokenizerValidationError.config(
+            f"tokenizer config must be a dict with key: path, got {_tname(item)}",
+            f"config tokenizer phải là dict có key: path, hiện tại là {_tname(item)}")
+    unknown = [k for k in item if k != "path"]
+    if unknown:
+        raise E.TokenizerValidationError.unknown_keys(unknown)
+    if "path" not in item:
+        raise E.TokenizerValidationError.config("tokenizer config is missing key: path",
+                                                "config tokenizer thiếu key: path")
+    if not isinstance(item["path"], str) or not item["path"]:
+        raise E.TokenizerValidationError.config(
+            f"path must be a string, got {_tname(item['path'])}",
+            f"path phải là string, hiện tại là {_tname(item['path'])}", component="path")
+
+
+def _find_missing(raw: dict) -> list[str]:
+    missing = []
+    for key in MISSING_ORDER:
+        if key == "tokenizer":
+            tok = raw.get("tokenizer")
+            empty = _blank(tok) or (isinstance(tok, dict) and all(_blank(v) for v in tok.values()))
+            if empty:
+                missing.append(key)
+            continue
+        block, name = key.split(".")
+        section = raw.get(block)
+        if not isinstance(section, dict) or _blank(section.get(name)):
+            missing.append(key)
+    return missing
+
+
+def _pick(values: list, i: int):
+    return values[0] if len(values) == 1 else values[i]
+
+
+def resolve(raw) -> BuildConfig:
+    """Check a config dict and resolve it. Raises the spec's error classes."""
+    lang = lang_of(raw)
+    try:
+        return _resolve(raw, lang)
+    except E.MintDimError as err:
+        raise err.with_lang(lang)
+
+
+def _resolve(raw, lang: str) -> BuildConfig:
+    if not isinstance(raw, dict):
+        raise E.PipelineValidationError.missing(MISSING_ORDER)
+    if raw.get("lang", "en") not in E.LANGS:
+        raise E.PipelineValidationError.invalid(f"lang must be one of en, vi, both, got {raw.get('lang')!r}",
+                                                f"lang phải là en, vi hoặc both, hiện tại là {raw.get('lang')!r}")
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        raise E.PipelineValidationError.invalid(f"unknown config keys: {unknown!r}",
+                                                f"key cấu hình không hợp lệ: {unknown!r}")
+    for block, keys in BLOCK_KEYS.items():
+        if isinstance(raw.get(block), dict):
+            extra = sorted(set(raw[block]) - keys)
+            if extra:
+                raise E.PipelineValidationError.invalid(f"unknown keys in {block}: {extra!r}",
+                                                        f"key không hợp lệ trong {block}: {extra!r}")
+
+    # 1. missing blocks, all listed at once
+    missing = _find_missing(raw)
+    if missing:
+        raise E.PipelineValidationError.missing(missing)
+    src, units, out = raw["source"], raw["units"], raw["output"]
+    files, fields, templates = src["files"], src["fields"], src["templates"]
+    sizes, batches = units["sizes"], units["build_batch"]
+    dirs_raw, sps = out["dir"], out["samples_per_shard"]
+
+    # 2. shapes
+    if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+        raise E.PipelineValidationError.invalid("source.files must be a list of file paths (strings)",
+                                                "source.files phải là list đường dẫn file (string)")
+    if not isinstance(fields, list) or not all(isinstance(f, list) for f in fields):
+        raise E.FieldMappingError.invalid("fields must be a list of lists, e.g. [[\"prompt\", \"response\"]]",
+                                          "fields phải là list các list, ví dụ [[\"prompt\", \"response\"]]")
+    for i, names in enumerate(fields):
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise E.FieldMappingError.invalid(f"fields[{i}] must be a non-empty list of field names (strings)",
+                                              f"fields[{i}] phải là list tên field (string) không rỗng")
+        if len(set(names)) != len(names):
+            raise E.FieldMappingError.invalid(f"fields[{i}] names a field twice: {names!r}",
+                                              f"fields[{i}] khai báo một field hai lần: {names!r}")
+    if not isinstance(templates, list) or not all(isinstance(t, str) for t in templates):
+        raise E.TemplateMappingError.invalid("templates must be a list of strings",
+                                             "templates phải là list các string")
+    kind, tok_items, _ = _tokenizer_block(raw)
+    for i, item in enumerate(tok_items):
+        _check_tokenizer_item(item, i, kind)
+    if not isinstance(sizes, list) or not all(isinstance(s, list) for s in sizes):
+        raise E.UnitValidationError.make("sizes must be a list of lists, e.g. [[128, 256]]",
+                                         "sizes phải là list các list, ví dụ [[128, 256]]")
+    if not isinstance(batches, list):
+        raise E.UnitValidationError.make("build_batch must be a list, e.g. [4096]",
+                                         "build_batch phải là list, ví dụ [4096]")
+    dirs = dirs_raw if isinstance(dirs_raw, list) else [dirs_raw]
+    if not all(isinstance(d, str) and d for d in dirs) or not dirs:
+        raise E.OutputValidationError.invalid("output.dir must be a path (string) or a list of paths",
+                                              "output.dir phải là đường dẫn (string) hoặc list đường dẫn")
+    if not isinstance(sps, list):
+        raise E.SamplesPerShardError.make(f"samples_per_shard must be a list of positive ints, got {_tname(sps)}",
+                                          f"samples_per_shard phải là list số nguyên dương, hiện tại là {_tname(sps)}")
+
+    # 3. mapping arity: len 1 (shared) or len N (mapped)
+    n = len(files)
+
+    def arity_ok(values) -> bool:
+        return len(values) in (1, n)
+
+    if not arity_ok(fields):
+        raise E.FieldMappingError.arity(n, len(fields))
+    if not arity_ok(templates):
+        raise E.TemplateMappingError.arity(n, len(templates))
+    if not arity_ok(tok_items):
+        raise E.TokenizerMappingError.arity(n, len(tok_items))
+    if not arity_ok(sizes):
+        raise E.UnitMappingError.arity(n, len(sizes))
+    if not arity_ok(batches):
+        raise E.UnitMappingError.arity(n, len(batches))
+    if not arity_ok(dirs):
+        raise E.OutputMappingError.arity(n, len(dirs))
+    if not arity_ok(sps):
+        raise E.SamplesPerShardError.arity(n, len(sps))
+
+    # 4. values
+    for i, unit_sizes in enumerate(sizes):
+        if not unit_sizes or not all(_is_pos_int(s) for s in unit_sizes):
+            raise E.UnitValidationError.make(f"sizes[{i}] = {unit_sizes!r}", f"sizes[{i}] = {unit_sizes!r}")
+        if any(a >= b for a, b in zip(unit_sizes, unit_sizes[1:])):
+            raise E.UnitValidationError.make(f"sizes[{i}] = {unit_sizes!r} is not sorted ascending",
+                                             f"sizes[{i}] = {unit_sizes!r} không tăng dần")
+    for i, batch in enumerate(batches):
+        if not _is_pos_int(batch):
+            raise E.UnitValidationError.make(f"build_batch[{i}] = {batch!r}", f"build_batch[{i}] = {batch!r}")
+    for i, value in enumerate(sps):
+        if not _is_pos_int(value):
+            raise E.SamplesPerShardError.value(i, value)
+    for item in tok_items:
+        if not item["path"].endswith(EXTENSIONS[kind]):
+            raise E.TokenizerValidationError.unsupported(
+                f"Declared: {kind} with path {item['path']}", f"Đã khai báo: {kind} với path {item['path']}")
+    work_dir = raw.get("work_dir", DEFAULT_WORK_DIR)
+    if not isinstance(work_dir, str) or not work_dir:
+        raise E.PipelineValidationError.invalid("work_dir must be a non-empty path (string)",
+                                                "work_dir phải là đường dẫn (string) không rỗng")
+    chunk_mb = raw.get("chunk_mb", DEFAULT_CHUNK_MB)
+    if isinstance(chunk_mb, bool) or not isinstance(chunk_mb, (int, float)) or not chunk_mb > 0:
+        raise E.PipelineValidationError.invalid(f"chunk_mb must be a positive number, got {chunk_mb!r}",
+                                                f"chunk_mb phải là số dương, hiện tại là {chunk_mb!r}")
+
+    # resolve one entry per file
+    out_index: dict[str, int] = {}
+    outputs: list[OutputEntry] = []
+    entries: list[FileEntry] = []
+    for i, path in enumerate(files):
+        tok_path = _pick(tok_items, i)["path"]
+        out_dir = _pick(dirs, i)
+        absdir = os.path.abspath(out_dir)
+        entry = FileEntry(
+            index=i, path=path, abspath=os.path.abspath(path), fields=list(_pick(fields, i)),
+            template=_pick(templates, i), tokenizer_kind=kind, tokenizer_path=tok_path,
+            tokenizer_abspath=os.path.abspath(tok_path), sizes=list(_pick(sizes, i)),
+            build_batch=_pick(batches, i), output=-1, samples_per_shard=_pick(sps, i))
+        if absdir not in out_index:
+            out_index[absdir] = len(outputs)
+            outputs.append(OutputEntry(index=len(outputs), dir=out_dir, absdir=absdir, files=[],
+                                       tokenizer_kind=kind, tokenizer_path=tok_path,
+                                       tokenizer_abspath=entry.tokenizer_abspath, sizes=entry.sizes,
+                                       samples_per_shard=entry.samples_per_shard))
+        entry.output = out_index[absdir]
+        outputs[entry.output].files.append(i)
+        outputs[entry.output].build_batches.append(entry.build_batch)
+        entries.append(entry)
+
+    # 5. files sharing one output must share its tokenizer, unit sizes and samples_per_shard
+    for o in outputs:
+        members = [entries[i] for i in o.files]
+        paths = [m.path for m in members]
+        if len({m.tokenizer_abspath for m in members}) > 1:
+            raise E.TokenizerMappingError.collision("tokenizer", o.dir, paths, [m.tokenizer_path for m in members])
+        if len({tuple(m.sizes) for m in members}) > 1:
+            raise E.UnitMappingError.collision("unit sizes", o.dir, paths, [m.sizes for m in members])
+        if len({m.samples_per_shard for m in members}) > 1:
+            vals = ", ".join(f"{m.path}: {m.samples_per_shard}" for m in members)
+            raise E.SamplesPerShardError.make(
+                f"files that share output {o.dir} must share samples_per_shard ({vals})",
+                f"các file dùng chung output {o.dir} phải dùng chung samples_per_shard ({vals})")
+    work_abs = os.path.abspath(work_dir)
+    absdirs = [o.absdir for o in outputs]
+    for o in outputs:
+        for other in absdirs:
+            if other != o.absdir and (other + os.sep).startswith(o.absdir + os.sep):
+                raise E.OutputValidationError.invalid(f"output {o.dir} contains another output {other}",
+                                                      f"output {o.dir} chứa một output khác {other}")
+        if (work_abs + os.sep).startswith(o.absdir + os.sep) or (o.absdir + os.sep).startswith(work_abs + os.sep):
+            raise E.OutputValidationError.invalid(f"output {o.dir} overlaps the work directory {work_dir}",
+                                                  f"output {o.dir} trùng với thư mục làm việc {work_dir}")
+        for e in entries:
+            if e.abspath == o.absdir:
+                raise E.OutputValidationError.invalid(f"output {o.dir} is an input file",
+                                                      f"output {o.dir} là một file đầu vào")
+
+    # 6. templates against fields
+    for e in entries:
+        check_template(e)
+    return BuildConfig(files=entries, outputs=outputs, lang=lang, work_dir=work_dir, chunk_mb=float(chunk_mb),
+                       raw=raw)
+
+
+def check_template(e: FileEntry) -> T.Template:
+    try:
+        tpl = T.parse(e.template)
+    except T.TemplateSyntaxError as bad:
+        raise E.TemplateFieldMismatchError.make(
+            e.path, e.fields, e.template, bad.placeholder,
+            f"invalid placeholder ({bad.reason}); use {{name}}, and {{{{ }}}} for literal braces",
+            f"placeholder không hợp lệ ({bad.reason}); dùng {{name}}, và {{{{ }}}} cho dấu ngoặc literal")
+    declared = set(e.fields)
+    for name in tpl.names:
+        if name not in declared:
+            raise E.TemplateFieldMismatchError.make(
+                e.path, e.fields, e.template, name,
+                f"template uses {{{name}}}, but fields does not declare it",
+                f"template dùng {{{name}}}, nhưng fields không khai báo field này")
+    used = set(tpl.names)
+    for name in e.fields:
+        if name not in used:
+            raise E.TemplateFieldMismatchError.make(
+                e.path, e.fields, e.template, name,
+                f"fields declares {name}, but template does not use {{{name}}}",
+                f"fields khai báo {name}, nhưng template không dùng {{{name}}}")
+    return tpl

@@ -1,0 +1,81 @@
+"""What the Snakefile needs to wire the DAG: the resolved build, its chunks, its file names.
+
+Kept out of the Snakefile so rules only wire. Pre-flight runs here, at
+parse time in the main Snakemake process, so a bad config fails before any
+job (and before anything is created).
+"""
+
+from __future__ import annotations
+
+import os
+
+import yaml
+
+from . import jsonl
+from .config import resolve
+from .layout import Layout
+from .stages import failure
+from .stages.validate import preflight
+
+PREFLIGHT_ENV = "MINTDIM_PREFLIGHT_DONE"
+
+
+def load_default_config(config: dict, workflow_root: str) -> dict:
+    """A user's --configfile replaces the example entirely; none given -> config/config.yaml."""
+    if config:
+        return dict(config)
+    with open(os.path.join(workflow_root, "config", "config.yaml"), encoding="utf-8") as f:
+        return yaml.safe_load(f) or {}
+
+
+class BuildDAG:
+    def __init__(self, raw: dict, main_process: bool = True):
+        self.raw = raw
+        self.build = resolve(raw)
+        if main_process:
+            if os.environ.get(PREFLIGHT_ENV) != self.build.build_id:
+                self.build, _ = preflight(raw)
+        self.layout = Layout(self.build.work_dir, self.build.build_id)
+        self.chunks = {f.index: len(jsonl.chunk_bounds(f.abspath, self.build.chunk_mb)) for f in self.build.files}
+        if main_process:
+            failure.reset(self.layout)
+
+    @property
+    def lang(self) -> str:
+        return self.build.lang
+
+    @property
+    def total_chunks(self) -> int:
+        return sum(self.chunks.values())
+
+    def tokenize_threads(self, cores: int) -> int:
+        """Few chunks: give each job the cores (the tokenizer threads); many: one core per job."""
+        cores = max(1, int(cores or 1))
+        return max(1, cores // max(1, min(cores, self.total_chunks)))
+
+    def chunk_dirs(self, out_index: int) -> list[str]:
+        dirs = []
+        for i in self.build.outputs[out_index].files:
+            dirs += [self.layout.tok_dir(i, k) for k in range(self.chunks[i])]
+        return dirs
+
+    def source(self, file_index: int) -> str:
+        return self.build.files[file_index].abspath
+
+    def tokenizer_files(self) -> list[str]:
+        return sorted({f.tokenizer_abspath for f in self.build.files})
+
+    def sizes(self, out_index: int) -> list[int]:
+        return self.build.outputs[out_index].sizes
+
+    def tokenize_targets(self) -> list[str]:
+        return [self.layout.tok_dir(i, k) for i, n in self.chunks.items() for k in range(n)]
+
+    def done_targets(self) -> list[str]:
+        return [self.layout.done(o.index) for o in self.build.outputs]
+
+    def config_arg(self) -> str:
+        """The raw config as one JSON argument for the validate job (ASCII, shell-quoted by the rule)."""
+        import json
+
+        return json.dumps(self.raw, sort_keys=True, ensure_ascii=True)

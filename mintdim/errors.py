@@ -1,0 +1,413 @@
+"""Every MintDim error, with the spec's English and Vietnamese texts.
+
+An error carries both texts; `lang` (en | vi | both) only chooses what is
+printed. `str(err)` is the text in the error's own language setting, headed
+by the class name exactly as the spec prints it. `to_dict()`/`from_dict()`
+carry an error across a process boundary (stage job -> runner) unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+
+LANGS = ("en", "vi", "both")
+
+
+def _bullets(items) -> str:
+    return "\n".join(f"• {item}" for item in items)
+
+
+def _quoted(text: str) -> str:
+    """A template or path shown as the spec shows it: in double quotes, with \\n escapes."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+class MintDimError(Exception):
+    """Base class. Subclasses build `en` and `vi` bodies (without the class name)."""
+
+    def __init__(self, en: str, vi: str, *, lang: str = "en", file: str | None = None, line: int | None = None):
+        self.en = en
+        self.vi = vi
+        self.lang = lang if lang in LANGS else "en"
+        self.file = file
+        self.line = line
+        super().__init__(self.render(self.lang))
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__
+
+    def render(self, lang: str = "en") -> str:
+        en = f"{self.kind}: {self.en}"
+        vi = f"{self.kind}: {self.vi}"
+        if lang == "vi":
+            return vi
+        if lang == "both":
+            return f"[english] {en}\n\n[vietnam] {vi}"
+        return en
+
+    def with_lang(self, lang: str) -> "MintDimError":
+        self.lang = lang if lang in LANGS else "en"
+        self.args = (self.render(self.lang),)
+        return self
+
+    def __str__(self) -> str:
+        return self.render(self.lang)
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "en": self.en, "vi": self.vi, "file": self.file, "line": self.line}
+
+    @staticmethod
+    def from_dict(data: dict, lang: str = "en") -> "MintDimError":
+        cls = ERROR_CLASSES.get(data.get("kind"), MintDimError)
+        err = cls.__new__(cls)
+        MintDimError.__init__(err, data["en"], data["vi"], lang=lang, file=data.get("file"), line=data.get("line"))
+        return err
+
+
+# --- configuration ---------------------------------------------------------
+
+
+class PipelineValidationError(MintDimError):
+    @classmethod
+    def missing(cls, keys: list[str], **kw):
+        return cls(
+            f"Pipeline configuration is incomplete.\n\nMissing:\n\n{_bullets(keys)}",
+            f"Pipeline chưa được cấu hình đầy đủ.\n\nThiếu:\n\n{_bullets(keys)}",
+            **kw,
+        )
+
+    @classmethod
+    def invalid(cls, en_problem: str, vi_problem: str, **kw):
+        return cls(
+            f"Invalid pipeline configuration.\n\nProblem: {en_problem}",
+            f"Cấu hình pipeline không hợp lệ.\n\nVấn đề: {vi_problem}",
+            **kw,
+        )
+
+
+class MintDimFileNotFoundError(MintDimError):
+    @classmethod
+    def make(cls, context: str, path: str, **kw):
+        return cls(
+            f"Required file was not found.\n\nContext: {context}\n\nMissing file: {path}",
+            f"Không tìm thấy file cần dùng.\n\nContext: {context}\n\nFile thiếu: {path}",
+            **kw,
+        )
+
+
+class SourceParseError(MintDimError):
+    REASONS = {
+        "json": ("invalid JSON syntax", "JSON không hợp lệ"),
+        "utf8": ("invalid UTF-8", "UTF-8 không hợp lệ"),
+        "object": ("line is not a JSON object", "dòng không phải JSON object"),
+        "surrogate": ("a declared field holds a lone surrogate escape (not encodable as UTF-8)",
+                      "một field đã khai báo chứa surrogate đơn lẻ (không mã hoá được UTF-8)"),
+        "compressed": ("the compressed file could not be decompressed", "không giải nén được file"),
+        "unreadable": ("the file could not be read", "không đọc được file"),
+    }
+
+    @classmethod
+    def make(cls, path: str, line: int, reason: str = "json", **kw):
+        en_reason, vi_reason = cls.REASONS[reason]
+        return cls(
+            f"JSONL line could not be parsed.\n\nFile: {path}\n\nLine: {line}\n\nReason: {en_reason}",
+            f"Không đọc được dòng JSONL.\n\nFile: {path}\n\nDòng: {line}\n\nLý do: {vi_reason}",
+            file=path, line=line, **kw,
+        )
+
+
+class SampleSchemaError(MintDimError):
+    @classmethod
+    def missing(cls, path: str, line: int, declared: list[str], missing: list[str], available: list[str], **kw):
+        d, m, a = " ".join(declared), " ".join(missing), " ".join(available)
+        return cls(
+            f"JSONL sample is missing declared fields.\n\nFile: {path}\n\nLine: {line}\n\n"
+            f"Declared fields: {d}\n\nMissing fields: {m}\n\nAvailable keys: {a}",
+            f"Sample JSONL thiếu fields đã khai báo.\n\nFile: {path}\n\nDòng: {line}\n\n"
+            f"Fields đã khai báo: {d}\n\nFields bị thiếu: {m}\n\nKeys hiện có: {a}",
+            file=path, line=line, **kw,
+        )
+
+    @classmethod
+    def not_string(cls, path: str, line: int, field: str, found: str, **kw):
+        return cls(
+            f"JSONL sample field is not a string.\n\nFile: {path}\n\nLine: {line}\n\n"
+            f"Field: {field}\n\nFound JSON type: {found}",
+            f"Field của sample JSONL không phải string.\n\nFile: {path}\n\nDòng: {line}\n\n"
+            f"Field: {field}\n\nKiểu JSON hiện có: {found}",
+            file=path, line=line, **kw,
+        )
+
+
+# --- tokenizer -------------------------------------------------------------
+
+_TOK_RULES_EN = [
+    "config must be a dict with key: path",
+    "path must be a string",
+    "unk_id and pad_id are loaded from the tokenizer library",
+]
+_TOK_RULES_VI = [
+    "config phải là dict có key: path",
+    "path phải là string",
+    "unk_id và pad_id được lấy từ thư viện tokenizer",
+]
+
+
+class TokenizerValidationError(MintDimError):
+    @classmethod
+    def config(cls, en_problem: str, vi_problem: str, component: str = "config", **kw):
+        return cls(
+            f"Invalid tokenizer config.\n\nComponent: {component}\n\nProblem: {en_problem}\n\n"
+            f"Rules:\n\n{_bullets(_TOK_RULES_EN)}",
+            f"Cấu hình tokenizer không hợp lệ.\n\nThành phần: {component}\n\nVấn đề: {vi_problem}\n\n"
+            f"Quy tắc:\n\n{_bullets(_TOK_RULES_VI)}",
+            **kw,
+        )
+
+    @classmethod
+    def unknown_keys(cls, keys: list[str], **kw):
+        return cls.config(
+            f"tokenizer config has unknown keys: {keys!r}. unk_id and pad_id are loaded from the tokenizer library.",
+            f"config tokenizer có key không hợp lệ: {keys!r}. unk_id và pad_id được lấy từ thư viện tokenizer.",
+            **kw,
+        )
+
+    @classmethod
+    def unsupported(cls, detail_en: str | None = None, detail_vi: str | None = None, **kw):
+        en = ("Unsupported tokenizer format.\n\nSupported formats:\n\n"
+              "• sentencepiece (.model)\n• huggingface tokenizer (.json)")
+        vi = ("Định dạng tokenizer chưa được hỗ trợ.\n\nCác định dạng hiện hỗ trợ:\n\n"
+              "• sentencepiece (.model)\n• huggingface tokenizer (.json)")
+        if detail_en:
+            en += f"\n\n{detail_en}"
+            vi += f"\n\n{detail_vi or detail_en}"
+        return cls(en, vi, **kw)
+
+
+class TokenizerSpecialTokenError(MintDimError):
+    @classmethod
+    def make(cls, token: str, path: str | None = None, **kw):
+        en = f"Tokenizer library did not expose a required special token.\n\nSpecial token: {token}"
+        vi = f"Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: {token}"
+        if path:
+            en += f"\n\nTokenizer: {path}"
+            vi += f"\n\nTokenizer: {path}"
+        return cls(en, vi, **kw)
+
+
+def _mapping_texts(what_en: str, what_vi: str, n_files: int, n_items: int, shared_en: str, mapped_en: str,
+                   shared_vi: str, mapped_vi: str, files_word: str = "input files"):
+    en = (f"Received {n_files} {files_word} but {n_items} {what_en}.\n\nMintDim supports:\n\n"
+          f"• {shared_en}\n• {mapped_en}")
+    vi = (f"Nhận {n_files} file đầu vào nhưng chỉ có {n_items} {what_vi}.\n\nMintDim hỗ trợ:\n\n"
+          f"• {shared_vi}\n• {mapped_vi}")
+    return en, vi
+
+
+class _MappingError(MintDimError):
+    """Arity errors (len 1 or len N) share one shape; collisions inside one output reuse the class."""
+
+    TEXTS: tuple = ()
+
+    @classmethod
+    def arity(cls, n_files: int, n_items: int, **kw):
+        return cls(*_mapping_texts(n_files=n_files, n_items=n_items, **cls.TEXTS), **kw)
+
+    @classmethod
+    def collision(cls, block: str, output: str, files: list[str], values: list, **kw):
+        en_vals = "\n".join(f"• {f}: {v}" for f, v in zip(files, values))
+        en = (f"Files that share one output directory must share its {block}.\n\n"
+              f"Output directory: {output}\n\nFiles and their {block}:\n\n{en_vals}")
+        vi = (f"Các file dùng chung một thư mục output phải dùng chung {block}.\n\n"
+              f"Thư mục output: {output}\n\nCác file và {block} của chúng:\n\n{en_vals}")
+        return cls(en, vi, **kw)
+
+
+class TokenizerMappingError(_MappingError):
+    TEXTS = dict(what_en="tokenizers", what_vi="tokenizer",
+                 shared_en="1 tokenizer shared across all files", mapped_en="N tokenizers for N files",
+                 shared_vi="1 tokenizer dùng chung cho tất cả file", mapped_vi="N tokenizer cho N file")
+
+
+class FieldMappingError(_MappingError):
+    TEXTS = dict(what_en="field configs", what_vi="cấu hình fields",
+                 shared_en="1 field config shared across all files", mapped_en="N field configs for N files",
+                 shared_vi="1 fields dùng chung cho tất cả file", mapped_vi="N fields cho N file")
+
+    @classmethod
+    def invalid(cls, en_problem: str, vi_problem: str, **kw):
+        return cls(
+            f"Invalid fields config.\n\nProblem: {en_problem}\n\nRules:\n\n"
+            "• fields is a list of lists of field names (strings)\n"
+            "• len(fields) == 1 or len(fields) == file_count",
+            f"Cấu hình fields không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n"
+            "• fields là list các list tên field (string)\n"
+            "• len(fields) == 1 hoặc len(fields) == số file",
+            **kw,
+        )
+
+
+class TemplateMappingError(_MappingError):
+    TEXTS = dict(what_en="templates", what_vi="template",
+                 shared_en="1 template shared across all files", mapped_en="N templates for N files",
+                 shared_vi="1 template dùng chung cho tất cả file", mapped_vi="N template cho N file")
+
+    @classmethod
+    def invalid(cls, en_problem: str, vi_problem: str, **kw):
+        return cls(
+            f"Invalid templates config.\n\nProblem: {en_problem}\n\nRules:\n\n"
+            "• templates is a list of strings\n• len(templates) == 1 or len(templates) == file_count",
+            f"Cấu hình templates không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n"
+            "• templates là list các string\n• len(templates) == 1 hoặc len(templates) == số file",
+            **kw,
+        )
+
+
+class UnitMappingError(_MappingError):
+    TEXTS = dict(what_en="unit configs", what_vi="unit config",
+                 shared_en="1 unit config shared across all files", mapped_en="N unit configs for N input files",
+                 shared_vi="1 unit config dùng chung cho tất cả file", mapped_vi="N unit config cho N file")
+
+
+class OutputMappingError(_MappingError):
+    TEXTS = dict(what_en="output directories", what_vi="thư mục output",
+                 shared_en="1 shared output directory", mapped_en="N output directories for N input files",
+                 shared_vi="1 output dùng chung", mapped_vi="N output cho N file")
+
+
+class TemplateFieldMismatchError(MintDimError):
+    @classmethod
+    def make(cls, source_file: str, fields: list[str], template: str, field: str, reason_en: str, reason_vi: str,
+             **kw):
+        return cls(
+            f"Source file: {source_file}\n\nAPI declaration for this file: fields = {fields!r} "
+            f"template = {_quoted(template)}\n\nField causing template mismatch: {field} Reason: {reason_en}",
+            f"File nguồn: {source_file}\n\nKhai báo API cho file này: fields = {fields!r} "
+            f"template = {_quoted(template)}\n\nField gây lệch template: {field} Lý do: {reason_vi}",
+            **kw,
+        )
+
+
+class TemplateTokenizerError(MintDimError):
+    @classmethod
+    def make(cls, file_index: int, template: str, literal: str | None = None, **kw):
+        en = (f"Template static parts produce UNK when encoded by the tokenizer.\n\nFile index: {file_index}\n\n"
+              f"Template: {_quoted(template)}\n\n"
+              "Problem: template literal characters are not fully covered by tokenizer vocabulary\n\n"
+              "Fix: adjust template literal characters or use a tokenizer that covers them")
+        vi = (f"Phần literal của template tạo UNK khi tokenize.\n\nVị trí file: {file_index}\n\n"
+              f"Template: {_quoted(template)}\n\n"
+              "Vấn đề: ký tự literal trong template không được tokenizer bao phủ\n\n"
+              "Cách sửa: chỉnh ký tự literal hoặc dùng tokenizer bao phủ được")
+        if literal is not None:
+            en += f"\n\nLiteral: {_quoted(literal)}"
+            vi += f"\n\nLiteral: {_quoted(literal)}"
+        return cls(en, vi, **kw)
+
+
+_UNIT_RULES_EN = ["sizes must be positive integers", "sizes must be sorted ascending",
+                  "build_batch must be a positive integer"]
+_UNIT_RULES_VI = ["sizes phải là các số nguyên dương", "sizes phải tăng dần", "build_batch phải là số nguyên dương"]
+
+
+class UnitValidationError(MintDimError):
+    @classmethod
+    def make(cls, en_problem: str | None = None, vi_problem: str | None = None, **kw):
+        en = f"Invalid unit config.\n\nRules:\n\n{_bullets(_UNIT_RULES_EN)}"
+        vi = f"Unit config không hợp lệ.\n\nQuy tắc:\n\n{_bullets(_UNIT_RULES_VI)}"
+        if en_problem:  # a line of advice after the spec's text
+            en += f"\n\nProblem: {en_problem}"
+            vi += f"\n\nVấn đề: {vi_problem or en_problem}"
+        return cls(en, vi, **kw)
+
+
+class UnitOverflowError(MintDimError):
+    @classmethod
+    def make(cls, path: str, line: int, token_count: int, max_unit: int, **kw):
+        return cls(
+            f"Sample token length exceeds max unit size.\n\nSample: {path}:{line}\n\n"
+            f"token_count: {token_count}\n\nmax_unit_size: {max_unit}\n\nIncrease unit sizes and run again.",
+            f"Độ dài token của mẫu vượt quá unit lớn nhất.\n\nMẫu: {path}:{line}\n\n"
+            f"token_count: {token_count}\n\nmax_unit_size: {max_unit}\n\nHãy tăng unit sizes rồi chạy lại.",
+            file=path, line=line, **kw,
+        )
+
+
+class OutputValidationError(MintDimError):
+    @classmethod
+    def not_empty(cls, directory: str, **kw):
+        return cls(
+            f"Output directory already exists and is not empty.\n\nDirectory: {directory}\n\n"
+            "Use a new output directory.",
+            f"Thư mục output đã tồn tại và không rỗng.\n\nThư mục: {directory}\n\nHãy dùng thư mục output mới.",
+            **kw,
+        )
+
+    @classmethod
+    def invalid(cls, en_problem: str, vi_problem: str, **kw):
+        return cls(
+            f"Invalid output directory.\n\nProblem: {en_problem}",
+            f"Thư mục output không hợp lệ.\n\nVấn đề: {vi_problem}",
+            **kw,
+        )
+
+
+class TokenDTypeValidationError(MintDimError):
+    @classmethod
+    def make(cls, vocab_size: int | None = None, **kw):
+        en = "Tokenizer vocabulary is too large for supported token dtypes.\n\nSupported dtypes:\n\n• uint16\n• uint32"
+        vi = ("Vocab của tokenizer quá lớn so với dtype token được hỗ trợ.\n\nCác dtype hiện hỗ trợ:\n\n"
+              "• uint16\n• uint32")
+        if vocab_size is not None:
+            en += f"\n\nvocab_size: {vocab_size}"
+            vi += f"\n\nvocab_size: {vocab_size}"
+        return cls(en, vi, **kw)
+
+
+_SPS_RULES_EN = ["each samples_per_shard[i] is a positive int",
+                 "len(samples_per_shard) == 1 or len(samples_per_shard) == file_count"]
+_SPS_RULES_VI = ["mỗi samples_per_shard[i] phải là số nguyên dương",
+                 "len(samples_per_shard) == 1 hoặc len(samples_per_shard) == số file"]
+
+
+class SamplesPerShardError(MintDimError):
+    @classmethod
+    def make(cls, en_problem: str, vi_problem: str, **kw):
+        return cls(
+            f"Invalid samples_per_shard.\n\nProblem: {en_problem}\n\nRules:\n\n{_bullets(_SPS_RULES_EN)}",
+            f"samples_per_shard không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n{_bullets(_SPS_RULES_VI)}",
+            **kw,
+        )
+
+    @classmethod
+    def value(cls, index: int, got, **kw):
+        return cls.make(f"samples_per_shard[{index}] must be a positive int, got {got!r}",
+                        f"samples_per_shard[{index}] phải là số nguyên dương, hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def arity(cls, n_files: int, n_items: int, **kw):
+        return cls.make(f"Received {n_files} input files but {n_items} samples_per_shard entries",
+                        f"Nhận {n_files} file đầu vào nhưng chỉ có {n_items} samples_per_shard", **kw)
+
+
+class BuildError(MintDimError):
+    """A stage failed without a spec error (killed job, disk full, a bug): says where to look."""
+
+    @classmethod
+    def make(cls, en_detail: str, vi_detail: str | None = None, **kw):
+        return cls(f"The build failed.\n\n{en_detail}", f"Build thất bại.\n\n{vi_detail or en_detail}", **kw)
+
+
+ERROR_CLASSES = {
+    cls.__name__: cls
+    for cls in [
+        MintDimError, PipelineValidationError, MintDimFileNotFoundError, SourceParseError, SampleSchemaError,
+        TokenizerValidationError, TokenizerSpecialTokenError, TokenizerMappingError, FieldMappingError,
+        TemplateMappingError, TemplateFieldMismatchError, TemplateTokenizerError, UnitMappingError,
+        OutputMappingError, UnitValidationError, UnitOverflowError, OutputValidationError,
+        TokenDTypeValidationError, SamplesPerShardError, BuildError,
+    ]
+}
+
+__all__ = list(ERROR_CLASSES) + ["LANGS"]

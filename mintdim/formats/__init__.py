@@ -1,0 +1,1 @@
+"""File formats: msgpack intermediates, fixed-width shards, JSON/JSONL indexes."""

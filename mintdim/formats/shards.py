@@ -1,0 +1,88 @@
+"""Fixed-width shards: each record is unit_size little-endian tokens, padded with pad_id.
+
+Shards roll purely by sample count (samples_per_shard). Padding is
+vectorised: a block of records starts as pad_id and a boolean mask of
+"slot < token_count" receives the flat tokens in row-major order.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+RECOMMENDED_MAX_BYTES = 512 * 1024 * 1024
+BLOCK_ROWS = 8192
+
+
+def shard_name(index: int) -> str:
+    return f"shard_{index:06d}.bin"
+
+
+def shard_line(index: int, samples: int, nbytes: int, unit: int, output: str | None = None) -> str:
+    line = f"[unit-build] shard={index:06d} samples={samples} bytes={nbytes / 2**20:.1f} MiB unit={unit}"
+    return line + (f" output={output}" if output else "")
+
+
+def shard_warning(index: int, nbytes: int) -> str | None:
+    if nbytes <= RECOMMENDED_MAX_BYTES:
+        return None
+    return (f"[unit-build:warning] shard={index:06d} size={nbytes / 2**20:.1f} MiB exceeds recommended 512 MiB.\n"
+            "Build continues because sharding is controlled by samples_per_shard.")
+
+
+def pad_block(lengths: np.ndarray, tokens: np.ndarray, unit: int, pad_id: int, dtype) -> np.ndarray:
+    block = np.full((len(lengths), unit), pad_id, dtype=np.dtype(dtype).newbyteorder("<"))
+    if len(tokens):
+        block[np.arange(unit)[None, :] < lengths[:, None]] = tokens
+    return block
+
+
+class ShardWriter:
+    """Appends padded records to shard files in a unit directory, rolling every samples_per_shard."""
+
+    def __init__(self, unit_dir: str, unit: int, samples_per_shard: int, pad_id: int, dtype: str, on_close=None):
+        self.unit_dir, self.unit, self.sps = unit_dir, unit, samples_per_shard
+        self.pad_id, self.dtype = pad_id, dtype
+        self.on_close = on_close
+        self.shards: list[dict] = []
+        self._fh = None
+        self._index = -1
+        self._in_shard = 0
+        self._bytes = 0
+
+    def _open_next(self) -> None:
+        self._index += 1
+        self._fh = open(os.path.join(self.unit_dir, shard_name(self._index)), "wb")
+        self._in_shard = 0
+        self._bytes = 0
+
+    def _close(self) -> None:
+        if self._fh is None:
+            return
+        self._fh.close()
+        self._fh = None
+        info = {"name": shard_name(self._index), "records": self._in_shard, "bytes": self._bytes}
+        self.shards.append(info)
+        if self.on_close:
+            self.on_close(self._index, info)
+
+    def write(self, lengths: np.ndarray, tokens: np.ndarray) -> None:
+        ends = np.cumsum(lengths)
+        i, n = 0, len(lengths)
+        while i < n:
+            if self._fh is None or self._in_shard == self.sps:
+                self._close()
+                self._open_next()
+            take = min(n - i, self.sps - self._in_shard, BLOCK_ROWS)
+            lo = int(ends[i - 1]) if i else 0
+            hi = int(ends[i + take - 1])
+            block = pad_block(lengths[i:i + take], tokens[lo:hi], self.unit, self.pad_id, self.dtype)
+            block.tofile(self._fh)
+            self._in_shard += take
+            self._bytes += block.nbytes
+            i += take
+
+    def close(self) -> list[dict]:
+        self._close()
+        return self.shards

@@ -1,0 +1,160 @@
+"""Output directory safety: new-or-empty checks, failure markers, ownership records, the final move.
+
+MintDim never deletes or overwrites what it did not create. It records in
+the work directory each output directory it created or put markers into, so
+a rerun of a failed or killed build can tell its own markers from a user's
+files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+
+from . import errors as E
+
+FAILED_MARKER = "UNIT_BUILD_FAILED.md"
+EMPTY_MARKER = "EMPTY_UNIT.md"
+
+
+def _record_path(work_dir: str, absdir: str) -> str:
+    key = hashlib.sha256(absdir.encode()).hexdigest()[:16]
+    return os.path.join(work_dir, "outputs", f"{key}.json")
+
+
+def read_record(work_dir: str, absdir: str) -> dict | None:
+    try:
+        with open(_record_path(work_dir, absdir), encoding="utf-8") as f:
+            record = json.load(f)
+        return record if record.get("absdir") == absdir else None
+    except (OSError, ValueError):
+        return None
+
+
+def write_record(work_dir: str, absdir: str, **data) -> None:
+    path = _record_path(work_dir, absdir)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    record = read_record(work_dir, absdir) or {"absdir": absdir}
+    record.update(data)
+    atomic_write_text(path, json.dumps(record, indent=1))
+
+
+def atomic_write_text(path: str, text: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def holds_only_markers(absdir: str) -> bool:
+    """True when every entry is a unit_* directory holding nothing but a failure marker."""
+    try:
+        entries = list(os.scandir(absdir))
+    except OSError:
+        return False
+    for entry in entries:
+        if not (entry.is_dir(follow_symlinks=False) and entry.name.startswith("unit_")):
+            return False
+        inner = os.listdir(entry.path)
+        if any(name != FAILED_MARKER for name in inner):
+            return False
+    return True
+
+
+def state(work_dir: str, absdir: str, build_id: str) -> str:
+    """absent | empty | ours-failed | ours-complete | foreign (anything else: never touched)."""
+    if not os.path.lexists(absdir):
+        return "absent"
+    if not os.path.isdir(absdir) or os.path.islink(absdir):
+        return "foreign"
+    if not os.listdir(absdir):
+        return "empty"
+    record = read_record(work_dir, absdir)
+    if record is None:
+        return "foreign"
+    if holds_only_markers(absdir) and record.get("state") in ("failed", "finalizing"):
+        return "ours-failed"
+    if record.get("state") == "complete" and record.get("build_id") == build_id:
+        return "ours-complete"
+    return "foreign"
+
+
+def check_outputs(build) -> None:
+    for out in build.outputs:
+        if state(build.work_dir, out.absdir, build.build_id) == "foreign":
+            raise E.OutputValidationError.not_empty(out.dir)
+
+
+def marker_text(err: E.MintDimError) -> str:
+    return ("# Unit build failed\n\n"
+            "This unit of the MintDim build was not finalized because the build failed.\n"
+            "Nothing here is a usable shard. Fix the cause and rerun the same command;\n"
+            "MintDim replaces this marker with the finished output.\n\n"
+            f"## Error\n\n```\n{err.render('en')}\n```\n\n"
+            f"## Lỗi\n\n```\n{err.render('vi')}\n```\n")
+
+
+def write_failure_markers(build, err: E.MintDimError) -> list[str]:
+    """Put UNIT_BUILD_FAILED.md into every declared unit directory of every output not yet complete."""
+    written = []
+    text = marker_text(err)
+    for out in build.outputs:
+        st = state(build.work_dir, out.absdir, build.build_id)
+        if st in ("foreign", "ours-complete"):
+            continue
+        created = st == "absent"
+        previous = read_record(build.work_dir, out.absdir) or {}
+        write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id, state="failed",
+                     created_dir=created or previous.get("created_dir", False))
+        for size in out.sizes:
+            unit_dir = os.path.join(out.absdir, f"unit_{size}")
+            os.makedirs(unit_dir, exist_ok=True)
+            atomic_write_text(os.path.join(unit_dir, FAILED_MARKER), text)
+            written.append(unit_dir)
+    return written
+
+
+def clear_failure_markers(absdir: str) -> None:
+    if not holds_only_markers(absdir):
+        return
+    for entry in os.scandir(absdir):
+        marker = os.path.join(entry.path, FAILED_MARKER)
+        if os.path.exists(marker):
+            os.unlink(marker)
+        os.rmdir(entry.path)
+
+
+def place(stage_dir: str, absdir: str) -> None:
+    """Move a finished staging tree into place: one rename when it can be, a careful copy otherwise.
+
+    rename(2) onto a missing or empty directory is atomic. Across file systems the
+    tree is copied with a failure marker in every unit directory, stats.json last,
+    and the markers removed at the end, so no moment looks complete too early.
+    """
+    parent = os.path.dirname(absdir)
+    os.makedirs(parent, exist_ok=True)
+    try:
+        os.rename(stage_dir, absdir)
+        return
+    except OSError as exc:
+        import errno
+
+        if exc.errno != errno.EXDEV:
+            raise
+    os.makedirs(absdir, exist_ok=True)
+    units = sorted(e.name for e in os.scandir(stage_dir) if e.is_dir())
+    note = "# Unit build failed\n\nThe output was being copied into place and the copy did not finish.\n"
+    for name in units:
+        os.makedirs(os.path.join(absdir, name), exist_ok=True)
+        atomic_write_text(os.path.join(absdir, name, FAILED_MARKER), note)
+    for name in units:
+        for f in sorted(os.listdir(os.path.join(stage_dir, name))):
+            shutil.copyfile(os.path.join(stage_dir, name, f), os.path.join(absdir, name, f))
+    files = sorted(e.name for e in os.scandir(stage_dir) if e.is_file() and e.name != "stats.json")
+    for f in files + ["stats.json"]:
+        shutil.copyfile(os.path.join(stage_dir, f), os.path.join(absdir, f))
+    for name in units:
+        os.unlink(os.path.join(absdir, name, FAILED_MARKER))
+    shutil.rmtree(stage_dir)

@@ -1,0 +1,1 @@
+"""The build's stages, one module each: validate, tokenize, plan, write, aggregate, finalize."""

@@ -1,0 +1,117 @@
+"""Aggregate one output: sample, duplicate and UNK indexes, histogram, stats and manifest.
+
+Everything is written into the output's staging directory; finalize moves
+the finished tree into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from .. import __version__
+from ..formats import intermediate as inter
+from ..formats.indexes import JsonlWriter, duplicate_groups, write_json
+from ..formats.shards import shard_name
+from ..outputs import atomic_write_text
+
+
+def manifest(build, meta, out) -> dict:
+    files = [build.files[i] for i in out.files]
+    batches = [f.build_batch for f in files]
+    return {
+        "pipeline": "unit-build",
+        "mintdim_version": __version__,
+        "tokenizer": {"type": meta.type, "path": meta.path, "vocab_size": meta.vocab_size,
+                      "unk_id": meta.unk_id, "pad_id": meta.pad_id},
+        "token_storage": {"dtype": meta.dtype, "bytes_per_token": meta.bytes_per_token, "byte_order": "little"},
+        "units": {"sizes": out.sizes, "build_batch": batches[0] if len(set(batches)) == 1 else batches},
+        "source": {"files": [f.path for f in files], "fields": [f.fields for f in files],
+                   "templates": [f.template for f in files]},
+        "output": {"samples_per_shard": out.samples_per_shard},
+        "token_dtype": meta.dtype,
+        "hash": {"algorithm": "sha256"},
+    }
+
+
+def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths: list[str], stage_dir: str,
+                     agg_path: str, log=print) -> dict:
+    out = build.outputs[out_index]
+    meta = metas[out.tokenizer_abspath]
+    plan = inter.read(plan_path)
+    n = plan["n"]
+    sizes = out.sizes
+    sps = out.samples_per_shard
+    file_ids = inter.unarr(plan["files"])
+    lines = inter.unarr(plan["lines"])
+    lengths = inter.unarr(plan["lengths"])
+    units = inter.unarr(plan["units"])
+    rows = inter.unarr(plan["rows"])
+    digests = np.frombuffer(plan["hashes"], dtype=np.uint8).reshape(n, 32)
+    hexes = plan["hashes"].hex()
+    paths = [f.path for f in build.files]
+    unit_dirs = [f"unit_{s}" for s in sizes]
+
+    os.makedirs(stage_dir, exist_ok=True)
+    # sample_index.jsonl, in sample_id order
+    writer = JsonlWriter(os.path.join(stage_dir, "sample_index.jsonl"))
+    for i in range(n):
+        u = int(units[i])
+        row = int(rows[i])
+        writer.write({
+            "sample_id": i, "hash": hexes[64 * i:64 * i + 64], "token_count": int(lengths[i]),
+            "unit_size": sizes[u], "source_file": paths[file_ids[i]], "source_line": int(lines[i]),
+            "shard_path": f"{unit_dirs[u]}/{shard_name(row // sps)}", "shard_row": row % sps,
+        })
+    writer.close()
+
+    # duplicate_index.jsonl: groups by first sample_id, members in sample_id order
+    groups = duplicate_groups(digests)
+    writer = JsonlWriter(os.path.join(stage_dir, "duplicate_index.jsonl"))
+    for members in groups:
+        first = int(members[0])
+        writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
+                      "samples": [{"sample_id": int(s), "source_file": paths[file_ids[s]],
+                                   "source_line": int(lines[s])} for s in members]})
+    writer.close()
+
+    # unk_index.jsonl
+    unk_samples = inter.unarr(plan["unk_samples"])
+    unk_counts = inter.unarr(plan["unk_counts"])
+    unk_positions = inter.unarr(plan["unk_positions"])
+    writer = JsonlWriter(os.path.join(stage_dir, "unk_index.jsonl"))
+    offset = 0
+    for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
+        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": paths[file_ids[s]],
+                      "source_line": int(lines[s]), "unk_count": c,
+                      "unk_positions": unk_positions[offset:offset + c].tolist()})
+        offset += c
+    writer.close()
+
+    distribution = {str(s): int(c) for s, c in zip(sizes, np.bincount(units, minlength=len(sizes)).tolist())}
+    write_json(os.path.join(stage_dir, "histogram.json"), distribution)
+    shards = {}
+    for p in written_paths:
+        with open(p, encoding="utf-8") as f:
+            w = json.load(f)
+        shards[str(w["unit"])] = len(w["shards"])
+    stats = {
+        "total_samples": int(n),
+        "total_tokens": int(lengths.astype(np.int64).sum()),
+        "token_dtype": meta.dtype,
+        "bytes_per_token": meta.bytes_per_token,
+        "duplicate_groups": len(groups),
+        "duplicate_samples": int(sum(len(g) for g in groups)),
+        "samples_with_unk": int(len(unk_samples)),
+        "unk_tokens": int(unk_counts.astype(np.int64).sum()),
+        "unit_distribution": distribution,
+        "shards": {str(s): shards.get(str(s), 0) for s in sizes},
+    }
+    write_json(os.path.join(stage_dir, "manifest.json"), manifest(build, meta, out))
+    write_json(os.path.join(stage_dir, "stats.json"), stats)
+    atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
+    log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
+        f"{stats['duplicate_groups']} duplicate groups, {stats['samples_with_unk']} samples with UNK")
+    return stats

@@ -1,0 +1,59 @@
+"""What happens when a build fails after pre-flight: markers in every output, one clear message.
+
+Called from the Snakefile's onerror handler (the main Snakemake process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from .. import errors as E
+from .. import outputs
+
+
+def collect(errors_dir: str) -> list[E.MintDimError]:
+    """Errors the failed jobs recorded, spec errors first, then in name order (stable)."""
+    found = []
+    try:
+        names = sorted(os.listdir(errors_dir))
+    except OSError:
+        return []
+    for name in names:
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(errors_dir, name), encoding="utf-8") as f:
+                found.append(E.MintDimError.from_dict(json.load(f)))
+        except (OSError, ValueError, KeyError):
+            continue
+    found.sort(key=lambda e: isinstance(e, E.BuildError))
+    return found
+
+
+def first_error(layout, lang: str = "en") -> E.MintDimError:
+    errs = collect(layout.errors_dir)
+    if errs:
+        return errs[0].with_lang(lang)
+    return E.BuildError.make(
+        f"A job stopped without a MintDim error (killed, out of memory, or an executor failure).\n\n"
+        f"Logs: {os.path.join(layout.root, 'logs')}", lang=lang)
+
+
+def reset(layout) -> None:
+    """A new run starts with no failure recorded."""
+    shutil.rmtree(layout.errors_dir, ignore_errors=True)
+    try:
+        os.unlink(layout.failed_flag)
+    except FileNotFoundError:
+        pass
+
+
+def on_error(build, layout) -> E.MintDimError:
+    err = first_error(layout, build.lang)
+    try:
+        outputs.write_failure_markers(build, err)
+    except OSError as exc:  # the markers are best effort; the message still reaches the user
+        print(f"[unit-build:warning] could not write failure markers: {exc}")
+    return err

@@ -1,0 +1,49 @@
+"""Finalize one output: move the finished staging tree into the user's output directory.
+
+The output directory is checked again (it may have changed since pre-flight),
+MintDim's own failure markers from an earlier attempt are cleared, and the
+tree is renamed into place in one step. The ownership record is written
+before and after the move, so an interrupted finalize is recognised on rerun.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .. import errors as E
+from .. import outputs
+from ..outputs import atomic_write_text
+
+
+def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_path: str, log=print) -> dict:
+    out = build.outputs[out_index]
+    with open(agg_path, encoding="utf-8") as f:
+        stats = json.load(f)["stats"]
+    st = outputs.state(build.work_dir, out.absdir, build.build_id)
+    if st in ("foreign", "ours-complete"):
+        raise E.OutputValidationError.not_empty(out.dir)
+    if st == "ours-failed":
+        outputs.clear_failure_markers(out.absdir)
+    outputs.write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id, state="finalizing",
+                         created_dir=st == "absent")
+    outputs.place(stage_dir, out.absdir)
+    outputs.write_record(build.work_dir, out.absdir, state="complete")
+    result = {"output": out.dir, "path": out.absdir, "stats": stats}
+    atomic_write_text(done_path, json.dumps(result, indent=1))
+    log(f"[unit-build] done {out.dir}: {stats['total_samples']} samples, {stats['total_tokens']} tokens")
+    return result
+
+
+def summary_lines(build, layout) -> list[str]:
+    lines = []
+    for out in build.outputs:
+        try:
+            with open(layout.done(out.index), encoding="utf-8") as f:
+                stats = json.load(f)["stats"]
+        except (OSError, ValueError, KeyError):
+            continue
+        dist = ", ".join(f"{k}: {v}" for k, v in stats["unit_distribution"].items())
+        lines.append(f"[unit-build] output {out.dir}: {stats['total_samples']} samples, "
+                     f"{stats['total_tokens']} tokens ({dist})")
+    return lines

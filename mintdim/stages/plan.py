@@ -1,0 +1,70 @@
+"""Plan one output directory: sample ids, file line numbers, unit rows and shards.
+
+Reads the meta of every chunk mapped to the output, in files order then
+chunk order, so sample_id follows input order whatever ran in parallel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from ..formats import intermediate as inter
+from ..outputs import atomic_write_text
+
+
+def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print) -> dict:
+    out = build.outputs[out_index]
+    sizes = out.sizes
+    file_ids, lines, lengths, units, hashes = [], [], [], [], []
+    unk_samples, unk_counts, unk_positions = [], [], []
+    next_line: dict[int, int] = {}
+    base = 0
+    for d in chunk_dirs:
+        meta = inter.read(os.path.join(d, "meta.msgpack"))
+        f = meta["file"]
+        first = next_line.get(f, 1)
+        next_line[f] = first + meta["newlines"]
+        n = meta["n"]
+        file_ids.append(np.full(n, f, dtype=np.uint32))
+        lines.append(inter.unarr(meta["lines"]).astype(np.int64) + first)
+        lengths.append(inter.unarr(meta["lengths"]))
+        units.append(inter.unarr(meta["units"]))
+        hashes.append(meta["hashes"])
+        unk_samples.append(inter.unarr(meta["unk_samples"]).astype(np.int64) + base)
+        unk_counts.append(inter.unarr(meta["unk_counts"]))
+        unk_positions.append(inter.unarr(meta["unk_positions"]))
+        base += n
+
+    def cat(parts, dtype):
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
+    units_arr = cat(units, np.int64)
+    # row of each sample inside its unit, counted in sample_id order
+    rows = np.zeros(len(units_arr), dtype=np.int64)
+    counts = []
+    for u in range(len(sizes)):
+        sel = np.flatnonzero(units_arr == u)
+        rows[sel] = np.arange(len(sel))
+        counts.append(int(len(sel)))
+    sps = out.samples_per_shard
+    inter.write(plan_path, {
+        "output": out_index, "n": int(base), "sizes": sizes, "samples_per_shard": sps,
+        "files": inter.arr(cat(file_ids, np.uint32), np.uint32),
+        "lines": inter.arr(cat(lines, np.int64), np.uint64),
+        "lengths": inter.arr(cat(lengths, np.int64), np.uint32),
+        "units": inter.arr(units_arr, np.uint16),
+        "rows": inter.arr(rows, np.uint64),
+        "hashes": b"".join(hashes),
+        "unk_samples": inter.arr(cat(unk_samples, np.int64), np.uint64),
+        "unk_counts": inter.arr(cat(unk_counts, np.int64), np.uint32),
+        "unk_positions": inter.arr(cat(unk_positions, np.int64), np.uint32),
+    })
+    summary = {"output": out_index, "sizes": sizes, "counts": counts, "samples_per_shard": sps,
+               "shards": [-(-c // sps) for c in counts]}
+    atomic_write_text(units_path, json.dumps(summary))
+    log(f"[unit-build] plan {out.dir}: {base} samples; per unit " +
+        ", ".join(f"{s}: {c}" for s, c in zip(sizes, counts)))
+    return summary

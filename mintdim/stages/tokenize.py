@@ -1,0 +1,168 @@
+"""Tokenize one chunk of one input file.
+
+Stream lines -> parse -> render -> hash -> batch encode -> assign units ->
+record UNK positions. Writes into its own directory:
+  meta.msgpack        per-sample facts (local line, length, unit, hash) and UNK positions
+  u<size>.msgpack     lengths and flat tokens of the samples assigned to that unit
+Data errors (SourceParseError, SampleSchemaError, UnitOverflowError) stop the
+job at once with the file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+
+import numpy as np
+
+from .. import errors as E
+from .. import jsonl
+from .. import template as T
+from ..formats import intermediate as inter
+from ..tokenizers import load
+
+
+class _Accumulator:
+    """Collects a chunk's encoded batches as flat arrays."""
+
+    def __init__(self, sizes: list[int], dtype: str):
+        self.sizes = sizes
+        self.dtype = dtype
+        self.lines: list[np.ndarray] = []
+        self.lengths: list[np.ndarray] = []
+        self.units: list[np.ndarray] = []
+        self.hashes: list[bytes] = []
+        self.unk_samples: list[np.ndarray] = []
+        self.unk_counts: list[np.ndarray] = []
+        self.unk_positions: list[np.ndarray] = []
+        self.unit_lengths: dict[int, list[np.ndarray]] = {u: [] for u in range(len(sizes))}
+        self.unit_tokens: dict[int, list[np.ndarray]] = {u: [] for u in range(len(sizes))}
+        self.count = 0
+        self.tokens = 0
+
+
+def _raise_overflow(reader, entry, lines, lengths, overflow, max_unit):
+    first = int(np.flatnonzero(overflow)[0])
+    line = reader.first_line() + int(lines[first])
+    raise E.UnitOverflowError.make(entry.path, line, int(lengths[first]), max_unit)
+
+
+def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_arr):
+    flat, lengths = tok.encode_batch(texts)
+    lines_arr = np.asarray(lines, dtype=np.int64)
+    unit_idx = np.searchsorted(sizes_arr, lengths, side="left")
+    overflow = unit_idx >= len(sizes_arr)
+    if overflow.any():
+        _raise_overflow(reader, entry, lines_arr, lengths, overflow, int(sizes_arr[-1]))
+    # UNK positions: 0-based indexes into each sample's own token sequence
+    unk_mask = flat == unk_id
+    if unk_mask.any():
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        where = np.flatnonzero(unk_mask)
+        sample_of = np.searchsorted(starts, where, side="right") - 1
+        samples, counts = np.unique(sample_of, return_counts=True)
+        acc.unk_samples.append(samples + acc.count)
+        acc.unk_counts.append(counts)
+        acc.unk_positions.append(where - starts[sample_of])
+    token_unit = np.repeat(unit_idx, lengths)
+    for u in np.unique(unit_idx):
+        u = int(u)
+        sel = unit_idx == u
+        acc.unit_lengths[u].append(lengths[sel])
+        acc.unit_tokens[u].append(flat[token_unit == u] if len(flat) else flat)
+    acc.lines.append(lines_arr)
+    acc.lengths.append(lengths)
+    acc.units.append(unit_idx)
+    acc.count += len(texts)
+    acc.tokens += int(lengths.sum())
+
+
+def _cat(parts, dtype):
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+
+def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str, *, threads: int = 1,
+                   log=print, stop_check=lambda: None) -> dict:
+    entry = build.files[file_index]
+    meta = metas[entry.tokenizer_abspath]
+    start, end = jsonl.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
+    tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=threads)
+    tpl = T.parse(entry.template)
+    fields = entry.fields
+    sizes_arr = np.asarray(entry.sizes, dtype=np.int64)
+    acc = _Accumulator(entry.sizes, meta.dtype)
+    reader = jsonl.ChunkReader(entry.abspath, start, end, entry.path)
+    batch = entry.build_batch
+    texts: list[str] = []
+    lines: list[int] = []
+    hashes = acc.hashes
+    sha256 = hashlib.sha256
+    t0 = time.monotonic()
+    span = max(1, end - start)
+    label = f"[unit-build] tokenize {entry.path} chunk {chunk_index}"
+
+    def line_no(local: int) -> int:
+        return reader.first_line() + local
+
+    for local, raw in reader:
+        try:
+            obj = jsonl.parse_object(raw, entry.path, 0)
+            jsonl.declared_values(obj, fields, entry.path, 0)
+            text = tpl.render(obj)
+            digest = sha256(text.encode("utf-8")).digest()
+        except E.MintDimError:
+            # parse again with the real line number, computed only on this error path
+            line = line_no(local)
+            jsonl.declared_values(jsonl.parse_object(raw, entry.path, line), fields, entry.path, line)
+            raise
+        except UnicodeEncodeError:
+            raise E.SourceParseError.make(entry.path, line_no(local), "surrogate") from None
+        texts.append(text)
+        lines.append(local)
+        hashes.append(digest)
+        if len(texts) >= batch:
+            stop_check()
+            _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr)
+            texts, lines = [], []
+            elapsed = time.monotonic() - t0
+            done = min(reader.bytes_read or span, span)
+            log_progress(log, label, acc.count, elapsed, done)
+    if texts:
+        _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr)
+    write_chunk(acc, out_dir, entry, chunk_index, reader.newlines, meta.dtype)
+    elapsed = time.monotonic() - t0
+    log(f"{label}: {acc.count} samples, {acc.tokens} tokens in {elapsed:.1f} s")
+    return {"samples": acc.count, "tokens": acc.tokens}
+
+
+def log_progress(log, label: str, count: int, elapsed: float, done_bytes: int) -> None:
+    mb = done_bytes / 1e6
+    rate = mb / elapsed if elapsed > 0 else 0.0
+    if hasattr(log, "progress"):
+        log.progress(f"{label}: {count} samples, {rate:.1f} MB/s")
+
+
+def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlines: int, dtype: str) -> None:
+    tmp = out_dir.rstrip("/") + ".partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    inter.write(os.path.join(tmp, "meta.msgpack"), {
+        "file": entry.index, "chunk": chunk_index, "n": acc.count, "newlines": newlines,
+        "lines": inter.arr(_cat(acc.lines, np.int64), np.uint64),
+        "lengths": inter.arr(_cat(acc.lengths, np.int64), np.uint32),
+        "units": inter.arr(_cat(acc.units, np.int64), np.uint16),
+        "hashes": b"".join(acc.hashes),
+        "unk_samples": inter.arr(_cat(acc.unk_samples, np.int64), np.uint32),
+        "unk_counts": inter.arr(_cat(acc.unk_counts, np.int64), np.uint32),
+        "unk_positions": inter.arr(_cat(acc.unk_positions, np.int64), np.uint32),
+    })
+    for u, size in enumerate(acc.sizes):
+        inter.write(os.path.join(tmp, f"u{size}.msgpack"), {
+            "unit": size,
+            "lengths": inter.arr(_cat(acc.unit_lengths[u], np.int64), np.uint32),
+            "tokens": inter.arr(_cat(acc.unit_tokens[u], np.uint32), dtype),
+        })
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.replace(tmp, out_dir)

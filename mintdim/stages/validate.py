@@ -1,0 +1,117 @@
+"""Pre-flight: every check that needs no data, in a fixed order, before any data stage starts.
+
+Config and templates (config.resolve), the JSON schema, input files,
+tokenizers (format, special tokens, dtype), tier-1 template literals, and
+the output directories. Nothing is created when a check fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .. import errors as E
+from .. import outputs, schema
+from .. import template as T
+from ..config import BuildConfig, resolve
+from ..tokenizers import dtype_for_vocab, load
+
+
+@dataclass
+class TokenizerMeta:
+    type: str
+    path: str
+    vocab_size: int
+    unk_id: int
+    pad_id: int
+    dtype: str
+
+    @property
+    def bytes_per_token(self) -> int:
+        return np.dtype(self.dtype).itemsize
+
+
+def check_files(build: BuildConfig) -> None:
+    for f in build.files:
+        if not os.path.isfile(f.abspath):
+            raise E.MintDimFileNotFoundError.make("source", f.path)
+
+
+def load_tokenizers(build: BuildConfig, check_templates: bool = True) -> dict[str, TokenizerMeta]:
+    """Load each distinct tokenizer once; keyed by absolute path."""
+    metas: dict[str, TokenizerMeta] = {}
+    loaded = {}
+    for f in build.files:
+        key = f.tokenizer_abspath
+        if key in metas:
+            continue
+        if not os.path.isfile(key):
+            raise E.MintDimFileNotFoundError.make("tokenizer", f.tokenizer_path)
+        try:
+            tok = load(f.tokenizer_kind, key)
+        except Exception as exc:  # the library's own words for a file it cannot read
+            reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+            raise E.TokenizerValidationError.unsupported(
+                f"The file could not be loaded as {f.tokenizer_kind}: {f.tokenizer_path} ({reason})",
+                f"Không tải được file dạng {f.tokenizer_kind}: {f.tokenizer_path} ({reason})") from None
+        vocab = tok.vocab_size
+        unk, pad = tok.unk_id, tok.pad_id
+        if unk is None or not 0 <= unk < vocab:
+            raise E.TokenizerSpecialTokenError.make("unk_id", f.tokenizer_path)
+        if pad is None or not 0 <= pad < vocab:
+            raise E.TokenizerSpecialTokenError.make("pad_id", f.tokenizer_path)
+        dtype = dtype_for_vocab(vocab)
+        if dtype is None:
+            raise E.TokenDTypeValidationError.make(vocab)
+        metas[key] = TokenizerMeta(f.tokenizer_kind, f.tokenizer_path, vocab, unk, pad, dtype)
+        loaded[key] = tok
+    if check_templates:
+        for f in build.files:
+            check_template_literals(f, loaded[f.tokenizer_abspath], metas[f.tokenizer_abspath].unk_id)
+    return metas
+
+
+def check_template_literals(f, tok, unk_id: int) -> None:
+    """Tier 1: each non-empty literal segment, encoded on its own, must hold no UNK."""
+    tpl = T.parse(f.template)
+    parts = tpl.static_parts
+    if not parts:
+        return
+    for literal, ids in zip(parts, tok.encode_ids(parts)):
+        if unk_id in ids:
+            raise E.TemplateTokenizerError.make(f.index, f.template, literal)
+
+
+def preflight(raw: dict) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
+    """All pre-flight checks. Returns the resolved build and its tokenizers' facts."""
+    build = resolve(raw)
+    try:
+        schema.validate(raw)
+        check_files(build)
+        metas = load_tokenizers(build)
+        outputs.check_outputs(build)
+    except E.MintDimError as err:
+        raise err.with_lang(build.lang)
+    return build, metas
+
+
+def validated_record(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> dict:
+    return {"build_id": build.build_id, "config": build.raw,
+            "tokenizers": {k: asdict(v) for k, v in metas.items()}}
+
+
+def read_validated(path: str) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    build = resolve(data["config"])
+    metas = {k: TokenizerMeta(**v) for k, v in data["tokenizers"].items()}
+    return build, metas
+
+
+def run(raw: dict, out_path: str) -> None:
+    build, metas = preflight(raw)
+    os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
+    outputs.atomic_write_text(out_path, json.dumps(validated_record(build, metas), indent=1, ensure_ascii=False))

@@ -1,0 +1,82 @@
+"""User templates: `{name}` placeholders, `{{`/`}}` literal braces, everything else literal.
+
+Rendering is pure substitution: field values are inserted verbatim, never
+interpreted, so a value holding `{x}` stays `{x}`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Characters that would make a placeholder a format spec, conversion, attribute or index access.
+_FORBIDDEN_IN_NAME = set(":!.[]{}")
+
+
+class TemplateSyntaxError(ValueError):
+    """A malformed placeholder; `.placeholder` is the offending text as written."""
+
+    def __init__(self, placeholder: str, reason: str):
+        super().__init__(reason)
+        self.placeholder = placeholder
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Template:
+    text: str
+    literals: tuple[str, ...]  # len(names) + 1 pieces, braces already unescaped
+    names: tuple[str, ...]
+
+    def render(self, values: dict) -> str:
+        lit = self.literals
+        out = [lit[0]]
+        for i, name in enumerate(self.names):
+            out.append(values[name])
+            out.append(lit[i + 1])
+        return "".join(out)
+
+    @property
+    def static_parts(self) -> list[str]:
+        """Non-empty literal segments, each encoded on its own by the tier-1 UNK check."""
+        return [piece for piece in self.literals if piece]
+
+
+def parse(text: str) -> Template:
+    literals: list[str] = []
+    names: list[str] = []
+    buf: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "{":
+            if i + 1 < n and text[i + 1] == "{":
+                buf.append("{")
+                i += 2
+                continue
+            close = text.find("}", i + 1)
+            if close < 0:
+                raise TemplateSyntaxError(text[i:], "unbalanced '{'")
+            inner = text[i + 1:close]
+            if "{" in inner:
+                raise TemplateSyntaxError(text[i:close + 1], "unbalanced '{'")
+            if not inner or any(c in _FORBIDDEN_IN_NAME for c in inner):
+                raise TemplateSyntaxError(text[i:close + 1], "not a plain {name} placeholder")
+            literals.append("".join(buf))
+            buf = []
+            names.append(inner)
+            i = close + 1
+        elif ch == "}":
+            if i + 1 < n and text[i + 1] == "}":
+                buf.append("}")
+                i += 2
+                continue
+            raise TemplateSyntaxError("}", "unbalanced '}'")
+        else:
+            # copy a run of plain characters at once
+            j = i
+            while j < n and text[j] not in "{}":
+                j += 1
+            buf.append(text[i:j])
+            i = j
+    literals.append("".join(buf))
+    return Template(text=text, literals=tuple(literals), names=tuple(names))

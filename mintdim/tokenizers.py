@@ -1,0 +1,129 @@
+"""The tokenizer kinds MintDim encodes with, behind one small interface.
+
+Each kind loads a file, reports vocab size and the library's own UNK and PAD
+ids (None when absent), and encodes a batch of texts with the library's
+batch call into a flat token array plus per-text lengths. No special tokens
+are added; padding and truncation configured inside a tokenizer.json are
+switched off.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+KINDS = ("sentencepiece", "hf_json")
+EXTENSIONS = {"sentencepiece": ".model", "hf_json": ".json"}
+UINT16_MAX_VOCAB = 65535
+UINT32_MAX_VOCAB = 2**32 - 1
+
+
+def dtype_for_vocab(vocab_size: int) -> str | None:
+    if vocab_size <= UINT16_MAX_VOCAB:
+        return "uint16"
+    if vocab_size <= UINT32_MAX_VOCAB:
+        return "uint32"
+    return None
+
+
+def _flatten(id_lists) -> tuple[np.ndarray, np.ndarray]:
+    lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
+    total = int(lengths.sum())
+    flat = np.fromiter(itertools.chain.from_iterable(id_lists), dtype=np.uint32, count=total)
+    return flat, lengths
+
+
+@dataclass
+class TokenizerInfo:
+    kind: str
+    path: str  # as declared
+    vocab_size: int
+    unk_id: int | None
+    pad_id: int | None
+
+
+class SentencePieceTokenizer:
+    kind = "sentencepiece"
+
+    def __init__(self, path: str, threads: int = 1):
+        import sentencepiece
+
+        self.sp = sentencepiece.SentencePieceProcessor(model_file=os.fspath(path))
+        self.threads = max(1, int(threads))
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.sp.get_piece_size())
+
+    @property
+    def unk_id(self) -> int | None:
+        value = int(self.sp.unk_id())
+        return value if value >= 0 else None
+
+    @property
+    def pad_id(self) -> int | None:
+        value = int(self.sp.pad_id())
+        return value if value >= 0 else None
+
+    def encode_ids(self, texts: list[str]) -> list[list[int]]:
+        return self.sp.encode(texts, num_threads=self.threads)
+
+    def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        return _flatten(self.encode_ids(texts))
+
+
+class HFJsonTokenizer:
+    kind = "hf_json"
+
+    def __init__(self, path: str, threads: int = 1):
+        # The Rust thread pool reads RAYON_NUM_THREADS once, when first used.
+        os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, int(threads))))
+        from tokenizers import Tokenizer
+
+        self.tok = Tokenizer.from_file(os.fspath(path))
+        padding = self.tok.padding
+        self._pad_id = int(padding["pad_id"]) if padding and padding.get("pad_id") is not None else None
+        self._unk_id = self._find_unk()
+        # In-file padding/truncation would silently change token counts.
+        self.tok.no_padding()
+        self.tok.no_truncation()
+
+    def _find_unk(self) -> int | None:
+        model = self.tok.model
+        unk_token = getattr(model, "unk_token", None)
+        if unk_token is not None:
+            return self.tok.token_to_id(unk_token)
+        if type(model).__name__ == "Unigram":
+            unk = json.loads(self.tok.to_str()).get("model", {}).get("unk_id")
+            return int(unk) if unk is not None else None
+        return None
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.tok.get_vocab_size(with_added_tokens=True))
+
+    @property
+    def unk_id(self) -> int | None:
+        return self._unk_id
+
+    @property
+    def pad_id(self) -> int | None:
+        return self._pad_id
+
+    def encode_ids(self, texts: list[str]) -> list[list[int]]:
+        return [e.ids for e in self.tok.encode_batch_fast(texts, add_special_tokens=False)]
+
+    def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        return _flatten(self.encode_ids(texts))
+
+
+_CLASSES = {"sentencepiece": SentencePieceTokenizer, "hf_json": HFJsonTokenizer}
+
+
+def load(kind: str, path: str, threads: int = 1):
+    """Load a tokenizer of a known kind. Raises whatever the library raises on a bad file."""
+    return _CLASSES[kind](path, threads=threads)

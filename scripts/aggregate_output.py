@@ -1,0 +1,22 @@
+#!/usr/bin/env python3
+"""Rule aggregate: sample/duplicate/UNK indexes, histogram, stats and manifest of one output."""
+import sys
+
+import _door  # noqa: F401
+from mintdim.stages import job
+from mintdim.stages.aggregate import aggregate_output
+
+
+def add_args(p):
+    p.add_argument("--out-index", type=int, required=True)
+    p.add_argument("--table", required=True)
+    p.add_argument("--stage", required=True)
+    p.add_argument("--agg", required=True, help="summary to write (JSON)")
+    p.add_argument("--written", nargs="+", required=True, help="shard summaries of every unit")
+
+
+def body(args, build, metas, log, stop):
+    aggregate_output(build, metas, args.out_index, args.table, args.written, args.stage, args.agg, log=log)
+
+
+sys.exit(job.entry("aggregate_o{out_index}", __doc__, add_args, body))

@@ -1,0 +1,21 @@
+#!/usr/bin/env python3
+"""Rule finalize: move one finished output into place."""
+import sys
+
+import _door  # noqa: F401
+from mintdim.stages import job
+from mintdim.stages.finalize import finalize_output
+
+
+def add_args(p):
+    p.add_argument("--out-index", type=int, required=True)
+    p.add_argument("--agg", required=True)
+    p.add_argument("--stage", required=True)
+    p.add_argument("--done", required=True, help="completion record to write (JSON)")
+
+
+def body(args, build, metas, log, stop):
+    finalize_output(build, args.out_index, args.agg, args.stage, args.done, log=log)
+
+
+sys.exit(job.entry("finalize_o{out_index}", __doc__, add_args, body))

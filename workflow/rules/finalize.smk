@@ -1,0 +1,21 @@
+# One job per output directory: the staging tree is moved into the user's output directory.
+# The user's directory is never a declared output (Snakemake deletes declared outputs before a rerun).
+rule finalize:
+    input:
+        validated=LAYOUT.validated,
+        agg=LAYOUT.aggregated("{out}"),
+    output:
+        LAYOUT.done("{out}"),
+    log:
+        LAYOUT.log("finalize_o{out}"),
+    params:
+        py=PY,
+        script=script("finalize_output.py"),
+        stage=lambda wc: LAYOUT.stage(int(wc.out)),
+        version=VERSION,
+    resources:
+        mem_mb=256,
+        runtime=10,
+    shell:
+        "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
+        " --agg {input.agg:q} --stage {params.stage:q} --done {output:q} --log {log:q}"

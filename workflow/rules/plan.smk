@@ -1,0 +1,20 @@
+# One job per output directory: sample ids in input order, unit rows, shard numbers.
+rule plan:
+    input:
+        validated=LAYOUT.validated,
+        chunks=lambda wc: MINT.chunk_dirs(int(wc.out)),
+    output:
+        table=temp(LAYOUT.plan("{out}")),
+        units=temp(LAYOUT.plan_units("{out}")),
+    log:
+        LAYOUT.log("plan_o{out}"),
+    params:
+        py=PY,
+        script=script("plan_units.py"),
+        version=VERSION,
+    resources:
+        mem_mb=1024,
+        runtime=30,
+    shell:
+        "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
+        " --table {output.table:q} --units {output.units:q} --log {log:q} --chunks {input.chunks:q}"

@@ -1,0 +1,18 @@
+# Pre-flight as a job: records the resolved config and the tokenizers' facts for every later stage.
+rule validate:
+    input:
+        MINT.tokenizer_files(),
+    output:
+        temp(LAYOUT.validated),
+    log:
+        LAYOUT.log("validate"),
+    params:
+        py=PY,
+        script=script("validate_config.py"),
+        config=lambda wc: MINT.config_arg(),
+        version=VERSION,
+    resources:
+        mem_mb=1024,
+        runtime=10,
+    shell:
+        "{params.py} {params.script} --config {params.config:q} --out {output:q} --log {log:q}"
