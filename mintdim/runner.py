@@ -1,0 +1,108 @@
+"""Run the Snakemake workflow for a config, as `mintdim build` and `job.run()` do.
+
+Pre-flight runs here first, in the caller's process, so config errors are
+raised directly. The workflow then runs as a `python -m snakemake`
+subprocess (isolated, honours profiles and executors). Its output goes to a
+log file; the console gets MintDim's own lines and Snakemake's progress.
+A failed build re-raises the MintDim error that the failing job recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+import yaml
+
+from . import errors as E
+from .dag import PREFLIGHT_ENV
+from .layout import Layout
+from .paths import snakefile
+from .stages import failure
+from .stages.validate import preflight
+
+_PASS = re.compile(r"^\[unit-build|^\d+ of \d+ steps|^Nothing to be done")
+
+
+@dataclass
+class OutputResult:
+    dir: str
+    path: str
+    stats: dict
+
+
+@dataclass
+class BuildResult:
+    outputs: list[OutputResult] = field(default_factory=list)
+    build_id: str = ""
+    work_dir: str = ""
+    dry_run: bool = False
+    log: str = ""
+
+    @property
+    def stats(self) -> dict:
+        """Stats of the only output (the common case); see `outputs` for several."""
+        return self.outputs[0].stats if len(self.outputs) == 1 else {o.dir: o.stats for o in self.outputs}
+
+
+def snakemake_command(config_path: str, cores: int, profile: str | None, keep_intermediates: bool,
+                      dry_run: bool, extra: list[str] | None = None) -> list[str]:
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", snakefile(), "--directory", os.getcwd(),
+           "--configfile", config_path, "--cores", str(cores), "--rerun-incomplete"]
+    cmd += ["--profile", profile] if profile else []
+    cmd += ["--workflow-profile", "none"]
+    if keep_intermediates:
+        cmd.append("--notemp")
+    if dry_run:
+        cmd.append("--dry-run")
+    return cmd + list(extra or [])
+
+
+def run_build(raw: dict, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
+              dry_run: bool = False, echo=None, extra_args: list[str] | None = None) -> BuildResult:
+    echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
+    build, _ = preflight(raw)
+    layout = Layout(build.work_dir, build.build_id)
+    os.makedirs(layout.root, exist_ok=True)
+    config_path = os.path.abspath(os.path.join(layout.root, "config.yaml"))
+    with open(config_path, "w", encoding="utf-8") as f:
+        yaml.safe_dump(raw, f, allow_unicode=True, sort_keys=False)
+    log_path = os.path.join(layout.root, "logs", "snakemake.log")
+    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run,
+                            extra_args)
+    env = dict(os.environ, **{PREFLIGHT_ENV: build.build_id})
+    tail: list[str] = []
+    with open(log_path, "w", encoding="utf-8") as log, subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env) as proc:
+        for line in proc.stdout:
+            log.write(line)
+            line = line.rstrip("\n")
+            tail = (tail + [line])[-40:]
+            if _PASS.search(line) or dry_run:
+                echo(line)
+        rc = proc.wait()
+    result = BuildResult(build_id=build.build_id, work_dir=build.work_dir, dry_run=dry_run, log=log_path)
+    if rc != 0:
+        errs = failure.collect(layout.errors_dir)
+        if errs:
+            raise errs[0].with_lang(build.lang)
+        text = "\n".join(tail)
+        if "LockException" in text or "cannot be locked" in text:
+            raise E.BuildError.make(
+                "The working directory is locked by another Snakemake run, or by a killed one.\n\n"
+                "If no other build is running here, remove the stale lock with:\n\n"
+                f"    snakemake --unlock --snakefile {snakefile()} --configfile {config_path}\n\n"
+                "then run the same command again.", lang=build.lang)
+        raise E.BuildError.make(f"Snakemake exited with status {rc}.\n\nLog: {log_path}\n\n" + "\n".join(tail[-12:]),
+                                lang=build.lang)
+    if not dry_run:
+        for out in build.outputs:
+            with open(layout.done(out.index), encoding="utf-8") as f:
+                done = json.load(f)
+            result.outputs.append(OutputResult(dir=out.dir, path=out.absdir, stats=done["stats"]))
+    return result
