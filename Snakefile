@@ -57,6 +57,9 @@ onsuccess:
 
 
 onerror:
+    import atexit
+
     from mintdim.stages.failure import on_error
 
-    print("\n" + on_error(MINT.build, LAYOUT).render(MINT.lang), file=sys.stderr)
+    # atexit: the MintDim message comes after Snakemake's own closing lines, so it is the last thing printed
+    atexit.register(print, "\n" + on_error(MINT.build, LAYOUT).render(MINT.lang), file=sys.stderr)

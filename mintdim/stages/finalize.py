@@ -28,6 +28,10 @@ def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_p
     outputs.write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id, state="finalizing",
                          created_dir=st == "absent")
     outputs.place(stage_dir, out.absdir)
+    try:
+        os.rmdir(os.path.dirname(os.path.abspath(stage_dir)))  # the build's stage/ parent, once empty
+    except OSError:
+        pass
     outputs.write_record(build.work_dir, out.absdir, state="complete")
     result = {"output": out.dir, "path": out.absdir, "stats": stats}
     atomic_write_text(done_path, json.dumps(result, indent=1))

@@ -1,0 +1,105 @@
+"""Shared test helpers: the shipped small real files, JSONL writers, and ways to run a build."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(REPO, "data")
+GSM8K = os.path.join(DATA, "gsm8k", "test.jsonl")
+SP_MODEL = os.path.join(DATA, "tokenizers", "gsm8k-unigram-2k.model")  # unk 0, pad 1, no byte fallback
+HF_JSON = os.path.join(DATA, "tokenizers", "minilm-tokenizer.json")  # WordPiece, unk 100, pad 0
+SNAKEFILE = os.path.join(REPO, "Snakefile")
+
+
+def write_jsonl(path, rows, newline="\n") -> str:
+    """rows: dicts (dumped as JSON) or raw str/bytes lines."""
+    os.makedirs(os.path.dirname(str(path)) or ".", exist_ok=True)
+    with open(path, "wb") as f:
+        for row in rows:
+            if isinstance(row, bytes):
+                f.write(row + newline.encode())
+            elif isinstance(row, str):
+                f.write(row.encode("utf-8") + newline.encode())
+            else:
+                f.write(json.dumps(row, ensure_ascii=False).encode("utf-8") + newline.encode())
+    return str(path)
+
+
+def basic_config(files, *, fields=None, templates=None, tokenizer=None, sizes=None, build_batch=None,
+                 out="out", sps=None, **extra) -> dict:
+    cfg = {
+        "source": {"files": list(files), "fields": fields or [["prompt", "response"]],
+                   "templates": templates or ["{prompt}\n{response}"]},
+        "tokenizer": tokenizer or {"sentencepiece": {"path": SP_MODEL}},
+        "units": {"sizes": sizes or [[16, 32, 64, 128]], "build_batch": build_batch or [64]},
+        "output": {"dir": out, "samples_per_shard": sps or [100]},
+    }
+    cfg.update(extra)
+    return cfg
+
+
+def run_snakemake(workdir, config: dict, cores: int = 2, extra=()) -> subprocess.CompletedProcess:
+    """A direct `snakemake` run, as a user would type it, with the config in a YAML file."""
+    cfg_path = os.path.join(str(workdir), "mintdim-config.yaml")
+    with open(cfg_path, "w", encoding="utf-8") as f:
+        yaml.safe_dump(config, f, allow_unicode=True)
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(workdir),
+           "--configfile", cfg_path, "--cores", str(cores), "--workflow-profile", "none", *extra]
+    return subprocess.run(cmd, cwd=str(workdir), capture_output=True, text=True)
+
+
+def run_cli(workdir, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mintdim", *args], cwd=str(workdir), capture_output=True, text=True)
+
+
+def build_in(workdir, config: dict, **kw):
+    """The Python API path (runner) from inside `workdir`."""
+    from mintdim.runner import run_build
+
+    old = os.getcwd()
+    os.chdir(str(workdir))
+    try:
+        return run_build(config, echo=lambda line: None, **kw)
+    finally:
+        os.chdir(old)
+
+
+def read_jsonl(path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def tree_bytes(root) -> dict[str, bytes]:
+    """Every file below root, by relative path: for byte-identity checks."""
+    out = {}
+    for base, _dirs, files in os.walk(root):
+        for name in files:
+            p = os.path.join(base, name)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, root)] = f.read()
+    return out
+
+
+@pytest.fixture
+def pairs(tmp_path):
+    """A small prompt/response file with real text from GSM8K."""
+    rows = []
+    with open(GSM8K, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i >= 60:
+                break
+            r = json.loads(line)
+            rows.append({"prompt": r["question"], "response": r["answer"], "id": i})
+    return write_jsonl(tmp_path / "pairs.jsonl", rows)
