@@ -31,7 +31,7 @@ def _build(args) -> int:
     from .runner import run_build
 
     raw = load_config_file(args.config)
-    if args.lang:
+    if args.lang and isinstance(raw, dict):
         raw["lang"] = args.lang
     result = run_build(raw, cores=args.cores, profile=args.profile, keep_intermediates=args.keep_intermediates,
                        dry_run=args.dry_run)

@@ -154,7 +154,8 @@ def _find_missing(raw: dict) -> list[str]:
     for key in MISSING_ORDER:
         if key == "tokenizer":
             tok = raw.get("tokenizer")
-            empty = _blank(tok) or (isinstance(tok, dict) and all(_blank(v) for v in tok.values()))
+            # a kind with no value at all is missing; a kind with a dict (even {}) is checked as a config
+            empty = _blank(tok) or (isinstance(tok, dict) and all(v is None or v == [] for v in tok.values()))
             if empty:
                 missing.append(key)
             continue

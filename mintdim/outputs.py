@@ -76,8 +76,8 @@ def state(work_dir: str, absdir: str, build_id: str) -> str:
         return "foreign"
     if holds_only_markers(absdir) and record.get("state") in ("failed", "finalizing"):
         return "ours-failed"
-    if record.get("state") == "complete" and record.get("build_id") == build_id:
-        return "ours-complete"
+    if record.get("state") in ("complete", "finalizing") and record.get("build_id") == build_id:
+        return "ours-complete"  # finished, or placed by a finalize that was killed before recording it
     return "foreign"
 
 
@@ -124,6 +124,20 @@ def clear_failure_markers(absdir: str) -> None:
         if os.path.exists(marker):
             os.unlink(marker)
         os.rmdir(entry.path)
+
+
+def remove_partial_copy(stage_dir: str, absdir: str) -> None:
+    """Undo an interrupted cross-device copy: remove from absdir only what the staging tree holds."""
+    for base, _dirs, files in os.walk(stage_dir):
+        rel = os.path.relpath(base, stage_dir)
+        for name in files + [FAILED_MARKER]:
+            target = os.path.normpath(os.path.join(absdir, rel, name))
+            if os.path.isfile(target):
+                os.unlink(target)
+    for entry in sorted(os.listdir(stage_dir)):
+        target = os.path.join(absdir, entry)
+        if os.path.isdir(target) and not os.listdir(target):
+            os.rmdir(target)
 
 
 def place(stage_dir: str, absdir: str) -> None:

@@ -21,13 +21,19 @@ def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_p
     with open(agg_path, encoding="utf-8") as f:
         stats = json.load(f)["stats"]
     st = outputs.state(build.work_dir, out.absdir, build.build_id)
-    if st in ("foreign", "ours-complete"):
+    record = outputs.read_record(build.work_dir, out.absdir) or {}
+    interrupted = st == "ours-complete" and record.get("state") == "finalizing"
+    if st == "foreign" or (st == "ours-complete" and not interrupted):
         raise E.OutputValidationError.not_empty(out.dir)
     if st == "ours-failed":
         outputs.clear_failure_markers(out.absdir)
-    outputs.write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id, state="finalizing",
-                         created_dir=st == "absent")
-    outputs.place(stage_dir, out.absdir)
+    if interrupted and os.path.isdir(stage_dir):
+        outputs.remove_partial_copy(stage_dir, out.absdir)  # a cross-device copy that was cut short
+        interrupted = False
+    if not interrupted:
+        outputs.write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id, state="finalizing",
+                             created_dir=st == "absent" or record.get("created_dir", False))
+        outputs.place(stage_dir, out.absdir)
     try:
         os.rmdir(os.path.dirname(os.path.abspath(stage_dir)))  # the build's stage/ parent, once empty
     except OSError:

@@ -32,7 +32,10 @@ class JobLog:
             self._fh.write(message + "\n")
             self._fh.flush()
         if self.console:
-            print(message, file=sys.stderr, flush=True)
+            # one write per line: parallel jobs share the console, and an unbuffered stream
+            # would otherwise split text and newline into two writes
+            sys.stderr.write(message + "\n")
+            sys.stderr.flush()
 
     def detail(self, message: str) -> None:
         """Only to the log file (tracebacks, internals)."""

@@ -100,7 +100,7 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
     hashes = acc.hashes
     sha256 = hashlib.sha256
     t0 = time.monotonic()
-    span = max(1, end - start)
+    processed = 0
     label = f"[unit-build] tokenize {entry.path} chunk {chunk_index}"
 
     def line_no(local: int) -> int:
@@ -119,6 +119,7 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
             raise
         except UnicodeEncodeError:
             raise E.SourceParseError.make(entry.path, line_no(local), "surrogate") from None
+        processed += len(raw) + 1
         texts.append(text)
         lines.append(local)
         hashes.append(digest)
@@ -126,9 +127,7 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
             stop_check()
             _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr)
             texts, lines = [], []
-            elapsed = time.monotonic() - t0
-            done = min(reader.bytes_read or span, span)
-            log_progress(log, label, acc.count, elapsed, done)
+            log_progress(log, label, acc.count, time.monotonic() - t0, processed, end - start)
     if texts:
         _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr)
     write_chunk(acc, out_dir, entry, chunk_index, reader.newlines, meta.dtype)
@@ -137,11 +136,14 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
     return {"samples": acc.count, "tokens": acc.tokens}
 
 
-def log_progress(log, label: str, count: int, elapsed: float, done_bytes: int) -> None:
-    mb = done_bytes / 1e6
-    rate = mb / elapsed if elapsed > 0 else 0.0
-    if hasattr(log, "progress"):
-        log.progress(f"{label}: {count} samples, {rate:.1f} MB/s")
+def log_progress(log, label: str, count: int, elapsed: float, done_bytes: int, total_bytes: int) -> None:
+    """One line every few seconds: samples, throughput, share of the chunk, time left."""
+    if not hasattr(log, "progress"):
+        return
+    rate = done_bytes / elapsed if elapsed > 0 else 0.0
+    share = min(1.0, done_bytes / total_bytes) if total_bytes else 1.0
+    eta = (total_bytes - done_bytes) / rate if rate > 0 and total_bytes > done_bytes else 0.0
+    log.progress(f"{label}: {count} samples, {rate / 1e6:.1f} MB/s, {share:.0%}, ETA {eta:.0f} s")
 
 
 def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlines: int, dtype: str) -> None:
