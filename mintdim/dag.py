@@ -11,7 +11,7 @@ import os
 
 import yaml
 
-from . import jsonl
+from . import jsonl, outputs
 from .config import resolve
 from .layout import Layout
 from .stages import failure
@@ -39,6 +39,16 @@ class BuildDAG:
         self.chunks = {f.index: len(jsonl.chunk_bounds(f.abspath, self.build.chunk_mb)) for f in self.build.files}
         if main_process:
             failure.reset(self.layout)
+            self._forget_vanished_outputs()
+
+    def _forget_vanished_outputs(self) -> None:
+        """A completion record whose output directory was since deleted or replaced is dropped,
+        so Snakemake rebuilds that output instead of saying there is nothing to do."""
+        for out in self.build.outputs:
+            done = self.layout.done(out.index)
+            if os.path.exists(done) and outputs.state(self.build.work_dir, out.absdir,
+                                                      self.build.build_id) != "ours-complete":
+                os.unlink(done)
 
     @property
     def lang(self) -> str:
