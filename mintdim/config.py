@@ -143,10 +143,14 @@ def _check_tokenizer_item(item, index: int, kind: str) -> None:
     if "path" not in item:
         raise E.TokenizerValidationError.config("tokenizer config is missing key: path",
                                                 "config tokenizer thiếu key: path")
-    if not isinstance(item["path"], str) or not item["path"]:
+    if not isinstance(item["path"], str):
         raise E.TokenizerValidationError.config(
             f"path must be a string, got {_tname(item['path'])}",
             f"path phải là string, hiện tại là {_tname(item['path'])}", component="path")
+    if not item["path"]:
+        raise E.TokenizerValidationError.config("path must be a non-empty string, got an empty string",
+                                                "path phải là string không rỗng, hiện tại là string rỗng",
+                                                component="path")
 
 
 def _find_missing(raw: dict) -> list[str]:
