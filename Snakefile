@@ -15,7 +15,7 @@ from mintdim.config import lang_of
 
 RAW = load_default_config(config, workflow.basedir)
 try:
-    MINT = BuildDAG(RAW, main_process=workflow.is_main_process)
+    MINT = BuildDAG(RAW, main_process=workflow.is_main_process, cores=workflow.cores)
 except MintDimError as err:
     print("\n" + err.render(lang_of(RAW)), file=sys.stderr)
     sys.exit(1)

@@ -7,6 +7,7 @@ job (and before anything is created).
 
 from __future__ import annotations
 
+import json
 import os
 
 import yaml
@@ -15,7 +16,7 @@ from . import jsonl, outputs
 from .config import resolve
 from .layout import Layout
 from .stages import failure
-from .stages.validate import preflight
+from .stages.validate import preflight, write_cache
 
 PREFLIGHT_ENV = "MINTDIM_PREFLIGHT_DONE"
 
@@ -29,14 +30,16 @@ def load_default_config(config: dict, workflow_root: str) -> dict:
 
 
 class BuildDAG:
-    def __init__(self, raw: dict, main_process: bool = True):
+    def __init__(self, raw: dict, main_process: bool = True, cores: int | None = None):
         self.raw = raw
         self.build = resolve(raw)
         if main_process:
             if os.environ.get(PREFLIGHT_ENV) != self.build.build_id:
-                self.build, _ = preflight(raw)
+                self.build, metas = preflight(raw)
+                write_cache(self.build, metas)
         self.layout = Layout(self.build.work_dir, self.build.build_id)
-        self.chunks = {f.index: len(jsonl.chunk_bounds(f.abspath, self.build.chunk_mb)) for f in self.build.files}
+        self.bounds = self._chunk_plan(main_process, cores)
+        self.chunks = {i: len(b) for i, b in self.bounds.items()}
         if main_process:
             failure.reset(self.layout)
             self._forget_vanished_outputs()
@@ -49,6 +52,20 @@ class BuildDAG:
             if os.path.exists(done) and outputs.state(self.build.work_dir, out.absdir,
                                                       self.build.build_id) != "ours-complete":
                 os.unlink(done)
+
+    def _chunk_plan(self, main_process: bool, cores) -> dict[int, list[tuple[int, int]]]:
+        """Byte ranges per input file. The main process decides them (a multiple of the cores)
+        and records them, so a cluster job that parses this workflow again sees the same DAG."""
+        path = os.path.join(self.layout.root, "chunks.json")
+        if not main_process and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                return {int(k): [tuple(r) for r in v] for k, v in json.load(f).items()}
+        parallel = max(1, min(int(cores or 1), 64))
+        plan = {f.index: jsonl.chunk_bounds(f.abspath, self.build.chunk_mb, parallel) for f in self.build.files}
+        if main_process:
+            os.makedirs(self.layout.root, exist_ok=True)
+            outputs.atomic_write_text(path, json.dumps(plan))
+        return plan
 
     @property
     def lang(self) -> str:
@@ -69,6 +86,10 @@ class BuildDAG:
             dirs += [self.layout.tok_dir(i, k) for k in range(self.chunks[i])]
         return dirs
 
+    def chunk_range(self, file_index: int, chunk_index: int) -> str:
+        start, end = self.bounds[file_index][chunk_index]
+        return f"--start {start} --end {end}"
+
     def source(self, file_index: int) -> str:
         return self.build.files[file_index].abspath
 
@@ -86,6 +107,4 @@ class BuildDAG:
 
     def config_arg(self) -> str:
         """The raw config as one JSON argument for the validate job (ASCII, shell-quoted by the rule)."""
-        import json
-
         return json.dumps(self.raw, sort_keys=True, ensure_ascii=True)

@@ -23,7 +23,7 @@ from .dag import PREFLIGHT_ENV
 from .layout import Layout
 from .paths import snakefile
 from .stages import failure
-from .stages.validate import preflight
+from .stages.validate import preflight, write_cache
 
 _PASS = re.compile(r"^\[unit-build|^\d+ of \d+ steps|^Nothing to be done")
 
@@ -65,7 +65,8 @@ def snakemake_command(config_path: str, cores: int, profile: str | None, keep_in
 def run_build(raw: dict, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
               dry_run: bool = False, echo=None, extra_args: list[str] | None = None) -> BuildResult:
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
-    build, _ = preflight(raw)
+    build, metas = preflight(raw)
+    write_cache(build, metas)
     layout = Layout(build.work_dir, build.build_id)
     os.makedirs(layout.root, exist_ok=True)
     config_path = os.path.abspath(os.path.join(layout.root, "config.yaml"))

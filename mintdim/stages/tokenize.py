@@ -84,10 +84,10 @@ def _cat(parts, dtype):
 
 
 def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str, *, threads: int = 1,
-                   log=print, stop_check=lambda: None) -> dict:
+                   log=print, stop_check=lambda: None, bounds: tuple[int, int] | None = None) -> dict:
     entry = build.files[file_index]
     meta = metas[entry.tokenizer_abspath]
-    start, end = jsonl.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
+    start, end = bounds or jsonl.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
     tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=threads)
     tpl = T.parse(entry.template)
     fields = entry.fields

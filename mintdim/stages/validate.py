@@ -40,38 +40,83 @@ def check_files(build: BuildConfig) -> None:
             raise E.MintDimFileNotFoundError.make("source", f.path)
 
 
-def load_tokenizers(build: BuildConfig, check_templates: bool = True) -> dict[str, TokenizerMeta]:
-    """Load each distinct tokenizer once; keyed by absolute path."""
+def _fingerprint(kind: str, abspath: str) -> str:
+    st = os.stat(abspath)
+    return f"{kind}|{abspath}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _cache_path(build: BuildConfig) -> str:
+    return os.path.join(build.work_dir, "tokenizer-facts.json")
+
+
+def _read_cache(build: BuildConfig) -> dict:
+    try:
+        with open(_cache_path(build), encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
+    """Remember what pre-flight learned of each tokenizer file (by size and mtime), so the
+    validate job does not load a large model a second time. Only after pre-flight passed."""
+    cache = _read_cache(build)
+    for f in build.files:
+        m = metas[f.tokenizer_abspath]
+        key = _fingerprint(f.tokenizer_kind, f.tokenizer_abspath)
+        entry = cache.setdefault(key, {"meta": {k: v for k, v in asdict(m).items() if k != "path"}, "templates": []})
+        if f.template not in entry["templates"]:
+            entry["templates"].append(f.template)
+    os.makedirs(build.work_dir, exist_ok=True)
+    outputs.atomic_write_text(_cache_path(build), json.dumps(cache, ensure_ascii=False))
+
+
+def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache: bool = False
+                    ) -> dict[str, TokenizerMeta]:
+    """Each distinct tokenizer's facts (keyed by absolute path), loading a file only when needed."""
     metas: dict[str, TokenizerMeta] = {}
     loaded = {}
+    cache = _read_cache(build) if use_cache else {}
     for f in build.files:
         key = f.tokenizer_abspath
         if key in metas:
             continue
         if not os.path.isfile(key):
             raise E.MintDimFileNotFoundError.make("tokenizer", f.tokenizer_path)
-        try:
-            tok = load(f.tokenizer_kind, key)
-        except Exception as exc:  # the library's own words for a file it cannot read
-            reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-            raise E.TokenizerValidationError.unsupported(
-                f"The file could not be loaded as {f.tokenizer_kind}: {f.tokenizer_path} ({reason})",
-                f"Không tải được file dạng {f.tokenizer_kind}: {f.tokenizer_path} ({reason})") from None
-        vocab = tok.vocab_size
-        unk, pad = tok.unk_id, tok.pad_id
-        if unk is None or not 0 <= unk < vocab:
-            raise E.TokenizerSpecialTokenError.make("unk_id", f.tokenizer_path)
-        if pad is None or not 0 <= pad < vocab:
-            raise E.TokenizerSpecialTokenError.make("pad_id", f.tokenizer_path)
-        dtype = dtype_for_vocab(vocab)
-        if dtype is None:
-            raise E.TokenDTypeValidationError.make(vocab)
-        metas[key] = TokenizerMeta(f.tokenizer_kind, f.tokenizer_path, vocab, unk, pad, dtype)
-        loaded[key] = tok
+        hit = cache.get(_fingerprint(f.tokenizer_kind, key))
+        if hit:
+            metas[key] = TokenizerMeta(path=f.tokenizer_path, **hit["meta"])
+            continue
+        metas[key], loaded[key] = _load_checked(f)
     if check_templates:
         for f in build.files:
+            hit = cache.get(_fingerprint(f.tokenizer_kind, f.tokenizer_abspath))
+            if hit and f.template in hit["templates"]:
+                continue
+            if f.tokenizer_abspath not in loaded:
+                loaded[f.tokenizer_abspath] = _load_checked(f)[1]
             check_template_literals(f, loaded[f.tokenizer_abspath], metas[f.tokenizer_abspath].unk_id)
     return metas
+
+
+def _load_checked(f) -> tuple["TokenizerMeta", object]:
+    try:
+        tok = load(f.tokenizer_kind, f.tokenizer_abspath)
+    except Exception as exc:  # the library's own words for a file it cannot read
+        reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        raise E.TokenizerValidationError.unsupported(
+            f"The file could not be loaded as {f.tokenizer_kind}: {f.tokenizer_path} ({reason})",
+            f"Không tải được file dạng {f.tokenizer_kind}: {f.tokenizer_path} ({reason})") from None
+    vocab = tok.vocab_size
+    unk, pad = tok.unk_id, tok.pad_id
+    if unk is None or not 0 <= unk < vocab:
+        raise E.TokenizerSpecialTokenError.make("unk_id", f.tokenizer_path)
+    if pad is None or not 0 <= pad < vocab:
+        raise E.TokenizerSpecialTokenError.make("pad_id", f.tokenizer_path)
+    dtype = dtype_for_vocab(vocab)
+    if dtype is None:
+        raise E.TokenDTypeValidationError.make(vocab)
+    return TokenizerMeta(f.tokenizer_kind, f.tokenizer_path, vocab, unk, pad, dtype), tok
 
 
 def check_template_literals(f, tok, unk_id: int) -> None:
@@ -85,13 +130,16 @@ def check_template_literals(f, tok, unk_id: int) -> None:
             raise E.TemplateTokenizerError.make(f.index, f.template, literal)
 
 
-def preflight(raw: dict) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
-    """All pre-flight checks. Returns the resolved build and its tokenizers' facts."""
+def preflight(raw: dict, use_cache: bool = False) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
+    """All pre-flight checks. Returns the resolved build and its tokenizers' facts.
+
+    use_cache: trust tokenizer facts an earlier pre-flight of the same files recorded
+    (the validate job, right after the runner or the Snakefile checked them)."""
     build = resolve(raw)
     try:
         schema.validate(raw)
         check_files(build)
-        metas = load_tokenizers(build)
+        metas = load_tokenizers(build, use_cache=use_cache)
         outputs.check_outputs(build)
     except E.MintDimError as err:
         raise err.with_lang(build.lang)
@@ -112,6 +160,6 @@ def read_validated(path: str) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
 
 
 def run(raw: dict, out_path: str) -> None:
-    build, metas = preflight(raw)
+    build, metas = preflight(raw, use_cache=True)
     os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
     outputs.atomic_write_text(out_path, json.dumps(validated_record(build, metas), indent=1, ensure_ascii=False))

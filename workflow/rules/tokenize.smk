@@ -11,10 +11,11 @@ rule tokenize:
     params:
         py=PY,
         script=script("tokenize_chunk.py"),
+        range=lambda wc: MINT.chunk_range(int(wc.file), int(wc.chunk)),
         version=VERSION,
     resources:
         mem_mb=lambda wc: 768 + int(12 * MINT.build.chunk_mb),
         runtime=60,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --file {wildcards.file}"
-        " --chunk {wildcards.chunk} --out {output:q} --threads {threads} --log {log:q}"
+        " --chunk {wildcards.chunk} {params.range} --out {output:q} --threads {threads} --log {log:q}"
