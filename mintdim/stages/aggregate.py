@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from .. import __version__
+from .. import __version__, padding
 from ..formats import intermediate as inter
 from ..formats.indexes import JsonlWriter, duplicate_groups, write_json
 from ..formats.shards import shard_name
@@ -108,6 +108,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "unk_tokens": int(unk_counts.astype(np.int64).sum()),
         "unit_distribution": distribution,
         "shards": {str(s): shards.get(str(s), 0) for s in sizes},
+        "padding": padding.measure(*padding.histogram(lengths), sizes).as_stats(),
     }
     write_json(os.path.join(stage_dir, "manifest.json"), manifest(build, meta, out))
     write_json(os.path.join(stage_dir, "stats.json"), stats)
