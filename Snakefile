@@ -3,9 +3,14 @@
 import os
 import sys
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
 min_version("9.0")
+
+
+report: "workflow/report/workflow.rst"
+
 
 sys.path.insert(0, workflow.basedir)  # a plain checkout works before `pip install`
 import mintdim
@@ -15,38 +20,58 @@ from mintdim.config import lang_of
 
 RAW = load_default_config(config, workflow.basedir)
 try:
-    MINT = BuildDAG(RAW, main_process=workflow.is_main_process, cores=workflow.cores)
+    CORES = workflow.cores
+except WorkflowError:  # `snakemake --report` and `--lint` run without --cores
+    CORES = 1
+try:
+    MINT = BuildDAG(RAW, main_process=workflow.is_main_process, cores=CORES)
 except MintDimError as err:
-    print("\n" + err.render(lang_of(RAW)), file=sys.stderr)
+    from mintdim.guard import report_error
+
+    report_error(err)  # the runner (mintdim build / job.run()) re-raises it
+    print(f"\n{err.render(lang_of(RAW))}", file=sys.stderr)
     sys.exit(1)
 LAYOUT = MINT.layout
-PY = sys.executable
 VERSION = mintdim.__version__
-
-
-def script(name):
-    return os.path.join(workflow.basedir, "scripts", name)
 
 
 wildcard_constraints:
     file=r"\d+",
     chunk=r"\d+",
     out=r"\d+",
-    unit=r"\d+",
+    slot=r"\d+",
 
 
+# bookkeeping rules run in the main Snakemake process's host even with a cluster executor
+localrules:
+    all,
+    validate,
+    finalize,
+    report,
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/train.smk"
 include: "workflow/rules/validate.smk"
 include: "workflow/rules/tokenize.smk"
 include: "workflow/rules/plan.smk"
 include: "workflow/rules/write.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/finalize.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
     default_target: True
     input:
         MINT.done_targets(),
+        [report_dir(o.index) for o in MINT.build.outputs],
+
+
+onstart:
+    from mintdim.guard import on_start
+
+    on_start()  # hold the output directories; another live build into one of them stops here
 
 
 onsuccess:
@@ -58,8 +83,11 @@ onsuccess:
 
 onerror:
     import atexit
-
     from mintdim.stages.failure import on_error
 
     # atexit: the MintDim message comes after Snakemake's own closing lines, so it is the last thing printed
-    atexit.register(print, "\n" + on_error(MINT.build, LAYOUT).render(MINT.lang), file=sys.stderr)
+    atexit.register(
+        print,
+        f"\n{on_error(MINT.build, LAYOUT).render(MINT.lang)}",
+        file=sys.stderr,
+    )

@@ -35,6 +35,17 @@ class _Tokenizer(_Namespace):
         self._p._config["tokenizer"] = {"hf_json": copy.deepcopy(config)}
         return self._p
 
+    def unitoken(self, config) -> "Pipeline":
+        """A BPE model directory saved by ffbpe: {"path": DIR} (ffbpe.json, vocab.json, merges.txt)."""
+        self._p._config["tokenizer"] = {"unitoken": copy.deepcopy(config)}
+        return self._p
+
+    def train_bpe(self, config) -> "Pipeline":
+        """Train a BPE tokenizer on the build's own rendered samples first (mintdim/training.py):
+        {"vocab_size": 32000, "out": DIR, "unit": "byte", "hot_pair_window_size": None}."""
+        self._p._config["tokenizer"] = {"train_bpe": copy.deepcopy(config)}
+        return self._p
+
 
 class _Output(_Namespace):
     def dir(self, path=None, samples_per_shard=None) -> "Pipeline":
@@ -56,8 +67,10 @@ class Pipeline:
         self.tokenizer = _Tokenizer(self)
         self.output = _Output(self)
 
-    def units(self, sizes=None, build_batch=None) -> "Pipeline":
-        self._config["units"] = {"sizes": sizes, "build_batch": build_batch}
+    def units(self, sizes=None, build_batch=None, **planning) -> "Pipeline":
+        """sizes: a list of lists (declared), or "auto" with planning options k, multiple_of,
+        min_size, max_size, cost: sizes then minimise padding for the data (mintdim.padding)."""
+        self._config["units"] = {"sizes": sizes, "build_batch": build_batch, **planning}
         return self
 
     def to_config(self) -> dict:

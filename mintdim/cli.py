@@ -14,14 +14,35 @@ from . import errors as E
 from .commands import COMMANDS
 
 
+EPILOG = """examples:
+  mintdim build my.yaml --cores 4                       build (config keys: config/README.md)
+  mintdim build my.yaml --dry-run                       show the planned jobs, run nothing
+  mintdim build my.yaml --profile profiles/slurm        run the jobs on a cluster
+  mintdim inspect artifacts/my_units                    samples, tokens, padding, length histogram
+
+exit codes:
+  0    success
+  1    build or validation error (one clear message on stderr, never a traceback)
+  2    usage error (unknown command or option, missing argument)
+  130  interrupted (Ctrl-C)"""
+
+
+SUB_EXIT_CODES = "Exit codes: 0 ok, 1 error (one clear message on stderr), 2 usage error."
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="mintdim", description="MintDim: low-padding fixed-width token shards from JSONL datasets.",
-        epilog="Exit codes: 0 ok, 1 build or validation error, 2 usage error.")
+        prog="mintdim", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="MintDim: low-padding fixed-width token shards from JSONL datasets.\n\n"
+                    "Builds run the packaged Snakemake workflow; `mintdim COMMAND --help` describes each command.",
+        epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"mintdim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f".commands.{name}", __package__).register(sub)
+    for command in sub.choices.values():  # every subcommand's help states the exit codes
+        if "Exit codes" not in (command.epilog or ""):
+            command.epilog = ((command.epilog or "") + "\n\n" if command.epilog else "") + SUB_EXIT_CODES
     return parser
 
 
@@ -36,6 +57,9 @@ def main(argv=None) -> int:
     except E.MintDimError as err:
         print(str(err), file=sys.stderr)
         return 1
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

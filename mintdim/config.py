@@ -17,12 +17,14 @@ from dataclasses import asdict, dataclass, field
 from . import __version__
 from . import errors as E
 from . import template as T
+from . import training
 from .tokenizers import EXTENSIONS, KINDS
 
 DEFAULT_WORK_DIR = ".mintdim"
 DEFAULT_CHUNK_MB = 64
 TOP_KEYS = {"source", "tokenizer", "units", "output", "lang", "work_dir", "chunk_mb"}
-BLOCK_KEYS = {"source": {"files", "fields", "templates"}, "units": {"sizes", "build_batch"},
+AUTO_KEYS = {"k", "multiple_of", "max_size", "min_size", "cost"}  # units: {sizes: auto, ...}
+BLOCK_KEYS = {"source": {"files", "fields", "templates"}, "units": {"sizes", "build_batch"} | AUTO_KEYS,
               "output": {"dir", "samples_per_shard"}}
 MISSING_ORDER = ["source.files", "source.fields", "source.templates", "tokenizer", "units.sizes",
                  "units.build_batch", "output.dir", "output.samples_per_shard"]
@@ -38,10 +40,11 @@ class FileEntry:
     tokenizer_kind: str
     tokenizer_path: str
     tokenizer_abspath: str
-    sizes: list[int]
+    sizes: list[int] | None  # None: planned from the data (units.sizes: auto)
     build_batch: int
     output: int
     samples_per_shard: int
+    tokenizer_train: dict | None = None  # tokenizer.train_bpe: options; the model goes to tokenizer_path
 
     @property
     def compression(self) -> str | None:
@@ -61,8 +64,9 @@ class OutputEntry:
     tokenizer_kind: str
     tokenizer_path: str
     tokenizer_abspath: str
-    sizes: list[int]
+    sizes: list[int] | None
     samples_per_shard: int
+    auto: dict | None = None  # the planning options when sizes are auto
     build_batches: list[int] = field(default_factory=list)
 
 
@@ -125,7 +129,7 @@ def _tokenizer_block(raw: dict):
             f"declare exactly one tokenizer kind, got {kinds!r}",
             f"chỉ khai báo đúng một loại tokenizer, hiện tại là {kinds!r}")
     kind = kinds[0]
-    if kind not in KINDS:
+    if kind not in KINDS and kind != training.KIND:
         raise E.TokenizerValidationError.unsupported(f"Declared kind: {kind}", f"Loại đã khai báo: {kind}")
     value = tok[kind]
     items = value if isinstance(value, list) else [value]
@@ -133,6 +137,9 @@ def _tokenizer_block(raw: dict):
 
 
 def _check_tokenizer_item(item, index: int, kind: str) -> None:
+    if kind == training.KIND:
+        training.check_item(item)
+        return
     if not isinstance(item, dict):
         raise E.TokenizerValidationError.config(
             f"tokenizer config must be a dict with key: path, got {_tname(item)}",
@@ -229,7 +236,14 @@ def _resolve(raw, lang: str) -> BuildConfig:
     kind, tok_items, _ = _tokenizer_block(raw)
     for i, item in enumerate(tok_items):
         _check_tokenizer_item(item, i, kind)
-    if not isinstance(sizes, list) or not all(isinstance(s, list) for s in sizes):
+    auto = _auto_options(units) if sizes == "auto" else None
+    if auto is None and any(key in units for key in AUTO_KEYS):
+        raise E.UnitValidationError.make(
+            f"{sorted(AUTO_KEYS & set(units))} apply only with sizes: auto",
+            f"{sorted(AUTO_KEYS & set(units))} chỉ dùng được với sizes: auto")
+    if auto is not None:
+        sizes = [None]
+    elif not isinstance(sizes, list) or not all(isinstance(s, list) for s in sizes):
         raise E.UnitValidationError.make("sizes must be a list of lists, e.g. [[128, 256]]",
                                          "sizes phải là list các list, ví dụ [[128, 256]]")
     if not isinstance(batches, list):
@@ -265,7 +279,7 @@ def _resolve(raw, lang: str) -> BuildConfig:
         raise E.SamplesPerShardError.arity(n, len(sps))
 
     # 4. values
-    for i, unit_sizes in enumerate(sizes):
+    for i, unit_sizes in enumerate(sizes if auto is None else []):
         if not unit_sizes or not all(_is_pos_int(s) for s in unit_sizes):
             raise E.UnitValidationError.make(f"sizes[{i}] = {unit_sizes!r}", f"sizes[{i}] = {unit_sizes!r}")
         if any(a >= b for a, b in zip(unit_sizes, unit_sizes[1:])):
@@ -278,7 +292,7 @@ def _resolve(raw, lang: str) -> BuildConfig:
         if not _is_pos_int(value):
             raise E.SamplesPerShardError.value(i, value)
     for item in tok_items:
-        if not item["path"].endswith(EXTENSIONS[kind]):
+        if kind in EXTENSIONS and not item["path"].endswith(EXTENSIONS[kind]):
             raise E.TokenizerValidationError.unsupported(
                 f"Declared: {kind} with path {item['path']}", f"Đã khai báo: {kind} với path {item['path']}")
     work_dir = raw.get("work_dir", DEFAULT_WORK_DIR)
@@ -295,19 +309,22 @@ def _resolve(raw, lang: str) -> BuildConfig:
     outputs: list[OutputEntry] = []
     entries: list[FileEntry] = []
     for i, path in enumerate(files):
-        tok_path = _pick(tok_items, i)["path"]
+        tok_item = _pick(tok_items, i)
+        tok_path = tok_item["out"] if kind == training.KIND else tok_item["path"]
         out_dir = _pick(dirs, i)
         absdir = os.path.abspath(out_dir)
         entry = FileEntry(
             index=i, path=path, abspath=os.path.abspath(path), fields=list(_pick(fields, i)),
-            template=_pick(templates, i), tokenizer_kind=kind, tokenizer_path=tok_path,
-            tokenizer_abspath=os.path.abspath(tok_path), sizes=list(_pick(sizes, i)),
+            template=_pick(templates, i), tokenizer_kind="unitoken" if kind == training.KIND else kind,
+            tokenizer_path=tok_path, tokenizer_abspath=os.path.abspath(tok_path),
+            tokenizer_train=training.check_item(tok_item) if kind == training.KIND else None,
+            sizes=None if auto else list(_pick(sizes, i)),
             build_batch=_pick(batches, i), output=-1, samples_per_shard=_pick(sps, i))
         if absdir not in out_index:
             out_index[absdir] = len(outputs)
             outputs.append(OutputEntry(index=len(outputs), dir=out_dir, absdir=absdir, files=[],
-                                       tokenizer_kind=kind, tokenizer_path=tok_path,
-                                       tokenizer_abspath=entry.tokenizer_abspath, sizes=entry.sizes,
+                                       tokenizer_kind=entry.tokenizer_kind, tokenizer_path=tok_path,
+                                       tokenizer_abspath=entry.tokenizer_abspath, sizes=entry.sizes, auto=auto,
                                        samples_per_shard=entry.samples_per_shard))
         entry.output = out_index[absdir]
         outputs[entry.output].files.append(i)
@@ -320,7 +337,7 @@ def _resolve(raw, lang: str) -> BuildConfig:
         paths = [m.path for m in members]
         if len({m.tokenizer_abspath for m in members}) > 1:
             raise E.TokenizerMappingError.collision("tokenizer", o.dir, paths, [m.tokenizer_path for m in members])
-        if len({tuple(m.sizes) for m in members}) > 1:
+        if len({tuple(m.sizes or ()) for m in members}) > 1:
             raise E.UnitMappingError.collision("unit sizes", o.dir, paths, [m.sizes for m in members])
         if len({m.samples_per_shard for m in members}) > 1:
             vals = ", ".join(f"{m.path}: {m.samples_per_shard}" for m in members)
@@ -342,11 +359,33 @@ def _resolve(raw, lang: str) -> BuildConfig:
                 raise E.OutputValidationError.invalid(f"output {o.dir} is an input file",
                                                       f"output {o.dir} là một file đầu vào")
 
+    training.check_entries(entries, outputs, work_dir)  # tokenizer.train_bpe: out apart from outputs and work
     # 6. templates against fields
     for e in entries:
         check_template(e)
     return BuildConfig(files=entries, outputs=outputs, lang=lang, work_dir=work_dir, chunk_mb=float(chunk_mb),
                        raw=raw)
+
+
+def _auto_options(units: dict) -> dict:
+    """units: {sizes: auto, k: 4, multiple_of: 64, min_size: .., max_size: .., cost: linear|attention}."""
+    from .padding import COSTS
+
+    opts = {"k": units.get("k"), "multiple_of": units.get("multiple_of", 1), "min_size": units.get("min_size"),
+            "max_size": units.get("max_size"), "cost": units.get("cost", "linear")}
+    if not _is_pos_int(opts["k"]):
+        raise E.UnitValidationError.make(f"sizes: auto needs k, a positive int (got {opts['k']!r})",
+                                         f"sizes: auto cần k là số nguyên dương (hiện tại là {opts['k']!r})")
+    for key in ("multiple_of", "min_size", "max_size"):
+        if opts[key] is not None and not _is_pos_int(opts[key]):
+            raise E.UnitValidationError.make(f"{key} must be a positive int, got {opts[key]!r}",
+                                             f"{key} phải là số nguyên dương, hiện tại là {opts[key]!r}")
+    if opts["cost"] not in COSTS:
+        raise E.UnitValidationError.make(f"cost must be one of {list(COSTS)}, got {opts['cost']!r}",
+                                         f"cost phải là một trong {list(COSTS)}, hiện tại là {opts['cost']!r}")
+    if opts["min_size"] and opts["max_size"] and opts["min_size"] > opts["max_size"]:
+        raise E.UnitValidationError.make("min_size is above max_size", "min_size lớn hơn max_size")
+    return opts
 
 
 def check_template(e: FileEntry) -> T.Template:

@@ -12,7 +12,8 @@ import os
 
 import yaml
 
-from . import jsonl, outputs
+from . import errors as E
+from . import guard, jsonl, outputs
 from .config import resolve
 from .layout import Layout
 from .stages import failure
@@ -38,6 +39,9 @@ class BuildDAG:
                 self.build, metas = preflight(raw)
                 write_cache(self.build, metas)
         self.layout = Layout(self.build.work_dir, self.build.build_id)
+        # before this run touches any file of the build: one live run per build, no orphaned jobs
+        # of a killed run, no stale Snakemake locks of it (see mintdim/guard.py)
+        self.guard = guard.start(self.build, self.layout) if main_process else None
         self.bounds = self._chunk_plan(main_process, cores)
         self.chunks = {i: len(b) for i, b in self.bounds.items()}
         if main_process:
@@ -61,7 +65,12 @@ class BuildDAG:
             with open(path, encoding="utf-8") as f:
                 return {int(k): [tuple(r) for r in v] for k, v in json.load(f).items()}
         parallel = max(1, min(int(cores or 1), 64))
-        plan = {f.index: jsonl.chunk_bounds(f.abspath, self.build.chunk_mb, parallel) for f in self.build.files}
+        plan = {}
+        for f in self.build.files:
+            try:
+                plan[f.index] = jsonl.chunk_bounds(f.abspath, self.build.chunk_mb, parallel)
+            except OSError:  # removed (or replaced) since pre-flight
+                raise E.MintDimFileNotFoundError.make("source", f.path, lang=self.build.lang) from None
         if main_process:
             os.makedirs(self.layout.root, exist_ok=True)
             outputs.atomic_write_text(path, json.dumps(plan))
@@ -94,10 +103,16 @@ class BuildDAG:
         return self.build.files[file_index].abspath
 
     def tokenizer_files(self) -> list[str]:
-        return sorted({f.tokenizer_abspath for f in self.build.files})
+        """The validate job's inputs: tokenizer files, and the train jobs' markers (tokenizer.train_bpe)."""
+        from . import training
 
-    def sizes(self, out_index: int) -> list[int]:
-        return self.build.outputs[out_index].sizes
+        return (sorted({f.tokenizer_abspath for f in self.build.files if f.tokenizer_train is None})
+                + training.markers(self.build, self.layout.root))
+
+    def slots(self, out_index: int) -> range:
+        """One write job per unit size: declared sizes, or k sizes planned from the data."""
+        out = self.build.outputs[out_index]
+        return range(len(out.sizes) if out.sizes is not None else out.auto["k"])
 
     def tokenize_targets(self) -> list[str]:
         return [self.layout.tok_dir(i, k) for i, n in self.chunks.items() for k in range(n)]

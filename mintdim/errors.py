@@ -156,12 +156,14 @@ _TOK_RULES_VI = [
 
 class TokenizerValidationError(MintDimError):
     @classmethod
-    def config(cls, en_problem: str, vi_problem: str, component: str = "config", **kw):
+    def config(cls, en_problem: str, vi_problem: str, component: str = "config", rules_en=None, rules_vi=None,
+               **kw):
+        # rules_en/rules_vi: the rules of a config other than {path} (tokenizer.train_bpe)
         return cls(
             f"Invalid tokenizer config.\n\nComponent: {component}\n\nProblem: {en_problem}\n\n"
-            f"Rules:\n\n{_bullets(_TOK_RULES_EN)}",
+            f"Rules:\n\n{_bullets(rules_en or _TOK_RULES_EN)}",
             f"Cấu hình tokenizer không hợp lệ.\n\nThành phần: {component}\n\nVấn đề: {vi_problem}\n\n"
-            f"Quy tắc:\n\n{_bullets(_TOK_RULES_VI)}",
+            f"Quy tắc:\n\n{_bullets(rules_vi or _TOK_RULES_VI)}",
             **kw,
         )
 
@@ -182,6 +184,10 @@ class TokenizerValidationError(MintDimError):
         if detail_en:
             en += f"\n\n{detail_en}"
             vi += f"\n\n{detail_vi or detail_en}"
+        en += ("\n\nAlso supported: unitoken (a model directory saved by ffbpe: ffbpe.json, vocab.json, "
+               "merges.txt), and train_bpe (trains one from the data).")
+        vi += ("\n\nCũng được hỗ trợ: unitoken (thư mục model do ffbpe lưu: ffbpe.json, vocab.json, "
+               "merges.txt), và train_bpe (train từ dữ liệu).")
         return cls(en, vi, **kw)
 
 
@@ -193,6 +199,14 @@ class TokenizerSpecialTokenError(MintDimError):
         if path:
             en += f"\n\nTokenizer: {path}"
             vi += f"\n\nTokenizer: {path}"
+        # one line of advice after the spec's text: the command that writes a usable copy
+        name = "pad" if token == "pad_id" else "unk"
+        shown = path or "IN"
+        ext = next((x for x in (".model", ".json") if shown.endswith(x)), "")
+        root = shown[: len(shown) - len(ext)].rstrip("/")
+        command = f"mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'"
+        en += f"\n\nFix: write a copy that appends the missing token (existing ids unchanged): {command}"
+        vi += f"\n\nCách sửa: tạo bản sao có thêm token còn thiếu (id hiện có không đổi): {command}"
         return cls(en, vi, **kw)
 
 

@@ -95,28 +95,33 @@ class ChunkReader:
             yield from self._iter_plain()
 
     def _iter_plain(self):
-        with open(self.path, "rb") as f:
+        # line by line: memory stays flat whatever the chunk size
+        with open(self.path, "rb", buffering=1 << 20) as f:
             if self.start > 0:
                 f.seek(self.start - 1)
                 f.readline()
-                begin = f.tell()
+                pos = f.tell()
+                if pos >= self.end:
+                    return  # the only line starting in this range began in the previous chunk
             else:
-                begin = 0
-            if begin >= self.end and self.start > 0:
-                return
-            data = f.read(self.end - begin)
-            if data and not data.endswith(b"\n"):
-                data += f.readline()
-        self.bytes_read = len(data)
-        if begin == 0 and data.startswith(BOM):
-            data = data[3:]
-        self.newlines = data.count(b"\n")
-        lines = data.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
-        for i, line in enumerate(lines):
-            if line.strip(_WS):
-                yield i, line
+                pos = 0
+            begin = pos
+            i = 0
+            readline = f.readline
+            while pos < self.end:
+                line = readline()
+                if not line:
+                    break
+                pos += len(line)
+                if i == 0 and self.start == 0 and line.startswith(BOM):
+                    line = line[3:]
+                if line.endswith(b"\n"):
+                    self.newlines += 1
+                    line = line[:-1]
+                if line.strip(_WS):
+                    yield i, line
+                i += 1
+            self.bytes_read = pos - begin
 
     def _iter_stream(self):
         try:

@@ -32,8 +32,8 @@ class Layout:
     def plan_units(self, out: int) -> str:
         return self._p("plan", f"o{out}.units.json")
 
-    def written(self, out: int, size: int) -> str:
-        return self._p("written", f"o{out}_u{size}.json")
+    def written(self, out: int, slot: int) -> str:
+        return self._p("written", f"o{out}_s{slot}.json")
 
     def aggregated(self, out: int) -> str:
         return self._p("agg", f"o{out}.json")

@@ -14,6 +14,7 @@ import os
 import shutil
 
 from . import errors as E
+from .faults import kill_point
 
 FAILED_MARKER = "UNIT_BUILD_FAILED.md"
 EMPTY_MARKER = "EMPTY_UNIT.md"
@@ -38,7 +39,17 @@ def write_record(work_dir: str, absdir: str, **data) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     record = read_record(work_dir, absdir) or {"absdir": absdir}
     record.update(data)
-    atomic_write_text(path, json.dumps(record, indent=1))
+    text = json.dumps(record, indent=1)
+    try:
+        atomic_write_text(path, text)
+    except OSError:
+        if not os.path.isfile(path):
+            raise
+        # a full disk has no room for a new file: rewrite the existing record in place (its
+        # blocks are already allocated), so failure markers can still be recognised as ours
+        with open(path, "r+", encoding="utf-8") as f:
+            f.write(text)
+            f.truncate()
 
 
 def atomic_write_text(path: str, text: str) -> None:
@@ -49,12 +60,15 @@ def atomic_write_text(path: str, text: str) -> None:
 
 
 def holds_only_markers(absdir: str) -> bool:
-    """True when every entry is a unit_* directory holding nothing but a failure marker."""
+    """True when every entry is a unit_* directory holding nothing but a failure marker
+    (or the top-level marker of a build whose unit sizes were not planned yet)."""
     try:
         entries = list(os.scandir(absdir))
     except OSError:
         return False
     for entry in entries:
+        if entry.name == FAILED_MARKER and entry.is_file(follow_symlinks=False):
+            continue  # sizes planned from the data: the marker sits at the top
         if not (entry.is_dir(follow_symlinks=False) and entry.name.startswith("unit_")):
             return False
         inner = os.listdir(entry.path)
@@ -74,11 +88,22 @@ def state(work_dir: str, absdir: str, build_id: str) -> str:
     record = read_record(work_dir, absdir)
     if record is None:
         return "foreign"
-    if holds_only_markers(absdir) and record.get("state") in ("failed", "finalizing"):
+    if holds_only_markers(absdir) and record.get("state") in ("failed", "finalizing", "claimed"):
         return "ours-failed"
     if record.get("state") in ("complete", "finalizing") and record.get("build_id") == build_id:
+        if record.get("ident") not in (None, identity(absdir)):
+            return "foreign"  # not the directory this build placed (another build's, or replaced since)
         return "ours-complete"  # finished, or placed by a finalize that was killed before recording it
     return "foreign"
+
+
+def identity(path: str) -> int | None:
+    """What tells the directory a finalize placed from any other at the same path: its inode
+    (a rename keeps it; a copy records the new directory's before copying into it)."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_ino
+    except OSError:
+        return None
 
 
 def check_outputs(build) -> None:
@@ -96,11 +121,15 @@ def marker_text(err: E.MintDimError) -> str:
             f"## Lỗi\n\n```\n{err.render('vi')}\n```\n")
 
 
-def write_failure_markers(build, err: E.MintDimError) -> list[str]:
-    """Put UNIT_BUILD_FAILED.md into every declared unit directory of every output not yet complete."""
+def write_failure_markers(build, err: E.MintDimError, only=None) -> list[str]:
+    """Put UNIT_BUILD_FAILED.md into every declared unit directory of every output not yet complete.
+
+    only: the output directories (absolute) this run claimed (see guard); others are left alone."""
     written = []
     text = marker_text(err)
     for out in build.outputs:
+        if only is not None and out.absdir not in only:
+            continue
         st = state(build.work_dir, out.absdir, build.build_id)
         if st in ("foreign", "ours-complete"):
             continue
@@ -108,7 +137,11 @@ def write_failure_markers(build, err: E.MintDimError) -> list[str]:
         previous = read_record(build.work_dir, out.absdir) or {}
         write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id, state="failed",
                      created_dir=created or previous.get("created_dir", False))
-        for size in out.sizes:
+        if out.sizes is None:  # units.sizes: auto: no unit directory is declared
+            os.makedirs(out.absdir, exist_ok=True)
+            atomic_write_text(os.path.join(out.absdir, FAILED_MARKER), text)
+            written.append(out.absdir)
+        for size in out.sizes or []:
             unit_dir = os.path.join(out.absdir, f"unit_{size}")
             os.makedirs(unit_dir, exist_ok=True)
             atomic_write_text(os.path.join(unit_dir, FAILED_MARKER), text)
@@ -120,6 +153,9 @@ def clear_failure_markers(absdir: str) -> None:
     if not holds_only_markers(absdir):
         return
     for entry in os.scandir(absdir):
+        if entry.name == FAILED_MARKER:
+            os.unlink(entry.path)
+            continue
         marker = os.path.join(entry.path, FAILED_MARKER)
         if os.path.exists(marker):
             os.unlink(marker)
@@ -140,7 +176,7 @@ def remove_partial_copy(stage_dir: str, absdir: str) -> None:
             os.rmdir(target)
 
 
-def place(stage_dir: str, absdir: str) -> None:
+def place(stage_dir: str, absdir: str, before_copy=None) -> None:
     """Move a finished staging tree into place: one rename when it can be, a careful copy otherwise.
 
     rename(2) onto a missing or empty directory is atomic. Across file systems the
@@ -158,6 +194,8 @@ def place(stage_dir: str, absdir: str) -> None:
         if exc.errno != errno.EXDEV:
             raise
     os.makedirs(absdir, exist_ok=True)
+    if before_copy:
+        before_copy()
     units = sorted(e.name for e in os.scandir(stage_dir) if e.is_dir())
     note = "# Unit build failed\n\nThe output was being copied into place and the copy did not finish.\n"
     for name in units:
@@ -166,6 +204,7 @@ def place(stage_dir: str, absdir: str) -> None:
     for name in units:
         for f in sorted(os.listdir(os.path.join(stage_dir, name))):
             shutil.copyfile(os.path.join(stage_dir, name, f), os.path.join(absdir, name, f))
+        kill_point("finalize:copying")
     files = sorted(e.name for e in os.scandir(stage_dir) if e.is_file() and e.name != "stats.json")
     for f in files + ["stats.json"]:
         shutil.copyfile(os.path.join(stage_dir, f), os.path.join(absdir, f))

@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 import yaml
 
 from . import errors as E
+from . import guard
 from .dag import PREFLIGHT_ENV
 from .layout import Layout
 from .paths import snakefile
 from .stages import failure
+from .stages.job import ERROR_LINE, unexpected_failure
 from .stages.validate import preflight, write_cache
 
 _PASS = re.compile(r"^\[unit-build|^\d+ of \d+ steps|^Nothing to be done")
@@ -66,32 +68,50 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
               dry_run: bool = False, echo=None, extra_args: list[str] | None = None) -> BuildResult:
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
     build, metas = preflight(raw)
-    write_cache(build, metas)
     layout = Layout(build.work_dir, build.build_id)
-    os.makedirs(layout.root, exist_ok=True)
+    guard.probe(build, layout)  # this build, or one of its outputs, busy in another live build: stop now
     config_path = os.path.abspath(os.path.join(layout.root, "config.yaml"))
-    with open(config_path, "w", encoding="utf-8") as f:
-        yaml.safe_dump(raw, f, allow_unicode=True, sort_keys=False)
     log_path = os.path.join(layout.root, "logs", "snakemake.log")
-    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    try:
+        write_cache(build, metas)
+        os.makedirs(layout.root, exist_ok=True)
+        with open(config_path, "w", encoding="utf-8") as f:
+            yaml.safe_dump(raw, f, allow_unicode=True, sort_keys=False)
+        os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    except OSError as exc:  # e.g. the work directory's disk is full: one clear message naming the path
+        raise unexpected_failure("start", exc, [layout.root]).with_lang(build.lang) from None
     cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run,
                             extra_args)
-    env = dict(os.environ, **{PREFLIGHT_ENV: build.build_id})
+    error_file = os.path.join(layout.root, f"runner-{os.getpid()}.error.json")
+    _unlink(error_file)
+    env = dict(os.environ, **{PREFLIGHT_ENV: build.build_id, guard.ERROR_FILE_ENV: error_file})
     tail: list[str] = []
-    with open(log_path, "w", encoding="utf-8") as log, subprocess.Popen(
+    console_errors: list[E.MintDimError] = []
+    with _Log(log_path) as log, subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env) as proc:
         for line in proc.stdout:
             log.write(line)
             line = line.rstrip("\n")
+            if line.startswith(ERROR_LINE):  # a job that could not record its error (disk full)
+                try:
+                    console_errors.append(E.MintDimError.from_dict(json.loads(line[len(ERROR_LINE):])))
+                except (ValueError, KeyError):
+                    pass
+                continue
             tail = (tail + [line])[-40:]
             if _PASS.search(line) or dry_run:
                 echo(line)
         rc = proc.wait()
     result = BuildResult(build_id=build.build_id, work_dir=build.work_dir, dry_run=dry_run, log=log_path)
     if rc != 0:
-        errs = failure.collect(layout.errors_dir)
+        errs = _read_error_file(error_file) + failure.collect(layout.errors_dir) + console_errors
         if errs:
             raise errs[0].with_lang(build.lang)
+        if rc < 0:
+            raise E.BuildError.make(
+                f"Snakemake was killed (signal {-rc}).\n\nLog: {log_path}\n\n"
+                "Run the same command again: the build resumes from the finished jobs, and its output "
+                "is the same as an uninterrupted build's.", lang=build.lang)
         text = "\n".join(tail)
         if "LockException" in text or "cannot be locked" in text:
             raise E.BuildError.make(
@@ -99,11 +119,73 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
                 "If no other build is running here, remove the stale lock with:\n\n"
                 f"    snakemake --unlock --snakefile {snakefile()} --configfile {config_path}\n\n"
                 "then run the same command again.", lang=build.lang)
+        full = failure.full_disks([layout.root] + [o.absdir for o in build.outputs])
+        if full or "No space left on device" in text:
+            raise failure.first_error(layout, build.lang, build) if full else E.BuildError.make(
+                f"A file system the build writes to is full (No space left on device).\n\nLog: {log_path}\n\n"
+                + "\n".join(tail[-12:]), lang=build.lang)
         raise E.BuildError.make(f"Snakemake exited with status {rc}.\n\nLog: {log_path}\n\n" + "\n".join(tail[-12:]),
                                 lang=build.lang)
+    _unlink(error_file)
     if not dry_run:
         for out in build.outputs:
-            with open(layout.done(out.index), encoding="utf-8") as f:
-                done = json.load(f)
+            try:
+                with open(layout.done(out.index), encoding="utf-8") as f:
+                    done = json.load(f)
+            except (OSError, ValueError) as exc:
+                raise E.BuildError.make(
+                    f"Snakemake ended without the completion record of {out.dir} ({exc}).\n\nLog: {log_path}\n\n"
+                    "Run the same command again.", lang=build.lang) from None
             result.outputs.append(OutputResult(dir=out.dir, path=out.absdir, stats=done["stats"]))
     return result
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _read_error_file(path: str) -> list[E.MintDimError]:
+    """The error the main Snakemake process raised itself (output busy, build already running)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            err = E.MintDimError.from_dict(json.load(f))
+    except (OSError, ValueError, KeyError):
+        return []
+    _unlink(path)
+    return [err]
+
+
+class _Log:
+    """The runner's copy of Snakemake's output. A full disk must not hide the build's own message:
+    write errors only stop the copy."""
+
+    def __init__(self, path: str):
+        try:
+            self._fh = open(path, "w", encoding="utf-8")
+        except OSError:
+            self._fh = None
+
+    def write(self, text: str) -> None:
+        if self._fh is None:
+            return
+        try:
+            self._fh.write(text)
+        except OSError:
+            self.close()
+
+    def close(self) -> None:
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            try:
+                fh.close()
+            except OSError:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-KINDS = ("sentencepiece", "hf_json")
-EXTENSIONS = {"sentencepiece": ".model", "hf_json": ".json"}
+KINDS = ("sentencepiece", "hf_json", "unitoken")
+EXTENSIONS = {"sentencepiece": ".model", "hf_json": ".json"}  # unitoken: a model directory (mintdim/unitoken.py)
+DIRECTORY_KINDS = ("unitoken",)
 UINT16_MAX_VOCAB = 65535
 UINT32_MAX_VOCAB = 2**32 - 1
 
@@ -121,9 +122,37 @@ class HFJsonTokenizer:
         return _flatten(self.encode_ids(texts))
 
 
-_CLASSES = {"sentencepiece": SentencePieceTokenizer, "hf_json": HFJsonTokenizer}
+def _unitoken(path: str, threads: int = 1):
+    from .unitoken import UnitokenTokenizer
+
+    return UnitokenTokenizer(path, threads=threads)
+
+
+_CLASSES = {"sentencepiece": SentencePieceTokenizer, "hf_json": HFJsonTokenizer, "unitoken": _unitoken}
 
 
 def load(kind: str, path: str, threads: int = 1):
     """Load a tokenizer of a known kind. Raises whatever the library raises on a bad file."""
     return _CLASSES[kind](path, threads=threads)
+
+
+def exists(kind: str, path: str) -> bool:
+    """A file kind needs a file; a directory kind (unitoken) needs the path to exist (else: not found)."""
+    return os.path.exists(path) if kind in DIRECTORY_KINDS else os.path.isfile(path)
+
+
+def stat_key(kind: str, path: str) -> str:
+    """Size and mtime of what defines the tokenizer: the file, or a model directory's files."""
+    if kind in DIRECTORY_KINDS:
+        from .unitoken import model_files
+
+        parts = []
+        for p in model_files(path):
+            try:
+                st = os.stat(p)
+                parts.append(f"{os.path.basename(p)}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:
+                parts.append(f"{os.path.basename(p)}:-")
+        return ",".join(parts)
+    st = os.stat(path)
+    return f"{st.st_size}|{st.st_mtime_ns}"

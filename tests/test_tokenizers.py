@@ -222,7 +222,7 @@ def test_dtype_for_vocab_too_large():
 
 
 def test_kinds_and_extensions():
-    assert T.KINDS == ("sentencepiece", "hf_json")
+    assert T.KINDS == ("sentencepiece", "hf_json", "unitoken")  # unitoken: a model directory (no extension)
     assert T.EXTENSIONS == {"sentencepiece": ".model", "hf_json": ".json"}
 
 

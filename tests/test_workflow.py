@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sys
 from functools import lru_cache
 
@@ -635,9 +636,12 @@ def test_output_identical_across_cores_and_chunking(tmp_path):
     base = basic_config(["./data/a.jsonl", "./data/b.jsonl"], sizes=[[64, 128, 256, 512]], build_batch=[3],
                         out="./det_out", sps=[4])
     trees = {}
-    for name, cores, chunk in (("c1", 1, None), ("c2", 2, None), ("c2small", 2, 0.002)):
+    # c2again: the same build a second time, elsewhere, with its work dir given as an absolute path
+    for name, cores, chunk in (("c1", 1, None), ("c2", 2, None), ("c2small", 2, 0.002), ("c2again", 2, None)):
         root = _det_project(str(tmp_path / name), a_rows, b_rows)
         cfg = dict(base, chunk_mb=chunk) if chunk else dict(base)
+        if name == "c2again":
+            cfg["work_dir"] = os.path.join(root, "abs_work_dir")
         build_in(root, cfg, cores=cores)
         trees[name] = tree_bytes(os.path.join(root, "det_out"))
         tok_logs = glob.glob(os.path.join(root, ".mintdim", "*", "logs", "tokenize_f*_c*.log"))
@@ -645,12 +649,19 @@ def test_output_identical_across_cores_and_chunking(tmp_path):
     assert os.path.getsize(tmp_path / "c2small" / "data" / "a.jsonl") > 2 * 0.002 * 1024 * 1024  # really chunked
     assert trees["c1"] == trees["c2"]
     assert trees["c1"] == trees["c2small"]
+    assert trees["c1"] == trees["c2again"]
+    manifest = (tmp_path / "c2again" / "det_out" / "manifest.json").read_text(encoding="utf-8")
+    host = socket.gethostname()
+    assert not re.search(rf"(?<![\w.-]){re.escape(host)}(?![\w.-])", manifest), host
+    assert "abs_work_dir" not in manifest and str(tmp_path) not in manifest
+    assert not TIMESTAMP.search(manifest)
     samples = expected_samples(tmp_path / "c1", ["./data/a.jsonl", "./data/b.jsonl"], ["{prompt}\n{response}"] * 2)
     got = check_output(tmp_path / "c2small" / "det_out", samples, encoder("sentencepiece", SP_MODEL))
     assert got["stats"]["samples_with_unk"] == 1 and got["stats"]["duplicate_groups"] == 2
-    for rel, text in json_texts(tmp_path / "c2small" / "det_out").items():
-        assert str(tmp_path) not in text, rel
-        assert ".mintdim" not in text, rel
+    for rel, text in {**json_texts(tmp_path / "c2small" / "det_out"),
+                      **json_texts(tmp_path / "c2again" / "det_out")}.items():
+        assert str(tmp_path) not in text and os.path.realpath(str(tmp_path)) not in text, rel
+        assert ".mintdim" not in text and "abs_work_dir" not in text, rel
         assert not TIMESTAMP.search(text), (rel, TIMESTAMP.search(text).group(0))
 
 

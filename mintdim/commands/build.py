@@ -21,13 +21,25 @@ def load_config_file(path: str) -> dict:
     return raw if raw is not None else {}
 
 
+def shipped_profile(profile: str | None) -> str | None:
+    """A profile directory as given, or the name of one shipped with MintDim (slurm, local-cluster)."""
+    from ..paths import workflow_root
+
+    if profile and not os.path.isdir(profile) and os.sep not in profile:
+        shipped = os.path.join(workflow_root(), "profiles", profile)
+        if os.path.isfile(os.path.join(shipped, "config.yaml")):
+            return shipped
+    return profile
+
+
 def run(args) -> int:
     from ..runner import run_build
 
     raw = load_config_file(args.config)
     if args.lang and isinstance(raw, dict):
         raw["lang"] = args.lang
-    result = run_build(raw, cores=args.cores, profile=args.profile, keep_intermediates=args.keep_intermediates,
+    result = run_build(raw, cores=args.cores, profile=shipped_profile(args.profile),
+                       keep_intermediates=args.keep_intermediates,
                        dry_run=args.dry_run)
     for out in result.outputs:
         s = out.stats
@@ -39,11 +51,18 @@ def run(args) -> int:
 def register(sub) -> None:
     b = sub.add_parser("build", help="run the unit-build workflow for a YAML config",
                        description="Run the unit-build workflow (Snakemake) for a YAML config. "
-                                   "Relative paths in the config resolve from the current directory.")
+                                   "Relative paths in the config resolve from the current directory. "
+                                   "Prints one line per closed shard and a summary per output.",
+                       epilog="Exit codes: 0 built (or nothing to do), 1 build or validation error (one clear "
+                              "message: the spec's error class and text), 2 usage error. Logs: "
+                              "<work_dir>/<build id>/logs/ (work_dir defaults to .mintdim).")
     b.add_argument("config", help="YAML config file (see config/README.md)")
     b.add_argument("--cores", type=int, default=None, help="cores to use (default: all)")
-    b.add_argument("--profile", default=None, help="Snakemake profile directory (e.g. profiles/slurm)")
+    b.add_argument("--profile", default=None,
+                   help="Snakemake profile: a directory, or the name of a shipped one (slurm, "
+                        "local-cluster); it sets the executor and resources (see README 'Clusters')")
     b.add_argument("--keep-intermediates", action="store_true", help="keep msgpack intermediates in the work dir")
-    b.add_argument("--dry-run", action="store_true", help="show the planned jobs, run nothing")
+    b.add_argument("--dry-run", action="store_true",
+                   help="show the planned jobs (a count per rule, then each job), run nothing")
     b.add_argument("--lang", choices=E.LANGS, default=None, help="language of error messages (overrides config)")
     b.set_defaults(func=run)

@@ -78,7 +78,10 @@ class ShardWriter:
             lo = int(ends[i - 1]) if i else 0
             hi = int(ends[i + take - 1])
             block = pad_block(lengths[i:i + take], tokens[lo:hi], self.unit, self.pad_id, self.dtype)
-            block.tofile(self._fh)
+            try:
+                block.tofile(self._fh)
+            except OSError as exc:  # a short write (disk full, a file size or quota limit): name the shard
+                raise OSError(exc.errno, exc.strerror or str(exc), self._fh.name) from None
             self._in_shard += take
             self._bytes += block.nbytes
             i += take

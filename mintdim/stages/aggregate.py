@@ -16,18 +16,21 @@ from ..formats import intermediate as inter
 from ..formats.indexes import JsonlWriter, duplicate_groups, write_json
 from ..formats.shards import shard_name
 from ..outputs import atomic_write_text
+from ..progress import Progress
 
 
-def manifest(build, meta, out) -> dict:
+def manifest(build, meta, out, sizes: list[int]) -> dict:
     files = [build.files[i] for i in out.files]
     batches = [f.build_batch for f in files]
     return {
         "pipeline": "unit-build",
         "mintdim_version": __version__,
         "tokenizer": {"type": meta.type, "path": meta.path, "vocab_size": meta.vocab_size,
-                      "unk_id": meta.unk_id, "pad_id": meta.pad_id},
+                      "unk_id": meta.unk_id, "pad_id": meta.pad_id,
+                      **({"trained": meta.trained} if getattr(meta, "trained", None) else {})},
         "token_storage": {"dtype": meta.dtype, "bytes_per_token": meta.bytes_per_token, "byte_order": "little"},
-        "units": {"sizes": out.sizes, "build_batch": batches[0] if len(set(batches)) == 1 else batches},
+        "units": {"sizes": sizes, "build_batch": batches[0] if len(set(batches)) == 1 else batches,
+                  **({"planned": {"from": "data", **out.auto}} if out.auto else {})},
         "source": {"files": [f.path for f in files], "fields": [f.fields for f in files],
                    "templates": [f.template for f in files]},
         "output": {"samples_per_shard": out.samples_per_shard},
@@ -42,7 +45,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     meta = metas[out.tokenizer_abspath]
     plan = inter.read(plan_path)
     n = plan["n"]
-    sizes = out.sizes
+    sizes = plan["sizes"]  # declared, or planned from the data (units.sizes: auto)
     sps = out.samples_per_shard
     file_ids = inter.unarr(plan["files"])
     lines = inter.unarr(plan["lines"])
@@ -57,7 +60,10 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     os.makedirs(stage_dir, exist_ok=True)
     # sample_index.jsonl, in sample_id order
     writer = JsonlWriter(os.path.join(stage_dir, "sample_index.jsonl"))
+    progress = Progress(log, f"[unit-build] aggregate {out.dir}", n, "samples indexed")
     for i in range(n):
+        if not i & 0xFFFF:
+            progress.update(i)
         u = int(units[i])
         row = int(rows[i])
         writer.write({
@@ -96,7 +102,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     for p in written_paths:
         with open(p, encoding="utf-8") as f:
             w = json.load(f)
-        shards[str(w["unit"])] = len(w["shards"])
+        if w["unit"] is not None:
+            shards[str(w["unit"])] = len(w["shards"])
     stats = {
         "total_samples": int(n),
         "total_tokens": int(lengths.astype(np.int64).sum()),
@@ -110,7 +117,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "shards": {str(s): shards.get(str(s), 0) for s in sizes},
         "padding": padding.measure(*padding.histogram(lengths), sizes).as_stats(),
     }
-    write_json(os.path.join(stage_dir, "manifest.json"), manifest(build, meta, out))
+    write_json(os.path.join(stage_dir, "manifest.json"), manifest(build, meta, out, sizes))
     write_json(os.path.join(stage_dir, "stats.json"), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "

@@ -32,13 +32,38 @@ def collect(errors_dir: str) -> list[E.MintDimError]:
     return found
 
 
-def first_error(layout, lang: str = "en") -> E.MintDimError:
+def first_error(layout, lang: str = "en", build=None) -> E.MintDimError:
     errs = collect(layout.errors_dir)
     if errs:
         return errs[0].with_lang(lang)
+    full = full_disks([layout.root] + ([o.absdir for o in build.outputs] if build else []))
+    if full:
+        where = ", ".join(full)
+        return E.BuildError.make(
+            f"A file system the build writes to is full.\n\nPath: {where}\n\n"
+            "Free space (or set work_dir / output.dir on a larger disk), then run the same command again.\n\n"
+            f"Logs: {os.path.join(layout.root, 'logs')}",
+            f"Hệ thống file mà build ghi vào đã đầy.\n\nĐường dẫn: {where}\n\n"
+            "Hãy giải phóng dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng lệnh này."
+            f"\n\nLogs: {os.path.join(layout.root, 'logs')}", lang=lang)
     return E.BuildError.make(
         f"A job stopped without a MintDim error (killed, out of memory, or an executor failure).\n\n"
         f"Logs: {os.path.join(layout.root, 'logs')}", lang=lang)
+
+
+def full_disks(paths, below: int = 64 * 1024) -> list[str]:
+    """Those of `paths` (or their nearest existing parent) on a file system with almost no space left."""
+    found = []
+    for path in paths:
+        probe = os.path.abspath(path)
+        while not os.path.exists(probe) and os.path.dirname(probe) != probe:
+            probe = os.path.dirname(probe)
+        try:
+            if shutil.disk_usage(probe).free < below:
+                found.append(path)
+        except OSError:
+            continue
+    return found
 
 
 def reset(layout) -> None:
@@ -51,9 +76,12 @@ def reset(layout) -> None:
 
 
 def on_error(build, layout) -> E.MintDimError:
-    err = first_error(layout, build.lang)
+    from ..guard import active
+
+    err = first_error(layout, build.lang, build)
+    guard = active()  # markers only where this run holds the output (never into another live build's)
     try:
-        outputs.write_failure_markers(build, err)
+        outputs.write_failure_markers(build, err, only=guard.claimed if guard else None)
     except OSError as exc:  # the markers are best effort; the message still reaches the user
         print(f"[unit-build:warning] could not write failure markers: {exc}")
     return err

@@ -13,6 +13,7 @@ import os
 
 from .. import errors as E
 from .. import outputs
+from ..faults import kill_point
 from ..outputs import atomic_write_text
 
 
@@ -31,9 +32,14 @@ def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_p
         outputs.remove_partial_copy(stage_dir, out.absdir)  # a cross-device copy that was cut short
         interrupted = False
     if not interrupted:
+        # the record names the directory about to be placed (its inode), so a rerun after a kill
+        # recognises it, and never another build's directory that took the same path meanwhile
         outputs.write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id, state="finalizing",
-                             created_dir=st == "absent" or record.get("created_dir", False))
-        outputs.place(stage_dir, out.absdir)
+                             created_dir=st == "absent" or record.get("created_dir", False),
+                             ident=outputs.identity(stage_dir))
+        outputs.place(stage_dir, out.absdir, before_copy=lambda: outputs.write_record(
+            build.work_dir, out.absdir, ident=outputs.identity(out.absdir)))
+        kill_point("finalize:moved")
     try:
         os.rmdir(os.path.dirname(os.path.abspath(stage_dir)))  # the build's stage/ parent, once empty
     except OSError:

@@ -7,6 +7,7 @@ the runner can re-raise the same typed error in the caller's process.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -14,6 +15,8 @@ import time
 import traceback
 
 from .. import errors as E
+from ..faults import kill_point
+from ..guard import hold_job_lock
 from ..outputs import atomic_write_text
 
 
@@ -23,14 +26,23 @@ class JobLog:
         self.console = console
         self._fh = None
         if path:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            self._fh = open(path, "a", encoding="utf-8")
+            try:
+                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+                self._fh = open(path, "a", encoding="utf-8")
+            except OSError:
+                self._fh = None
         self._last_progress = 0.0
 
-    def __call__(self, message: str) -> None:
+    def _to_file(self, message: str) -> None:
         if self._fh:
-            self._fh.write(message + "\n")
-            self._fh.flush()
+            try:
+                self._fh.write(message + "\n")
+                self._fh.flush()
+            except OSError:  # a full disk: the console still gets every line
+                self._fh = None
+
+    def __call__(self, message: str) -> None:
+        self._to_file(message)
         if self.console:
             # one write per line: parallel jobs share the console, and an unbuffered stream
             # would otherwise split text and newline into two writes
@@ -39,9 +51,7 @@ class JobLog:
 
     def detail(self, message: str) -> None:
         """Only to the log file (tracebacks, internals)."""
-        if self._fh:
-            self._fh.write(message + "\n")
-            self._fh.flush()
+        self._to_file(message)
 
     def progress(self, message: str, every: float = 5.0, force: bool = False) -> None:
         now = time.monotonic()
@@ -75,10 +85,16 @@ def record_failure(errors_dir: str, failed_flag: str, name: str, err: E.MintDimE
     atomic_write_text(failed_flag, name + "\n")
 
 
-def run(name: str, body, *, log: JobLog, errors_dir: str | None, failed_flag: str | None, lang: str = "en") -> int:
+def run(name: str, body, *, log: JobLog, errors_dir: str | None, failed_flag: str | None, lang: str = "en",
+        writes=None) -> int:
     """Run a stage body; turn every failure into one clear message and an exit code."""
+    stage = name.split("_")[0]
+    if errors_dir:
+        hold_job_lock(os.path.dirname(errors_dir))  # a rerun after a killed run waits for this job to end
     try:
+        kill_point(f"{stage}:start")
         body()
+        kill_point(f"{stage}:end")
         return 0
     except BuildStopped:
         log(f"[unit-build] {name}: stopped because another job of this build failed")
@@ -87,15 +103,46 @@ def run(name: str, body, *, log: JobLog, errors_dir: str | None, failed_flag: st
         failure = err
     except Exception as exc:  # disk full, unreadable file, a bug: still one clear message
         log.detail(traceback.format_exc())
-        detail = f"Stage: {name}\n\nCause: {type(exc).__name__}: {exc}"
-        failure = E.BuildError.make(detail, f"Giai đoạn: {name}\n\nNguyên nhân: {type(exc).__name__}: {exc}")
+        failure = unexpected_failure(name, exc, writes)
+    recorded = False
     if errors_dir and failed_flag:
         try:
             record_failure(errors_dir, failed_flag, name, failure)
+            recorded = True
         except OSError:
             pass
     log(failure.render(lang))
+    if errors_dir and not recorded:  # e.g. the disk is full: the runner reads the error from the console
+        log(ERROR_LINE + json.dumps(failure.to_dict(), ensure_ascii=True))
     return 1
+
+
+ERROR_LINE = "[unit-build:error] "
+_SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
+def unexpected_failure(name: str, exc: BaseException, writes=None) -> E.MintDimError:
+    """A failure that is not a MintDim error (disk full, an unreadable file, a bug), in one clear message.
+
+    An OSError names its path: the one the system reported, else where this job writes."""
+    cause = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, OSError) and exc.strerror:  # the path goes on a line of its own
+        cause = f"{type(exc).__name__}: " + (f"[Errno {exc.errno}] " if exc.errno else "") + exc.strerror
+    en = f"Stage: {name}\n\nCause: {cause}"
+    vi = f"Giai đoạn: {name}\n\nNguyên nhân: {cause}"
+    if isinstance(exc, OSError):
+        paths = [p for p in (exc.filename, exc.filename2) if p] or [p for p in (writes or []) if p]
+        if paths:
+            shown = ", ".join(os.fsdecode(p) for p in paths)
+            label = "Path" if exc.filename else "Writing to"
+            en += f"\n\n{label}: {shown}"
+            vi += f"\n\n{'Đường dẫn' if exc.filename else 'Đang ghi vào'}: {shown}"
+        if exc.errno in _SPACE_ERRNOS or (exc.errno is None and "written" in str(exc)):  # numpy: a short write
+            en += ("\n\nThe file system is full, or a file size or quota limit was reached. Free space "
+                   "(or set work_dir / output.dir on a larger disk), then run the same command again.")
+            vi += ("\n\nHệ thống file đã đầy, hoặc đã chạm giới hạn kích thước file hay quota. Hãy giải phóng "
+                   "dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng lệnh này.")
+    return E.BuildError.make(en, vi)
 
 
 def entry(name: str, description: str, add_args, body, argv=None) -> int:
@@ -124,5 +171,9 @@ def entry(name: str, description: str, add_args, body, argv=None) -> int:
         state["lang"] = build.lang
         body(args, build, metas, log, flag.check)
 
+    writes = [getattr(args, k) for k in _WRITE_ARGS if isinstance(getattr(args, k, None), str)]
     return run(job_name, go, log=log, errors_dir=os.path.join(root, "errors"),
-               failed_flag=os.path.join(root, "FAILED"), lang=state["lang"])
+               failed_flag=os.path.join(root, "FAILED"), lang=state["lang"], writes=writes)
+
+
+_WRITE_ARGS = ("out", "units", "stage", "written", "agg", "done")  # where stage jobs write

@@ -11,13 +11,13 @@ import os
 
 import numpy as np
 
+from .. import padding
 from ..formats import intermediate as inter
 from ..outputs import atomic_write_text
 
 
 def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print) -> dict:
     out = build.outputs[out_index]
-    sizes = out.sizes
     file_ids, lines, lengths, units, hashes = [], [], [], [], []
     unk_samples, unk_counts, unk_positions = [], [], []
     next_line: dict[int, int] = {}
@@ -41,7 +41,13 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
     def cat(parts, dtype):
         return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
-    units_arr = cat(units, np.int64)
+    lengths_arr = cat(lengths, np.int64)
+    if out.sizes is None:  # units.sizes: auto -> the exact padding-optimal sizes for this output's lengths
+        sizes = plan_sizes(lengths_arr, out.auto, log)
+        units_arr = np.searchsorted(np.asarray(sizes, dtype=np.int64), lengths_arr, side="left")
+    else:
+        sizes = out.sizes
+        units_arr = cat(units, np.int64)
     # row of each sample inside its unit, counted in sample_id order
     rows = np.zeros(len(units_arr), dtype=np.int64)
     counts = []
@@ -54,7 +60,7 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
         "output": out_index, "n": int(base), "sizes": sizes, "samples_per_shard": sps,
         "files": inter.arr(cat(file_ids, np.uint32), np.uint32),
         "lines": inter.arr(cat(lines, np.int64), np.uint64),
-        "lengths": inter.arr(cat(lengths, np.int64), np.uint32),
+        "lengths": inter.arr(lengths_arr, np.uint32),
         "units": inter.arr(units_arr, np.uint16),
         "rows": inter.arr(rows, np.uint64),
         "hashes": b"".join(hashes),
@@ -63,8 +69,20 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
         "unk_positions": inter.arr(cat(unk_positions, np.int64), np.uint32),
     })
     summary = {"output": out_index, "sizes": sizes, "counts": counts, "samples_per_shard": sps,
-               "shards": [-(-c // sps) for c in counts]}
+               "shards": [-(-c // sps) for c in counts], "auto": out.auto}
     atomic_write_text(units_path, json.dumps(summary))
     log(f"[unit-build] plan {out.dir}: {base} samples; per unit " +
         ", ".join(f"{s}: {c}" for s, c in zip(sizes, counts)))
     return summary
+
+
+def plan_sizes(lengths: np.ndarray, auto: dict, log=print) -> list[int]:
+    """units.sizes: auto -> k sizes minimising padding (mintdim.padding, exact)."""
+    if not len(lengths):
+        return [auto.get("min_size") or auto.get("multiple_of") or 1]
+    found = padding.suggest(lengths, k=auto["k"], multiple_of=auto.get("multiple_of") or 1,
+                            min_size=auto.get("min_size"), max_size=auto.get("max_size"),
+                            cost=auto.get("cost") or "linear")
+    log(f"[unit-build] planned unit sizes {found.sizes} (padding {found.report.padding_ratio:.2%}"
+        f"{'; ' + found.note if found.note else ''})")
+    return found.sizes

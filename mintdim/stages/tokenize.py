@@ -3,7 +3,9 @@
 Stream lines -> parse -> render -> hash -> batch encode -> assign units ->
 record UNK positions. Writes into its own directory:
   meta.msgpack        per-sample facts (local line, length, unit, hash) and UNK positions
-  u<size>.msgpack     lengths and flat tokens of the samples assigned to that unit
+  u<size>.msgpack     a msgpack stream, one {lengths, tokens} object per batch, of the samples
+                      assigned to that unit (streamed: memory does not grow with the chunk)
+  uall.msgpack        (units.sizes: auto) every sample's tokens: sizes are planned later
 Data errors (SourceParseError, SampleSchemaError, UnitOverflowError) stop the
 job at once with the file and line.
 """
@@ -24,11 +26,15 @@ from ..formats import intermediate as inter
 from ..tokenizers import load
 
 
-class _Accumulator:
-    """Collects a chunk's encoded batches as flat arrays."""
+UNBOUNDED = 2**40
 
-    def __init__(self, sizes: list[int], dtype: str):
+
+class _Accumulator:
+    """Collects a chunk's per-sample facts; streams each batch's tokens to the unit parts."""
+
+    def __init__(self, sizes: list[int], dtype: str, part_names: list[str], part_dir: str):
         self.sizes = sizes
+        self.part_names = part_names
         self.dtype = dtype
         self.lines: list[np.ndarray] = []
         self.lengths: list[np.ndarray] = []
@@ -37,8 +43,10 @@ class _Accumulator:
         self.unk_samples: list[np.ndarray] = []
         self.unk_counts: list[np.ndarray] = []
         self.unk_positions: list[np.ndarray] = []
-        self.unit_lengths: dict[int, list[np.ndarray]] = {u: [] for u in range(len(sizes))}
-        self.unit_tokens: dict[int, list[np.ndarray]] = {u: [] for u in range(len(sizes))}
+        self.part_dir = part_dir
+        shutil.rmtree(part_dir, ignore_errors=True)  # a killed earlier attempt's leftovers (ours)
+        os.makedirs(part_dir)
+        self.parts = [inter.StreamWriter(os.path.join(part_dir, f"u{name}.msgpack")) for name in part_names]
         self.count = 0
         self.tokens = 0
 
@@ -70,8 +78,8 @@ def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_ar
     for u in np.unique(unit_idx):
         u = int(u)
         sel = unit_idx == u
-        acc.unit_lengths[u].append(lengths[sel])
-        acc.unit_tokens[u].append(flat[token_unit == u] if len(flat) else flat)
+        acc.parts[u].append({"lengths": inter.arr(lengths[sel], np.uint32),
+                             "tokens": inter.arr(flat[token_unit == u] if len(flat) else flat, acc.dtype)})
     acc.lines.append(lines_arr)
     acc.lengths.append(lengths)
     acc.units.append(unit_idx)
@@ -91,8 +99,12 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
     tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=threads)
     tpl = T.parse(entry.template)
     fields = entry.fields
-    sizes_arr = np.asarray(entry.sizes, dtype=np.int64)
-    acc = _Accumulator(entry.sizes, meta.dtype)
+    if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
+        limit = build.outputs[entry.output].auto.get("max_size") or UNBOUNDED
+        acc = _Accumulator([limit], meta.dtype, ["all"], _partial(out_dir))
+    else:
+        acc = _Accumulator(entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir))
+    sizes_arr = np.asarray(acc.sizes, dtype=np.int64)
     reader = jsonl.ChunkReader(entry.abspath, start, end, entry.path)
     batch = entry.build_batch
     texts: list[str] = []
@@ -146,10 +158,15 @@ def log_progress(log, label: str, count: int, elapsed: float, done_bytes: int, t
     log.progress(f"{label}: {count} samples, {rate / 1e6:.1f} MB/s, {share:.0%}, ETA {eta:.0f} s")
 
 
+def _partial(out_dir: str) -> str:
+    return out_dir.rstrip("/") + ".partial"
+
+
 def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlines: int, dtype: str) -> None:
-    tmp = out_dir.rstrip("/") + ".partial"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
+    """Close the unit streams, write the chunk's meta, and move the whole directory into place."""
+    tmp = acc.part_dir
+    for part in acc.parts:
+        part.close()
     inter.write(os.path.join(tmp, "meta.msgpack"), {
         "file": entry.index, "chunk": chunk_index, "n": acc.count, "newlines": newlines,
         "lines": inter.arr(_cat(acc.lines, np.int64), np.uint64),
@@ -160,11 +177,5 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
         "unk_counts": inter.arr(_cat(acc.unk_counts, np.int64), np.uint32),
         "unk_positions": inter.arr(_cat(acc.unk_positions, np.int64), np.uint32),
     })
-    for u, size in enumerate(acc.sizes):
-        inter.write(os.path.join(tmp, f"u{size}.msgpack"), {
-            "unit": size,
-            "lengths": inter.arr(_cat(acc.unit_lengths[u], np.int64), np.uint32),
-            "tokens": inter.arr(_cat(acc.unit_tokens[u], np.uint32), dtype),
-        })
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)

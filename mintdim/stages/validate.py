@@ -17,7 +17,8 @@ from .. import errors as E
 from .. import outputs, schema
 from .. import template as T
 from ..config import BuildConfig, resolve
-from ..tokenizers import dtype_for_vocab, load
+from .. import training
+from ..tokenizers import dtype_for_vocab, exists as tokenizer_exists, load, stat_key
 
 
 @dataclass
@@ -28,6 +29,7 @@ class TokenizerMeta:
     unk_id: int
     pad_id: int
     dtype: str
+    trained: dict | None = None  # tokenizer.train_bpe: what the model was trained from (manifest)
 
     @property
     def bytes_per_token(self) -> int:
@@ -41,8 +43,7 @@ def check_files(build: BuildConfig) -> None:
 
 
 def _fingerprint(kind: str, abspath: str) -> str:
-    st = os.stat(abspath)
-    return f"{kind}|{abspath}|{st.st_size}|{st.st_mtime_ns}"
+    return f"{kind}|{abspath}|{stat_key(kind, abspath)}"
 
 
 def _cache_path(build: BuildConfig) -> str:
@@ -62,6 +63,8 @@ def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
     validate job does not load a large model a second time. Only after pre-flight passed."""
     cache = _read_cache(build)
     for f in build.files:
+        if f.tokenizer_abspath not in metas:  # tokenizer.train_bpe: not trained yet
+            continue
         m = metas[f.tokenizer_abspath]
         key = _fingerprint(f.tokenizer_kind, f.tokenizer_abspath)
         entry = cache.setdefault(key, {"meta": {k: v for k, v in asdict(m).items() if k != "path"}, "templates": []})
@@ -76,20 +79,29 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
     """Each distinct tokenizer's facts (keyed by absolute path), loading a file only when needed."""
     metas: dict[str, TokenizerMeta] = {}
     loaded = {}
+    pending = set()  # tokenizer.train_bpe models not trained yet: checked again by the validate job
     cache = _read_cache(build) if use_cache else {}
     for f in build.files:
         key = f.tokenizer_abspath
-        if key in metas:
+        if key in metas or key in pending:
             continue
-        if not os.path.isfile(key):
+        if f.tokenizer_train is not None and training.state(build, training.group_of(build, f)) == "absent":
+            pending.add(key)
+            continue
+        if not tokenizer_exists(f.tokenizer_kind, key):
             raise E.MintDimFileNotFoundError.make("tokenizer", f.tokenizer_path)
         hit = cache.get(_fingerprint(f.tokenizer_kind, key))
         if hit:
             metas[key] = TokenizerMeta(path=f.tokenizer_path, **hit["meta"])
-            continue
-        metas[key], loaded[key] = _load_checked(f)
+        else:
+            metas[key], loaded[key] = _load_checked(f)
+        if f.tokenizer_train is not None:
+            metas[key].trained = training.manifest_reference(key)
     if check_templates:
         for f in build.files:
+            if f.tokenizer_abspath in pending:
+                training.check_pending(f)
+                continue
             hit = cache.get(_fingerprint(f.tokenizer_kind, f.tokenizer_abspath))
             if hit and f.template in hit["templates"]:
                 continue
@@ -130,7 +142,8 @@ def check_template_literals(f, tok, unk_id: int) -> None:
             raise E.TemplateTokenizerError.make(f.index, f.template, literal)
 
 
-def preflight(raw: dict, use_cache: bool = False) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
+def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True
+              ) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
     """All pre-flight checks. Returns the resolved build and its tokenizers' facts.
 
     use_cache: trust tokenizer facts an earlier pre-flight of the same files recorded
@@ -140,7 +153,8 @@ def preflight(raw: dict, use_cache: bool = False) -> tuple[BuildConfig, dict[str
         schema.validate(raw)
         check_files(build)
         metas = load_tokenizers(build, use_cache=use_cache)
-        outputs.check_outputs(build)
+        if check_outputs:
+            outputs.check_outputs(build)
     except E.MintDimError as err:
         raise err.with_lang(build.lang)
     return build, metas

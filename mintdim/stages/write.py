@@ -8,8 +8,10 @@ import shutil
 
 import numpy as np
 
+from ..faults import kill_point
 from ..formats import intermediate as inter
 from ..formats.shards import ShardWriter, shard_line, shard_warning
+from ..progress import Progress
 from ..outputs import EMPTY_MARKER, atomic_write_text
 
 
@@ -35,16 +37,19 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
         warning = shard_warning(index, info["bytes"])
         if warning:
             log(warning)
+        kill_point("write:shard")  # tests: a kill with shards half written
 
     writer = ShardWriter(unit_dir, unit, out.samples_per_shard, meta.pad_id, meta.dtype, on_close=closed)
     total = 0
+    progress = Progress(log, f"[unit-build] write unit {unit}", expected)
+    position = plan["sizes"].index(unit)
+    lower = plan["sizes"][position - 1] if position else -1
     for d in chunk_dirs:
         stop_check()
-        part = inter.read(os.path.join(d, f"u{unit}.msgpack"))
-        lengths = inter.unarr(part["lengths"]).astype(np.int64)
-        if len(lengths):
-            writer.write(lengths, inter.unarr(part["tokens"]))
+        for lengths, tokens in _unit_batches(d, unit, lower):
+            writer.write(lengths, tokens)
             total += len(lengths)
+            progress.update(total, total * unit * meta.bytes_per_token)
     shards = writer.close()
     if total != expected:
         raise RuntimeError(f"unit {unit}: wrote {total} records but the plan counted {expected}")
@@ -53,3 +58,33 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
     summary = {"output": out_index, "unit": unit, "records": total, "shards": shards}
     atomic_write_text(written_path, json.dumps(summary))
     return summary
+
+
+def _unit_batches(chunk_dir: str, unit: int, lower: int):
+    """(lengths, flat tokens) of one chunk's samples for this unit, batch by batch: the chunk's own
+    stream for the unit, or (sizes planned after tokenizing) the samples with lower < length <= unit."""
+    own = os.path.join(chunk_dir, f"u{unit}.msgpack")
+    if os.path.exists(own):
+        for part in inter.iter_stream(own):
+            lengths = inter.unarr(part["lengths"]).astype(np.int64)
+            if len(lengths):
+                yield lengths, inter.unarr(part["tokens"])
+        return
+    for part in inter.iter_stream(os.path.join(chunk_dir, "uall.msgpack")):
+        lengths = inter.unarr(part["lengths"]).astype(np.int64)
+        sel = (lengths > lower) & (lengths <= unit)
+        if sel.any():
+            yield lengths[sel], inter.unarr(part["tokens"])[np.repeat(sel, lengths)]
+
+
+def write_slot(build, metas, out_index: int, slot: int, chunk_dirs: list[str], units_plan: str, stage_dir: str,
+               written_path: str, log=print, stop_check=lambda: None) -> dict:
+    """The write job of the slot-th unit size of an output (sizes may be planned from the data)."""
+    with open(units_plan, encoding="utf-8") as f:
+        sizes = json.load(f)["sizes"]
+    if slot >= len(sizes):  # auto planning found fewer distinct sizes than k
+        summary = {"output": out_index, "unit": None, "records": 0, "shards": []}
+        atomic_write_text(written_path, json.dumps(summary))
+        return summary
+    return write_unit(build, metas, out_index, sizes[slot], chunk_dirs, units_plan, stage_dir, written_path,
+                      log=log, stop_check=stop_check)

@@ -3,19 +3,25 @@ rule aggregate:
     input:
         validated=LAYOUT.validated,
         table=LAYOUT.plan("{out}"),
-        written=lambda wc: [LAYOUT.written(int(wc.out), s) for s in MINT.sizes(int(wc.out))],
+        written=lambda wc: [
+            LAYOUT.written(int(wc.out), k) for k in MINT.slots(int(wc.out))
+        ],
     output:
         temp(LAYOUT.aggregated("{out}")),
     log:
         LAYOUT.log("aggregate_o{out}"),
+    benchmark:
+        bench("aggregate_o{out}")
+    conda:
+        "../envs/mintdim.yaml"
+    resources:
+        mem_mb=lambda wc: mem_per_output(wc, share=4),
+        runtime=lambda wc: runtime_per_output(wc, mb_per_minute=200),
     params:
         py=PY,
         script=script("aggregate_output.py"),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
         version=VERSION,
-    resources:
-        mem_mb=2048,
-        runtime=30,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --table {input.table:q} --stage {params.stage:q} --agg {output:q} --log {log:q}"

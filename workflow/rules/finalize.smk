@@ -8,14 +8,18 @@ rule finalize:
         LAYOUT.done("{out}"),
     log:
         LAYOUT.log("finalize_o{out}"),
+    benchmark:
+        bench("finalize_o{out}")
+    conda:
+        "../envs/mintdim.yaml"
+    resources:
+        mem_mb=256,
+        runtime=10,
     params:
         py=PY,
         script=script("finalize_output.py"),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
         version=VERSION,
-    resources:
-        mem_mb=256,
-        runtime=10,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --agg {input.agg:q} --stage {params.stage:q} --done {output:q} --log {log:q}"

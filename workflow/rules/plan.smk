@@ -8,13 +8,17 @@ rule plan:
         units=temp(LAYOUT.plan_units("{out}")),
     log:
         LAYOUT.log("plan_o{out}"),
+    benchmark:
+        bench("plan_o{out}")
+    conda:
+        "../envs/mintdim.yaml"
+    resources:
+        mem_mb=mem_per_output,
+        runtime=runtime_per_output,
     params:
         py=PY,
         script=script("plan_units.py"),
         version=VERSION,
-    resources:
-        mem_mb=1024,
-        runtime=30,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --table {output.table:q} --units {output.units:q} --log {log:q} --chunks {input.chunks:q}"

@@ -7,15 +7,19 @@ rule tokenize:
         temp(directory(LAYOUT.tok_dir("{file}", "{chunk}"))),
     log:
         LAYOUT.log("tokenize_f{file}_c{chunk}"),
-    threads: MINT.tokenize_threads(workflow.cores)
+    benchmark:
+        bench("tokenize_f{file}_c{chunk}")
+    conda:
+        "../envs/mintdim.yaml"
+    threads: MINT.tokenize_threads(CORES)
+    resources:
+        mem_mb=mem_tokenize,
+        runtime=lambda wc: 20 + int(MINT.build.chunk_mb // 2),
     params:
         py=PY,
         script=script("tokenize_chunk.py"),
         range=lambda wc: MINT.chunk_range(int(wc.file), int(wc.chunk)),
         version=VERSION,
-    resources:
-        mem_mb=lambda wc: 768 + int(12 * MINT.build.chunk_mb),
-        runtime=60,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --file {wildcards.file}"
         " --chunk {wildcards.chunk} {params.range} --out {output:q} --threads {threads} --log {log:q}"

@@ -6,13 +6,17 @@ rule validate:
         temp(LAYOUT.validated),
     log:
         LAYOUT.log("validate"),
+    benchmark:
+        bench("validate")
+    conda:
+        "../envs/mintdim.yaml"
+    resources:
+        mem_mb=1024,
+        runtime=10,
     params:
         py=PY,
         script=script("validate_config.py"),
         config=lambda wc: MINT.config_arg(),
         version=VERSION,
-    resources:
-        mem_mb=1024,
-        runtime=10,
     shell:
         "{params.py} {params.script} --config {params.config:q} --out {output:q} --log {log:q}"

@@ -1,22 +1,27 @@
-# One job per output directory and unit size: padded fixed-width records, rolled into shards.
+# One job per output directory and unit size (slot: 0 = smallest size; sizes may be planned from the data):
+# padded fixed-width records, rolled into shards.
 rule write:
     input:
         validated=LAYOUT.validated,
         units=LAYOUT.plan_units("{out}"),
         chunks=lambda wc: MINT.chunk_dirs(int(wc.out)),
     output:
-        temp(LAYOUT.written("{out}", "{unit}")),
+        temp(LAYOUT.written("{out}", "{slot}")),
     log:
-        LAYOUT.log("write_o{out}_u{unit}"),
+        LAYOUT.log("write_o{out}_s{slot}"),
+    benchmark:
+        bench("write_o{out}_s{slot}")
+    conda:
+        "../envs/mintdim.yaml"
+    resources:
+        mem_mb=mem_write,
+        runtime=runtime_per_output,
     params:
         py=PY,
         script=script("write_shards.py"),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
         version=VERSION,
-    resources:
-        mem_mb=1024,
-        runtime=60,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
-        " --unit {wildcards.unit} --units-plan {input.units:q} --stage {params.stage:q}"
+        " --slot {wildcards.slot} --units-plan {input.units:q} --stage {params.stage:q}"
         " --written {output:q} --log {log:q} --chunks {input.chunks:q}"

@@ -1,0 +1,29 @@
+"""`mintdim inspect OUT`: what a finished output holds (samples, tokens, padding, histogram)."""
+
+from __future__ import annotations
+
+import json
+
+
+def run(args) -> int:
+    from ..summary import format_summary, summarize
+
+    summary = summarize(args.output)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print(format_summary(summary))
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "inspect", help="summarise a finished output directory",
+        description="Print what a finished output directory holds: samples, tokens, dtype, per-unit sample "
+                    "counts, shards and padding ratio (1 - tokens / (samples x unit_size)), per unit and overall; "
+                    "duplicate and UNK figures from stats.json; a text histogram of token lengths with the unit "
+                    "boundaries. Reads the manifest, stats and sample_index.jsonl; changes nothing.",
+        epilog="Exit codes: 0 ok, 1 not a finished MintDim output (one clear message), 2 usage error.")
+    p.add_argument("output", help="output directory of a finished build (output.dir in the config)")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON instead of text")
+    p.set_defaults(func=run)

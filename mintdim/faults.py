@@ -1,0 +1,60 @@
+"""Fault injection for tests: SIGKILL at a named point of a build.
+
+    MINTDIM_TEST_KILL_AT=POINT[@TARGET]
+
+POINT is where: `<stage>:start` and `<stage>:end` of every stage job (stage = validate,
+tokenize, plan, write, aggregate, finalize; `end` is after the job wrote its outputs and
+before Snakemake recorded them), `write:shard` (after the first shard of a unit was
+closed), `finalize:moved` (the output was moved into place, its completion not yet
+recorded), `finalize:copying` (half-way through a copy across file systems).
+
+TARGET is what dies:
+  self       the job only (default): Snakemake sees a failed job
+  snakemake  the main Snakemake process only; the job lives on as an orphan
+             (MINTDIM_TEST_KILL_LINGER=SECONDS keeps it alive that long first)
+  group      the whole process group: the job, Snakemake and the command that started
+             it, as `kill -9` of a terminal session or a batch job does
+
+    MINTDIM_TEST_SLEEP_AT=POINT=SECONDS
+
+holds the build that long at POINT (to start a second build while the first one runs).
+Unset in normal use; each check is one environment lookup.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+KILL_ENV = "MINTDIM_TEST_KILL_AT"
+LINGER_ENV = "MINTDIM_TEST_KILL_LINGER"
+SLEEP_ENV = "MINTDIM_TEST_SLEEP_AT"
+
+
+def kill_point(point: str) -> None:
+    pause = os.environ.get(SLEEP_ENV)
+    if pause:
+        where, _, seconds = pause.partition("=")
+        if where == point:
+            time.sleep(float(seconds or 1))
+    spec = os.environ.get(KILL_ENV)
+    if not spec:
+        return
+    where, _, target = spec.partition("@")
+    if where != point:
+        return
+    target = target or "self"
+    if target == "group":
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+    elif target == "snakemake":
+        from .guard import SNAKEMAKE_PID_ENV
+
+        pid = int(os.environ.get(SNAKEMAKE_PID_ENV, "0") or 0)
+        if pid > 1:
+            os.kill(pid, signal.SIGKILL)
+        linger = float(os.environ.get(LINGER_ENV, "0") or 0)
+        if linger > 0:
+            time.sleep(linger)
+        return  # the job itself goes on
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,326 @@
+"""Concurrent and killed builds: locks that the kernel releases when their process dies.
+
+Three flock(2) locks guard a build. Each is released when its holder exits,
+SIGKILL included, so a kill never leaves a lock that blocks a rerun.
+
+run lock      WORK/<build_id>/run.lock, exclusive, held by the main Snakemake process of
+              a build for its whole life (taken while the Snakefile is parsed, before any
+              file of the build is touched). A second run of the same build at the same
+              time fails at once with a clear error.
+job lock      WORK/<build_id>/jobs.lock, shared, held by every stage job while it runs.
+              When the main process of a run was killed, its running jobs live on as
+              orphans; the next run of the build waits for them before it starts.
+output claim  the output directory itself (created empty when missing), exclusive, held
+              by the main Snakemake process from the start of execution (`onstart`). Any
+              other build into the same directory, from any config or work directory,
+              fails at once with a clear error. Failure markers are written only into
+              outputs this process claimed, so a failing build never marks a directory
+              that another live build is about to fill.
+
+With the run lock held and no orphaned job alive, a Snakemake lock file that names a
+file of this build can only be stale (left by a killed run of this build): it is removed,
+so a rerun after `kill -9` needs no `snakemake --unlock`. Lock files naming no file of
+this build are never touched.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+import time
+
+from . import errors as E
+from . import outputs
+
+SNAKEMAKE_PID_ENV = "MINTDIM_SNAKEMAKE_PID"  # the main Snakemake process, for stage jobs (test hooks)
+ERROR_FILE_ENV = "MINTDIM_ERROR_FILE"  # the runner's file for an error raised in the main Snakemake process
+ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
+
+_ACTIVE: "BuildGuard | None" = None
+_JOB_FD: int | None = None
+
+
+# --- flock helpers ------------------------------------------------------------------------------
+
+
+def _open(path: str, directory: bool = False) -> int:
+    if directory:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+
+def _try(fd: int, mode: int) -> bool:
+    """Take a flock without waiting. A file system without flock support counts as free."""
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def holders(path: str) -> list[int]:
+    """Process ids holding a flock on `path` (Linux /proc/locks; best effort, for messages)."""
+    try:
+        st = os.stat(path)
+        with open("/proc/locks", encoding="ascii") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pids = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 6 or parts[1] == "->" or parts[1] != "FLOCK":
+            continue
+        if parts[5] == want and parts[4].isdigit() and int(parts[4]) not in pids:
+            pids.append(int(parts[4]))
+    return [p for p in pids if p != os.getpid()]
+
+
+def _pids_text(pids: list[int]) -> str:
+    return ", ".join(str(p) for p in pids) if pids else "unknown"
+
+
+def _read_pid(fd: int) -> str:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        text = os.read(fd, 64).decode("ascii", "replace").strip()
+        return text if text.isdigit() else ""
+    except OSError:
+        return ""
+
+
+def run_lock_path(layout) -> str:
+    return os.path.join(layout.root, "run.lock")
+
+
+def jobs_lock_path(layout) -> str:
+    return os.path.join(layout.root, "jobs.lock")
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+
+def already_running(layout, pid: str, lang: str) -> E.MintDimError:
+    who = f"process {pid}" if pid else "another process"
+    return E.BuildError.make(
+        f"This build is already running ({who}), with the same work directory.\n\n"
+        f"Work directory: {layout.root}\n\n"
+        "Wait for it to finish, or stop it, then run the same command again.",
+        f"Build này đang chạy ({'tiến trình ' + pid if pid else 'một tiến trình khác'}), cùng thư mục làm việc.\n\n"
+        f"Thư mục làm việc: {layout.root}\n\n"
+        "Hãy đợi nó chạy xong hoặc dừng nó, rồi chạy lại đúng lệnh này.", lang=lang)
+
+
+def output_busy(out, pids: list[int], lang: str) -> E.MintDimError:
+    return E.OutputValidationError.invalid(
+        f"{out.dir} is being built right now by another MintDim build (process {_pids_text(pids)}). "
+        "Wait for it to finish, or choose another output directory.",
+        f"{out.dir} đang được một build MintDim khác tạo (tiến trình {_pids_text(pids)}). "
+        "Hãy đợi nó xong hoặc chọn thư mục output khác.", lang=lang)
+
+
+def orphans_alive(layout, pids: list[int], waited: float, lang: str) -> E.MintDimError:
+    return E.BuildError.make(
+        f"Jobs of an earlier, killed run of this build are still running after {waited:.0f} s "
+        f"(process {_pids_text(pids)}).\n\nWork directory: {layout.root}\n\n"
+        "Stop them (kill PID) or wait for them to end, then run the same command again.",
+        f"Các job của một lần chạy trước (đã bị dừng) của build này vẫn đang chạy sau {waited:.0f} s "
+        f"(tiến trình {_pids_text(pids)}).\n\nThư mục làm việc: {layout.root}\n\n"
+        "Hãy dừng chúng (kill PID) hoặc đợi chúng kết thúc, rồi chạy lại đúng lệnh này.", lang=lang)
+
+
+def report_error(err: E.MintDimError) -> None:
+    """Hand an error raised in the main Snakemake process to the runner that started it (if any)."""
+    path = os.environ.get(ERROR_FILE_ENV)
+    if not path:
+        return
+    try:
+        outputs.atomic_write_text(path, json.dumps(err.to_dict(), ensure_ascii=False))
+    except OSError:
+        pass
+
+
+# --- the guard of one build, in its main Snakemake process -----------------------------------
+
+
+class BuildGuard:
+    def __init__(self, build, layout, echo=None):
+        self.build = build
+        self.layout = layout
+        self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.claimed: set[str] = set()
+        self._run_fd: int | None = None
+        self._claim_fds: list[int] = []
+
+    # parse time -------------------------------------------------------------------------------
+
+    def start(self, snakemake_dir: str | None = None) -> "BuildGuard":
+        """Take the run lock, wait for orphaned jobs of a killed run, remove stale Snakemake locks."""
+        lang = self.build.lang
+        fd = _open(run_lock_path(self.layout))
+        if not _try(fd, fcntl.LOCK_EX):
+            pid = _read_pid(fd) or _pids_text(holders(run_lock_path(self.layout)))
+            os.close(fd)
+            raise already_running(self.layout, "" if pid == "unknown" else pid, lang)
+        self._run_fd = fd
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        os.environ[SNAKEMAKE_PID_ENV] = str(os.getpid())
+        self.wait_for_orphans()
+        self.clear_stale_snakemake_locks(snakemake_dir or os.getcwd())
+        return self
+
+    def wait_for_orphans(self) -> None:
+        path = jobs_lock_path(self.layout)
+        fd = _open(path)
+        try:
+            limit = float(os.environ.get(ORPHAN_WAIT_ENV, "600"))
+            t0 = time.monotonic()
+            told = False
+            while not _try(fd, fcntl.LOCK_EX):
+                waited = time.monotonic() - t0
+                if waited >= limit:
+                    raise orphans_alive(self.layout, holders(path), waited, self.build.lang)
+                if not told:
+                    self.echo(f"[unit-build] waiting for jobs of an earlier, killed run of this build to end "
+                              f"(process {_pids_text(holders(path))})")
+                    told = True
+                time.sleep(0.2)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def clear_stale_snakemake_locks(self, snakemake_dir: str) -> list[str]:
+        """Remove Snakemake lock files that name a file of this build (only a killed run of it left them)."""
+        lockdir = os.path.join(snakemake_dir, ".snakemake", "locks")
+        root = os.path.abspath(self.layout.root) + os.sep
+        removed = []
+        try:
+            names = sorted(os.listdir(lockdir))
+        except OSError:
+            return removed
+        for name in names:
+            if not name.endswith(".lock"):
+                continue
+            path = os.path.join(lockdir, name)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    keys = [line.strip() for line in f if line.strip()]
+            except OSError:
+                continue
+            if any((os.path.abspath(os.path.join(snakemake_dir, k)) + os.sep).startswith(root) for k in keys):
+                try:
+                    os.unlink(path)
+                    removed.append(name)
+                except OSError:
+                    pass
+        if removed:
+            self.echo("[unit-build] removed stale Snakemake locks of a killed run of this build: "
+                      + ", ".join(removed))
+        return removed
+
+    # start of execution (onstart) -------------------------------------------------------------
+
+    def claim_outputs(self) -> None:
+        """Create each output directory if missing and hold it; another live build's -> error."""
+        for out in self.build.outputs:
+            if out.absdir in self.claimed:
+                continue
+            os.makedirs(out.absdir, exist_ok=True)
+            fd = _open(out.absdir, directory=True)
+            if not _try(fd, fcntl.LOCK_EX):
+                os.close(fd)
+                raise output_busy(out, holders(out.absdir), self.build.lang)
+            self._claim_fds.append(fd)
+            if outputs.state(self.build.work_dir, out.absdir, self.build.build_id) == "foreign":
+                raise E.OutputValidationError.not_empty(out.dir, lang=self.build.lang)
+            if outputs.read_record(self.build.work_dir, out.absdir) is None:
+                # written now, while there is room: a failure on a full disk can still mark the output
+                outputs.write_record(self.build.work_dir, out.absdir, dir=out.dir, build_id=self.build.build_id,
+                                     state="claimed")
+            self.claimed.add(out.absdir)
+
+    def release(self) -> None:
+        for fd in self._claim_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._claim_fds = []
+        if self._run_fd is not None:
+            try:
+                os.close(self._run_fd)
+            except OSError:
+                pass
+            self._run_fd = None
+
+
+def start(build, layout, snakemake_dir: str | None = None) -> BuildGuard:
+    """The main Snakemake process's guard, kept for the life of the process."""
+    global _ACTIVE
+    guard = BuildGuard(build, layout).start(snakemake_dir)
+    _ACTIVE = guard
+    return guard
+
+
+def active() -> BuildGuard | None:
+    return _ACTIVE
+
+
+def on_start() -> None:
+    """Snakefile `onstart`: claim the outputs, or print one clear message and stop the run."""
+    guard = _ACTIVE
+    if guard is None:
+        return
+    try:
+        guard.claim_outputs()
+    except E.MintDimError as err:
+        report_error(err)
+        print("\n" + err.render(guard.build.lang), file=sys.stderr, flush=True)
+        guard.release()
+        sys.exit(1)
+
+
+def probe(build, layout) -> None:
+    """The runner's early check, before it writes anything: is this build or one of its outputs busy?"""
+    path = run_lock_path(layout)
+    if os.path.exists(path):
+        fd = _open(path)
+        try:
+            if not _try(fd, fcntl.LOCK_EX):
+                raise already_running(layout, _read_pid(fd), build.lang)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+    for out in build.outputs:
+        if not os.path.isdir(out.absdir) or os.path.islink(out.absdir):
+            continue
+        fd = _open(out.absdir, directory=True)
+        try:
+            if not _try(fd, fcntl.LOCK_EX):
+                raise output_busy(out, holders(out.absdir), build.lang)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+# --- stage jobs ------------------------------------------------------------------------------------
+
+
+def hold_job_lock(build_root: str) -> None:
+    """A stage job holds the build's job lock (shared) until it exits."""
+    global _JOB_FD
+    if _JOB_FD is not None:
+        return
+    try:
+        fd = _open(os.path.join(build_root, "jobs.lock"))
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        _JOB_FD = fd
+    except OSError:
+        pass

@@ -1,0 +1,398 @@
+"""Read a finished MintDim output directory: units, shards, samples and bucketed batches.
+
+    import mintdim
+    ds = mintdim.open("artifacts/gsm8k_units")     # mintdim.read is the same function
+    ds.num_samples, ds.sizes, ds.dtype              # 1319, [128, 192, 256, 512], dtype('uint16')
+    ds.unit(192).shards[0]                           # np.memmap, shape (records, 192), read-only
+    ds.tokens(42)                                    # sample 42's tokens, without padding
+    for batch in ds.batches(32, seed=0, rank=0, world_size=1):
+        batch.tokens                                 # (B, unit_size), every row of one unit
+
+Nothing is read into memory but the compact per-sample lookup (unit, row and token
+count of every sample: about 10 bytes each), built once from sample_index.jsonl.
+Shards are memory-mapped with the manifest's dtype, little-endian, whatever the host.
+The PyTorch adapter (`torch_dataset`, `torch_sampler`, `torch_loader`) imports torch
+only when it is called.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import orjson
+
+from . import errors as E
+from .outputs import FAILED_MARKER
+
+_open = builtins.open
+_SHARD = re.compile(r"^shard_(\d{6})\.bin$")
+MAX_OPEN_SHARDS = 256  # memmaps kept open per dataset (each holds a file descriptor)
+
+
+def open(path: str) -> "Dataset":  # noqa: A001  (mintdim.open is the public name)
+    """Open a finished output directory for reading (see `Dataset`)."""
+    return Dataset(path)
+
+
+read = open
+
+
+def _not_a_dataset(path: str, en: str, vi: str) -> E.OutputValidationError:
+    return E.OutputValidationError.invalid(f"{path} is not a finished MintDim output: {en}",
+                                           f"{path} không phải output MintDim đã hoàn tất: {vi}")
+
+
+class Unit:
+    """The shards of one unit size: `shards[k]` is a read-only memmap of shape (records, size)."""
+
+    def __init__(self, dataset: "Dataset", size: int, num_samples: int, shard_paths: list[str]):
+        self._ds = dataset
+        self.size = size
+        self.num_samples = num_samples
+        self.shard_paths = shard_paths
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def __repr__(self) -> str:
+        return f"Unit(size={self.size}, samples={self.num_samples}, shards={len(self.shard_paths)})"
+
+    @property
+    def num_shards(self) -> int:
+        return len(self.shard_paths)
+
+    def shard(self, k: int) -> np.memmap:
+        return self._ds._memmap(self.shard_paths[k], self.size)
+
+    @property
+    def shards(self) -> list[np.memmap]:
+        return [self.shard(k) for k in range(self.num_shards)]
+
+    @property
+    def sample_ids(self) -> np.ndarray:
+        """Sample ids of this unit in record order (shard 0 row 0 first)."""
+        return self._ds._unit_ids()[self._ds.sizes.index(self.size)]
+
+
+@dataclass
+class Batch:
+    """One bucketed batch: every sample of one unit, padded to unit_size."""
+
+    unit_size: int
+    sample_ids: np.ndarray  # (B,) int64
+    tokens: np.ndarray  # (B, unit_size), the manifest dtype
+    lengths: np.ndarray  # (B,) int64: tokens before padding
+
+    def __len__(self) -> int:
+        return len(self.sample_ids)
+
+    @property
+    def mask(self) -> np.ndarray:
+        """(B, unit_size) bool: True on real tokens, False on padding."""
+        return np.arange(self.unit_size)[None, :] < self.lengths[:, None]
+
+
+class Dataset:
+    """A finished output directory. See the module docstring for a tour."""
+
+    def __init__(self, path: str):
+        self.path = os.fspath(path)
+        manifest = os.path.join(self.path, "manifest.json")
+        if not os.path.isdir(self.path):
+            raise E.MintDimFileNotFoundError.make("reader", self.path)
+        if not os.path.isfile(manifest):
+            if any(os.path.exists(os.path.join(self.path, d, FAILED_MARKER)) for d in os.listdir(self.path)):
+                raise _not_a_dataset(self.path, f"its build failed (see {FAILED_MARKER} in its unit directories)",
+                                     f"lần build đã thất bại (xem {FAILED_MARKER} trong các thư mục unit)")
+            raise E.MintDimFileNotFoundError.make("reader", manifest)
+        with _open(manifest, "rb") as f:
+            self.manifest = json.loads(f.read())
+        stats = os.path.join(self.path, "stats.json")
+        if not os.path.isfile(stats):
+            raise E.MintDimFileNotFoundError.make("reader", stats)
+        with _open(stats, "rb") as f:
+            self.stats = json.loads(f.read())
+        m = self.manifest
+        self.dtype = np.dtype(m["token_dtype"]).newbyteorder("<")
+        self.pad_id = int(m["tokenizer"]["pad_id"])
+        self.unk_id = int(m["tokenizer"]["unk_id"])
+        self.vocab_size = int(m["tokenizer"]["vocab_size"])
+        self.sizes: list[int] = [int(s) for s in m["units"]["sizes"]]
+        self.samples_per_shard = int(m["output"]["samples_per_shard"])
+        self.num_samples = int(self.stats["total_samples"])
+        self.num_tokens = int(self.stats["total_tokens"])
+        counts = self.stats["unit_distribution"]
+        self.units: list[Unit] = []
+        for size in self.sizes:
+            unit_dir = os.path.join(self.path, f"unit_{size}")
+            names = sorted(n for n in os.listdir(unit_dir) if _SHARD.match(n)) if os.path.isdir(unit_dir) else []
+            n = int(counts.get(str(size), 0))
+            expected = -(-n // self.samples_per_shard)
+            if len(names) != expected or [int(_SHARD.match(x).group(1)) for x in names] != list(range(expected)):
+                raise _not_a_dataset(self.path, f"unit_{size} should hold {expected} shards, found {len(names)}",
+                                     f"unit_{size} phải có {expected} shard, thấy {len(names)}")
+            if not os.path.isdir(unit_dir):
+                raise _not_a_dataset(self.path, f"unit_{size} is missing", f"thiếu unit_{size}")
+            self.units.append(Unit(self, size, n, [os.path.join(unit_dir, x) for x in names]))
+        self._maps: OrderedDict[str, np.memmap] = OrderedDict()
+        self._index = None
+
+    # -- pickling (DataLoader workers): carry the lookup, reopen memmaps lazily -------------------
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_maps"] = OrderedDict()
+        return state
+
+    def __repr__(self) -> str:
+        units = ", ".join(f"{u.size}: {u.num_samples}" for u in self.units)
+        return f"mintdim.Dataset({self.path!r}, samples={self.num_samples}, dtype={self.dtype.name}, units={{{units}}})"
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def unit(self, size: int) -> Unit:
+        try:
+            return self.units[self.sizes.index(int(size))]
+        except ValueError:
+            raise KeyError(f"no unit of size {size}; sizes are {self.sizes}") from None
+
+    def _memmap(self, path: str, size: int) -> np.memmap:
+        mm = self._maps.get(path)
+        if mm is not None:
+            self._maps.move_to_end(path)
+            return mm
+        nbytes = os.path.getsize(path)
+        record = size * self.dtype.itemsize
+        if nbytes % record:
+            raise _not_a_dataset(self.path, f"{path} is not a whole number of {size}-token records",
+                                 f"{path} không phải số nguyên lần bản ghi {size} token")
+        mm = np.memmap(path, dtype=self.dtype, mode="r", shape=(nbytes // record, size))
+        self._maps[path] = mm
+        while len(self._maps) > MAX_OPEN_SHARDS:
+            self._maps.popitem(last=False)
+        return mm
+
+    # -- the per-sample lookup ------------------------------------------------------------------
+
+    def _lookup(self):
+        """(unit index int16, row in unit int64, token_count int32) per sample id; built once."""
+        if self._index is None:
+            n = self.num_samples
+            unit_sizes = np.zeros(n, dtype=np.int32)
+            counts = np.zeros(n, dtype=np.int32)
+            shard_rows = np.zeros(n, dtype=np.int64)
+            seen = 0
+            with _open(os.path.join(self.path, "sample_index.jsonl"), "rb") as f:
+                for line in f:
+                    if not line.strip():
+                        continue
+                    row = orjson.loads(line)
+                    sid = row["sample_id"]
+                    if sid != seen:
+                        raise _not_a_dataset(self.path, f"sample_index.jsonl line {seen + 1} holds sample_id {sid}",
+                                             f"sample_index.jsonl dòng {seen + 1} có sample_id {sid}")
+                    unit_sizes[sid] = row["unit_size"]
+                    counts[sid] = row["token_count"]
+                    shard_rows[sid] = row.get("shard_row", -1)
+                    seen += 1
+            if seen != n:
+                raise _not_a_dataset(self.path, f"sample_index.jsonl lists {seen} samples, stats.json {n}",
+                                     f"sample_index.jsonl có {seen} sample, stats.json {n}")
+            sizes = np.asarray(self.sizes, dtype=np.int32)
+            units = np.searchsorted(sizes, unit_sizes).astype(np.int16)
+            if n and (units.max() >= len(sizes) or np.any(sizes[units] != unit_sizes)):
+                raise _not_a_dataset(self.path, "sample_index.jsonl names a unit size the manifest does not declare",
+                                     "sample_index.jsonl có unit size không khai báo trong manifest")
+            # within a unit, records are in sample_id order: a sample's row is its rank in its unit
+            rows = np.zeros(n, dtype=np.int64)
+            for u in range(len(sizes)):
+                members = np.flatnonzero(units == u)
+                rows[members] = np.arange(len(members))
+            known = shard_rows >= 0
+            if np.any(rows[known] % self.samples_per_shard != shard_rows[known]):
+                raise _not_a_dataset(self.path, "sample_index.jsonl shard_row disagrees with the shard layout",
+                                     "shard_row trong sample_index.jsonl không khớp bố cục shard")
+            self._index = (units, rows, counts)
+        return self._index
+
+    def _unit_ids(self) -> list[np.ndarray]:
+        units, _rows, _counts = self._lookup()
+        order = np.argsort(units, kind="stable")
+        bounds = np.searchsorted(units[order], np.arange(len(self.sizes) + 1))
+        return [order[bounds[u]:bounds[u + 1]].astype(np.int64) for u in range(len(self.sizes))]
+
+    @property
+    def token_counts(self) -> np.ndarray:
+        """Token count of every sample, indexed by sample_id (int32)."""
+        return self._lookup()[2]
+
+    @property
+    def unit_sizes(self) -> np.ndarray:
+        """Unit size of every sample, indexed by sample_id (int32)."""
+        return np.asarray(self.sizes, dtype=np.int32)[self._lookup()[0]]
+
+    def _check_id(self, sample_id) -> int:
+        sid = int(sample_id)
+        if not 0 <= sid < self.num_samples:
+            raise IndexError(f"sample_id {sample_id} out of range 0..{self.num_samples - 1}")
+        return sid
+
+    def locate(self, sample_id: int) -> tuple[int, str, int]:
+        """(unit_size, shard path, row in the shard) of one sample."""
+        sid = self._check_id(sample_id)
+        units, rows, _counts = self._lookup()
+        unit = self.units[int(units[sid])]
+        shard, row = divmod(int(rows[sid]), self.samples_per_shard)
+        return unit.size, unit.shard_paths[shard], row
+
+    def record(self, sample_id: int) -> np.ndarray:
+        """One sample's full padded record (unit_size tokens), a read-only view of its shard."""
+        size, path, row = self.locate(sample_id)
+        return self._memmap(path, size)[row]
+
+    def tokens(self, sample_id: int) -> np.ndarray:
+        """One sample's tokens without padding (a read-only view of its shard)."""
+        return self.record(sample_id)[: int(self._lookup()[2][self._check_id(sample_id)])]
+
+    __getitem__ = tokens
+
+    def gather(self, sample_ids) -> Batch:
+        """A batch of samples that share one unit, padded records stacked in the given order."""
+        ids = np.asarray(sample_ids, dtype=np.int64).reshape(-1)
+        units, rows, counts = self._lookup()
+        if len(ids) == 0:
+            raise ValueError("gather needs at least one sample id")
+        if ids.min() < 0 or ids.max() >= self.num_samples:
+            raise IndexError(f"sample ids out of range 0..{self.num_samples - 1}")
+        u = units[ids]
+        if np.any(u != u[0]):
+            raise ValueError("a batch must hold samples of one unit size (see batches())")
+        unit = self.units[int(u[0])]
+        out = np.empty((len(ids), unit.size), dtype=self.dtype)
+        shard_of, row_in = np.divmod(rows[ids], self.samples_per_shard)
+        for shard in np.unique(shard_of):
+            sel = np.flatnonzero(shard_of == shard)
+            out[sel] = unit.shard(int(shard))[row_in[sel]]
+        return Batch(unit.size, ids, out, counts[ids].astype(np.int64))
+
+    # -- batches --------------------------------------------------------------------------------
+
+    def sampler(self, batch_size: int, **kw) -> "BucketBatchSampler":
+        """A bucketed batch sampler over this dataset (see BucketBatchSampler)."""
+        return BucketBatchSampler(self, batch_size, **kw)
+
+    def batches(self, batch_size: int, **kw):
+        """Iterate Batch objects; keyword arguments as for BucketBatchSampler."""
+        for ids in self.sampler(batch_size, **kw).iter_arrays():
+            yield self.gather(ids)
+
+    # -- PyTorch (imported only here) -----------------------------------------------------------
+
+    def torch_dataset(self, **kw):
+        from .torch_data import TokenDataset
+
+        return TokenDataset(self, **kw)
+
+    def torch_sampler(self, batch_size: int, **kw):
+        from .torch_data import TorchBucketSampler
+
+        return TorchBucketSampler(self.sampler(batch_size, **kw))
+
+    def torch_loader(self, batch_size: int, *, num_workers: int = 0, dtype=None, **kw):
+        """A torch DataLoader yielding dict batches (input_ids, attention_mask, lengths, sample_ids)."""
+        from .torch_data import make_loader
+
+        return make_loader(self, batch_size, num_workers=num_workers, dtype=dtype, **kw)
+
+
+class BucketBatchSampler:
+    """Batches of sample ids, each batch drawn from one unit (so its records share one width).
+
+    Per epoch (seeded by `(seed, epoch)`; call `set_epoch` between epochs): the shards of
+    each unit are put in a random order and the records inside each shard are shuffled,
+    then cut into batches of `batch_size` (the last batch of a unit may be short, unless
+    `drop_last`). With `shuffle`, the batches of all units are then put in one random order;
+    without it, units come in size order and samples in id order.
+
+    Distributed: every rank computes the same batch list and takes batches
+    rank, rank + world_size, ... so ranks never share a sample. With `even` (the default
+    when world_size > 1) the list is first cut to a multiple of world_size, so every rank
+    gets the same number of batches (as DistributedDataParallel needs).
+    `units` restricts the sampler to some unit sizes.
+    """
+
+    def __init__(self, dataset: Dataset, batch_size: int, *, shuffle: bool = True, seed: int = 0, epoch: int = 0,
+                 drop_last: bool = False, rank: int = 0, world_size: int = 1, even: bool | None = None,
+                 units: list[int] | None = None):
+        if int(batch_size) < 1:
+            raise ValueError("batch_size must be a positive integer")
+        if int(world_size) < 1 or not 0 <= int(rank) < int(world_size):
+            raise ValueError(f"rank must be in 0..world_size-1 (rank={rank}, world_size={world_size})")
+        self.dataset = dataset
+        self.batch_size = int(batch_size)
+        self.shuffle = bool(shuffle)
+        self.seed = int(seed)
+        self.epoch = int(epoch)
+        self.drop_last = bool(drop_last)
+        self.rank = int(rank)
+        self.world_size = int(world_size)
+        self.even = self.world_size > 1 if even is None else bool(even)
+        sizes = dataset.sizes if units is None else [int(s) for s in units]
+        for s in sizes:
+            dataset.unit(s)  # KeyError for an unknown size
+        self.unit_sizes = sizes
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = int(epoch)
+
+    def _all_batches(self) -> list[np.ndarray]:
+        ds = self.dataset
+        rng = np.random.default_rng([self.seed, self.epoch])
+        ids_by_unit = ds._unit_ids()
+        batches: list[np.ndarray] = []
+        for size in self.unit_sizes:
+            ids = ids_by_unit[ds.sizes.index(size)]
+            if len(ids) == 0:
+                continue
+            if self.shuffle:
+                shards = [ids[k:k + ds.samples_per_shard] for k in range(0, len(ids), ds.samples_per_shard)]
+                ids = np.concatenate([rng.permutation(shards[k]) for k in rng.permutation(len(shards))])
+            stop = len(ids) - len(ids) % self.batch_size if self.drop_last else len(ids)
+            batches += [ids[k:k + self.batch_size] for k in range(0, stop, self.batch_size)]
+        if self.shuffle:
+            batches = [batches[k] for k in rng.permutation(len(batches))]
+        return batches
+
+    def rank_batches(self) -> list[np.ndarray]:
+        batches = self._all_batches()
+        if self.world_size > 1:
+            if self.even:
+                batches = batches[: len(batches) - len(batches) % self.world_size]
+            batches = batches[self.rank::self.world_size]
+        return batches
+
+    def iter_arrays(self):
+        yield from self.rank_batches()
+
+    def __iter__(self):
+        for b in self.rank_batches():
+            yield b.tolist()
+
+    def __len__(self) -> int:
+        ds = self.dataset
+        n = 0
+        for size in self.unit_sizes:
+            c = ds.unit(size).num_samples
+            n += c // self.batch_size if self.drop_last else -(-c // self.batch_size)
+        if self.world_size > 1:
+            if self.even:
+                return n // self.world_size
+            return len(range(self.rank, n, self.world_size))
+        return n

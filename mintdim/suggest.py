@@ -1,0 +1,122 @@
+"""`suggest-units`: the unit sizes that waste least padding for a dataset's exact token lengths.
+
+Lengths come from a finished output (its sample_index.jsonl) or from a config,
+tokenized by the build's own tokenize stage (no second implementation of
+parsing, rendering or encoding). The optimiser is mintdim.padding (exact).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+import orjson
+
+from . import errors as E
+from . import jsonl, padding
+
+
+@dataclass
+class OutputSuggestion:
+    output: str
+    samples: int
+    distinct_lengths: int
+    current_sizes: list[int] | None
+    current: padding.PaddingReport | None
+    suggestion: padding.Suggestion
+
+    def as_dict(self) -> dict:
+        s = self.suggestion
+        return {
+            "output": self.output, "samples": self.samples, "distinct_lengths": self.distinct_lengths,
+            "current_sizes": self.current_sizes,
+            "current_padding_ratio": self.current.padding_ratio if self.current else None,
+            "suggested_sizes": s.sizes, "suggested_padding_ratio": s.report.padding_ratio,
+            "suggested_slots": s.report.total_slots, "cost": s.cost, "objective": s.objective,
+            "note": s.note, "padding_by_k": {str(k): v for k, v in s.by_k.items()},
+        }
+
+
+def lengths_from_output(out_dir: str) -> tuple[np.ndarray, list[int] | None]:
+    """Token counts from sample_index.jsonl, and the output's unit sizes."""
+    index = os.path.join(out_dir, "sample_index.jsonl")
+    if not os.path.isfile(index):
+        raise E.MintDimFileNotFoundError.make("output", index)
+    with open(index, "rb") as f:
+        lengths = np.fromiter((orjson.loads(line)["token_count"] for line in f if line.strip()), dtype=np.int64)
+    sizes = None
+    try:
+        with open(os.path.join(out_dir, "manifest.json"), "rb") as f:
+            sizes = orjson.loads(f.read())["units"]["sizes"]
+    except (OSError, KeyError, ValueError):
+        pass
+    return lengths, sizes
+
+
+def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, np.ndarray, list[int] | None]]:
+    """Tokenize every input of a config with the build's tokenize stage; lengths per output."""
+    from .formats import intermediate as inter
+    from .stages.tokenize import tokenize_chunk
+    from .stages.validate import preflight
+
+    auto = copy.deepcopy(raw)
+    units = auto.setdefault("units", {}) if isinstance(auto, dict) else {}
+    declared = units.get("sizes") if isinstance(units, dict) else None
+    if isinstance(units, dict):
+        for key in ("k", "multiple_of", "min_size", "max_size", "cost"):
+            units.pop(key, None)
+        units.update(sizes="auto", k=1)
+    build, metas = preflight(auto, check_outputs=False)
+    threads = max(1, cores or os.cpu_count() or 1)
+    os.makedirs(build.work_dir, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="suggest-", dir=build.work_dir)
+    try:
+        per_output: dict[int, list[np.ndarray]] = {o.index: [] for o in build.outputs}
+        for f in build.files:
+            for k, bounds in enumerate(jsonl.chunk_bounds(f.abspath, build.chunk_mb)):
+                d = os.path.join(tmp, f"f{f.index}_c{k}")
+                tokenize_chunk(build, metas, f.index, k, d, threads=threads, log=lambda *a: None, bounds=bounds)
+                per_output[f.output].append(inter.unarr(inter.read(os.path.join(d, "meta.msgpack"))["lengths"]))
+                shutil.rmtree(d)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    result = []
+    for o in build.outputs:
+        sizes = None
+        if isinstance(declared, list) and declared:
+            sizes = declared[0] if len(declared) == 1 else declared[o.files[0]]
+        parts = per_output[o.index]
+        result.append((o.dir, np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64), sizes))
+    return result
+
+
+def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_size: int | None = None,
+                  max_size: int | None = None, max_padding: float | None = None, cost: str = "linear",
+                  cores: int | None = None) -> list[OutputSuggestion]:
+    """source: an output directory, a YAML config path, or a config dict. One answer per output."""
+    if isinstance(source, dict):
+        groups = lengths_from_config(source, cores)
+    elif os.path.isdir(source):
+        lengths, sizes = lengths_from_output(source)
+        groups = [(source, lengths, sizes)]
+    else:
+        from .commands.build import load_config_file
+
+        groups = lengths_from_config(load_config_file(source), cores)
+    answers = []
+    for name, lengths, sizes in groups:
+        values, counts = padding.histogram(lengths)
+        try:
+            found = padding.suggest(values=values, counts=counts, k=k, multiple_of=multiple_of,
+                                    min_size=min_size, max_size=max_size, max_padding=max_padding, cost=cost)
+        except ValueError as exc:
+            raise E.UnitValidationError.make(str(exc), str(exc)) from None
+        current = None
+        if sizes and (not len(values) or values[-1] <= sizes[-1]):
+            current = padding.measure(values, counts, sizes)
+        answers.append(OutputSuggestion(name, int(counts.sum()), int(len(values)), sizes, current, found))
+    return answers

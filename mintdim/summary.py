@@ -1,0 +1,156 @@
+"""What `mintdim inspect` prints and the build report shows: figures of one finished output.
+
+Padding is computed from token counts and unit sizes: a unit's padding ratio is
+1 - tokens / (samples * unit_size), the share of its record slots that hold pad_id.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .reader import Dataset
+from .reader import open as open_dataset
+
+NICE = (1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 40, 50, 64, 80, 100, 128, 200, 256, 500, 512, 1000, 1024)
+
+
+def bin_width(sizes: list[int], target_bins: int = 24, max_bins: int = 32) -> int:
+    """A readable bin width: the smallest that divides every unit size in at most `max_bins` bins
+    (so unit boundaries fall on bin edges), else one giving about `target_bins` bins."""
+    max_size = max(sizes)
+    for w in NICE:
+        if math.ceil(max_size / w) <= max_bins and all(s % w == 0 for s in sizes):
+            return w
+    want = max(1, math.ceil(max_size / target_bins))
+    for w in NICE:
+        if w >= want:
+            return w
+    scale = 10 ** (len(str(want)) - 1)
+    return math.ceil(want / scale) * scale
+
+
+def length_histogram(lengths: np.ndarray, sizes: list[int], width: int | None = None) -> dict:
+    """Counts of token lengths in bins (lo, hi] of `width` (the first bin is [0, width])."""
+    max_size = max(sizes)
+    width = width or bin_width(sizes)
+    nbins = max(1, math.ceil(max_size / width))
+    idx = np.maximum(np.asarray(lengths, dtype=np.int64) - 1, 0) // width
+    counts = np.bincount(np.minimum(idx, nbins - 1), minlength=nbins)
+    return {"width": width, "edges": [k * width for k in range(nbins + 1)], "counts": counts.tolist()}
+
+
+def summarize(target) -> dict:
+    """Figures of a finished output (a path or an open Dataset)."""
+    ds = target if isinstance(target, Dataset) else open_dataset(target)
+    lengths = ds.token_counts.astype(np.int64)
+    unit_of = ds._lookup()[0]
+    units = []
+    total_slots = 0
+    total_bytes = 0
+    for u, unit in enumerate(ds.units):
+        mine = lengths[unit_of == u]
+        tokens = int(mine.sum())
+        slots = int(unit.num_samples) * unit.size
+        nbytes = sum(int(np.prod(ds._memmap(p, unit.size).shape)) for p in unit.shard_paths) * ds.dtype.itemsize
+        total_slots += slots
+        total_bytes += nbytes
+        units.append({
+            "unit_size": unit.size, "samples": unit.num_samples, "shards": unit.num_shards, "tokens": tokens,
+            "slots": slots, "padding_ratio": (1 - tokens / slots) if slots else 0.0, "bytes": nbytes,
+            "min_length": int(mine.min()) if len(mine) else None,
+            "mean_length": float(mine.mean()) if len(mine) else None,
+            "max_length": int(mine.max()) if len(mine) else None,
+        })
+    st = ds.stats
+    total_tokens = int(lengths.sum())
+    return {
+        "path": ds.path,
+        "samples": ds.num_samples,
+        "tokens": total_tokens,
+        "slots": total_slots,
+        "padding_ratio": (1 - total_tokens / total_slots) if total_slots else 0.0,
+        "bytes": total_bytes,
+        "shards": sum(u["shards"] for u in units),
+        "token_dtype": ds.dtype.name,
+        "bytes_per_token": ds.dtype.itemsize,
+        "tokenizer": dict(ds.manifest["tokenizer"]),
+        "samples_per_shard": ds.samples_per_shard,
+        "duplicate_groups": int(st.get("duplicate_groups", 0)),
+        "duplicate_samples": int(st.get("duplicate_samples", 0)),
+        "samples_with_unk": int(st.get("samples_with_unk", 0)),
+        "unk_tokens": int(st.get("unk_tokens", 0)),
+        "min_length": int(lengths.min()) if len(lengths) else None,
+        "mean_length": float(lengths.mean()) if len(lengths) else None,
+        "max_length": int(lengths.max()) if len(lengths) else None,
+        "units": units,
+        "histogram": length_histogram(lengths, ds.sizes),
+        "unit_sizes": list(ds.sizes),
+    }
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def stats_rows(s: dict) -> tuple[list[str], list[list[str]]]:
+    """The per-unit table (header, rows with a closing `all` row): for the console and the report."""
+    header = ["unit", "samples", "share", "shards", "tokens", "padding", "min", "mean", "max"]
+    rows = []
+    n = s["samples"] or 1
+    for u in s["units"]:
+        empty = u["samples"] == 0
+        rows.append([str(u["unit_size"]), f"{u['samples']:,}", _pct(u["samples"] / n), str(u["shards"]),
+                     f"{u['tokens']:,}", "-" if empty else _pct(u["padding_ratio"]),
+                     "-" if empty else str(u["min_length"]), "-" if empty else f"{u['mean_length']:.1f}",
+                     "-" if empty else str(u["max_length"])])
+    rows.append(["all", f"{s['samples']:,}", _pct(1.0 if s["samples"] else 0.0), str(s["shards"]),
+                 f"{s['tokens']:,}", _pct(s["padding_ratio"]), str(s["min_length"] if s["samples"] else "-"),
+                 f"{s['mean_length']:.1f}" if s["samples"] else "-", str(s["max_length"] if s["samples"] else "-")])
+    return header, rows
+
+
+def text_histogram(s: dict, bar: int = 40) -> list[str]:
+    """Token-length histogram as text; a line marks each unit boundary."""
+    h = s["histogram"]
+    counts, edges, width = h["counts"], h["edges"], h["width"]
+    peak = max(counts) if counts and max(counts) else 1
+    label_w = len(f"{edges[-1] - width + 1}-{edges[-1]}")
+    lines = [f"token lengths (bins of {width}; a '--- unit N' line closes each unit's range)"]
+    bounds = list(s["unit_sizes"])
+    for k, c in enumerate(counts):
+        lo, hi = (0 if k == 0 else edges[k] + 1), edges[k + 1]
+        hashes = "#" * (math.ceil(bar * c / peak) if c else 0)
+        lines.append(f"  {f'{lo}-{hi}':>{label_w}} | {hashes:<{bar}} {c:,}")
+        while bounds and bounds[0] <= hi:
+            lines.append(f"  {'':>{label_w}} --- unit {bounds.pop(0)}")
+    return lines
+
+
+def format_summary(s: dict) -> str:
+    tok = s["tokenizer"]
+    lines = [
+        f"MintDim output {s['path']}",
+        f"  samples     {s['samples']:,}",
+        f"  tokens      {s['tokens']:,} in {s['slots']:,} record slots: padding {_pct(s['padding_ratio'])}",
+        f"  dtype       {s['token_dtype']} ({s['bytes_per_token']} bytes/token, little-endian), "
+        f"pad_id {tok.get('pad_id')}, unk_id {tok.get('unk_id')}",
+        f"  tokenizer   {tok.get('type')} {tok.get('path')} (vocab {tok.get('vocab_size'):,})",
+        f"  shards      {s['shards']} files, {_mib(s['bytes'])}, {s['samples_per_shard']:,} samples per shard",
+        f"  duplicates  {s['duplicate_groups']:,} groups, {s['duplicate_samples']:,} samples",
+        f"  UNK         {s['samples_with_unk']:,} samples, {s['unk_tokens']:,} tokens "
+        f"({_pct(s['unk_tokens'] / s['tokens']) if s['tokens'] else '0.0%'} of tokens)",
+        "",
+    ]
+    header, rows = stats_rows(s)
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    for r in [header] + rows:
+        lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)))
+    lines.append("")
+    lines += text_histogram(s)
+    return "\n".join(lines)

@@ -1,0 +1,91 @@
+"""PyTorch adapter for a MintDim output (imports torch: install the `torch` extra).
+
+    ds = mintdim.open("artifacts/gsm8k_units")
+    loader = ds.torch_loader(32, seed=0, rank=rank, world_size=world)   # DataLoader
+    for epoch in range(3):
+        loader.batch_sampler.set_epoch(epoch)
+        for batch in loader:
+            batch["input_ids"]        # LongTensor (B, unit_size), padded with pad_id
+            batch["attention_mask"]   # BoolTensor (B, unit_size)
+            batch["lengths"], batch["sample_ids"]
+
+Or the parts: `TokenDataset` (a map-style Dataset indexed by sample_id) with
+`TorchBucketSampler` as the DataLoader's `batch_sampler` and `collate` as its collate_fn.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Sampler
+from torch.utils.data import Dataset as _TorchDataset
+from torch.utils.data._utils.collate import default_collate
+
+from .reader import Batch, BucketBatchSampler, Dataset
+
+
+def _batch_dict(batch: Batch, dtype) -> dict:
+    ids = torch.from_numpy(batch.tokens.astype(np.int64, copy=True))
+    return {
+        "input_ids": ids if dtype in (None, torch.int64) else ids.to(dtype),
+        "attention_mask": torch.from_numpy(batch.mask),
+        "lengths": torch.from_numpy(batch.lengths.astype(np.int64)),
+        "sample_ids": torch.from_numpy(batch.sample_ids.astype(np.int64)),
+    }
+
+
+class TokenDataset(_TorchDataset):
+    """Map-style dataset: item `sample_id` is its padded record and length.
+
+    `dataset[i]` -> {"input_ids": (unit_size,), "attention_mask", "length", "sample_id"}.
+    With a bucketed batch sampler the DataLoader fetches a whole batch through
+    `__getitems__` (one gather per shard) and gets one dict of stacked tensors.
+    """
+
+    def __init__(self, dataset: Dataset, dtype=None):
+        self.dataset = dataset
+        self.dtype = dtype
+
+    def __len__(self) -> int:
+        return self.dataset.num_samples
+
+    def __getitem__(self, sample_id: int) -> dict:
+        d = _batch_dict(self.dataset.gather([int(sample_id)]), self.dtype)
+        return {"input_ids": d["input_ids"][0], "attention_mask": d["attention_mask"][0],
+                "length": d["lengths"][0], "sample_id": d["sample_ids"][0]}
+
+    def __getitems__(self, sample_ids):
+        sizes = self.dataset.unit_sizes[np.asarray(sample_ids, dtype=np.int64)]
+        if len(sizes) and np.all(sizes == sizes[0]):
+            return _batch_dict(self.dataset.gather(sample_ids), self.dtype)
+        return [self[i] for i in sample_ids]  # mixed units: items (use TorchBucketSampler to batch by unit)
+
+
+def collate(data):
+    """Pass a batch fetched by `__getitems__` through; stack a list of items otherwise."""
+    if isinstance(data, dict):
+        return data
+    return default_collate(data)
+
+
+class TorchBucketSampler(Sampler):
+    """A torch `Sampler` of batches (lists of sample ids, one unit each); see BucketBatchSampler."""
+
+    def __init__(self, sampler: BucketBatchSampler):
+        super().__init__()
+        self.sampler = sampler
+
+    def set_epoch(self, epoch: int) -> None:
+        self.sampler.set_epoch(epoch)
+
+    def __iter__(self):
+        return iter(self.sampler)
+
+    def __len__(self) -> int:
+        return len(self.sampler)
+
+
+def make_loader(dataset: Dataset, batch_size: int, *, num_workers: int = 0, dtype=None, **sampler_kw) -> DataLoader:
+    return DataLoader(TokenDataset(dataset, dtype=dtype),
+                      batch_sampler=TorchBucketSampler(dataset.sampler(batch_size, **sampler_kw)),
+                      collate_fn=collate, num_workers=num_workers)

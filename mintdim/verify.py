@@ -1,0 +1,580 @@
+"""Check a finished output directory without trusting it: `mintdim verify OUT [--source [--all]]`.
+
+    from mintdim.verify import verify
+    report = verify("artifacts/gsm8k_units", source=True)
+    report.ok                    # False when any problem was found
+    for p in report.problems:    # each names the file, and the sample where there is one
+        print(p)
+
+Every figure is recomputed from the files themselves, then compared:
+
+- manifest: dtype, bytes per token and vocabulary agree; the unit directories are exactly the
+  declared sizes; no UNIT_BUILD_FAILED.md anywhere.
+- sample_index.jsonl: sample ids 0..n-1 in order; unit = smallest declared size >= token_count;
+  shard_path (and shard_row) = the sample's place among its unit's samples in sample_id order;
+  source lines increasing within each file, files in manifest order.
+- shards: exactly ceil(count / samples_per_shard) files per unit, each of
+  records * unit_size * bytes_per_token bytes; every slot from token_count on holds pad_id;
+  every token is inside the vocabulary; an empty unit holds EMPTY_UNIT.md.
+- histogram.json and stats.json: counts, totals, duplicate and UNK figures.
+- duplicate_index.jsonl: exactly the groups of equal hashes, as the spec orders them.
+- unk_index.jsonl: exactly the samples whose tokens hold unk_id, at those positions.
+- with source=True: the source files are read again (paths as declared, from `root`, default
+  the current directory), every line re-rendered and re-hashed; a sample of the samples (or all)
+  is re-encoded with the tokenizer and compared with its shard record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import orjson
+
+from .outputs import EMPTY_MARKER, FAILED_MARKER
+
+INDEX_FILES = ("manifest.json", "histogram.json", "stats.json", "sample_index.jsonl", "duplicate_index.jsonl",
+               "unk_index.jsonl")
+MAX_PROBLEMS = 10_000  # kept in the report; the count goes on
+BLOCK_ROWS = 65_536
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_SHARD = re.compile(r"^shard_(\d{6})\.bin$")
+_UNIT = re.compile(r"^unit_(\d+)$")
+
+
+@dataclass
+class Problem:
+    file: str  # relative to the output directory ("." for the directory itself)
+    message: str
+    sample: int | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.sample is None else f"{self.file}: sample {self.sample}"
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class Report:
+    path: str
+    problems: list[Problem] = field(default_factory=list)
+    count: int = 0  # problems found (the list keeps the first MAX_PROBLEMS)
+    samples: int = 0
+    shards: int = 0
+    source_checked: bool = False
+    encoded: int = 0  # samples re-encoded and compared token by token
+
+    @property
+    def ok(self) -> bool:
+        return self.count == 0
+
+    def add(self, file: str, message: str, sample: int | None = None) -> None:
+        self.count += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(file, message, sample))
+
+    def summary(self) -> str:
+        what = f"{self.samples} samples, {self.shards} shards"
+        if self.source_checked:
+            what += f", source re-hashed, {self.encoded} samples re-encoded"
+        if self.ok:
+            return f"[verify] {self.path}: OK ({what})"
+        return f"[verify] {self.path}: {self.count} problem{'s' if self.count != 1 else ''} ({what})"
+
+
+class _Index:
+    """sample_index.jsonl as columns."""
+
+    def __init__(self, n: int):
+        self.tc = np.zeros(n, dtype=np.int64)
+        self.unit = np.zeros(n, dtype=np.int64)
+        self.line = np.zeros(n, dtype=np.int64)
+        self.file = np.full(n, -1, dtype=np.int64)
+        self.hashes: list[str] = [""] * n
+        self.shard_path: list[str] = [""] * n
+        self.shard_row = np.full(n, -1, dtype=np.int64)
+        self.valid = np.zeros(n, dtype=bool)
+
+
+def _load_json(out: str, name: str, report: Report):
+    path = os.path.join(out, name)
+    try:
+        with open(path, "rb") as f:
+            return orjson.loads(f.read())
+    except FileNotFoundError:
+        report.add(name, "missing")
+    except OSError as exc:
+        report.add(name, f"cannot be read ({exc.strerror or exc})")
+    except orjson.JSONDecodeError as exc:
+        report.add(name, f"is not valid JSON ({exc})")
+    return None
+
+
+def _jsonl_rows(out: str, name: str, report: Report):
+    """(line number, object or None) of every line; problems for unreadable or invalid lines."""
+    path = os.path.join(out, name)
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        report.add(name, "missing")
+        return
+    except OSError as exc:
+        report.add(name, f"cannot be read ({exc.strerror or exc})")
+        return
+    with f:
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
+                report.add(name, f"line {n} is blank")
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                report.add(name, f"line {n} is not valid JSON")
+                yield n, None
+                continue
+            if not isinstance(obj, dict):
+                report.add(name, f"line {n} is not a JSON object")
+                yield n, None
+                continue
+            yield n, obj
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000, root: str | None = None,
+           seed: int = 0) -> Report:  # noqa: A002  (the CLI's --all)
+    """Check the output directory `out`; see the module documentation. Returns a Report."""
+    report = Report(path=out)
+    if not os.path.isdir(out):
+        report.add(".", "not a directory" if os.path.exists(out) else "does not exist")
+        return report
+
+    # --- failure markers, the directory's entries --------------------------------------------------
+    for base, dirs, files in os.walk(out):
+        dirs.sort()
+        if FAILED_MARKER in files:
+            rel = os.path.relpath(os.path.join(base, FAILED_MARKER), out)
+            report.add(rel, "failure marker: the build failed or did not finish; this is not a usable output")
+
+    manifest = _load_json(out, "manifest.json", report)
+    histogram = _load_json(out, "histogram.json", report)
+    stats = _load_json(out, "stats.json", report)
+    m = _check_manifest(manifest, report)
+    if m is None:
+        return report
+    sizes, sps, dtype, pad, unk, vocab, files = m
+
+    entries = sorted(os.listdir(out))
+    declared = {f"unit_{s}" for s in sizes}
+    for name in entries:
+        full = os.path.join(out, name)
+        if _UNIT.match(name) and name not in declared:
+            report.add(name, f"unit directory not declared in manifest.json (sizes {sizes})")
+        elif not _UNIT.match(name) and name not in INDEX_FILES:
+            report.add(name, "unexpected entry in the output directory")
+        elif name in declared and not os.path.isdir(full):
+            report.add(name, "is not a directory")
+    for d in sorted(declared - set(entries)):
+        report.add(d, "declared unit directory is missing")
+
+    # --- sample_index.jsonl ------------------------------------------------------------------------
+    idx = _read_sample_index(out, report, sizes, sps, files)
+    n = len(idx.tc)
+    report.samples = n
+    per_unit = {s: np.flatnonzero(idx.unit == s) for s in sizes}
+    counts = {s: int(len(per_unit[s])) for s in sizes}
+
+    # --- shards: names, sizes, padding, vocabulary, UNK positions ---------------------------------
+    found_unk: dict[int, list[int]] = {}
+    bpt = dtype.itemsize
+    for s in sizes:
+        udir = os.path.join(out, f"unit_{s}")
+        if not os.path.isdir(udir):
+            continue
+        names = sorted(os.listdir(udir))
+        count = counts[s]
+        want = [f"shard_{k:06d}.bin" for k in range(-(-count // sps))]
+        allowed = set(want) | ({EMPTY_MARKER} if count == 0 else set()) | {FAILED_MARKER}
+        for name in names:
+            if name not in allowed:
+                why = ("an empty unit holds no shard" if count == 0 and _SHARD.match(name) else
+                       f"not expected: unit {s} has {count} samples in {len(want)} shards" if _SHARD.match(name)
+                       else "unexpected file")
+                report.add(f"unit_{s}/{name}", why)
+        if count == 0 and EMPTY_MARKER not in names:
+            report.add(f"unit_{s}", f"empty unit without {EMPTY_MARKER}")
+        if count and EMPTY_MARKER in names:
+            report.add(f"unit_{s}/{EMPTY_MARKER}", f"unit {s} is not empty ({count} samples)")
+        ids = per_unit[s]
+        for k, name in enumerate(want):
+            rel = f"unit_{s}/{name}"
+            path = os.path.join(udir, name)
+            members = ids[k * sps:(k + 1) * sps]
+            if not os.path.isfile(path):
+                report.add(rel, f"missing (holds samples {int(members[0])}..{int(members[-1])})")
+                continue
+            report.shards += 1
+            size = os.path.getsize(path)
+            expected = len(members) * s * bpt
+            if size != expected:
+                report.add(rel, f"size {size} bytes, expected {len(members)} records * {s} tokens * {bpt} bytes "
+                                f"= {expected}")
+                if size % (s * bpt):
+                    continue  # not whole records: the rows cannot be trusted
+            _check_shard(path, rel, s, members, idx, dtype, pad, unk, vocab, report, found_unk)
+
+    # --- histogram, stats ---------------------------------------------------------------------------
+    dist = {str(s): counts[s] for s in sizes}
+    if isinstance(histogram, dict):
+        got = {str(k): v for k, v in histogram.items()}
+        if got != dist:
+            report.add("histogram.json", f"{got} does not match the samples per unit in sample_index.jsonl {dist}")
+    elif histogram is not None:
+        report.add("histogram.json", "is not a JSON object")
+
+    dup_groups = _check_duplicates(out, idx, files, report)
+    _check_unk(out, idx, files, found_unk, report)
+
+    if isinstance(stats, dict):
+        want_stats = {
+            "total_samples": n, "total_tokens": int(idx.tc.sum()), "token_dtype": dtype.name,
+            "bytes_per_token": bpt, "duplicate_groups": len(dup_groups),
+            "duplicate_samples": int(sum(len(g) for g in dup_groups)),
+            "samples_with_unk": len(found_unk), "unk_tokens": int(sum(len(v) for v in found_unk.values())),
+            "unit_distribution": dist,
+        }
+        for key, value in want_stats.items():
+            got = stats.get(key)
+            if isinstance(got, dict):
+                got = {str(k): v for k, v in got.items()}
+            if got != value:
+                report.add("stats.json", f"{key} is {got!r}, the files give {value!r}")
+        if isinstance(stats.get("shards"), dict):  # extension: shards per unit
+            want_shards = {str(s): -(-counts[s] // sps) for s in sizes}
+            got = {str(k): v for k, v in stats["shards"].items()}
+            if got != want_shards:
+                report.add("stats.json", f"shards is {got!r}, the files give {want_shards!r}")
+    elif stats is not None:
+        report.add("stats.json", "is not a JSON object")
+
+    if source:
+        _check_source(out, manifest, idx, per_unit, sizes, sps, dtype, report, all, sample, root, seed)
+    return report
+
+
+def _check_manifest(manifest, report: Report):
+    if not isinstance(manifest, dict):
+        if manifest is not None:
+            report.add("manifest.json", "is not a JSON object")
+        return None
+    try:
+        storage = manifest.get("token_storage") or {}
+        dname = manifest.get("token_dtype", storage.get("dtype"))
+        if dname not in ("uint16", "uint32"):
+            report.add("manifest.json", f"token dtype {dname!r} is not uint16 or uint32")
+            return None
+        dtype = np.dtype(dname).newbyteorder("<")
+        if storage.get("dtype", dname) != dname:
+            report.add("manifest.json", f"token_storage.dtype {storage.get('dtype')!r} != token_dtype {dname!r}")
+        if storage.get("bytes_per_token", dtype.itemsize) != dtype.itemsize:
+            report.add("manifest.json", f"bytes_per_token {storage.get('bytes_per_token')!r} does not match "
+                                        f"{dname} ({dtype.itemsize})")
+        tok = manifest.get("tokenizer") or {}
+        vocab, pad, unk = tok.get("vocab_size"), tok.get("pad_id"), tok.get("unk_id")
+        if not all(_is_int(v) for v in (vocab, pad, unk)) or not (0 <= pad < vocab and 0 <= unk < vocab):
+            report.add("manifest.json", f"tokenizer vocab_size/pad_id/unk_id invalid: {vocab!r}/{pad!r}/{unk!r}")
+            return None
+        if (vocab <= 65535) != (dname == "uint16"):
+            report.add("manifest.json", f"dtype {dname} does not follow vocab_size {vocab}")
+        sizes = (manifest.get("units") or {}).get("sizes")
+        if not isinstance(sizes, list) or not sizes or not all(_is_int(s) and s > 0 for s in sizes) \
+                or sorted(set(sizes)) != sizes:
+            report.add("manifest.json", f"units.sizes {sizes!r} is not an ascending list of positive ints")
+            return None
+        sps = (manifest.get("output") or {}).get("samples_per_shard")
+        if not _is_int(sps) or sps <= 0:
+            report.add("manifest.json", f"output.samples_per_shard {sps!r} is not a positive int")
+            return None
+        files = (manifest.get("source") or {}).get("files")
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            report.add("manifest.json", "source.files is not a list of paths")
+            files = []
+        algo = (manifest.get("hash") or {}).get("algorithm", "sha256")
+        if algo != "sha256":
+            report.add("manifest.json", f"hash algorithm {algo!r} is not sha256")
+    except AttributeError:
+        report.add("manifest.json", "does not have the manifest's shape")
+        return None
+    return sizes, sps, dtype, pad, unk, vocab, files
+
+
+def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
+    rows = list(_jsonl_rows(out, "sample_index.jsonl", report))
+    idx = _Index(len(rows))
+    name = "sample_index.jsonl"
+    file_of = {f: i for i, f in enumerate(files)}
+    seen_in_unit = {s: 0 for s in sizes}
+    last = (-1, 0)  # (file index, line) of the previous sample
+    for i, (n, obj) in enumerate(rows):
+        if obj is None:
+            continue
+        sid = obj.get("sample_id")
+        if sid != i:
+            report.add(name, f"line {n}: sample_id {sid!r}, expected {i} (ids count 0, 1, 2, ... in order)", i)
+        tc, unit = obj.get("token_count"), obj.get("unit_size")
+        if not _is_int(tc) or tc < 0:
+            report.add(name, f"token_count {tc!r} is not a non-negative int", i)
+            continue
+        if unit not in seen_in_unit:
+            report.add(name, f"unit_size {unit!r} is not a declared size {sizes}", i)
+            continue
+        fit = next((s for s in sizes if s >= tc), None)
+        if fit != unit:
+            report.add(name, f"token_count {tc} belongs in unit {fit}, not {unit}", i)
+        h = obj.get("hash")
+        if not isinstance(h, str) or not _HEX64.match(h):
+            report.add(name, f"hash {h!r} is not a SHA-256 hex digest", i)
+            h = ""
+        src, line = obj.get("source_file"), obj.get("source_line")
+        fi = file_of.get(src, -1)
+        if fi < 0:
+            report.add(name, f"source_file {src!r} is not a source file of manifest.json", i)
+        if not _is_int(line) or line < 1:
+            report.add(name, f"source_line {line!r} is not a positive int", i)
+            line = 0
+        elif fi >= 0 and (fi, line) <= last:
+            report.add(name, f"{src}:{line} is not after the previous sample's line (input order)", i)
+        if fi >= 0 and line:
+            last = (fi, line)
+        k = seen_in_unit[unit]
+        seen_in_unit[unit] = k + 1
+        want_path = f"unit_{unit}/shard_{k // sps:06d}.bin"
+        if obj.get("shard_path") != want_path:
+            report.add(name, f"shard_path {obj.get('shard_path')!r}, expected {want_path!r}", i)
+        if "shard_row" in obj and obj["shard_row"] != k % sps:
+            report.add(name, f"shard_row {obj['shard_row']!r}, expected {k % sps}", i)
+        idx.tc[i], idx.unit[i], idx.line[i], idx.file[i] = tc, unit, line, fi
+        idx.hashes[i] = h
+        idx.shard_path[i] = want_path
+        idx.valid[i] = True
+    return idx
+
+
+def _check_shard(path, rel, unit, members, idx: _Index, dtype, pad, unk, vocab, report: Report, found_unk) -> None:
+    data = np.memmap(path, dtype=dtype, mode="r") if os.path.getsize(path) else np.zeros(0, dtype=dtype)
+    rows = data.reshape(-1, unit)
+    cols = np.arange(unit)
+    for lo in range(0, min(len(rows), len(members)), BLOCK_ROWS):
+        block = np.asarray(rows[lo:lo + BLOCK_ROWS][:len(members) - lo])
+        ids = members[lo:lo + len(block)]
+        tc = idx.tc[ids]
+        tail = cols[None, :] >= tc[:, None]
+        for r in np.flatnonzero(((block != pad) & tail).any(axis=1)):
+            sid = int(ids[r])
+            first = int(np.flatnonzero((block[r] != pad) & tail[r])[0])
+            report.add(rel, f"row {lo + r}: slot {first} holds {int(block[r, first])}, not pad_id {pad} "
+                            f"(token_count {int(tc[r])})", sid)
+        for r in np.flatnonzero(((block >= vocab) & ~tail).any(axis=1)):
+            sid = int(ids[r])
+            report.add(rel, f"row {lo + r}: token outside the vocabulary ({vocab})", sid)
+        unk_mask = (block == unk) & ~tail
+        for r in np.flatnonzero(unk_mask.any(axis=1)):
+            found_unk[int(ids[r])] = np.flatnonzero(unk_mask[r]).tolist()
+
+
+def _check_duplicates(out: str, idx: _Index, files, report: Report) -> list[list[int]]:
+    groups: dict[str, list[int]] = {}
+    for i, h in enumerate(idx.hashes):
+        if h:
+            groups.setdefault(h, []).append(i)
+    want = [ids for ids in groups.values() if len(ids) > 1]
+    want.sort(key=lambda ids: ids[0])
+    name = "duplicate_index.jsonl"
+    got = list(_jsonl_rows(out, name, report))
+    for k, (n, obj) in enumerate(got):
+        if obj is None:
+            continue
+        if k >= len(want):
+            report.add(name, f"line {n}: group of hash {str(obj.get('hash'))[:16]}... is not a duplicate group "
+                             "of sample_index.jsonl")
+            continue
+        ids = want[k]
+        exp = {"hash": idx.hashes[ids[0]], "count": len(ids),
+               "samples": [{"sample_id": i, "source_file": files[idx.file[i]] if idx.file[i] >= 0 else None,
+                            "source_line": int(idx.line[i])} for i in ids]}
+        samples = obj.get("samples")
+        have = {"hash": obj.get("hash"), "count": obj.get("count"),
+                "samples": [{key: s.get(key) for key in ("sample_id", "source_file", "source_line")}
+                            for s in samples if isinstance(s, dict)] if isinstance(samples, list) else samples}
+        if have != exp:
+            report.add(name, f"line {n}: expected the group of samples {ids} (hash {exp['hash'][:16]}...), "
+                             f"found {have['samples'] if isinstance(have['samples'], list) else have}", ids[0])
+    for ids in want[len(got):]:
+        report.add(name, f"missing the duplicate group of samples {ids}", ids[0])
+    return want
+
+
+def _check_unk(out: str, idx: _Index, files, found_unk: dict[int, list[int]], report: Report) -> None:
+    name = "unk_index.jsonl"
+    listed: dict[int, list[int]] = {}
+    for n, obj in _jsonl_rows(out, name, report):
+        if obj is None:
+            continue
+        sid = obj.get("sample_id")
+        if not _is_int(sid) or not 0 <= sid < len(idx.tc):
+            report.add(name, f"line {n}: sample_id {sid!r} is not a sample of sample_index.jsonl")
+            continue
+        if sid in listed:
+            report.add(name, f"line {n}: listed twice", sid)
+        pos = obj.get("unk_positions")
+        if not isinstance(pos, list) or not all(_is_int(p) for p in pos):
+            report.add(name, f"line {n}: unk_positions is not a list of ints", sid)
+            pos = []
+        listed[sid] = pos
+        if obj.get("unk_count") != len(pos):
+            report.add(name, f"line {n}: unk_count {obj.get('unk_count')!r} != {len(pos)} positions", sid)
+        if obj.get("hash") != idx.hashes[sid]:
+            report.add(name, f"line {n}: hash differs from sample_index.jsonl", sid)
+        src = files[idx.file[sid]] if idx.file[sid] >= 0 else None
+        if obj.get("source_file") != src or obj.get("source_line") != int(idx.line[sid]):
+            report.add(name, f"line {n}: source {obj.get('source_file')}:{obj.get('source_line')} differs from "
+                             f"sample_index.jsonl ({src}:{int(idx.line[sid])})", sid)
+    order = list(listed)
+    if order != sorted(order):
+        report.add(name, "samples are not in sample_id order")
+    for sid in sorted(set(listed) | set(found_unk)):
+        want, have = found_unk.get(sid), listed.get(sid)
+        if have is None:
+            report.add(name, f"missing: the sample's tokens hold unk_id at {want}", sid)
+        elif want is None:
+            if idx.valid[sid]:
+                report.add(name, f"listed, but the sample's tokens hold no unk_id (positions {have})", sid)
+        elif want != have:
+            report.add(name, f"unk_positions {have}, the shard record has unk_id at {want}", sid)
+
+
+# --- against the source files and the tokenizer ------------------------------------------------------
+
+
+def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, report: Report, all_samples: bool,
+                  sample: int, root: str | None, seed: int) -> None:
+    from . import errors as E
+    from . import jsonl
+    from . import template as T
+    from .tokenizers import load
+
+    report.source_checked = True
+    root = root or os.getcwd()
+    src = manifest.get("source") or {}
+    files, fields, templates = src.get("files") or [], src.get("fields") or [], src.get("templates") or []
+    n = len(idx.tc)
+    if all_samples:
+        chosen = set(range(n))
+    else:
+        rng = random.Random(seed)
+        chosen = set(rng.sample(range(n), min(n, sample))) if n else set()
+    texts: dict[int, str] = {}
+    sid = 0
+    for fi, decl in enumerate(files):
+        path = decl if os.path.isabs(decl) else os.path.join(root, decl)
+        if not os.path.isfile(path):
+            report.add(decl, f"source file not found (looked for {path})")
+            sid = int(np.searchsorted(idx.file, fi, side="right")) if len(idx.file) else sid
+            continue
+        names = fields[fi] if fi < len(fields) else []
+        try:
+            tpl = T.parse(templates[fi])
+        except (IndexError, T.TemplateSyntaxError):
+            report.add("manifest.json", f"no valid template for source file {decl}")
+            continue
+        reader = jsonl.ChunkReader(path, 0, os.path.getsize(path), decl)
+        try:
+            for local, raw in reader:
+                line = local + 1
+                try:
+                    obj = jsonl.declared_values(jsonl.parse_object(raw, decl, line), names, decl, line)
+                    text = tpl.render(obj)
+                    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                except (E.MintDimError, UnicodeEncodeError) as err:
+                    report.add(decl, f"line {line} is no longer a valid sample: {str(err).splitlines()[0]}")
+                    sid += 1
+                    continue
+                if sid >= n:
+                    report.add(decl, f"line {line} has no sample in sample_index.jsonl")
+                    sid += 1
+                    continue
+                if idx.file[sid] != fi or idx.line[sid] != line:
+                    got = f"{files[idx.file[sid]] if idx.file[sid] >= 0 else '?'}:{int(idx.line[sid])}"
+                    report.add("sample_index.jsonl", f"source is {got}, the source files give {decl}:{line}", sid)
+                elif idx.hashes[sid] != digest:
+                    report.add("sample_index.jsonl", f"hash differs from the rendered text of {decl}:{line}", sid)
+                if sid in chosen:
+                    texts[sid] = text
+                sid += 1
+        except E.MintDimError as err:
+            report.add(decl, f"cannot be read: {str(err).splitlines()[0]}")
+    if sid < n:
+        report.add("sample_index.jsonl", f"{n - sid} samples more than the source files hold ({sid})", sid)
+
+    tok_cfg = manifest.get("tokenizer") or {}
+    tpath = tok_cfg.get("path", "")
+    tpath = tpath if os.path.isabs(tpath) else os.path.join(root, tpath)
+    try:
+        tok = load(tok_cfg.get("type"), tpath)
+    except Exception as exc:  # the library's own words
+        report.add("manifest.json", f"tokenizer {tok_cfg.get('path')!r} cannot be loaded from {tpath}: "
+                                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
+        return
+    for key, value in (("vocab_size", tok.vocab_size), ("unk_id", tok.unk_id), ("pad_id", tok.pad_id)):
+        if tok_cfg.get(key) != value:
+            report.add("manifest.json", f"tokenizer {key} is {tok_cfg.get(key)!r}, the tokenizer file says {value!r}")
+    ids = sorted(texts)
+    shards: dict[str, np.ndarray] = {}
+    for lo in range(0, len(ids), 1024):
+        batch = ids[lo:lo + 1024]
+        flat, lengths = tok.encode_batch([texts[i] for i in batch])
+        ends = np.cumsum(lengths)
+        for j, i in enumerate(batch):
+            tokens = flat[ends[j] - lengths[j]:ends[j]]
+            report.encoded += 1
+            if len(tokens) != idx.tc[i]:
+                report.add("sample_index.jsonl", f"token_count {int(idx.tc[i])}, the tokenizer gives {len(tokens)}", i)
+                continue
+            unit = int(idx.unit[i])
+            rel = idx.shard_path[i]
+            path = os.path.join(out, rel)
+            if rel not in shards:
+                try:
+                    shards[rel] = np.memmap(path, dtype=dtype, mode="r").reshape(-1, unit)
+                except (OSError, ValueError):
+                    shards[rel] = np.zeros((0, unit), dtype=dtype)
+            k = int(np.searchsorted(per_unit[unit], i))
+            row = k % sps
+            if row >= len(shards[rel]):
+                continue  # a missing or short shard is reported already
+            if not np.array_equal(shards[rel][row, :len(tokens)], tokens.astype(dtype)):
+                where = int(np.flatnonzero(shards[rel][row, :len(tokens)] != tokens.astype(dtype))[0])
+                report.add(rel, f"row {row}: tokens differ from the tokenizer's encode of the source "
+                                f"(first at slot {where})", i)
+
+
+def main_lines(report: Report, limit: int | None = 50) -> list[str]:
+    """What `mintdim verify` prints: each problem (up to `limit`), then the summary."""
+    lines = [str(p) for p in report.problems[:limit]] if limit is not None else [str(p) for p in report.problems]
+    if report.count > len(lines):
+        lines.append(f"... and {report.count - len(lines)} more")
+    lines.append(report.summary())
+    return lines
+
+
+def to_json(report: Report) -> str:
+    return json.dumps({"path": report.path, "ok": report.ok, "problems": report.count, "samples": report.samples,
+                       "shards": report.shards, "source_checked": report.source_checked, "encoded": report.encoded,
+                       "list": [{"file": p.file, "sample": p.sample, "message": p.message}
+                                for p in report.problems]}, ensure_ascii=False, indent=1)

@@ -1,0 +1,138 @@
+"""Workflow hygiene and the CLI's surface: snakemake --lint, snakefmt, the config reference, the
+profiles, help texts, exit codes and the dry run."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+
+import pytest
+import yaml
+
+from conftest import GSM8K, HF_JSON, REPO, SNAKEFILE, run_cli
+
+from mintdim.commands import COMMANDS
+from mintdim.paths import schema_file
+
+WORKFLOW_FILES = ["Snakefile", "workflow"]
+
+
+def example_config(ws) -> str:
+    """The shipped example with absolute inputs and its output under `ws`."""
+    with open(os.path.join(REPO, "config", "config.yaml"), encoding="utf-8") as f:
+        cfg = yaml.safe_load(f)
+    cfg["source"]["files"] = [GSM8K]
+    cfg["tokenizer"] = {"hf_json": {"path": HF_JSON}}
+    cfg["output"]["dir"] = "out"
+    path = os.path.join(str(ws), "cfg.yaml")
+    with open(path, "w", encoding="utf-8") as f:
+        yaml.safe_dump(cfg, f)
+    return path
+
+
+def snakemake(ws, *args) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(ws),
+           "--configfile", example_config(ws), *args]
+    return subprocess.run(cmd, cwd=str(ws), capture_output=True, text=True)
+
+
+def test_snakemake_lint_passes(tmp_path):
+    res = snakemake(tmp_path, "--lint", "--workflow-profile", "none")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Congratulations" in res.stdout + res.stderr
+
+
+def test_snakefmt_check_passes():
+    exe = shutil.which("snakefmt") or pytest.fail("snakefmt is pinned in the test extra: pip install -e '.[test]'")
+    res = subprocess.run([exe, "--check", *WORKFLOW_FILES], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_every_rule_has_log_benchmark_and_resources():
+    rules_dir = os.path.join(REPO, "workflow", "rules")
+    for name in sorted(os.listdir(rules_dir)):
+        text = open(os.path.join(rules_dir, name), encoding="utf-8").read()
+        for rule in re.split(r"^rule ", text, flags=re.M)[1:]:
+            for directive in ("log:", "benchmark:", "resources:", "mem_mb=", "runtime=", "conda:"):
+                assert directive in rule, (name, rule.split(":")[0], directive)
+
+
+def _schema_keys(node, out):
+    for key, sub in (node.get("properties") or {}).items():
+        out.add(key)
+        _schema_keys(sub, out)
+    for sub in (node.get("oneOf") or []) + (node.get("anyOf") or []):
+        if isinstance(sub, dict):
+            _schema_keys(sub, out)
+    return out
+
+
+def test_config_reference_documents_every_key_with_parsable_examples():
+    with open(schema_file(), encoding="utf-8") as f:
+        schema = yaml.safe_load(f)
+    keys = _schema_keys(schema, set())
+    keys |= _schema_keys({"properties": schema.get("$defs", {})}, set()) - set(schema.get("$defs", {}))
+    doc = open(os.path.join(REPO, "config", "README.md"), encoding="utf-8").read()
+    missing = sorted(k for k in keys if f"`{k}`" not in doc)
+    assert not missing, f"config/README.md does not document {missing}"
+    blocks = re.findall(r"```yaml\n(.*?)```", doc, flags=re.S)
+    assert blocks
+    for block in blocks:
+        assert isinstance(yaml.safe_load(block), dict)
+
+
+def test_conda_env_matches_the_package_dependencies():
+    with open(os.path.join(REPO, "pyproject.toml"), "rb") as f:
+        deps = tomllib.load(f)["project"]["dependencies"]
+    with open(os.path.join(REPO, "workflow", "envs", "mintdim.yaml"), encoding="utf-8") as f:
+        env = yaml.safe_load(f)
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert sorted(pip) == sorted(d for d in deps if not d.startswith("snakemake"))
+
+
+def test_slurm_profile_dry_runs(tmp_path):
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    res = snakemake(tmp_path, "--profile", os.path.join(REPO, "profiles", "slurm"), "--dry-run")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "slurm_partition=CHANGE_ME" in res.stdout
+    assert "--threads 4" in res.stdout  # set-threads reaches the tokenize command
+    assert not os.path.exists(tmp_path / "out")
+
+
+def test_profiles_are_complete():
+    default = yaml.safe_load(open(os.path.join(REPO, "profiles", "default", "config.yaml")))
+    assert default["rerun-incomplete"] is True and default["printshellcmds"] is True
+    local = os.path.join(REPO, "profiles", "local-cluster")
+    cfg = yaml.safe_load(open(os.path.join(local, "config.yaml")))
+    assert cfg["executor"] == "cluster-generic" and cfg["seconds-between-status-checks"] == 1
+    for key in ("cluster-generic-submit-cmd", "cluster-generic-status-cmd", "cluster-generic-cancel-cmd"):
+        assert os.access(os.path.join(local, cfg[key]), os.X_OK)
+
+
+def test_help_is_complete_and_documents_exit_codes(tmp_path):
+    res = run_cli(tmp_path, "--help")
+    assert res.returncode == 0
+    for name in COMMANDS:
+        assert name.replace("_", "-") in res.stdout
+    for code in ("0 ", "1 ", "2 "):
+        assert f"\n  {code}" in res.stdout
+    for name in COMMANDS:
+        sub = run_cli(tmp_path, name.replace("_", "-"), "--help")
+        assert sub.returncode == 0 and "Exit codes" in sub.stdout, name
+    readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+    assert "## Exit codes" in readme
+    assert run_cli(tmp_path, "no-such-command").returncode == 2
+    assert run_cli(tmp_path, "build").returncode == 2
+
+
+def test_build_dry_run_shows_the_planned_jobs_and_builds_nothing(tmp_path):
+    res = run_cli(tmp_path, "build", example_config(tmp_path), "--dry-run", "--cores", "2")
+    assert res.returncode == 0, res.stderr
+    text = res.stdout + res.stderr
+    for rule in ("validate", "tokenize", "plan", "write", "aggregate", "finalize", "report"):
+        assert re.search(rf"^{rule}\s+\d+$", text, flags=re.M), rule
+    assert not os.path.exists(tmp_path / "out")

@@ -1,0 +1,539 @@
+"""Reliability, end to end, as a user meets it: `kill -9` at any stage and the same command again,
+two builds at once, a full disk or a file size limit, inputs that cannot be read.
+
+Kills come from the test hook MINTDIM_TEST_KILL_AT=POINT@TARGET (mintdim/faults.py): the job at
+POINT SIGKILLs itself (`self`), the main Snakemake process (`snakemake`), or its whole process
+group (`group`: the `mintdim build` command, Snakemake and every job, as `kill -9` of a terminal
+session or a batch job does). Builds use 40 GSM8K rows, so each takes a few seconds; independent
+scenarios run side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import yaml
+
+from conftest import GSM8K, SNAKEFILE, SP_MODEL, tree_bytes
+
+from mintdim import errors as E
+from mintdim import guard, outputs
+from mintdim.layout import Layout
+from mintdim.verify import verify
+
+SIZES = [256, 512]
+FAILED = outputs.FAILED_MARKER
+
+
+# ---------------------------------------------------------------------------------------------
+# a small project, and ways to run it
+# ---------------------------------------------------------------------------------------------
+
+def rows(n: int = 40) -> list[dict]:
+    out = []
+    with open(GSM8K, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i >= n:
+                break
+            r = json.loads(line)
+            out.append({"prompt": r["question"], "response": r["answer"]})
+    return out
+
+
+def config(**over) -> dict:
+    cfg = {"source": {"files": ["d.jsonl"], "fields": [["prompt", "response"]], "templates": ["{prompt}\n{response}"]},
+           "tokenizer": {"sentencepiece": {"path": SP_MODEL}},
+           "units": {"sizes": [SIZES], "build_batch": [16]},
+           "output": {"dir": "out", "samples_per_shard": [10]}}
+    for key, value in over.items():
+        if key in ("dir", "samples_per_shard"):
+            cfg["output"][key] = value
+        elif key == "sizes":
+            cfg["units"]["sizes"] = value
+        else:
+            cfg[key] = value
+    return cfg
+
+
+def project(root, name: str = "c.yaml", **over) -> str:
+    root = str(root)
+    os.makedirs(root, exist_ok=True)
+    if not os.path.exists(os.path.join(root, "d.jsonl")):
+        with open(os.path.join(root, "d.jsonl"), "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(r) + "\n" for r in rows())
+    with open(os.path.join(root, name), "w", encoding="utf-8") as f:
+        yaml.safe_dump(config(**over), f)
+    return root
+
+
+def cli(root, *args, env=None, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mintdim", *args], cwd=str(root), capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})), timeout=300, **kw)
+
+
+def build(root, name: str = "c.yaml", env=None, **kw) -> subprocess.CompletedProcess:
+    return cli(root, "build", name, "--cores", "2", env=env, **kw)
+
+
+def snakemake_cmd(root, name: str = "c.yaml") -> list[str]:
+    return [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(root), "--configfile",
+            os.path.join(str(root), name), "--cores", "2", "--workflow-profile", "none", "--rerun-incomplete"]
+
+
+def msgpack_left(root) -> list[str]:
+    return [os.path.join(b, f) for b, _d, fs in os.walk(os.path.join(str(root), ".mintdim")) for f in fs
+            if f.endswith(".msgpack")]
+
+
+def snakemake_locks(root) -> list[str]:
+    d = os.path.join(str(root), ".snakemake", "locks")
+    return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+
+def assert_nothing_looks_complete(out, reference: dict) -> str:
+    """No output directory holding stats.json or a shard without UNIT_BUILD_FAILED.md, unless it is
+    the finished output (a kill after the final rename: the output is complete). Returns what it saw."""
+    if not os.path.exists(out):
+        return "absent"
+    tree = tree_bytes(out)
+    looks = sorted(rel for rel in tree if rel == "stats.json" or rel.endswith(".bin"))
+    marked = any(os.path.basename(rel) == FAILED for rel in tree)
+    if tree == reference:
+        assert verify(str(out)).ok
+        return "complete"
+    assert not looks or marked, f"{out} looks complete but is not: {looks[:5]} without {FAILED}"
+    return "markers" if marked else ("empty" if not tree else f"partial {sorted(tree)}")
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> dict:
+    """The output of one clean, uninterrupted build: every other build must give these bytes."""
+    root = project(tmp_path_factory.mktemp("clean"))
+    proc = build(root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    tree = tree_bytes(os.path.join(root, "out"))
+    assert verify(os.path.join(root, "out")).ok
+    return tree
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. crash and rerun
+# ---------------------------------------------------------------------------------------------
+
+CHAIN = ["tokenize:start@group", "plan:end@group", "write:shard@group", "aggregate:end@group",
+         "finalize:moved@group"]  # the last: the output is in place, its completion not yet recorded
+SINGLE = [("tokenize:end@group", -9), ("write:shard@self", 1)]  # self: only the job dies, the build fails
+
+
+def _kill(root: str, spec: str, reference: dict, out: str = "out") -> dict:
+    killed = build(root, env={"MINTDIM_TEST_KILL_AT": spec}, start_new_session=True)
+    out = os.path.join(root, out)
+    return {"spec": spec, "rc": killed.returncode, "err": killed.stderr,
+            "seen": assert_nothing_looks_complete(out, reference), "stale": snakemake_locks(root),
+            "tree": tree_bytes(out) if os.path.isdir(out) else {}}
+
+
+def _finish(root: str, out: str = "out") -> dict:
+    again = build(root)  # the same command, nothing else done in between
+    out = os.path.join(root, out)
+    return {"again": again, "tree": tree_bytes(out) if os.path.isdir(out) else {}, "locks": snakemake_locks(root),
+            "msgpack": msgpack_left(root), "text": again.stderr}
+
+
+def _chain(root: str, reference: dict) -> list[dict]:
+    """Killed at each stage in turn: every run resumes what the killed one left, and is killed later on."""
+    project(root)
+    steps = [_kill(root, spec, reference) for spec in CHAIN]
+    return steps + [_finish(root)]
+
+
+def _single(root: str, spec: str, reference: dict) -> list[dict]:
+    project(root)
+    return [_kill(root, spec, reference), _finish(root)]
+
+
+def _across_file_systems(root: str, other: str, reference: dict) -> list[dict]:
+    """Work directory and output on different file systems: the final move is a copy, marked as
+    unfinished until it ends. A kill half-way leaves the markers; the rerun removes its partial copy."""
+    out = os.path.join(other, "out")
+    project(root, dir=out)
+    return [_kill(root, "finalize:copying@group", reference, out), _finish(root, out)]
+
+
+def _orphan(root: str) -> list[dict]:
+    """Only the main Snakemake process is killed: its running job lives on (6 s). A rerun started at
+    once waits for that job before it touches anything, then completes."""
+    project(root)
+    env = dict(os.environ, MINTDIM_TEST_KILL_AT="tokenize:start@snakemake", MINTDIM_TEST_KILL_LINGER="6")
+    with open(os.path.join(root, "first.log"), "w") as log:
+        first = subprocess.Popen(snakemake_cmd(root), cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                 start_new_session=True)  # no pipe: the orphan does not hold us up
+        rc = first.wait(timeout=120)
+    again = subprocess.run(snakemake_cmd(root), cwd=root, capture_output=True, text=True, timeout=300)
+    return [{"rc": rc}, {"again": again, "text": again.stdout + again.stderr, "locks": snakemake_locks(root),
+                         "msgpack": msgpack_left(root), "tree": tree_bytes(os.path.join(root, "out"))}]
+
+
+def _assert_finished(spec, done: dict, reference: dict) -> None:
+    assert done["again"].returncode == 0, (spec, done["text"][-3000:])
+    assert "Traceback" not in done["text"]
+    assert done["tree"] == reference, spec
+    assert done["locks"] == [] and done["msgpack"] == [], spec
+
+
+def test_sigkill_at_every_stage_then_the_same_command_completes_byte_identical(tmp_path, reference):
+    shm = "/dev/shm"
+    other_fs = os.path.isdir(shm) and os.stat(shm).st_dev != os.stat(str(tmp_path)).st_dev
+    other = os.path.join(shm, f"mintdim-test-{os.getpid()}-{time.monotonic_ns()}")
+    try:
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            chain = pool.submit(_chain, str(tmp_path / "chain"), reference)
+            singles = [pool.submit(_single, str(tmp_path / f"s{i}"), spec, reference)
+                       for i, (spec, _rc) in enumerate(SINGLE)]
+            orphan = pool.submit(_orphan, str(tmp_path / "orphan"))
+            if other_fs:
+                os.makedirs(other)
+                copy = pool.submit(_across_file_systems, str(tmp_path / "copy"), other, reference)
+            chain, singles, orphan = chain.result(), [f.result() for f in singles], orphan.result()
+            copy = copy.result() if other_fs else None
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+
+    *kills, done = chain
+    for k in kills:
+        assert k["rc"] == -9, (k["spec"], k["err"][-2000:])
+        assert k["stale"], k["spec"]  # a killed Snakemake leaves its locks behind ...
+    assert [k["seen"] for k in kills] == ["empty"] * 4 + ["complete"]  # empty: claimed, nothing in it yet
+    _assert_finished("chain", done, reference)
+    assert "removed stale Snakemake locks" in done["text"]  # ... and the next run removes them by itself
+
+    for (spec, rc), (k, done) in zip(SINGLE, singles):
+        assert k["rc"] == rc, (spec, k["err"][-2000:])
+        _assert_finished(spec, done, reference)
+    k = singles[1][0]  # only the job died: Snakemake failed the build, the markers went in
+    assert k["seen"] == "markers" and "BuildError" in k["err"] and "killed" in k["err"]
+
+    k, done = orphan
+    assert k["rc"] == -signal.SIGKILL
+    _assert_finished("orphan", done, reference)
+    assert "waiting for jobs of an earlier, killed run of this build" in done["text"]
+
+    if copy is None:
+        pytest.skip("the copy across file systems needs /dev/shm on another file system (the rest passed)")
+    k, done = copy
+    assert k["rc"] == -9
+    assert "stats.json" not in k["tree"] and any(rel.endswith(".bin") for rel in k["tree"])  # cut short
+    assert all(f"unit_{s}/{FAILED}" in k["tree"] for s in SIZES) and k["seen"] == "markers"
+    _assert_finished("copy", done, reference)
+
+
+def test_orphan_wait_has_a_limit_and_names_the_process(tmp_path, monkeypatch):
+    from mintdim.config import resolve
+    from mintdim.layout import Layout
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path)
+    b = resolve(config())
+    lay = Layout(b.work_dir, b.build_id)
+    os.makedirs(lay.root)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from mintdim.guard import hold_job_lock; "
+                               f"hold_job_lock({lay.root!r}); print('held', flush=True); time.sleep(30)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setenv(guard.ORPHAN_WAIT_ENV, "0.5")
+        said = []
+        with pytest.raises(E.BuildError) as info:
+            guard.BuildGuard(b, lay, echo=said.append).wait_for_orphans()
+        assert str(holder.pid) in str(info.value) and "still running" in str(info.value)
+        assert said and str(holder.pid) in said[0]
+    finally:
+        holder.kill()
+        holder.wait()
+    guard.BuildGuard(b, lay).wait_for_orphans()  # gone: no wait
+
+
+def test_stale_lock_removal_touches_only_this_builds_locks(tmp_path, monkeypatch):
+    from mintdim.config import resolve
+    from mintdim.layout import Layout
+
+    monkeypatch.chdir(tmp_path)
+    b = resolve(config())
+    lay = Layout(b.work_dir, b.build_id)
+    locks = tmp_path / ".snakemake" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "0.input.lock").write_text(f"{os.path.abspath('d.jsonl')}\n{lay.validated}\n")
+    (locks / "0.output.lock").write_text(f"{lay.plan(0)}\n{lay.done(0)}\n")
+    (locks / "1.output.lock").write_text("results/other_workflow.txt\n")  # someone else's run: kept
+    (locks / "2.input.lock").write_text(f".mintdim/{'0' * 16}/validated.json\n")  # another build's: kept
+    said = []
+    removed = guard.BuildGuard(b, lay, echo=said.append).clear_stale_snakemake_locks(str(tmp_path))
+    assert removed == ["0.input.lock", "0.output.lock"]
+    assert sorted(os.listdir(locks)) == ["1.output.lock", "2.input.lock"]
+    assert said
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. concurrency
+# ---------------------------------------------------------------------------------------------
+
+def _wait_for(cond, proc, timeout=60.0):
+    t0 = time.monotonic()
+    while not cond():
+        assert proc.poll() is None, "the first build ended too early"
+        assert time.monotonic() - t0 < timeout
+        time.sleep(0.1)
+
+
+def test_concurrent_builds_one_wins_the_other_fails_clearly_neither_is_harmed(tmp_path, reference):
+    """A runs (held 7 s inside tokenize). Meanwhile: the same build again (mintdim build, and a direct
+    snakemake run), and another build into A's output directory from another work directory: each fails
+    at once with a clear error. A third build sharing A's work directory, into its own output, completes.
+    A completes with the clean build's bytes."""
+    root = project(tmp_path)
+    project(tmp_path, "other.yaml", samples_per_shard=[5], work_dir="wd2")
+    project(tmp_path, "third.yaml", dir="out_c")
+    first = subprocess.Popen([sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"], cwd=root,
+                             env=dict(os.environ, MINTDIM_TEST_SLEEP_AT="tokenize:start=7"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = os.path.join(root, "out")
+    _wait_for(lambda: os.path.isdir(out) and snakemake_locks(root), first)  # A holds its output (onstart)
+    build_id = next(d for d in os.listdir(os.path.join(root, ".mintdim")) if len(d) == 16)
+    run_lock = guard.run_lock_path(Layout(os.path.join(root, ".mintdim"), build_id))
+    with ThreadPoolExecutor(max_workers=5) as pool:  # all of them while A runs
+        same = pool.submit(build, root)  # the runner's own check
+        same_smk = pool.submit(subprocess.run, snakemake_cmd(root), cwd=root, capture_output=True, text=True,
+                               timeout=120)
+        other = pool.submit(build, root, "other.yaml")
+        other_smk = pool.submit(subprocess.run, snakemake_cmd(root, "other.yaml"), cwd=root, capture_output=True,
+                                text=True, timeout=120)
+        third = pool.submit(cli, root, "build", "third.yaml", "--cores", "1")
+        same, same_smk, other, other_smk = same.result(), same_smk.result(), other.result(), other_smk.result()
+        assert first.poll() is None, "A must still be running"
+        assert guard.holders(run_lock)  # A still holds its run lock
+        third = third.result()
+    assert same.returncode == 1
+    assert "BuildError" in same.stderr and "This build is already running (process" in same.stderr
+    assert same_smk.returncode != 0
+    assert "This build is already running" in same_smk.stderr + same_smk.stdout
+    assert other.returncode == 1
+    assert "OutputValidationError" in other.stderr and "being built right now by another MintDim build" in other.stderr
+    assert other_smk.returncode != 0
+    assert "being built right now" in other_smk.stderr + other_smk.stdout
+    assert msgpack_left(os.path.join(root, "wd2")) == []  # the refused build ran no job
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert tree_bytes(os.path.join(root, "out_c")) == reference
+
+    _stdout, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err[-3000:]
+    assert tree_bytes(out) == reference
+    # afterwards, the other build is refused as before any build: the directory is A's
+    late = build(root, "other.yaml")
+    assert late.returncode == 1 and "Output directory already exists and is not empty." in late.stderr
+    assert tree_bytes(out) == reference
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. resource faults
+# ---------------------------------------------------------------------------------------------
+
+def _user_files(root) -> dict:
+    """Files of the user beside and above the output: they must never change."""
+    os.makedirs(os.path.join(str(root), "notes"), exist_ok=True)
+    with open(os.path.join(str(root), "notes", "keep.txt"), "w") as f:
+        f.write("the user's own file\n")
+    return {p: tree_bytes(os.path.join(str(root), p)) for p in ("notes",)}
+
+
+def _file_size_limit(root: str) -> dict:
+    """RLIMIT_FSIZE (16 KiB) on the whole build: the first 20 KiB shard cannot be written."""
+    project(root, sizes=[[1024, 2048]])
+    mine = _user_files(root)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
+
+    failed = build(root, preexec_fn=limit)
+    return {"failed": failed, "mine": mine, "after": _failed_state(root, "out", [1024, 2048]),
+            "mine_after": _user_files_now(root, mine), "done": _finish(root)}
+
+
+def _work_dir_full(root: str, mnt: str) -> dict:
+    project(root, work_dir=os.path.join(mnt, "wd"))
+    mine = _user_files(root)
+    filler = _fill(mnt, 24 * 1024)
+    failed = build(root)
+    state = _failed_state(root, "out", SIZES)
+    os.unlink(filler)  # the user frees space, then runs the same command
+    return {"failed": failed, "mine": mine, "after": state, "mine_after": _user_files_now(root, mine),
+            "done": _finish(root)}
+
+
+def _output_full(root: str, mnt: str) -> dict:
+    """The output's file system (not the work dir's) fills up during the final copy."""
+    out = os.path.join(mnt, "out")
+    project(root, dir=out)
+    filler = _fill(mnt, 16 * 1024)
+    failed = build(root)
+    state = _failed_state(root, out, SIZES)
+    os.unlink(filler)
+    return {"failed": failed, "after": state, "done": _finish(root, out), "out": out}
+
+
+def _user_files_now(root, mine: dict) -> dict:
+    return {p: tree_bytes(os.path.join(str(root), p)) for p in mine}
+
+
+def _failed_state(root, out, sizes) -> dict:
+    out = os.path.join(str(root), out)
+    tree = tree_bytes(out) if os.path.isdir(out) else {}
+    return {"markers": all(f"unit_{s}/{FAILED}" in tree for s in sizes),
+            "stats": any(os.path.basename(rel) == "stats.json" for rel in tree), "tree": sorted(tree)}
+
+
+def _mount_tmpfs(path: str) -> bool:
+    os.makedirs(path)
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", path], capture_output=True).returncode == 0
+
+
+def _fill(mnt: str, leave: int) -> str:
+    """A filler file leaving about `leave` bytes free."""
+    path = os.path.join(mnt, "filler")
+    free = shutil.disk_usage(mnt).free
+    with open(path, "wb") as f:
+        f.write(b"\0" * max(0, free - leave))
+    return path
+
+
+def test_disk_full_and_file_size_limit_are_clear_errors_and_the_rerun_completes(tmp_path, reference):
+    """Three faults side by side: a file size limit (RLIMIT_FSIZE) while shards are written; a full
+    work directory (a 1 MiB tmpfs); a full output file system during the final copy. Each: a clear
+    error naming the path, failure markers, no stats.json, the user's files untouched, and after the
+    cause is gone the same command completes."""
+    mounts = [str(tmp_path / "wd_fs"), str(tmp_path / "out_fs")]
+    mounted = [_mount_tmpfs(m) for m in mounts]
+    try:
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            fsize = pool.submit(_file_size_limit, str(tmp_path / "fsize"))
+            work = pool.submit(_work_dir_full, str(tmp_path / "work"), mounts[0]) if mounted[0] else None
+            outf = pool.submit(_output_full, str(tmp_path / "outf"), mounts[1]) if mounted[1] else None
+            fsize, work, outf = fsize.result(), work and work.result(), outf and outf.result()
+    finally:
+        for m, ok in zip(mounts, mounted):
+            if ok:
+                subprocess.run(["umount", "-l", m], capture_output=True)
+
+    r = fsize
+    err = r["failed"].stderr
+    assert r["failed"].returncode == 1 and "Traceback" not in err
+    assert "BuildError: The build failed." in err and "Stage: write_" in err
+    assert "Path: .mintdim/" in err and "unit_1024/shard_000000.bin" in err and "file size or quota limit" in err
+    assert r["after"]["markers"] and not r["after"]["stats"], r["after"]
+    assert r["mine_after"] == r["mine"]
+    assert r["done"]["again"].returncode == 0, r["done"]["text"][-3000:]
+    assert verify(str(tmp_path / "fsize" / "out")).ok
+
+    if work is None or outf is None:
+        pytest.skip("cannot mount a tmpfs here (needs root): the full-disk cases did not run")
+    r = work
+    err = r["failed"].stderr
+    assert r["failed"].returncode == 1 and "Traceback" not in err, err[-3000:]
+    assert "BuildError: The build failed." in err and mounts[0] in err
+    assert "full" in err or "No space left on device" in err
+    assert r["after"]["markers"] and not r["after"]["stats"], r["after"]
+    assert r["mine_after"] == r["mine"]
+    _assert_finished("work dir full", r["done"], reference)
+
+    r = outf
+    err = r["failed"].stderr
+    assert r["failed"].returncode == 1 and "Traceback" not in err, err[-3000:]
+    assert "BuildError" in err and "Stage: finalize_o0" in err
+    assert "No space left on device" in err and r["out"] in err
+    assert r["after"]["markers"] and not r["after"]["stats"], r["after"]
+    _assert_finished("output full", r["done"], reference)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3b. inputs that cannot be read
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_source_that_is_not_a_regular_file_fails_preflight_and_creates_nothing(tmp_path, kind):
+    root = project(tmp_path)
+    path = os.path.join(root, "d.jsonl")
+    os.unlink(path)
+    if kind == "directory":
+        os.mkdir(path)
+    else:
+        os.mkfifo(path)  # reading it would block forever: pre-flight must not open it
+    proc = build(root)
+    assert proc.returncode == 1
+    assert "MintDimFileNotFoundError: Required file was not found." in proc.stderr
+    assert "Context: source" in proc.stderr and "Missing file: d.jsonl" in proc.stderr
+    assert not os.path.exists(os.path.join(root, "out")) and not os.path.exists(os.path.join(root, ".mintdim"))
+
+
+def test_tokenizer_that_is_a_directory_fails_preflight(tmp_path):
+    root = project(tmp_path, tokenizer={"sentencepiece": {"path": "tok.model"}})
+    os.mkdir(os.path.join(root, "tok.model"))
+    proc = build(root)
+    assert proc.returncode == 1
+    assert "Context: tokenizer" in proc.stderr and "tok.model" in proc.stderr
+    assert not os.path.exists(os.path.join(root, "out"))
+
+
+def test_source_removed_after_preflight_is_a_clear_error_naming_it(tmp_path, monkeypatch):
+    """The file vanishes between pre-flight and its tokenize job (stage called as the job calls it)."""
+    from mintdim.layout import Layout
+    from mintdim.stages import job
+    from mintdim.stages.tokenize import tokenize_chunk
+    from mintdim.stages.validate import preflight
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path)
+    b, metas = preflight(config())
+    lay = Layout(b.work_dir, b.build_id)
+    os.unlink("d.jsonl")
+    rc = job.run("tokenize_f0_c0", lambda: tokenize_chunk(b, metas, 0, 0, lay.tok_dir(0, 0), bounds=(0, 10)),
+                 log=job.JobLog(None, console=False), errors_dir=lay.errors_dir, failed_flag=lay.failed_flag)
+    assert rc == 1
+    err = E.MintDimError.from_dict(json.load(open(os.path.join(lay.errors_dir, "tokenize_f0_c0.json"))))
+    text = err.render("en")
+    assert isinstance(err, E.BuildError) and "FileNotFoundError" in text
+    assert f"Path: {os.path.abspath('d.jsonl')}" in text
+    assert os.path.exists(lay.failed_flag)
+
+
+def test_a_job_that_cannot_record_its_error_still_reaches_the_runner(tmp_path, monkeypatch):
+    """Disk full: the error record cannot be written. The job prints it as one line that the runner reads."""
+    from mintdim.stages import job
+
+    said = []
+
+    class Log:
+        def __call__(self, m):
+            said.append(m)
+
+        def detail(self, m):
+            pass
+
+    def body():
+        raise OSError(28, "No space left on device", "/data/out/x.bin")
+
+    errors_dir = tmp_path / "errors"
+    errors_dir.write_text("a file where the errors directory should be")  # recording fails
+    assert job.run("write_o0_s0", body, log=Log(), errors_dir=str(errors_dir),
+                   failed_flag=str(tmp_path / "FAILED")) == 1
+    line = [m for m in said if m.startswith(job.ERROR_LINE)]
+    assert len(line) == 1
+    err = E.MintDimError.from_dict(json.loads(line[0][len(job.ERROR_LINE):]))
+    assert "Path: /data/out/x.bin" in err.render("en") and "file system is full" in err.render("en")

@@ -1,0 +1,342 @@
+"""The users' toolkit on a real build: the reader (mintdim.open), its batch sampler and PyTorch adapter,
+`mintdim inspect`, the build report, progress lines, and a build through the local-cluster profile.
+
+One GSM8K build (module fixture) serves every test; samples are checked against the tokenizer's own
+encode of the rendered text, independently of MintDim.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import GSM8K, HF_JSON, SNAKEFILE, build_in, read_json, read_jsonl, run_cli, tree_bytes
+
+import mintdim
+from mintdim import reader
+from mintdim.progress import Progress
+
+SIZES = [128, 256, 512]
+SPS = 200
+
+
+def config(out="out"):
+    return {
+        "source": {"files": [GSM8K], "fields": [["question", "answer"]], "templates": ["{question}\n\n{answer}"]},
+        "tokenizer": {"hf_json": {"path": HF_JSON}},
+        "units": {"sizes": [SIZES], "build_batch": [256]},
+        "output": {"dir": out, "samples_per_shard": [SPS]},
+    }
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    ws = tmp_path_factory.mktemp("toolkit")
+    result = build_in(ws, config())
+    return {"ws": ws, "out": str(ws / "out"), "result": result}
+
+
+@pytest.fixture(scope="module")
+def expected():
+    """Token ids of every GSM8K sample, encoded here with the tokenizer library itself."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(HF_JSON)
+    tok.no_padding()
+    tok.no_truncation()
+    with open(GSM8K, encoding="utf-8") as f:
+        texts = [f"{r['question']}\n\n{r['answer']}" for r in map(json.loads, f)]
+    return [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
+
+
+@pytest.fixture
+def ds(built):
+    return mintdim.open(built["out"])
+
+
+# ------------------------------------------------------------------------------------------------
+# reader
+# ------------------------------------------------------------------------------------------------
+
+def test_open_lists_units_counts_and_memmapped_shards(ds, built):
+    stats = read_json(os.path.join(built["out"], "stats.json"))
+    assert mintdim.read is mintdim.open
+    assert len(ds) == ds.num_samples == 1319 == stats["total_samples"]
+    assert ds.sizes == SIZES
+    assert ds.dtype == np.dtype("<u2") and ds.pad_id == 0 and ds.unk_id == 100
+    assert [u.size for u in ds.units] == SIZES
+    assert {str(u.size): u.num_samples for u in ds.units} == stats["unit_distribution"]
+    for unit in ds.units:
+        shards = unit.shards
+        assert len(shards) == -(-unit.num_samples // SPS) == stats["shards"][str(unit.size)]
+        for k, mm in enumerate(shards):
+            assert isinstance(mm, np.memmap) and mm.mode == "r"
+            assert mm.dtype == np.dtype("<u2") and mm.shape[1] == unit.size
+            assert mm.shape[0] == (SPS if k < len(shards) - 1 else unit.num_samples - SPS * k)
+        assert sum(mm.shape[0] for mm in shards) == unit.num_samples
+    assert ds.unit(256).size == 256
+    with pytest.raises(KeyError):
+        ds.unit(300)
+
+
+def test_every_sample_round_trips_to_its_source_tokens(ds, expected, built):
+    index = read_jsonl(os.path.join(built["out"], "sample_index.jsonl"))
+    assert len(expected) == len(ds)
+    for sid, ids in enumerate(expected):
+        got = ds.tokens(sid)
+        assert got.tolist() == ids, sid
+        record = ds.record(sid)
+        assert len(record) == index[sid]["unit_size"] == min(s for s in SIZES if s >= len(ids))
+        assert np.all(record[len(ids):] == ds.pad_id)
+        size, path, row = ds.locate(sid)
+        assert (os.path.relpath(path, built["out"]).replace(os.sep, "/"), row) == \
+            (index[sid]["shard_path"], index[sid]["shard_row"])
+    assert ds.token_counts.tolist() == [len(x) for x in expected]
+    with pytest.raises(IndexError):
+        ds.tokens(len(ds))
+
+
+def test_lookup_reads_sample_index_once(built, monkeypatch):
+    opened = []
+    real = reader._open
+
+    def counting(path, *a, **kw):
+        opened.append(os.path.basename(path))
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(reader, "_open", counting)
+    ds = mintdim.open(built["out"])
+    for sid in range(0, len(ds), 7):
+        ds.tokens(sid)
+    ds.gather([0])
+    assert opened.count("sample_index.jsonl") == 1
+    units, rows, counts = ds._lookup()
+    assert units.dtype == np.int16 and counts.dtype == np.int32 and rows.dtype == np.int64
+
+
+def test_open_refuses_what_is_not_a_finished_output(tmp_path):
+    with pytest.raises(mintdim.MintDimFileNotFoundError):
+        mintdim.open(tmp_path / "missing")
+    (tmp_path / "half" / "unit_8").mkdir(parents=True)
+    (tmp_path / "half" / "unit_8" / "UNIT_BUILD_FAILED.md").write_text("failed")
+    with pytest.raises(mintdim.OutputValidationError, match="failed"):
+        mintdim.open(tmp_path / "half")
+
+
+# ------------------------------------------------------------------------------------------------
+# batches and the sampler
+# ------------------------------------------------------------------------------------------------
+
+def _unit_of(ds):
+    return {sid: int(s) for sid, s in enumerate(ds.unit_sizes)}
+
+
+def test_batches_are_one_unit_each_and_cover_every_sample_once(ds, expected):
+    unit_of = _unit_of(ds)
+    seen = []
+    for batch in ds.batches(32, seed=3):
+        assert len({unit_of[s] for s in batch.sample_ids.tolist()}) == 1
+        assert batch.tokens.shape == (len(batch), batch.unit_size) and batch.tokens.dtype == ds.dtype
+        for row, sid, n, mask in zip(batch.tokens, batch.sample_ids, batch.lengths, batch.mask):
+            assert row[:n].tolist() == expected[sid] and int(mask.sum()) == n
+        seen += batch.sample_ids.tolist()
+    assert sorted(seen) == list(range(len(ds)))
+
+
+def test_sampler_is_seeded_shuffled_per_epoch_and_drop_last(ds):
+    a = [b.tolist() for b in ds.sampler(16, seed=1).iter_arrays()]
+    b = [b.tolist() for b in ds.sampler(16, seed=1).iter_arrays()]
+    c = [b.tolist() for b in ds.sampler(16, seed=1, epoch=1).iter_arrays()]
+    assert a == b and a != c
+    ordered = [b.tolist() for b in ds.sampler(16, shuffle=False).iter_arrays()]
+    assert sum(ordered, []) == sum((ds.unit(s).sample_ids.tolist() for s in SIZES), [])
+    assert sorted(sum(a, [])) == list(range(len(ds)))
+    s = ds.sampler(16, seed=1, drop_last=True)
+    kept = [x.tolist() for x in s.iter_arrays()]
+    assert all(len(x) == 16 for x in kept) and len(kept) == len(s)
+    assert len(set(sum(kept, []))) == sum(u.num_samples // 16 * 16 for u in ds.units)
+    # records are shuffled inside shards, and shards are visited in a shuffled order
+    unit = ds.unit(256)
+    order = [sid for x in a for sid in x if sid in set(unit.sample_ids.tolist())]
+    assert order != sorted(order)
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_rank_split_gives_disjoint_equal_shares(ds, world):
+    whole = ds.sampler(8, seed=5)
+    everything = [x.tolist() for x in whole.iter_arrays()]
+    shares = [[x.tolist() for x in ds.sampler(8, seed=5, rank=r, world_size=world).iter_arrays()]
+              for r in range(world)]
+    flat = [sum(s, []) for s in shares]
+    for i in range(world):
+        for j in range(i + 1, world):
+            assert not set(flat[i]) & set(flat[j])
+    assert len({len(s) for s in shares}) == 1  # even: every rank the same number of batches
+    assert len(shares[0]) == len(ds.sampler(8, seed=5, rank=0, world_size=world)) == len(everything) // world
+    kept = everything[: len(everything) - len(everything) % world]
+    assert sorted(sum(shares, []), key=lambda b: b[0]) == sorted(kept, key=lambda b: b[0])
+    uneven = [sum((x.tolist() for x in ds.sampler(8, seed=5, rank=r, world_size=world, even=False)
+                   .iter_arrays()), []) for r in range(world)]
+    assert sorted(sum(uneven, [])) == list(range(len(ds)))
+    with pytest.raises(ValueError):
+        ds.sampler(8, rank=world, world_size=world)
+
+
+# ------------------------------------------------------------------------------------------------
+# PyTorch
+# ------------------------------------------------------------------------------------------------
+
+def test_importing_mintdim_does_not_import_torch_or_matplotlib():
+    code = ("import sys, mintdim; ds = mintdim.open; "
+            "print(any(m in sys.modules for m in ('torch', 'matplotlib')))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == "False", res.stderr
+
+
+def test_torch_loader_covers_each_rank_with_its_own_samples(ds, expected):
+    torch = pytest.importorskip("torch")
+    seen = []
+    for rank in range(2):
+        loader = ds.torch_loader(32, seed=2, rank=rank, world_size=2)
+        loader.batch_sampler.set_epoch(1)
+        mine = []
+        for batch in loader:
+            assert batch["input_ids"].dtype == torch.int64 and batch["attention_mask"].dtype == torch.bool
+            assert batch["input_ids"].shape[1] in SIZES
+            for row, n, sid in zip(batch["input_ids"], batch["lengths"], batch["sample_ids"]):
+                assert row[:n].tolist() == expected[int(sid)] and int(row[n:].abs().sum()) == 0
+            mine += batch["sample_ids"].tolist()
+        assert len(loader) == len(ds.sampler(32, seed=2, rank=rank, world_size=2))
+        assert not set(mine) & set(seen)
+        seen += mine
+    item = ds.torch_dataset()[5]
+    assert item["input_ids"][: item["length"]].tolist() == expected[5]
+    from mintdim.torch_data import TorchBucketSampler
+    assert isinstance(ds.torch_sampler(8), torch.utils.data.Sampler) and isinstance(ds.torch_sampler(8),
+                                                                                   TorchBucketSampler)
+
+
+def test_torch_loader_with_worker_processes(ds, expected):
+    pytest.importorskip("torch")
+    loader = ds.torch_loader(64, seed=0, num_workers=2, units=[512])
+    ids = []
+    for batch in loader:
+        for row, n, sid in zip(batch["input_ids"], batch["lengths"], batch["sample_ids"]):
+            assert row[:n].tolist() == expected[int(sid)]
+        ids += batch["sample_ids"].tolist()
+    assert sorted(ids) == ds.unit(512).sample_ids.tolist()
+    import pickle
+
+    ds.tokens(3)  # memmaps open: a pickled copy (spawned workers) carries the lookup, not the maps
+    clone = pickle.loads(pickle.dumps(ds))
+    assert clone._maps == {} and clone.tokens(3).tolist() == expected[3]
+
+
+# ------------------------------------------------------------------------------------------------
+# mintdim inspect, the report, progress
+# ------------------------------------------------------------------------------------------------
+
+def test_inspect_prints_counts_padding_and_histogram(built, expected):
+    res = run_cli(built["ws"], "inspect", "out")
+    assert res.returncode == 0, res.stderr
+    text = res.stdout
+    lengths = np.array([len(x) for x in expected])
+    units = np.array([min(s for s in SIZES if s >= n) for n in lengths])
+    overall = 1 - lengths.sum() / units.sum()
+    assert "samples     1,319" in text and f"tokens      {lengths.sum():,}" in text
+    assert f"padding {100 * overall:.1f}%" in text and "uint16" in text
+    assert "duplicates  0 groups, 0 samples" in text and "UNK         0 samples, 0 tokens" in text
+    for s in SIZES:
+        n = int((units == s).sum())
+        pad = 1 - lengths[units == s].sum() / (n * s)
+        row = next(line.split() for line in text.splitlines() if line.split()[:1] == [str(s)])
+        assert row[1] == f"{n:,}" and row[5] == f"{100 * pad:.1f}%"
+        assert f"--- unit {s}" in text
+    bars = [line for line in text.splitlines() if " | " in line]
+    assert sum(int(line.rsplit(None, 1)[1].replace(",", "")) for line in bars) == 1319
+    js = json.loads(run_cli(built["ws"], "inspect", "out", "--json").stdout)
+    assert js["samples"] == 1319 and abs(js["padding_ratio"] - overall) < 1e-12
+    assert [u["samples"] for u in js["units"]] == [int((units == s).sum()) for s in SIZES]
+
+
+def test_inspect_exit_codes(tmp_path):
+    res = run_cli(tmp_path, "inspect", "nowhere")
+    assert res.returncode == 1 and res.stderr.startswith("MintDimFileNotFoundError") and "Traceback" not in res.stderr
+    assert run_cli(tmp_path, "inspect").returncode == 2
+
+
+def test_report_png_table_and_snakemake_report(built):
+    res = built["result"]
+    root = os.path.join(built["ws"], res.work_dir, res.build_id, "report", "o0")
+    png = os.path.join(root, "lengths.png")
+    table = open(os.path.join(root, "stats.html"), encoding="utf-8").read()
+    assert "<table>" in table and "1,319" in table and "padding" in table
+    if importlib.util.find_spec("matplotlib") is None:
+        assert not os.path.exists(png)
+    else:
+        with open(png, "rb") as f:
+            head = f.read(24)
+        assert head[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+        assert width >= 600 and height >= 400
+    cfg = os.path.join(built["ws"], res.work_dir, res.build_id, "config.yaml")
+    run = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(built["ws"]),
+                          "--configfile", cfg, "--report", "report.html", "--workflow-profile", "none"],
+                         cwd=str(built["ws"]), capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    html = open(built["ws"] / "report.html", encoding="utf-8").read()
+    assert "stats.html" in html
+    assert ("lengths.png" in html) == os.path.exists(png)
+    assert tree_bytes(built["out"]) == tree_bytes(built["out"])  # the output itself is untouched
+
+
+def test_progress_is_silent_at_first_then_one_line_per_period():
+    now = [0.0]
+    lines = []
+    p = Progress(lines.append, "[unit-build] write unit 192", 1000, clock=lambda: now[0])
+    for t, done in [(1, 100), (4.9, 200), (5.0, 250), (6, 300), (9.9, 400), (10.5, 500)]:
+        now[0] = t
+        p.update(done, nbytes=done * 192 * 2)
+    assert len(lines) == 2
+    assert lines[0].startswith("[unit-build] write unit 192: 250/1,000 records (25%), ")
+    assert "MB/s" in lines[0] and lines[0].endswith("ETA 15 s")
+    assert lines[1].startswith("[unit-build] write unit 192: 500/1,000 records (50%)")
+    q = Progress(lines.append, "x", 10, "samples indexed", clock=lambda: now[0])
+    now[0] += 60
+    q.update(6)
+    assert lines[-1] == "x: 6/10 samples indexed (60%), 0.1 samples indexed/s, ETA 40 s"
+
+
+# ------------------------------------------------------------------------------------------------
+# the cluster path, end to end
+# ------------------------------------------------------------------------------------------------
+
+def test_local_cluster_profile_builds_the_same_bytes(built, tmp_path):
+    pytest.importorskip("snakemake_executor_plugin_cluster_generic")
+    with open(tmp_path / "cfg.yaml", "w", encoding="utf-8") as f:
+        yaml.safe_dump(config(), f)
+    res = run_cli(tmp_path, "build", "cfg.yaml", "--profile", "local-cluster", "--cores", "2")
+    assert res.returncode == 0, res.stderr[-3000:]
+    jobs = os.listdir(tmp_path / ".snakemake" / "local-cluster")
+    codes = [open(tmp_path / ".snakemake" / "local-cluster" / n).read().strip() for n in jobs if n.endswith(".rc")]
+    assert codes and set(codes) == {"0"}  # jobs went through submit.sh and ended well
+    assert tree_bytes(tmp_path / "out") == tree_bytes(built["out"])
+
+
+def test_report_stage_without_matplotlib_writes_the_table_only(built, tmp_path, monkeypatch):
+    from mintdim.stages.report import write_report
+
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import fails as if not installed
+    done = tmp_path / "done.json"
+    done.write_text(json.dumps({"output": "out", "path": built["out"]}))
+    lines = []
+    summary = write_report(str(done), str(tmp_path / "rep"), log=lines.append)
+    assert sorted(os.listdir(tmp_path / "rep")) == ["stats.html", "stats.txt"]
+    assert "no plot: matplotlib not installed" in lines[0] and summary["samples"] == 1319

@@ -1,0 +1,374 @@
+"""`mintdim verify OUT [--source [--all]]` and `mintdim.verify.verify()`: a finished output checks clean,
+and each way of corrupting it (shards, indexes, stats, markers, the source files) is caught and named
+with its file, and its sample where there is one."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from conftest import GSM8K, SP_MODEL, basic_config, read_json, read_jsonl, run_cli
+from test_stages import drive
+
+from mintdim.verify import Report, main_lines, verify
+
+SIZES = [64, 128, 256, 512, 2048]  # 2048 receives nothing
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory) -> str:
+    """A finished output with several shards per unit, an empty unit, duplicates and UNK."""
+    root = tmp_path_factory.mktemp("verify")
+    rows = []
+    with open(GSM8K, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i >= 30:
+                break
+            r = json.loads(line)
+            rows.append({"prompt": r["question"], "response": r["answer"]})
+    rows += [{"prompt": "日本語のテキスト", "response": "中文"}, dict(rows[3]), dict(rows[3]), dict(rows[7])]
+    os.makedirs(root / "data")
+    with open(root / "data" / "d.jsonl", "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        drive(basic_config(["data/d.jsonl"], sizes=[SIZES], sps=[4], out="out"))
+    finally:
+        os.chdir(old)
+    return str(root)
+
+
+@pytest.fixture
+def copy(good, tmp_path) -> tuple[str, str]:
+    """A private copy of the project (source file and output): (root, output dir)."""
+    root = str(tmp_path / "p")
+    shutil.copytree(good, root, ignore=shutil.ignore_patterns(".mintdim"))
+    return root, os.path.join(root, "out")
+
+
+def problems(report: Report) -> list[str]:
+    return [str(p) for p in report.problems]
+
+
+def index(out) -> list[dict]:
+    return read_jsonl(os.path.join(out, "sample_index.jsonl"))
+
+
+def write_index(out, name, rows) -> None:
+    with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def record_of(out, sample_id: int):
+    rec = index(out)[sample_id]
+    m = read_json(os.path.join(out, "manifest.json"))
+    arr = np.memmap(os.path.join(out, rec["shard_path"]), dtype=np.dtype(m["token_dtype"]).newbyteorder("<"),
+                    mode="r+").reshape(-1, rec["unit_size"])
+    return rec, arr
+
+
+def test_a_finished_output_verifies_clean_also_against_its_source(good):
+    out = os.path.join(good, "out")
+    stats = read_json(os.path.join(out, "stats.json"))
+    assert stats["duplicate_groups"] == 2 and stats["samples_with_unk"] >= 1  # the fixture covers both
+    assert os.listdir(os.path.join(out, "unit_2048")) == ["EMPTY_UNIT.md"]
+    r = verify(out)
+    assert r.ok, problems(r)
+    assert r.samples == 34 and r.shards >= 4
+    r = verify(out, source=True, all=True, root=good)
+    assert r.ok, problems(r)
+    assert r.encoded == 34 and r.source_checked
+    r = verify(out, source=True, sample=5, root=good)
+    assert r.ok and r.encoded == 5
+
+
+def test_cli_ok_and_json(good):
+    proc = run_cli(good, "verify", "out", "--source", "--all")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("[verify] out: OK (34 samples") and "34 samples re-encoded" in proc.stdout
+    proc = run_cli(good, "verify", "out", "--json")
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["ok"] is True and data["problems"] == 0
+
+
+def test_cli_reports_each_problem_and_exits_1(copy):
+    root, out = copy
+    rec, arr = record_of(out, 5)
+    arr[rec["shard_row"], rec["unit_size"] - 1] = 7  # padding overwritten
+    arr.flush()
+    proc = run_cli(root, "verify", "out")
+    assert proc.returncode == 1
+    assert f"{rec['shard_path']}: sample 5: row {rec['shard_row']}: slot {rec['unit_size'] - 1} holds 7, " \
+           f"not pad_id 1" in proc.stderr
+    assert proc.stdout.startswith("[verify] out: 1 problem (")
+    proc = run_cli(root, "verify", "nowhere")
+    assert proc.returncode == 1 and "nowhere: .: does not exist" not in proc.stdout
+    assert ".: does not exist" in proc.stderr
+
+
+def test_usage_error_is_exit_2(good):
+    assert run_cli(good, "verify").returncode == 2
+
+
+# --- corruptions: each caught, with file and sample ------------------------------------------------------
+
+
+def _truncate_shard(out):
+    rec = index(out)[0]
+    path = os.path.join(out, rec["shard_path"])
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(size - rec["unit_size"] * 2)
+    return rec["shard_path"], "size"
+
+
+def _half_record(out):
+    rec = index(out)[0]
+    with open(os.path.join(out, rec["shard_path"]), "ab") as f:
+        f.write(b"\x01\x00" * 3)
+    return rec["shard_path"], "expected"
+
+
+def _pad_overwritten(out):
+    rec, arr = record_of(out, 9)
+    arr[rec["shard_row"], rec["token_count"]] = 5
+    arr.flush()
+    return f"{rec['shard_path']}: sample 9", "not pad_id"
+
+
+def _token_beyond_vocab(out):
+    rec, arr = record_of(out, 2)
+    arr[rec["shard_row"], 0] = 60000
+    arr.flush()
+    return f"{rec['shard_path']}: sample 2", "outside the vocabulary"
+
+
+def _unk_written_into_tokens(out):
+    rec, arr = record_of(out, 1)
+    arr[rec["shard_row"], 0] = 0  # unk_id 0: now the UNK index is wrong
+    arr.flush()
+    return "unk_index.jsonl: sample 1", "missing"
+
+
+def _token_count_changed(out):
+    rows = index(out)
+    rows[4]["token_count"] -= 1
+    write_index(out, "sample_index.jsonl", rows)
+    return "sample 4", "pad_id"
+
+
+def _unit_size_wrong(out):
+    rows = index(out)
+    rows[3]["unit_size"] = 2048
+    write_index(out, "sample_index.jsonl", rows)
+    return "sample_index.jsonl: sample 3", "belongs in unit"
+
+
+def _line_dropped(out):
+    rows = index(out)
+    del rows[6]
+    write_index(out, "sample_index.jsonl", rows)
+    return "sample_index.jsonl: sample 6", "sample_id 7, expected 6"
+
+
+def _shard_path_wrong(out):
+    rows = index(out)
+    rows[8]["shard_row"] = rows[8]["shard_row"] + 1
+    write_index(out, "sample_index.jsonl", rows)
+    return "sample_index.jsonl: sample 8", "shard_row"
+
+
+def _source_line_wrong(out):
+    rows = index(out)
+    rows[10]["source_line"] = 2
+    write_index(out, "sample_index.jsonl", rows)
+    return "sample_index.jsonl: sample 10", "input order"
+
+
+def _bad_json_line(out):
+    with open(os.path.join(out, "sample_index.jsonl"), "r+b") as f:
+        f.write(b"[")  # the first line's opening brace
+    return "sample_index.jsonl", "line 1 is not valid JSON"
+
+
+def _histogram_changed(out):
+    h = read_json(os.path.join(out, "histogram.json"))
+    h["64"] += 1
+    json.dump(h, open(os.path.join(out, "histogram.json"), "w"))
+    return "histogram.json", "does not match"
+
+
+def _stats_changed(out):
+    s = read_json(os.path.join(out, "stats.json"))
+    s["total_tokens"] += 3
+    json.dump(s, open(os.path.join(out, "stats.json"), "w"))
+    return "stats.json", "total_tokens"
+
+
+def _duplicate_group_dropped(out):
+    rows = read_jsonl(os.path.join(out, "duplicate_index.jsonl"))
+    write_index(out, "duplicate_index.jsonl", rows[:1])
+    return "duplicate_index.jsonl: sample 7", "missing the duplicate group"
+
+
+def _duplicate_member_changed(out):
+    rows = read_jsonl(os.path.join(out, "duplicate_index.jsonl"))
+    rows[0]["samples"][1]["source_line"] += 1
+    write_index(out, "duplicate_index.jsonl", rows)
+    return "duplicate_index.jsonl: sample 3", "expected the group"
+
+
+def _unk_positions_changed(out):
+    rows = read_jsonl(os.path.join(out, "unk_index.jsonl"))
+    rows[0]["unk_positions"] = rows[0]["unk_positions"][1:] + [999]
+    write_index(out, "unk_index.jsonl", rows)
+    return f"unk_index.jsonl: sample {rows[0]['sample_id']}", "unk_positions"
+
+
+def _unk_entry_dropped(out):
+    rows = read_jsonl(os.path.join(out, "unk_index.jsonl"))
+    write_index(out, "unk_index.jsonl", rows[1:])
+    return f"unk_index.jsonl: sample {rows[0]['sample_id']}", "missing"
+
+
+def _extra_shard(out):
+    rec = index(out)[0]
+    unit_dir = os.path.join(out, f"unit_{rec['unit_size']}")
+    n = len(os.listdir(unit_dir))
+    shutil.copy(os.path.join(out, rec["shard_path"]), os.path.join(unit_dir, f"shard_{n:06d}.bin"))
+    return f"unit_{rec['unit_size']}/shard_{n:06d}.bin", "not expected"
+
+
+def _shard_missing(out):
+    rec = index(out)[0]
+    os.unlink(os.path.join(out, rec["shard_path"]))
+    return rec["shard_path"], "missing"
+
+
+def _empty_marker_removed(out):
+    os.unlink(os.path.join(out, "unit_2048", "EMPTY_UNIT.md"))
+    return "unit_2048", "EMPTY_UNIT.md"
+
+
+def _failure_marker(out):
+    with open(os.path.join(out, "unit_64", "UNIT_BUILD_FAILED.md"), "w") as f:
+        f.write("# Unit build failed\n")
+    return "unit_64/UNIT_BUILD_FAILED.md", "failure marker"
+
+
+def _manifest_pad_changed(out):
+    m = read_json(os.path.join(out, "manifest.json"))
+    m["tokenizer"]["pad_id"] = 2
+    json.dump(m, open(os.path.join(out, "manifest.json"), "w"))
+    return "sample 0", "not pad_id 2"
+
+
+def _manifest_dtype_changed(out):
+    m = read_json(os.path.join(out, "manifest.json"))
+    m["token_dtype"] = m["token_storage"]["dtype"] = "uint32"
+    m["token_storage"]["bytes_per_token"] = 4
+    json.dump(m, open(os.path.join(out, "manifest.json"), "w"))
+    return "manifest.json", "does not follow vocab_size"
+
+
+def _unit_dir_removed(out):
+    shutil.rmtree(os.path.join(out, "unit_256"))
+    return "unit_256", "declared unit directory is missing"
+
+
+def _stray_file(out):
+    open(os.path.join(out, "notes.txt"), "w").write("x")
+    return "notes.txt", "unexpected entry"
+
+
+CORRUPTIONS = [_truncate_shard, _half_record, _pad_overwritten, _token_beyond_vocab, _unk_written_into_tokens,
+               _token_count_changed, _unit_size_wrong, _line_dropped, _shard_path_wrong, _source_line_wrong,
+               _bad_json_line, _histogram_changed, _stats_changed, _duplicate_group_dropped,
+               _duplicate_member_changed, _unk_positions_changed, _unk_entry_dropped, _extra_shard, _shard_missing,
+               _empty_marker_removed, _failure_marker, _manifest_pad_changed, _manifest_dtype_changed,
+               _unit_dir_removed, _stray_file]
+
+
+@pytest.mark.parametrize("corrupt", CORRUPTIONS, ids=[c.__name__.strip("_") for c in CORRUPTIONS])
+def test_each_corruption_is_caught_and_named(copy, corrupt):
+    _root, out = copy
+    where, what = corrupt(out)
+    r = verify(out)
+    assert not r.ok
+    found = problems(r)
+    assert any(where in p and what in p for p in found), found
+    assert main_lines(r)[-1].startswith(f"[verify] {out}: {r.count} problem")
+
+
+# --- only the source and the tokenizer can tell ----------------------------------------------------------
+
+
+def test_a_swapped_token_needs_the_source_to_be_caught(copy):
+    root, out = copy
+    rec, arr = record_of(out, 12)
+    arr[rec["shard_row"], 1] = 3 if arr[rec["shard_row"], 1] != 3 else 4  # a plausible token, no UNK, no pad
+    arr.flush()
+    assert verify(out).ok  # self-consistent: nothing inside the output can tell
+    r = verify(out, source=True, all=True, root=root)
+    assert any(f"{rec['shard_path']}: sample 12: row {rec['shard_row']}: tokens differ" in p and "slot 1" in p
+               for p in problems(r)), problems(r)
+
+
+def test_source_changed_after_the_build_is_caught(copy):
+    root, out = copy
+    path = os.path.join(root, "data", "d.jsonl")
+    lines = open(path, encoding="utf-8").read().splitlines(keepends=True)
+    obj = json.loads(lines[15])
+    obj["response"] += " (edited)"
+    lines[15] = json.dumps(obj) + "\n"
+    lines.append(json.dumps({"prompt": "a new line", "response": "x"}) + "\n")
+    open(path, "w", encoding="utf-8").writelines(lines)
+    r = verify(out, source=True, root=root)
+    found = problems(r)
+    assert any("sample_index.jsonl: sample 15: hash differs from the rendered text of data/d.jsonl:16" in p
+               for p in found), found
+    assert any(p.startswith("data/d.jsonl: line 35 has no sample") for p in found), found
+
+
+def test_hash_changed_in_the_index_is_caught_against_the_source(copy):
+    root, out = copy
+    rows = index(out)
+    rows[20]["hash"] = "0" * 64
+    write_index(out, "sample_index.jsonl", rows)
+    r = verify(out, source=True, root=root, sample=0)
+    assert any("sample_index.jsonl: sample 20: hash differs" in p for p in problems(r)), problems(r)
+
+
+def test_missing_source_or_tokenizer_is_reported_not_raised(copy):
+    root, out = copy
+    os.unlink(os.path.join(root, "data", "d.jsonl"))
+    m = read_json(os.path.join(out, "manifest.json"))
+    m["tokenizer"]["path"] = "./nowhere.model"
+    json.dump(m, open(os.path.join(out, "manifest.json"), "w"))
+    r = verify(out, source=True, root=root)
+    found = problems(r)
+    assert any(p.startswith("data/d.jsonl: source file not found") for p in found), found
+    assert any("tokenizer './nowhere.model' cannot be loaded" in p for p in found), found
+
+
+def test_wrong_tokenizer_facts_are_caught(copy, tmp_path):
+    root, out = copy
+    shutil.copy(SP_MODEL, os.path.join(root, "sp.model"))
+    m = read_json(os.path.join(out, "manifest.json"))
+    m["tokenizer"]["path"] = "sp.model"
+    m["tokenizer"]["unk_id"] = 5
+    json.dump(m, open(os.path.join(out, "manifest.json"), "w"))
+    r = verify(out, source=True, root=root, sample=3)
+    assert any("manifest.json: tokenizer unk_id is 5, the tokenizer file says 0" in p for p in problems(r))
+
+
+def test_not_an_output_directory(tmp_path):
+    r = verify(str(tmp_path))
+    assert not r.ok and {p.file for p in r.problems} >= {"manifest.json", "stats.json"}
+    (tmp_path / "f").write_text("x")
+    assert problems(verify(str(tmp_path / "f"))) == [".: not a directory"]

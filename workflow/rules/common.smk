@@ -1,0 +1,69 @@
+# Helpers of the rule files, kept out of the Snakefile (the linter wants no functions beside rules).
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
+
+
+def stage_python():
+    """The Python that runs each stage: the one running Snakemake, or the rule's conda env's (--sdm conda)."""
+    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
+        return "python"
+    return sys.executable
+
+
+def script(name):
+    return os.path.join(workflow.basedir, "scripts", name)
+
+
+def bench(name):
+    """Per-job timing (snakemake benchmark TSV: s, max_rss, io, cpu_time) under the build's work directory."""
+    return os.path.join(LAYOUT.root, "benchmarks", f"{name}.tsv")
+
+
+def report_dir(out):
+    """Stats table and token-length plot of one output, for `snakemake --report report.html`."""
+    return os.path.join(LAYOUT.root, "report", f"o{out}")
+
+
+PY = stage_python()
+
+
+# --- resources: mem_mb (MB) and runtime (minutes) per job, from what each job holds ------------
+# tokenize holds one chunk (chunk_mb) and one build_batch; write holds one chunk's part of its unit
+# and blocks of 8192 padded records; plan and aggregate hold ~100 bytes per sample of their output
+# (estimated from its input size: compressed inputs count x5). Profiles may override (set-resources).
+
+
+def input_mb(out):
+    total = 0
+    for i in MINT.build.outputs[int(out)].files:
+        path = MINT.build.files[i].abspath
+        size = os.path.getsize(path) if os.path.exists(path) else 0
+        total += size * (5 if path.endswith((".gz", ".zst")) else 1)
+    return total / 2**20
+
+
+def unit_size(out, slot):
+    """The slot-th unit size of an output (the largest allowed when sizes are planned from the data)."""
+    o = MINT.build.outputs[int(out)]
+    if o.sizes:
+        return o.sizes[min(int(slot), len(o.sizes) - 1)]
+    return int((o.auto or {}).get("max_size") or 8192)
+
+
+def mem_tokenize(wc):
+    return 768 + int(12 * MINT.build.chunk_mb)
+
+
+def mem_write(wc):
+    return (
+        512
+        + int(6 * MINT.build.chunk_mb)
+        + (8192 * unit_size(wc.out, wc.slot) * 13) // 2**20
+    )
+
+
+def mem_per_output(wc, base=1024, share=8):
+    return base + int(input_mb(wc.out) / share)
+
+
+def runtime_per_output(wc, base=10, mb_per_minute=500):
+    return base + int(input_mb(wc.out) / mb_per_minute)

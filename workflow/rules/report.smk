@@ -1,0 +1,29 @@
+# One job per output directory, after finalize: the stats table and the token-length plot (matplotlib,
+# when installed) that `snakemake --report report.html` shows. Reads the finished output; writes only
+# under the work directory.
+rule report:
+    input:
+        done=LAYOUT.done("{out}"),
+    output:
+        report(
+            directory(report_dir("{out}")),
+            patterns=["{name}.png", "{name}.html"],
+            caption="../report/output.rst",
+            category="Outputs",
+            subcategory="output {out}",
+        ),
+    log:
+        LAYOUT.log("report_o{out}"),
+    benchmark:
+        bench("report_o{out}")
+    conda:
+        "../envs/mintdim.yaml"
+    resources:
+        mem_mb=512,
+        runtime=10,
+    params:
+        py=PY,
+        script=script("report_output.py"),
+        version=VERSION,
+    shell:
+        "{params.py} {params.script} --done {input.done:q} --out {output:q} --log {log:q}"

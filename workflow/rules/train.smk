@@ -1,0 +1,31 @@
+# tokenizer.train_bpe: one job per trained tokenizer, before validate. Trains a BPE model (ffbpe) on the
+# rendered samples of its files and saves it to the user's `out` (never a declared output: Snakemake would
+# delete it before a rerun); the declared output is a marker in the work directory.
+from mintdim import training as TRAINING
+
+
+rule train_tokenizer:
+    input:
+        sources=lambda wc: TRAINING.sources(MINT.build, int(wc.tok)),
+    output:
+        temp(TRAINING.marker(LAYOUT.root, "{tok}")),
+    log:
+        LAYOUT.log("train_t{tok}"),
+    benchmark:
+        bench("train_t{tok}")
+    wildcard_constraints:
+        tok=r"\d+",
+    conda:
+        "../envs/mintdim.yaml"
+    threads: max(1, CORES)
+    resources:
+        mem_mb=4096,
+        runtime=240,
+    params:
+        py=PY,
+        script=script("train_tokenizer.py"),
+        config=lambda wc: MINT.config_arg(),
+        version=VERSION,
+    shell:
+        "{params.py} {params.script} --config {params.config:q} --index {wildcards.tok} --out {output:q}"
+        " --threads {threads} --log {log:q}"
