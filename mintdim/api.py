@@ -21,8 +21,9 @@ class _Namespace:
 
 
 class _Source(_Namespace):
-    def jsonl(self, files=None, fields=None, templates=None) -> "Pipeline":
-        self._p._config["source"] = {"files": files, "fields": fields, "templates": templates}
+    def jsonl(self, files=None, fields=None, templates=None, train_on=None) -> "Pipeline":
+        """train_on (optional): per file, the fields whose tokens a loss mask trains."""
+        self._p._config["source"] = {"files": files, "fields": fields, "templates": templates, "train_on": train_on}
         return self._p
 
 

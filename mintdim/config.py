@@ -24,7 +24,7 @@ DEFAULT_WORK_DIR = ".mintdim"
 DEFAULT_CHUNK_MB = 64
 TOP_KEYS = {"source", "tokenizer", "units", "output", "lang", "work_dir", "chunk_mb"}
 AUTO_KEYS = {"k", "multiple_of", "max_size", "min_size", "cost"}  # units: {sizes: auto, ...}
-BLOCK_KEYS = {"source": {"files", "fields", "templates"}, "units": {"sizes", "build_batch"} | AUTO_KEYS,
+BLOCK_KEYS = {"source": {"files", "fields", "templates", "train_on"}, "units": {"sizes", "build_batch"} | AUTO_KEYS,
               "output": {"dir", "samples_per_shard"}}
 MISSING_ORDER = ["source.files", "source.fields", "source.templates", "tokenizer", "units.sizes",
                  "units.build_batch", "output.dir", "output.samples_per_shard"]
@@ -45,6 +45,7 @@ class FileEntry:
     output: int
     samples_per_shard: int
     tokenizer_train: dict | None = None  # tokenizer.train_bpe: options; the model goes to tokenizer_path
+    train_on: list[str] | None = None  # source.train_on: fields whose tokens the loss mask trains
 
     @property
     def compression(self) -> str | None:
@@ -267,6 +268,7 @@ def _resolve(raw, lang: str) -> BuildConfig:
         raise E.FieldMappingError.arity(n, len(fields))
     if not arity_ok(templates):
         raise E.TemplateMappingError.arity(n, len(templates))
+    train_on = _check_train_on(src.get("train_on"), fields, n)
     if not arity_ok(tok_items):
         raise E.TokenizerMappingError.arity(n, len(tok_items))
     if not arity_ok(sizes):
@@ -319,7 +321,8 @@ def _resolve(raw, lang: str) -> BuildConfig:
             tokenizer_path=tok_path, tokenizer_abspath=os.path.abspath(tok_path),
             tokenizer_train=training.check_item(tok_item) if kind == training.KIND else None,
             sizes=None if auto else list(_pick(sizes, i)),
-            build_batch=_pick(batches, i), output=-1, samples_per_shard=_pick(sps, i))
+            build_batch=_pick(batches, i), output=-1, samples_per_shard=_pick(sps, i),
+            train_on=list(_pick(train_on, i)) if train_on else None)
         if absdir not in out_index:
             out_index[absdir] = len(outputs)
             outputs.append(OutputEntry(index=len(outputs), dir=out_dir, absdir=absdir, files=[],
@@ -365,6 +368,28 @@ def _resolve(raw, lang: str) -> BuildConfig:
         check_template(e)
     return BuildConfig(files=entries, outputs=outputs, lang=lang, work_dir=work_dir, chunk_mb=float(chunk_mb),
                        raw=raw)
+
+
+def _check_train_on(train_on, fields: list, n: int) -> list | None:
+    """source.train_on: a list of lists of field names, shared (len 1) or mapped (len N) like fields."""
+    if train_on is None:
+        return None
+    if not isinstance(train_on, list) or not train_on or not all(isinstance(t, list) for t in train_on):
+        raise E.FieldMappingError.invalid("train_on must be a list of lists of field names, e.g. [[\"output\"]]",
+                                          "train_on phải là list các list tên field, ví dụ [[\"output\"]]")
+    if len(train_on) not in (1, n):
+        raise E.FieldMappingError.invalid(f"Received {n} input files but {len(train_on)} train_on entries",
+                                          f"Nhận {n} file đầu vào nhưng chỉ có {len(train_on)} train_on")
+    for i in range(n):
+        names, declared = _pick(train_on, i), _pick(fields, i)
+        for name in names:
+            if not isinstance(name, str) or name not in declared:
+                raise E.FieldMappingError.invalid(
+                    f"train_on[{i if len(train_on) > 1 else 0}] names {name!r}, which is not one of the file's "
+                    f"fields {declared!r}",
+                    f"train_on[{i if len(train_on) > 1 else 0}] có {name!r}, không thuộc fields của file "
+                    f"{declared!r}")
+    return train_on
 
 
 def _auto_options(units: dict) -> dict:

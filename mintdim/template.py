@@ -35,6 +35,22 @@ class Template:
             out.append(lit[i + 1])
         return "".join(out)
 
+    def render_with_spans(self, values: dict, trained: frozenset) -> tuple[str, list[tuple[int, int]]]:
+        """The rendered text and the [start, end) character span of every occurrence of a
+        trained field in it (a field used twice has two spans; an empty value an empty span)."""
+        lit = self.literals
+        out = [lit[0]]
+        pos = len(lit[0])
+        spans = []
+        for i, name in enumerate(self.names):
+            value = values[name]
+            if name in trained:
+                spans.append((pos, pos + len(value)))
+            out.append(value)
+            out.append(lit[i + 1])
+            pos += len(value) + len(lit[i + 1])
+        return "".join(out), spans
+
     @property
     def static_parts(self) -> list[str]:
         """Non-empty literal segments, each encoded on its own by the tier-1 UNK check."""

@@ -19,6 +19,19 @@ def shard_name(index: int) -> str:
     return f"shard_{index:06d}.bin"
 
 
+def mask_name(index: int) -> str:
+    """The loss mask beside shard_XXXXXX.bin (source.train_on)."""
+    return f"mask_{index:06d}.bin"
+
+
+def mask_block(lengths: np.ndarray, bits: np.ndarray, unit: int) -> np.ndarray:
+    """Bit-packed mask records: ceil(unit/8) bytes each, little bit order, padding bits 0."""
+    slots = np.zeros((len(lengths), unit), dtype=bool)
+    if len(bits):
+        slots[np.arange(unit)[None, :] < lengths[:, None]] = bits
+    return np.packbits(slots, axis=1, bitorder="little")
+
+
 def shard_line(index: int, samples: int, nbytes: int, unit: int, output: str | None = None) -> str:
     line = f"[unit-build] shard={index:06d} samples={samples} bytes={nbytes / 2**20:.1f} MiB unit={unit}"
     return line + (f" output={output}" if output else "")
@@ -41,8 +54,11 @@ def pad_block(lengths: np.ndarray, tokens: np.ndarray, unit: int, pad_id: int, d
 class ShardWriter:
     """Appends padded records to shard files in a unit directory, rolling every samples_per_shard."""
 
-    def __init__(self, unit_dir: str, unit: int, samples_per_shard: int, pad_id: int, dtype: str, on_close=None):
+    def __init__(self, unit_dir: str, unit: int, samples_per_shard: int, pad_id: int, dtype: str, on_close=None,
+                 masks: bool = False):
         self.unit_dir, self.unit, self.sps = unit_dir, unit, samples_per_shard
+        self.masks = masks
+        self._mask_fh = None
         self.pad_id, self.dtype = pad_id, dtype
         self.on_close = on_close
         self.shards: list[dict] = []
@@ -54,6 +70,8 @@ class ShardWriter:
     def _open_next(self) -> None:
         self._index += 1
         self._fh = open(os.path.join(self.unit_dir, shard_name(self._index)), "wb")
+        if self.masks:
+            self._mask_fh = open(os.path.join(self.unit_dir, mask_name(self._index)), "wb")
         self._in_shard = 0
         self._bytes = 0
 
@@ -62,12 +80,16 @@ class ShardWriter:
             return
         self._fh.close()
         self._fh = None
+        if self._mask_fh is not None:
+            self._mask_fh.close()
+            self._mask_fh = None
         info = {"name": shard_name(self._index), "records": self._in_shard, "bytes": self._bytes}
         self.shards.append(info)
         if self.on_close:
             self.on_close(self._index, info)
 
-    def write(self, lengths: np.ndarray, tokens: np.ndarray) -> None:
+    def write(self, lengths: np.ndarray, tokens: np.ndarray, mask_bits: np.ndarray | None = None) -> None:
+        """mask_bits: one bool per token (flat, like tokens) when the output carries loss masks."""
         ends = np.cumsum(lengths)
         i, n = 0, len(lengths)
         while i < n:
@@ -82,6 +104,11 @@ class ShardWriter:
                 block.tofile(self._fh)
             except OSError as exc:  # a short write (disk full, a file size or quota limit): name the shard
                 raise OSError(exc.errno, exc.strerror or str(exc), self._fh.name) from None
+            if self._mask_fh is not None:
+                try:
+                    mask_block(lengths[i:i + take], mask_bits[lo:hi], self.unit).tofile(self._mask_fh)
+                except OSError as exc:
+                    raise OSError(exc.errno, exc.strerror or str(exc), self._mask_fh.name) from None
             self._in_shard += take
             self._bytes += block.nbytes
             i += take

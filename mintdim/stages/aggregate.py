@@ -36,6 +36,20 @@ def manifest(build, meta, out, sizes: list[int]) -> dict:
         "output": {"samples_per_shard": out.samples_per_shard},
         "token_dtype": meta.dtype,
         "hash": {"algorithm": "sha256"},
+        **({"loss_mask": loss_mask_layout(files)} if any(f.train_on is not None for f in files) else {}),
+    }
+
+
+def loss_mask_layout(files) -> dict:
+    """How to read the loss masks (source.train_on) that sit beside the shards."""
+    return {
+        "train_on": [f.train_on or [] for f in files],
+        "file": "unit_<size>/mask_XXXXXX.bin beside unit_<size>/shard_XXXXXX.bin, same record order",
+        "record_bytes": "ceil(unit_size / 8)",
+        "bit_order": "little",
+        "padding_bits": 0,
+        "rule": "a token is trained when the character it starts at (the tokenizer's own offsets, "
+                "from the same encode call) lies inside the rendered span of a train_on field",
     }
 
 
@@ -56,6 +70,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     hexes = plan["hashes"].hex()
     paths = [f.path for f in build.files]
     unit_dirs = [f"unit_{s}" for s in sizes]
+    trained = inter.unarr(plan["trained"]) if "trained" in plan else None  # source.train_on
 
     os.makedirs(stage_dir, exist_ok=True)
     # sample_index.jsonl, in sample_id order
@@ -66,11 +81,14 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
             progress.update(i)
         u = int(units[i])
         row = int(rows[i])
-        writer.write({
+        row_obj = {
             "sample_id": i, "hash": hexes[64 * i:64 * i + 64], "token_count": int(lengths[i]),
             "unit_size": sizes[u], "source_file": paths[file_ids[i]], "source_line": int(lines[i]),
             "shard_path": f"{unit_dirs[u]}/{shard_name(row // sps)}", "shard_row": row % sps,
-        })
+        }
+        if trained is not None:
+            row_obj["trained_tokens"] = int(trained[i])
+        writer.write(row_obj)
     writer.close()
 
     # duplicate_index.jsonl: groups by first sample_id, members in sample_id order
@@ -117,6 +135,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "shards": {str(s): shards.get(str(s), 0) for s in sizes},
         "padding": padding.measure(*padding.histogram(lengths), sizes).as_stats(),
     }
+    if trained is not None:
+        stats["trained_tokens"] = int(trained.astype(np.int64).sum())
     write_json(os.path.join(stage_dir, "manifest.json"), manifest(build, meta, out, sizes))
     write_json(os.path.join(stage_dir, "stats.json"), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))

@@ -20,6 +20,7 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
     out = build.outputs[out_index]
     file_ids, lines, lengths, units, hashes = [], [], [], [], []
     unk_samples, unk_counts, unk_positions = [], [], []
+    trained = []  # per-sample trained-token counts, when source.train_on is set
     next_line: dict[int, int] = {}
     base = 0
     for d in chunk_dirs:
@@ -36,6 +37,8 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
         unk_samples.append(inter.unarr(meta["unk_samples"]).astype(np.int64) + base)
         unk_counts.append(inter.unarr(meta["unk_counts"]))
         unk_positions.append(inter.unarr(meta["unk_positions"]))
+        if "trained" in meta:
+            trained.append(inter.unarr(meta["trained"]))
         base += n
 
     def cat(parts, dtype):
@@ -67,6 +70,7 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
         "unk_samples": inter.arr(cat(unk_samples, np.int64), np.uint64),
         "unk_counts": inter.arr(cat(unk_counts, np.int64), np.uint32),
         "unk_positions": inter.arr(cat(unk_positions, np.int64), np.uint32),
+        **({"trained": inter.arr(cat(trained, np.int64), np.uint32)} if trained else {}),
     })
     summary = {"output": out_index, "sizes": sizes, "counts": counts, "samples_per_shard": sps,
                "shards": [-(-c // sps) for c in counts], "auto": out.auto}

@@ -47,6 +47,7 @@ class _Accumulator:
         shutil.rmtree(part_dir, ignore_errors=True)  # a killed earlier attempt's leftovers (ours)
         os.makedirs(part_dir)
         self.parts = [inter.StreamWriter(os.path.join(part_dir, f"u{name}.msgpack")) for name in part_names]
+        self.trained: list[np.ndarray] = []  # per-sample trained-token counts (source.train_on)
         self.count = 0
         self.tokens = 0
 
@@ -57,8 +58,28 @@ def _raise_overflow(reader, entry, lines, lengths, overflow, max_unit):
     raise E.UnitOverflowError.make(entry.path, line, int(lengths[first]), max_unit)
 
 
-def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_arr):
-    flat, lengths = tok.encode_batch(texts)
+def trained_tokens(starts: np.ndarray, lengths: np.ndarray, spans: list) -> np.ndarray:
+    """Loss mask of a batch: a token is trained when the character it starts at lies inside
+    the rendered span [a, b) of a trained field (spans: per sample, one (a, b) per occurrence)."""
+    trained = np.zeros(len(starts), dtype=bool)
+    if not len(starts) or not any(spans):
+        return trained
+    bounds = np.asarray(spans, dtype=np.int64).reshape(len(lengths), -1, 2)
+    sample_of = np.repeat(np.arange(len(lengths)), lengths)
+    for k in range(bounds.shape[1]):
+        trained |= (starts >= bounds[sample_of, k, 0]) & (starts < bounds[sample_of, k, 1])
+    return trained
+
+
+def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_arr, spans=None):
+    if spans is None:
+        flat, lengths = tok.encode_batch(texts)
+        trained = None
+    else:  # the ids and the offsets come from one encode call of the whole rendered text
+        flat, lengths, starts = tok.encode_batch_with_starts(texts)
+        trained = trained_tokens(starts, lengths, spans)
+        sample_of = np.repeat(np.arange(len(lengths)), lengths)
+        acc.trained.append(np.bincount(sample_of, weights=trained, minlength=len(lengths)).astype(np.int64))
     lines_arr = np.asarray(lines, dtype=np.int64)
     unit_idx = np.searchsorted(sizes_arr, lengths, side="left")
     overflow = unit_idx >= len(sizes_arr)
@@ -78,8 +99,12 @@ def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_ar
     for u in np.unique(unit_idx):
         u = int(u)
         sel = unit_idx == u
-        acc.parts[u].append({"lengths": inter.arr(lengths[sel], np.uint32),
-                             "tokens": inter.arr(flat[token_unit == u] if len(flat) else flat, acc.dtype)})
+        in_unit = token_unit == u
+        part = {"lengths": inter.arr(lengths[sel], np.uint32),
+                "tokens": inter.arr(flat[in_unit] if len(flat) else flat, acc.dtype)}
+        if trained is not None:  # one bit per token, little bit order, in token order
+            part["mask"] = np.packbits(trained[in_unit], bitorder="little").tobytes()
+        acc.parts[u].append(part)
     acc.lines.append(lines_arr)
     acc.lengths.append(lengths)
     acc.units.append(unit_idx)
@@ -109,6 +134,8 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
     batch = entry.build_batch
     texts: list[str] = []
     lines: list[int] = []
+    trained_fields = frozenset(entry.train_on) if entry.train_on is not None else None
+    spans: list | None = [] if trained_fields else None
     hashes = acc.hashes
     sha256 = hashlib.sha256
     t0 = time.monotonic()
@@ -122,7 +149,10 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
         try:
             obj = jsonl.parse_object(raw, entry.path, 0)
             jsonl.declared_values(obj, fields, entry.path, 0)
-            text = tpl.render(obj)
+            if trained_fields is None:
+                text = tpl.render(obj)
+            else:
+                text, sample_spans = tpl.render_with_spans(obj, trained_fields)
             digest = sha256(text.encode("utf-8")).digest()
         except E.MintDimError:
             # parse again with the real line number, computed only on this error path
@@ -135,13 +165,16 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
         texts.append(text)
         lines.append(local)
         hashes.append(digest)
+        if spans is not None:
+            spans.append(sample_spans)
         if len(texts) >= batch:
             stop_check()
-            _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr)
+            _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr, spans)
             texts, lines = [], []
+            spans = [] if spans is not None else None
             log_progress(log, label, acc.count, time.monotonic() - t0, processed, end - start)
     if texts:
-        _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr)
+        _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr, spans)
     write_chunk(acc, out_dir, entry, chunk_index, reader.newlines, meta.dtype)
     elapsed = time.monotonic() - t0
     log(f"{label}: {acc.count} samples, {acc.tokens} tokens in {elapsed:.1f} s")
@@ -176,6 +209,7 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
         "unk_samples": inter.arr(_cat(acc.unk_samples, np.int64), np.uint32),
         "unk_counts": inter.arr(_cat(acc.unk_counts, np.int64), np.uint32),
         "unk_positions": inter.arr(_cat(acc.unk_positions, np.int64), np.uint32),
+        **({"trained": inter.arr(_cat(acc.trained, np.int64), np.uint32)} if entry.train_on is not None else {}),
     })
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)

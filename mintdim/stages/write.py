@@ -39,15 +39,17 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
             log(warning)
         kill_point("write:shard")  # tests: a kill with shards half written
 
-    writer = ShardWriter(unit_dir, unit, out.samples_per_shard, meta.pad_id, meta.dtype, on_close=closed)
+    masks = any(build.files[i].train_on is not None for i in out.files)
+    writer = ShardWriter(unit_dir, unit, out.samples_per_shard, meta.pad_id, meta.dtype, on_close=closed,
+                         masks=masks)
     total = 0
     progress = Progress(log, f"[unit-build] write unit {unit}", expected)
     position = plan["sizes"].index(unit)
     lower = plan["sizes"][position - 1] if position else -1
     for d in chunk_dirs:
         stop_check()
-        for lengths, tokens in _unit_batches(d, unit, lower):
-            writer.write(lengths, tokens)
+        for lengths, tokens, bits in _unit_batches(d, unit, lower):
+            writer.write(lengths, tokens, bits)
             total += len(lengths)
             progress.update(total, total * unit * meta.bytes_per_token)
     shards = writer.close()
@@ -68,13 +70,22 @@ def _unit_batches(chunk_dir: str, unit: int, lower: int):
         for part in inter.iter_stream(own):
             lengths = inter.unarr(part["lengths"]).astype(np.int64)
             if len(lengths):
-                yield lengths, inter.unarr(part["tokens"])
+                yield lengths, inter.unarr(part["tokens"]), _bits(part, int(lengths.sum()))
         return
     for part in inter.iter_stream(os.path.join(chunk_dir, "uall.msgpack")):
         lengths = inter.unarr(part["lengths"]).astype(np.int64)
         sel = (lengths > lower) & (lengths <= unit)
         if sel.any():
-            yield lengths[sel], inter.unarr(part["tokens"])[np.repeat(sel, lengths)]
+            keep = np.repeat(sel, lengths)
+            bits = _bits(part, int(lengths.sum()))
+            yield lengths[sel], inter.unarr(part["tokens"])[keep], None if bits is None else bits[keep]
+
+
+def _bits(part: dict, count: int) -> np.ndarray | None:
+    """The part's loss-mask bits (one per token), when the build has source.train_on."""
+    if "mask" not in part:
+        return None
+    return np.unpackbits(np.frombuffer(part["mask"], dtype=np.uint8), count=count, bitorder="little").astype(bool)
 
 
 def write_slot(build, metas, out_index: int, slot: int, chunk_dirs: list[str], units_plan: str, stage_dir: str,
