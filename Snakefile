@@ -23,8 +23,12 @@ try:
     CORES = workflow.cores
 except WorkflowError:  # `snakemake --report` and `--lint` run without --cores
     CORES = 1
+# `snakemake --report` and `--lint` only read the build: no pre-flight, no run lock, nothing written
+READ_ONLY = any(a.split("=")[0] in ("--report", "--lint") for a in sys.argv)
 try:
-    MINT = BuildDAG(RAW, main_process=workflow.is_main_process, cores=CORES)
+    MINT = BuildDAG(
+        RAW, main_process=workflow.is_main_process and not READ_ONLY, cores=CORES
+    )
 except MintDimError as err:
     from mintdim.guard import report_error
 

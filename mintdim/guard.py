@@ -17,10 +17,13 @@ output claim  the output directory itself (created empty when missing), exclusiv
               outputs this process claimed, so a failing build never marks a directory
               that another live build is about to fill.
 
-With the run lock held and no orphaned job alive, a Snakemake lock file that names a
-file of this build can only be stale (left by a killed run of this build): it is removed,
-so a rerun after `kill -9` needs no `snakemake --unlock`. Lock files naming no file of
-this build are never touched.
+`mintdim build` and `job.run()` run Snakemake with `--nolock`: these locks guard
+everything Snakemake's lock files would. A direct `snakemake` run keeps Snakemake's lock
+files; with the run lock held and no orphaned job alive, a lock file that names a file of
+this build can only be stale (left by a killed run of this build): it is removed, so a
+rerun after `kill -9` needs no `snakemake --unlock`. Lock files naming no file of this
+build are never touched. Runs refused by these locks stop while the Snakefile is parsed,
+before Snakemake writes a lock file of its own.
 """
 
 from __future__ import annotations
@@ -39,7 +42,6 @@ ERROR_FILE_ENV = "MINTDIM_ERROR_FILE"  # the runner's file for an error raised i
 ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
 
 _ACTIVE: "BuildGuard | None" = None
-_JOB_FD: int | None = None
 
 
 # --- flock helpers ------------------------------------------------------------------------------
@@ -172,9 +174,22 @@ class BuildGuard:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         os.environ[SNAKEMAKE_PID_ENV] = str(os.getpid())
+        self.check_outputs_free()  # refused before Snakemake writes (or later removes) any lock file
         self.wait_for_orphans()
         self.clear_stale_snakemake_locks(snakemake_dir or os.getcwd())
         return self
+
+    def check_outputs_free(self) -> None:
+        """An existing output directory that another live build holds: stop now (nothing is created)."""
+        for out in self.build.outputs:
+            if os.path.isdir(out.absdir) and not os.path.islink(out.absdir):
+                fd = _open(out.absdir, directory=True)
+                try:
+                    if not _try(fd, fcntl.LOCK_EX):
+                        raise output_busy(out, holders(out.absdir), self.build.lang)
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                finally:
+                    os.close(fd)
 
     def wait_for_orphans(self) -> None:
         path = jobs_lock_path(self.layout)
@@ -298,29 +313,35 @@ def probe(build, layout) -> None:
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
-    for out in build.outputs:
-        if not os.path.isdir(out.absdir) or os.path.islink(out.absdir):
-            continue
-        fd = _open(out.absdir, directory=True)
-        try:
-            if not _try(fd, fcntl.LOCK_EX):
-                raise output_busy(out, holders(out.absdir), build.lang)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+    BuildGuard(build, layout).check_outputs_free()
 
 
 # --- stage jobs ------------------------------------------------------------------------------------
 
 
-def hold_job_lock(build_root: str) -> None:
-    """A stage job holds the build's job lock (shared) until it exits."""
-    global _JOB_FD
-    if _JOB_FD is not None:
-        return
+class JobLock:
+    """A stage job's hold (shared) on its build's job lock, from start to end."""
+
+    def __init__(self, fd: int | None):
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)  # closing drops the flock
+            except OSError:
+                pass
+            self._fd = None
+
+
+def job_lock(build_root: str) -> JobLock:
     try:
         fd = _open(os.path.join(build_root, "jobs.lock"))
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        _JOB_FD = fd
     except OSError:
-        pass
+        return JobLock(None)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:  # no flock on this file system: nothing to hold
+        os.close(fd)
+        return JobLock(None)
+    return JobLock(fd)

@@ -54,7 +54,11 @@ class BuildResult:
 def snakemake_command(config_path: str, cores: int, profile: str | None, keep_intermediates: bool,
                       dry_run: bool, extra: list[str] | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", snakefile(), "--directory", os.getcwd(),
-           "--configfile", config_path, "--cores", str(cores), "--rerun-incomplete"]
+           "--configfile", config_path, "--cores", str(cores), "--rerun-incomplete",
+           # MintDim's own locks (mintdim/guard.py) guard builds and outputs; Snakemake's lock files add
+           # nothing to them, go stale after a kill, and a Snakemake run that ends removes the whole lock
+           # directory, which breaks another run starting in the same directory at that moment
+           "--nolock"]
     cmd += ["--profile", profile] if profile else []
     cmd += ["--workflow-profile", "none"]
     if keep_intermediates:

@@ -95,6 +95,11 @@ def check_item(item) -> dict:
     return {"vocab_size": vocab, "unit": unit, "hot_pair_window_size": window}
 
 
+def inside(a: str, b: str) -> bool:
+    """Is path a inside path b (or b itself)?"""
+    return (a + os.sep).startswith(b + os.sep)
+
+
 def check_entries(files, outputs, work_dir: str) -> None:
     """Files that train one `out` agree on options; `out` is apart from outputs, inputs and the work dir."""
     seen: dict[str, tuple[str, dict]] = {}
@@ -109,10 +114,6 @@ def check_entries(files, outputs, work_dir: str) -> None:
                 f"file {seen[out][0]} và {f.path} train cùng out {f.tokenizer_path} với tuỳ chọn khác nhau",
                 component="train_bpe.out")
         seen.setdefault(out, (f.path, f.tokenizer_train))
-
-        def inside(a: str, b: str) -> bool:
-            return (a + os.sep).startswith(b + os.sep)
-
         for o in outputs:
             if inside(out, o.absdir) or inside(o.absdir, out):
                 raise _config_error(f"out {f.tokenizer_path} overlaps the output directory {o.dir}",

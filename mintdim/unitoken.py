@@ -153,8 +153,69 @@ class UnitokenTokenizer:
         flat = np.concatenate(arrays).astype(np.uint32, copy=False) if arrays else np.zeros(0, dtype=np.uint32)
         return flat, lengths
 
+    def encode_batch_with_starts(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Also each token's start, as a character offset into its text (for loss masks).
+
+        ffbpe gives no offsets: they follow from the ids, each token's UTF-8 byte length
+        summed along the text; a token that starts inside a multi-byte character starts at
+        that character (as Hugging Face's byte-level offsets do)."""
+        flat, lengths = self.encode_batch(texts)
+        token_bytes = self._byte_lengths()[flat]
+        data = "".join(texts).encode("utf-8")
+        text_bytes = np.fromiter((len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=len(texts))
+        ends = np.cumsum(lengths)
+        per_text = np.add.reduceat(token_bytes, ends - lengths) if len(flat) else np.zeros(0, dtype=np.int64)
+        per_text = np.where(lengths > 0, per_text, 0) if len(flat) else np.zeros(len(texts), dtype=np.int64)
+        if not np.array_equal(per_text, text_bytes):  # never expected: the ids must spell the text
+            raise ValueError("unitoken offsets: the tokens' bytes do not add up to the text")
+        byte_base = np.repeat(np.cumsum(text_bytes) - text_bytes, lengths)
+        within = np.cumsum(token_bytes) - token_bytes - np.repeat(np.cumsum(per_text) - per_text, lengths)
+        first_byte = byte_base + within
+        arr = np.frombuffer(data, dtype=np.uint8)
+        chars_upto = np.cumsum((arr & 0xC0) != 0x80)  # characters started at or before each byte
+        text_chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        char_base = np.repeat(np.cumsum(text_chars) - text_chars, lengths)
+        starts = (chars_upto[first_byte] - 1 - char_base) if len(flat) else np.zeros(0, dtype=np.int64)
+        return flat, lengths, starts.astype(np.int64)
+
+    def _byte_lengths(self) -> np.ndarray:
+        """UTF-8 byte length of every id's token (special tokens: their text)."""
+        if getattr(self, "_lengths", None) is None:
+            with open(os.path.join(self.path, self.config["vocab_file"]), encoding="utf-8") as f:
+                vocab = json.load(f)
+            lengths = np.zeros(self._vocab_size, dtype=np.int64)
+            decode = _gpt2_bytes if self.config["format"] == "gpt2" else _unitoken_bytes
+            specials = set(self.special_tokens)
+            for token, idx in vocab.items():
+                lengths[int(idx)] = len(token.encode("utf-8")) if token in specials else len(decode(token))
+            self._lengths = lengths
+        return self._lengths
+
     def decode(self, ids) -> str:
         return self.encoder.decode(ids)
+
+
+def _gpt2_bytes(token: str) -> bytes:
+    from ffbpe.tiktoken_compat import _BYTE_DECODER
+
+    return bytes(_BYTE_DECODER[ch] for ch in token)
+
+
+def _unitoken_bytes(token: str) -> bytes:
+    """ffbpe's own vocabulary format: `{uXXXX}` a character, `{xHH}` a byte, `␣` a space, else literal."""
+    out = bytearray()
+    i = 0
+    while i < len(token):
+        ch = token[i]
+        if ch == "{":
+            close = token.index("}", i)
+            code = token[i + 1:close]
+            out += bytes([int(code[1:], 16)]) if code[0] == "x" else chr(int(code[1:], 16)).encode("utf-8")
+            i = close + 1
+            continue
+        out += b" " if ch == "\u2423" else ch.encode("utf-8")
+        i += 1
+    return bytes(out)
 
 
 def is_model_dir(path: str) -> bool:

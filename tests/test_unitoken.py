@@ -145,6 +145,28 @@ def test_not_a_model_directory_and_missing_path(models, tmp_path, monkeypatch):
     assert not os.path.exists(tmp_path / "out") and not os.path.exists(tmp_path / ".mintdim")
 
 
+def test_token_starts_for_loss_masks(models, tmp_path):
+    """encode_batch_with_starts (source.train_on): the same ids, and character starts equal to Hugging Face's
+    offsets of the exported byte-level tokenizer (multi-byte characters included); for a unicode model,
+    equal to the decoded length of each prefix."""
+    from mintdim.export import export
+
+    texts = gsm8k_texts(300) + EDGE_TEXTS + ["早上好，世界", "Chào buổi sáng 🙂🙂"]
+    tok = load("unitoken", models["byte"])
+    flat, lengths, starts = tok.encode_batch_with_starts(texts)
+    assert np.array_equal(flat, tok.encode_batch(texts)[0])
+    export(models["byte"], str(tmp_path / "hf.json"))
+    hf_flat, hf_lengths, hf_starts = load("hf_json", str(tmp_path / "hf.json")).encode_batch_with_starts(texts)
+    assert np.array_equal(hf_flat, flat) and np.array_equal(hf_starts, starts)
+    uni = load("unitoken", models["unicode"])
+    short = gsm8k_texts(20)
+    flat, lengths, starts = uni.encode_batch_with_starts(short)
+    ends = np.cumsum(lengths)
+    for text, end, n in zip(short, ends, lengths):
+        ids = flat[end - n:end].tolist()
+        assert starts[end - n:end].tolist() == [len(uni.decode(ids[:k])) for k in range(n)]
+
+
 # --- training ------------------------------------------------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ import traceback
 
 from .. import errors as E
 from ..faults import kill_point
-from ..guard import hold_job_lock
+from ..guard import job_lock
 from ..outputs import atomic_write_text
 
 
@@ -88,9 +88,17 @@ def record_failure(errors_dir: str, failed_flag: str, name: str, err: E.MintDimE
 def run(name: str, body, *, log: JobLog, errors_dir: str | None, failed_flag: str | None, lang: str = "en",
         writes=None) -> int:
     """Run a stage body; turn every failure into one clear message and an exit code."""
+    # held while the job runs: a rerun after a killed Snakemake waits for this job to end
+    lock = job_lock(os.path.dirname(errors_dir)) if errors_dir else None
+    try:
+        return _run(name, body, log=log, errors_dir=errors_dir, failed_flag=failed_flag, lang=lang, writes=writes)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _run(name: str, body, *, log, errors_dir, failed_flag, lang, writes) -> int:
     stage = name.split("_")[0]
-    if errors_dir:
-        hold_job_lock(os.path.dirname(errors_dir))  # a rerun after a killed run waits for this job to end
     try:
         kill_point(f"{stage}:start")
         body()
