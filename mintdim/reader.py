@@ -74,6 +74,11 @@ class Unit:
     def shards(self) -> list[np.memmap]:
         return [self.shard(k) for k in range(self.num_shards)]
 
+    def mask_shard(self, k: int) -> np.memmap:
+        """Bit-packed loss masks of shard k: (records, ceil(size/8)) uint8, little bit order."""
+        path = self.shard_paths[k].replace(os.sep + "shard_", os.sep + "mask_")
+        return self._ds._memmap(path, -(-self.size // 8), np.dtype(np.uint8))
+
     @property
     def sample_ids(self) -> np.ndarray:
         """Sample ids of this unit in record order (shard 0 row 0 first)."""
@@ -88,6 +93,7 @@ class Batch:
     sample_ids: np.ndarray  # (B,) int64
     tokens: np.ndarray  # (B, unit_size), the manifest dtype
     lengths: np.ndarray  # (B,) int64: tokens before padding
+    loss_mask: np.ndarray | None = None  # (B, unit_size) bool: trained tokens (source.train_on), else None
 
     def __len__(self) -> int:
         return len(self.sample_ids)
@@ -163,17 +169,18 @@ class Dataset:
         except ValueError:
             raise KeyError(f"no unit of size {size}; sizes are {self.sizes}") from None
 
-    def _memmap(self, path: str, size: int) -> np.memmap:
+    def _memmap(self, path: str, size: int, dtype=None) -> np.memmap:
         mm = self._maps.get(path)
         if mm is not None:
             self._maps.move_to_end(path)
             return mm
+        dtype = self.dtype if dtype is None else dtype
         nbytes = os.path.getsize(path)
-        record = size * self.dtype.itemsize
+        record = size * dtype.itemsize
         if nbytes % record:
             raise _not_a_dataset(self.path, f"{path} is not a whole number of {size}-token records",
                                  f"{path} không phải số nguyên lần bản ghi {size} token")
-        mm = np.memmap(path, dtype=self.dtype, mode="r", shape=(nbytes // record, size))
+        mm = np.memmap(path, dtype=dtype, mode="r", shape=(nbytes // record, size))
         self._maps[path] = mm
         while len(self._maps) > MAX_OPEN_SHARDS:
             self._maps.popitem(last=False)
@@ -263,6 +270,22 @@ class Dataset:
 
     __getitem__ = tokens
 
+    @property
+    def has_loss_mask(self) -> bool:
+        """True when the build declared source.train_on (mask_XXXXXX.bin beside every shard)."""
+        return "loss_mask" in self.manifest
+
+    def loss_mask(self, sample_id: int) -> np.ndarray:
+        """One sample's loss mask (bool, one per token, no padding): True where the token is trained."""
+        if not self.has_loss_mask:
+            raise ValueError("this build has no loss masks (source.train_on was not set)")
+        sid = self._check_id(sample_id)
+        units, rows, counts = self._lookup()
+        unit = self.units[int(units[sid])]
+        shard, row = divmod(int(rows[sid]), self.samples_per_shard)
+        bits = np.unpackbits(unit.mask_shard(shard)[row], bitorder="little")
+        return bits[: int(counts[sid])].astype(bool)
+
     def gather(self, sample_ids) -> Batch:
         """A batch of samples that share one unit, padded records stacked in the given order."""
         ids = np.asarray(sample_ids, dtype=np.int64).reshape(-1)
@@ -276,11 +299,17 @@ class Dataset:
             raise ValueError("a batch must hold samples of one unit size (see batches())")
         unit = self.units[int(u[0])]
         out = np.empty((len(ids), unit.size), dtype=self.dtype)
+        masks = np.empty((len(ids), -(-unit.size // 8)), dtype=np.uint8) if self.has_loss_mask else None
         shard_of, row_in = np.divmod(rows[ids], self.samples_per_shard)
         for shard in np.unique(shard_of):
             sel = np.flatnonzero(shard_of == shard)
             out[sel] = unit.shard(int(shard))[row_in[sel]]
-        return Batch(unit.size, ids, out, counts[ids].astype(np.int64))
+            if masks is not None:
+                masks[sel] = unit.mask_shard(int(shard))[row_in[sel]]
+        loss_mask = None
+        if masks is not None:
+            loss_mask = np.unpackbits(masks, axis=1, count=unit.size, bitorder="little").astype(bool)
+        return Batch(unit.size, ids, out, counts[ids].astype(np.int64), loss_mask)
 
     # -- batches --------------------------------------------------------------------------------
 

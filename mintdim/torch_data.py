@@ -26,12 +26,17 @@ from .reader import Batch, BucketBatchSampler, Dataset
 
 def _batch_dict(batch: Batch, dtype) -> dict:
     ids = torch.from_numpy(batch.tokens.astype(np.int64, copy=True))
-    return {
+    out = {
         "input_ids": ids if dtype in (None, torch.int64) else ids.to(dtype),
         "attention_mask": torch.from_numpy(batch.mask),
         "lengths": torch.from_numpy(batch.lengths.astype(np.int64)),
         "sample_ids": torch.from_numpy(batch.sample_ids.astype(np.int64)),
     }
+    if batch.loss_mask is not None:  # source.train_on: HF-style labels (-100: no loss) and the 0/1 mask
+        mask = torch.from_numpy(batch.loss_mask)
+        out["loss_mask"] = mask.to(torch.int64)
+        out["labels"] = torch.where(mask, ids, torch.full_like(ids, -100))
+    return out
 
 
 class TokenDataset(_TorchDataset):
@@ -51,8 +56,12 @@ class TokenDataset(_TorchDataset):
 
     def __getitem__(self, sample_id: int) -> dict:
         d = _batch_dict(self.dataset.gather([int(sample_id)]), self.dtype)
-        return {"input_ids": d["input_ids"][0], "attention_mask": d["attention_mask"][0],
+        item = {"input_ids": d["input_ids"][0], "attention_mask": d["attention_mask"][0],
                 "length": d["lengths"][0], "sample_id": d["sample_ids"][0]}
+        for key in ("labels", "loss_mask"):
+            if key in d:
+                item[key] = d[key][0]
+        return item
 
     def __getitems__(self, sample_ids):
         sizes = self.dataset.unit_sizes[np.asarray(sample_ids, dtype=np.int64)]

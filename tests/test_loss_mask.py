@@ -146,3 +146,37 @@ def test_train_on_errors_are_clear_and_bilingual(train_on, needle):
         resolve(cfg)
     assert needle in err.value.render("en")
     assert "train_on" in err.value.render("vi")
+
+
+def test_reader_torch_and_inspect_show_the_mask(tmp_path):
+    src = write_jsonl(tmp_path / "d.jsonl", ROWS)
+    cfg = basic_config([src], fields=[["instruction", "output"]], templates=[TEMPLATE],
+                       tokenizer={"hf_json": {"path": HF_JSON}}, sizes=[[32, 64]], sps=[2])
+    cfg["source"]["train_on"] = [["output"]]
+    build_in(tmp_path, cfg, cores=1)
+    import mintdim
+
+    ds = mintdim.open(str(tmp_path / "out"))
+    assert ds.has_loss_mask
+    for sid in range(len(ROWS)):
+        text, sp = spans(ROWS[sid])
+        ids, want = hf_expected(text, sp)
+        assert ds.tokens(sid).tolist() == ids
+        assert ds.loss_mask(sid).tolist() == want
+    for batch in ds.batches(2, shuffle=False):
+        for k, sid in enumerate(batch.sample_ids):
+            n = int(batch.lengths[k])
+            assert batch.loss_mask[k, :n].tolist() == ds.loss_mask(int(sid)).tolist()
+            assert not batch.loss_mask[k, n:].any()
+    from conftest import run_cli
+
+    res = run_cli(tmp_path, "inspect", "out", "--sample", "0")
+    assert res.returncode == 0, res.stderr
+    body = res.stdout.split("\n\n", 1)[1]
+    assert "⟦" in body and "5" in body.split("⟦", 1)[1]  # the answer is inside the brackets
+    assert "instruction" in body.split("⟦", 1)[0].lower()  # the prompt is outside
+    torch = pytest.importorskip("torch")
+    batch = next(iter(ds.torch_loader(2, shuffle=False)))
+    labels, mask, ids = batch["labels"], batch["loss_mask"], batch["input_ids"]
+    assert torch.equal(labels[mask.bool()], ids[mask.bool()])
+    assert bool((labels[~mask.bool()] == -100).all())

@@ -6,7 +6,15 @@ import json
 
 
 def run(args) -> int:
+    import sys
+
     from ..summary import format_summary, summarize
+
+    if args.sample is not None:
+        from ..sample_view import render_sample
+
+        print(render_sample(args.output, args.sample, args.tokenizer, color=sys.stdout.isatty() and not args.json))
+        return 0
 
     summary = summarize(args.output)
     if args.json:
@@ -26,4 +34,8 @@ def register(sub) -> None:
         epilog="Exit codes: 0 ok, 1 not a finished MintDim output (one clear message), 2 usage error.")
     p.add_argument("output", help="output directory of a finished build (output.dir in the config)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON instead of text")
+    p.add_argument("--sample", type=int, default=None, metavar="ID",
+                   help="show one sample's text, its trained tokens (source.train_on) highlighted: colour on a "
+                        "terminal, ⟦ ⟧ brackets otherwise")
+    p.add_argument("--tokenizer", default=None, help="tokenizer path for --sample (default: the manifest's path)")
     p.set_defaults(func=run)

@@ -1,0 +1,61 @@
+"""`mintdim inspect OUT --sample ID`: one sample's text, with its trained tokens shown.
+
+Runs of consecutive tokens are decoded together by the build's own tokenizer,
+so the text reads naturally; trained runs are coloured on a terminal and put
+in ⟦ ⟧ brackets otherwise, so a person can check a loss mask by eye.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import errors as E
+from .reader import open as open_dataset
+from .tokenizers import load
+
+GREEN, DIM, RESET = "\033[1;32m", "\033[2m", "\033[0m"
+
+
+def _decoder(kind: str, path: str):
+    tok = load(kind, path)
+    if kind == "hf_json":
+        return lambda ids: tok.tok.decode(list(map(int, ids)), skip_special_tokens=False)
+    if kind == "sentencepiece":
+        return lambda ids: tok.sp.decode(list(map(int, ids)))
+    return lambda ids: tok.decode(list(map(int, ids)))
+
+
+def runs(mask: np.ndarray) -> list[tuple[int, int, bool]]:
+    """[start, end, trained] runs of equal mask values."""
+    if not len(mask):
+        return []
+    edges = np.flatnonzero(np.diff(mask.astype(np.int8))) + 1
+    starts = np.concatenate(([0], edges))
+    ends = np.concatenate((edges, [len(mask)]))
+    return [(int(a), int(b), bool(mask[a])) for a, b in zip(starts, ends)]
+
+
+def render_sample(out_dir: str, sample_id: int, tokenizer: str | None = None, color: bool | None = None) -> str:
+    ds = open_dataset(out_dir)
+    tok_meta = ds.manifest["tokenizer"]
+    path = tokenizer or tok_meta["path"]
+    if not os.path.exists(path):
+        raise E.MintDimFileNotFoundError.make("tokenizer", f"{path} (give --tokenizer PATH)")
+    decode = _decoder(tok_meta["type"], path)
+    ids = np.asarray(ds.tokens(sample_id))
+    mask = ds.loss_mask(sample_id) if ds.has_loss_mask else np.zeros(len(ids), dtype=bool)
+    size, shard, row = ds.locate(sample_id)
+    color = color if color is not None else False
+    head = (f"sample {sample_id}: {len(ids)} tokens in unit {size} ({os.path.relpath(shard, out_dir)} row {row})"
+            + (f", {int(mask.sum())} trained" if ds.has_loss_mask else ", no loss mask in this build"))
+    parts = []
+    for a, b, trained in runs(mask):
+        text = decode(ids[a:b])
+        if trained:
+            parts.append(f"{GREEN}{text}{RESET}" if color else f"⟦{text}⟧")
+        else:
+            parts.append(f"{DIM}{text}{RESET}" if color and ds.has_loss_mask else text)
+    legend = ("trained tokens in green" if color else "trained tokens inside ⟦ ⟧") if ds.has_loss_mask else ""
+    return "\n".join(x for x in (head, legend, "", "".join(parts) if parts else "(no tokens)") if x is not None)
