@@ -15,7 +15,9 @@ Every figure is recomputed from the files themselves, then compared:
   source lines increasing within each file, files in manifest order.
 - shards: exactly ceil(count / samples_per_shard) files per unit, each of
   records * unit_size * bytes_per_token bytes; every slot from token_count on holds pad_id;
-  every token is inside the vocabulary; an empty unit holds EMPTY_UNIT.md.
+  every token is inside the vocabulary; an empty unit holds EMPTY_UNIT.md. Loss masks
+  (source.train_on): a mask_XXXXXX.bin of records * ceil(unit_size / 8) bytes beside each
+  shard, no bit set after token_count.
 - histogram.json and stats.json: counts, totals, duplicate and UNK figures.
 - duplicate_index.jsonl: exactly the groups of equal hashes, as the spec orders them.
 - unk_index.jsonl: exactly the samples whose tokens hold unk_id, at those positions.
@@ -169,6 +171,7 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
     if m is None:
         return report
     sizes, sps, dtype, pad, unk, vocab, files = m
+    has_masks = "loss_mask" in manifest  # source.train_on: mask_XXXXXX.bin beside every shard
 
     entries = sorted(os.listdir(out))
     declared = {f"unit_{s}" for s in sizes}
@@ -200,7 +203,8 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
         names = sorted(os.listdir(udir))
         count = counts[s]
         want = [f"shard_{k:06d}.bin" for k in range(-(-count // sps))]
-        allowed = set(want) | ({EMPTY_MARKER} if count == 0 else set()) | {FAILED_MARKER}
+        masks = [f"mask_{k:06d}.bin" for k in range(len(want))] if has_masks else []
+        allowed = set(want) | set(masks) | ({EMPTY_MARKER} if count == 0 else set()) | {FAILED_MARKER}
         for name in names:
             if name not in allowed:
                 why = ("an empty unit holds no shard" if count == 0 and _SHARD.match(name) else
@@ -228,6 +232,8 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
                 if size % (s * bpt):
                     continue  # not whole records: the rows cannot be trusted
             _check_shard(path, rel, s, members, idx, dtype, pad, unk, vocab, report, found_unk)
+            if has_masks:
+                _check_mask(os.path.join(udir, masks[k]), f"unit_{s}/{masks[k]}", s, members, idx, report)
 
     # --- histogram, stats ---------------------------------------------------------------------------
     dist = {str(s): counts[s] for s in sizes}
@@ -386,6 +392,24 @@ def _check_shard(path, rel, unit, members, idx: _Index, dtype, pad, unk, vocab, 
         unk_mask = (block == unk) & ~tail
         for r in np.flatnonzero(unk_mask.any(axis=1)):
             found_unk[int(ids[r])] = np.flatnonzero(unk_mask[r]).tolist()
+
+
+def _check_mask(path, rel, unit, members, idx: _Index, report: Report) -> None:
+    """Loss masks: ceil(unit / 8) bytes per record, bit order little, no bit set after token_count."""
+    if not os.path.isfile(path):
+        report.add(rel, "missing (manifest.json declares loss masks)")
+        return
+    width = -(-unit // 8)
+    size = os.path.getsize(path)
+    if size != len(members) * width:
+        report.add(rel, f"size {size} bytes, expected {len(members)} records * {width} bytes = {len(members) * width}")
+        return
+    if not size:
+        return
+    bits = np.unpackbits(np.fromfile(path, dtype=np.uint8).reshape(-1, width), axis=1, count=unit, bitorder="little")
+    tail = np.arange(unit)[None, :] >= idx.tc[members][:, None]
+    for r in np.flatnonzero((bits.astype(bool) & tail).any(axis=1)):
+        report.add(rel, f"row {r}: mask bit set after token_count {int(idx.tc[members[r]])}", int(members[r]))
 
 
 def _check_duplicates(out: str, idx: _Index, files, report: Report) -> list[list[int]]:

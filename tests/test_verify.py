@@ -372,3 +372,32 @@ def test_not_an_output_directory(tmp_path):
     assert not r.ok and {p.file for p in r.problems} >= {"manifest.json", "stats.json"}
     (tmp_path / "f").write_text("x")
     assert problems(verify(str(tmp_path / "f"))) == [".: not a directory"]
+
+
+def test_loss_masks_are_checked_when_the_manifest_declares_them(tmp_path, monkeypatch):
+    """source.train_on: a mask_XXXXXX.bin beside each shard (ceil(unit/8) bytes a record, no bit after
+    token_count); without it, a mask file is a stray file."""
+    monkeypatch.chdir(tmp_path)
+    rows = [{"prompt": f"Question {i} about apples", "response": f"Answer {i} apples"} for i in range(9)]
+    with open("d.jsonl", "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    cfg = basic_config(["d.jsonl"], sizes=[[16, 32]], sps=[4], out="out")
+    cfg["source"]["train_on"] = [["response"]]
+    drive(cfg)
+    assert "loss_mask" in read_json("out/manifest.json")
+    r = verify("out", source=True, all=True)
+    assert r.ok, problems(r)
+    rec = index("out")[6]
+    mask = os.path.join("out", rec["shard_path"].replace("shard_", "mask_"))
+    width = -(-rec["unit_size"] // 8)
+    with open(mask, "r+b") as f:
+        f.seek(rec["shard_row"] * width + width - 1)
+        f.write(b"\x80")  # the record's last slot: after token_count
+    assert any(f"sample 6: row {rec['shard_row']}: mask bit set after token_count" in p for p in problems(verify("out")))
+    with open(mask, "r+b") as f:
+        f.truncate(width)
+    assert any("expected" in p and "mask_" in p for p in problems(verify("out")))
+    m = read_json("out/manifest.json")
+    del m["loss_mask"]
+    json.dump(m, open("out/manifest.json", "w"))
+    assert any("mask_000000.bin: unexpected file" in p for p in problems(verify("out")))
