@@ -80,15 +80,19 @@ onstart:
 
 onsuccess:
     from mintdim.stages.finalize import summary_lines
+    from mintdim.dag import cancel_pending_timers
 
     for line in summary_lines(MINT.build, LAYOUT):
         print(line)
+    cancel_pending_timers()
 
 
 onerror:
     import atexit
     from mintdim.stages.failure import on_error
+    from mintdim.dag import cancel_pending_timers
 
+    cancel_pending_timers()
     # atexit: the MintDim message comes after Snakemake's own closing lines, so it is the last thing printed
     atexit.register(
         print,

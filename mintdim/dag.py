@@ -123,3 +123,14 @@ class BuildDAG:
     def config_arg(self) -> str:
         """The raw config as one JSON argument for the validate job (ASCII, shell-quoted by the rule)."""
         return json.dumps(self.raw, sort_keys=True, ensure_ascii=True)
+
+
+def cancel_pending_timers() -> None:
+    """Snakemake's job rate limiter (default 100 jobs/1 s) leaves a non-daemon threading.Timer
+    behind after the last job, and the interpreter waits for it: about a second on every run.
+    Once the workflow has finished (onsuccess/onerror) nothing needs rescheduling, so cancel it."""
+    import threading
+
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()

@@ -25,6 +25,10 @@ def report_dir(out):
 
 PY = stage_python()
 
+# Write jobs are short and mostly I/O: locally they take no core of their own (threads: 0), so all
+# unit sizes of an output are written at once instead of in rounds of `cores`; on a cluster, one core.
+LIGHT_THREADS = 0 if workflow.local_exec else 1
+
 
 # --- resources: mem_mb (MB) and runtime (minutes) per job, from what each job holds ------------
 # tokenize holds one chunk (chunk_mb) and one build_batch; write holds one chunk's part of its unit

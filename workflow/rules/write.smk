@@ -13,6 +13,7 @@ rule write:
         bench("write_o{out}_s{slot}")
     conda:
         "../envs/mintdim.yaml"
+    threads: LIGHT_THREADS
     resources:
         mem_mb=mem_write,
         runtime=runtime_per_output,
