@@ -97,55 +97,59 @@ class ChunkReader:
     def _iter_plain(self):
         # line by line: memory stays flat whatever the chunk size
         with open(self.path, "rb", buffering=1 << 20) as f:
+            pos = 0
             if self.start > 0:
                 f.seek(self.start - 1)
                 f.readline()
                 pos = f.tell()
-                if pos >= self.end:
-                    return  # the only line starting in this range began in the previous chunk
-            else:
-                pos = 0
+            if pos >= self.end:
+                return  # no line starts in this range (it began in the previous chunk, or the range is empty)
             begin = pos
-            i = 0
-            readline = f.readline
-            while pos < self.end:
-                line = readline()
-                if not line:
+            for i, line, size in _lines(f.readline, at_file_start=self.start == 0):
+                yield from self._owned(i, line)
+                pos += size
+                if pos >= self.end:
                     break
-                pos += len(line)
-                if i == 0 and self.start == 0 and line.startswith(BOM):
-                    line = line[3:]
-                if line.endswith(b"\n"):
-                    self.newlines += 1
-                    line = line[:-1]
-                if line.strip(_WS):
-                    yield i, line
-                i += 1
             self.bytes_read = pos - begin
+
+    def _owned(self, i: int, line: bytes):
+        """Count the line end; yield the line unless it is blank (blank lines still count)."""
+        if line.endswith(b"\n"):
+            self.newlines += 1
+            line = line[:-1]
+        if line.strip(_WS):
+            yield i, line
 
     def _iter_stream(self):
         try:
             stream = _open_stream(self.path, self.compression)
         except OSError:
             raise E.SourceParseError.make(self.display, 1, "unreadable")
-        i = 0
         with stream:
-            while True:
-                try:
-                    line = stream.readline()
-                except Exception:  # corrupt or misnamed compressed file
-                    raise E.SourceParseError.make(self.display, i + 1, "compressed")
-                if not line:
-                    break
-                self.bytes_read += len(line)
-                if i == 0 and line.startswith(BOM):
-                    line = line[3:]
-                if line.endswith(b"\n"):
-                    self.newlines += 1
-                    line = line[:-1]
-                if line.strip(_WS):
-                    yield i, line
-                i += 1
+            for i, line, size in _lines(stream.readline, at_file_start=True, display=self.display):
+                self.bytes_read += size
+                yield from self._owned(i, line)
+
+
+def _lines(readline, at_file_start: bool, display: str | None = None):
+    """(index, raw line with its line end, size read) from a readline callable; a BOM is dropped
+    from the file's very first line. With `display` (a compressed stream), a stream that fails
+    mid-way (corrupt, or not compressed at all: gzip raises an OSError) is a parse error there."""
+    i = 0
+    while True:
+        try:
+            line = readline()
+        except Exception:
+            if display is None:
+                raise  # a plain file's read error is the disk's, not the data's
+            raise E.SourceParseError.make(display, i + 1, "compressed") from None
+        if not line:
+            return
+        size = len(line)
+        if i == 0 and at_file_start and line.startswith(BOM):
+            line = line[3:]
+        yield i, line, size
+        i += 1
 
 
 def _reject_constant(name):
