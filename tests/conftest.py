@@ -92,14 +92,21 @@ def tree_bytes(root) -> dict[str, bytes]:
     return out
 
 
-@pytest.fixture
-def pairs(tmp_path):
-    """A small prompt/response file with real text from GSM8K."""
+def gsm8k_rows(start: int, count: int) -> list[dict]:
+    """GSM8K lines start..start+count as prompt/response rows (real text, shipped in data/)."""
     rows = []
     with open(GSM8K, encoding="utf-8") as f:
         for i, line in enumerate(f):
-            if i >= 60:
+            if i >= start + count:
                 break
-            r = json.loads(line)
-            rows.append({"prompt": r["question"], "response": r["answer"], "id": i})
+            if i >= start:
+                r = json.loads(line)
+                rows.append({"prompt": r["question"], "response": r["answer"]})
+    return rows
+
+
+@pytest.fixture
+def pairs(tmp_path):
+    """A small prompt/response file with real text from GSM8K."""
+    rows = [dict(r, id=i) for i, r in enumerate(gsm8k_rows(0, 60))]
     return write_jsonl(tmp_path / "pairs.jsonl", rows)

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import yaml
 
-from conftest import GSM8K, SNAKEFILE, SP_MODEL, tree_bytes
+from conftest import gsm8k_rows, SNAKEFILE, SP_MODEL, tree_bytes
 
 from mintdim import errors as E
 from mintdim import guard, outputs
@@ -39,14 +39,7 @@ FAILED = outputs.FAILED_MARKER
 # ---------------------------------------------------------------------------------------------
 
 def rows(n: int = 40) -> list[dict]:
-    out = []
-    with open(GSM8K, encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i >= n:
-                break
-            r = json.loads(line)
-            out.append({"prompt": r["question"], "response": r["answer"]})
-    return out
+    return gsm8k_rows(0, n)
 
 
 def config(**over) -> dict:

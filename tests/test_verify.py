@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
-from conftest import GSM8K, SP_MODEL, basic_config, read_json, read_jsonl, run_cli
+from conftest import gsm8k_rows, SP_MODEL, basic_config, read_json, read_jsonl, run_cli
 from test_stages import drive
 
 from mintdim.verify import Report, main_lines, verify
@@ -23,13 +23,7 @@ SIZES = [64, 128, 256, 512, 2048]  # 2048 receives nothing
 def good(tmp_path_factory) -> str:
     """A finished output with several shards per unit, an empty unit, duplicates and UNK."""
     root = tmp_path_factory.mktemp("verify")
-    rows = []
-    with open(GSM8K, encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i >= 30:
-                break
-            r = json.loads(line)
-            rows.append({"prompt": r["question"], "response": r["answer"]})
+    rows = gsm8k_rows(0, 30)
     rows += [{"prompt": "日本語のテキスト", "response": "中文"}, dict(rows[3]), dict(rows[3]), dict(rows[7])]
     os.makedirs(root / "data")
     with open(root / "data" / "d.jsonl", "w", encoding="utf-8") as f:

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import (GSM8K, HF_JSON, SP_MODEL, basic_config, build_in, read_json, read_jsonl, run_cli,
+from conftest import (gsm8k_rows, HF_JSON, SP_MODEL, basic_config, build_in, read_json, read_jsonl, run_cli,
                       run_snakemake, tree_bytes, write_jsonl)
 
 import mintdim
@@ -38,18 +38,6 @@ INDEX_FILES = ("manifest.json", "histogram.json", "stats.json", "sample_index.js
 # ---------------------------------------------------------------------------------------------
 # helpers: data, independent rendering/encoding, and a full check of one output directory
 # ---------------------------------------------------------------------------------------------
-
-def gsm8k_rows(start: int, count: int) -> list[dict]:
-    rows = []
-    with open(GSM8K, encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i >= start + count:
-                break
-            if i >= start:
-                r = json.loads(line)
-                rows.append({"prompt": r["question"], "response": r["answer"]})
-    return rows
-
 
 def render(template: str, row: dict) -> str:
     """The spec's template semantics, re-implemented: {name} substituted verbatim, {{ and }} literal."""
