@@ -27,7 +27,9 @@ from .stages import failure
 from .stages.job import ERROR_LINE, unexpected_failure
 from .stages.validate import preflight, write_cache
 
-_PASS = re.compile(r"^\[unit-build|^\d+ of \d+ steps|^Nothing to be done")
+# MintDim's own lines may arrive glued after text Snakemake wrote without its newline yet
+# (jobs share the console): find them anywhere in a line and show them from their start.
+_PASS = re.compile(r"\[unit-build|^\d+ of \d+ steps|^Nothing to be done")
 
 
 @dataclass
@@ -103,8 +105,11 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
                     pass
                 continue
             tail = (tail + [line])[-40:]
-            if _PASS.search(line) or dry_run:
+            found = _PASS.search(line)
+            if dry_run:
                 echo(line)
+            elif found:
+                echo(line[found.start():])
         rc = proc.wait()
     result = BuildResult(build_id=build.build_id, work_dir=build.work_dir, dry_run=dry_run, log=log_path)
     if rc != 0:
