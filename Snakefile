@@ -27,7 +27,10 @@ except WorkflowError:  # `snakemake --report` and `--lint` run without --cores
 READ_ONLY = any(a.split("=")[0] in ("--report", "--lint") for a in sys.argv)
 try:
     MINT = BuildDAG(
-        RAW, main_process=workflow.is_main_process and not READ_ONLY, cores=CORES
+        RAW,
+        main_process=workflow.is_main_process and not READ_ONLY,
+        cores=CORES,
+        local=workflow.local_exec,
     )
 except MintDimError as err:
     from mintdim.guard import report_error
@@ -43,7 +46,7 @@ wildcard_constraints:
     file=r"\d+",
     chunk=r"\d+",
     out=r"\d+",
-    slot=r"\d+",
+    part=r"\d+",
 
 
 # bookkeeping rules run in the main Snakemake process's host even with a cluster executor

@@ -31,7 +31,7 @@ def load_default_config(config: dict, workflow_root: str) -> dict:
 
 
 class BuildDAG:
-    def __init__(self, raw: dict, main_process: bool = True, cores: int | None = None):
+    def __init__(self, raw: dict, main_process: bool = True, cores: int | None = None, local: bool = True):
         self.raw = raw
         self.build = resolve(raw)
         if main_process:
@@ -42,8 +42,10 @@ class BuildDAG:
         # before this run touches any file of the build: one live run per build, no orphaned jobs
         # of a killed run, no stale Snakemake locks of it (see mintdim/guard.py)
         self.guard = guard.start(self.build, self.layout) if main_process else None
-        self.bounds = self._chunk_plan(main_process, cores)
+        plan = self._job_plan(main_process, cores, local)
+        self.bounds = {int(k): [tuple(r) for r in v] for k, v in plan["chunks"].items()}
         self.chunks = {i: len(b) for i, b in self.bounds.items()}
+        self.write_groups = {int(k): v for k, v in plan["write_groups"].items()}
         if main_process:
             failure.reset(self.layout)
             self._forget_vanished_outputs()
@@ -57,24 +59,27 @@ class BuildDAG:
                                                       self.build.build_id) != "ours-complete":
                 os.unlink(done)
 
-    def _chunk_plan(self, main_process: bool, cores) -> dict[int, list[tuple[int, int]]]:
-        """Byte ranges per input file. The main process decides them (a multiple of the cores)
-        and records them, so a cluster job that parses this workflow again sees the same DAG."""
-        path = os.path.join(self.layout.root, "chunks.json")
+    def _job_plan(self, main_process: bool, cores, local: bool) -> dict:
+        """Byte ranges per input file and unit sizes per write job. The main process decides them
+        (from the cores) and records them, so a cluster job that parses this workflow again sees
+        the same DAG."""
+        path = os.path.join(self.layout.root, "jobs.json")
         if not main_process and os.path.exists(path):
             with open(path, encoding="utf-8") as f:
-                return {int(k): [tuple(r) for r in v] for k, v in json.load(f).items()}
+                return json.load(f)
         parallel = max(1, min(int(cores or 1), 64))
-        plan = {}
+        chunks = {}
         for f in self.build.files:
             try:
-                plan[f.index] = jsonl.chunk_bounds(f.abspath, self.build.chunk_mb, parallel)
+                chunks[f.index] = jsonl.chunk_bounds(f.abspath, self.build.chunk_mb, parallel)
             except OSError:  # removed (or replaced) since pre-flight
                 raise E.MintDimFileNotFoundError.make("source", f.path, lang=self.build.lang) from None
+        groups = {o.index: write_groups(self.slots(o.index), parallel if local else None) for o in self.build.outputs}
+        plan = {"chunks": chunks, "write_groups": groups}
         if main_process:
             os.makedirs(self.layout.root, exist_ok=True)
             outputs.atomic_write_text(path, json.dumps(plan))
-        return plan
+        return json.loads(json.dumps(plan))  # the same types as a recorded plan (string keys)
 
     @property
     def lang(self) -> str:
@@ -110,9 +115,16 @@ class BuildDAG:
                 + training.markers(self.build, self.layout.root))
 
     def slots(self, out_index: int) -> range:
-        """One write job per unit size: declared sizes, or k sizes planned from the data."""
+        """The unit sizes of an output by position: declared sizes, or k sizes planned from the data."""
         out = self.build.outputs[out_index]
         return range(len(out.sizes) if out.sizes is not None else out.auto["k"])
+
+    def write_jobs(self, out_index) -> range:
+        return range(len(self.write_groups[int(out_index)]))
+
+    def write_slots(self, out_index, part) -> str:
+        """The unit sizes (slots) one write job writes, as its --slots argument."""
+        return ",".join(str(s) for s in self.write_groups[int(out_index)][int(part)])
 
     def tokenize_targets(self) -> list[str]:
         return [self.layout.tok_dir(i, k) for i, n in self.chunks.items() for k in range(n)]
@@ -123,6 +135,16 @@ class BuildDAG:
     def config_arg(self) -> str:
         """The raw config as one JSON argument for the validate job (ASCII, shell-quoted by the rule)."""
         return json.dumps(self.raw, sort_keys=True, ensure_ascii=True)
+
+
+def write_groups(slots, cores: int | None) -> list[list[int]]:
+    """Unit sizes per write job. Locally one job per core, each taking every cores-th size: a
+    process per size would cost more in start-up (Python, numpy) than writing most sizes does,
+    and neighbouring sizes, which hold similar amounts of data, land in different jobs. On a
+    cluster (cores None) one job per size."""
+    slots = list(slots)
+    n = len(slots) if cores is None else max(1, min(len(slots), cores))
+    return [slots[g::n] for g in range(n)]
 
 
 def cancel_pending_timers() -> None:

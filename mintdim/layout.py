@@ -32,8 +32,9 @@ class Layout:
     def plan_units(self, out: int) -> str:
         return self._p("plan", f"o{out}.units.json")
 
-    def written(self, out: int, slot: int) -> str:
-        return self._p("written", f"o{out}_s{slot}.json")
+    def written(self, out: int, part: int) -> str:
+        """Shard summaries of one write job (a part of the unit sizes) of an output."""
+        return self._p("written", f"o{out}_p{part}.json")
 
     def aggregated(self, out: int) -> str:
         return self._p("agg", f"o{out}.json")

@@ -21,7 +21,8 @@ def empty_unit_text(unit: int) -> str:
 
 
 def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], units_plan: str,
-               stage_dir: str, written_path: str, log=print, stop_check=lambda: None) -> dict:
+               stage_dir: str, written_path: str | None, log=print, stop_check=lambda: None) -> dict:
+    """Shards of one unit size; their summary goes to written_path (when given) and is returned."""
     out = build.outputs[out_index]
     meta = metas[out.tokenizer_abspath]
     with open(units_plan, encoding="utf-8") as f:
@@ -58,7 +59,8 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
     if total == 0:
         atomic_write_text(os.path.join(unit_dir, EMPTY_MARKER), empty_unit_text(unit))
     summary = {"output": out_index, "unit": unit, "records": total, "shards": shards}
-    atomic_write_text(written_path, json.dumps(summary))
+    if written_path:
+        atomic_write_text(written_path, json.dumps(summary))
     return summary
 
 
@@ -88,14 +90,16 @@ def _bits(part: dict, count: int) -> np.ndarray | None:
     return np.unpackbits(np.frombuffer(part["mask"], dtype=np.uint8), count=count, bitorder="little").astype(bool)
 
 
-def write_slot(build, metas, out_index: int, slot: int, chunk_dirs: list[str], units_plan: str, stage_dir: str,
-               written_path: str, log=print, stop_check=lambda: None) -> dict:
-    """The write job of the slot-th unit size of an output (sizes may be planned from the data)."""
+def write_slots(build, metas, out_index: int, slots: list[int], chunk_dirs: list[str], units_plan: str,
+                stage_dir: str, written_path: str, log=print, stop_check=lambda: None) -> dict:
+    """One write job: the unit sizes at these positions of the output's sizes (which may have been
+    planned from the data, and be fewer than the k asked for), one after another."""
     with open(units_plan, encoding="utf-8") as f:
         sizes = json.load(f)["sizes"]
-    if slot >= len(sizes):  # auto planning found fewer distinct sizes than k
-        summary = {"output": out_index, "unit": None, "records": 0, "shards": []}
-        atomic_write_text(written_path, json.dumps(summary))
-        return summary
-    return write_unit(build, metas, out_index, sizes[slot], chunk_dirs, units_plan, stage_dir, written_path,
-                      log=log, stop_check=stop_check)
+    units = [write_unit(build, metas, out_index, sizes[slot], chunk_dirs, units_plan, stage_dir, None,
+                        log=log, stop_check=stop_check)
+             for slot in slots if slot < len(sizes)]
+    summary = {"output": out_index, "slots": list(slots), "units": units}
+    atomic_write_text(written_path, json.dumps(summary))
+    return summary
+

@@ -1,11 +1,9 @@
 # One job per output directory: indexes, histogram, stats and manifest into the staging tree.
+# It needs only the plan, so it runs beside the write jobs; finalize waits for both.
 rule aggregate:
     input:
         validated=LAYOUT.validated,
         table=LAYOUT.plan("{out}"),
-        written=lambda wc: [
-            LAYOUT.written(int(wc.out), k) for k in MINT.slots(int(wc.out))
-        ],
     output:
         temp(LAYOUT.aggregated("{out}")),
     log:
@@ -25,4 +23,3 @@ rule aggregate:
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --table {input.table:q} --stage {params.stage:q} --agg {output:q} --log {log:q}"
-        " --written {input.written:q}"

@@ -25,8 +25,8 @@ def report_dir(out):
 
 PY = stage_python()
 
-# Write jobs are short and mostly I/O: locally they take no core of their own (threads: 0), so all
-# unit sizes of an output are written at once instead of in rounds of `cores`; on a cluster, one core.
+# Write jobs are short and mostly I/O: locally they take no core of their own (threads: 0), so they
+# run beside the output's aggregate job instead of waiting for a core; on a cluster, one core.
 LIGHT_THREADS = 0 if workflow.local_exec else 1
 
 
@@ -58,11 +58,11 @@ def mem_tokenize(wc):
 
 
 def mem_write(wc):
-    return (
-        512
-        + int(6 * MINT.build.chunk_mb)
-        + (8192 * unit_size(wc.out, wc.slot) * 13) // 2**20
+    """A write job writes its unit sizes one after another: the largest one counts."""
+    largest = max(
+        unit_size(wc.out, s) for s in MINT.write_slots(wc.out, wc.part).split(",")
     )
+    return 512 + int(6 * MINT.build.chunk_mb) + (8192 * largest * 13) // 2**20
 
 
 def mem_per_output(wc, base=1024, share=8):

@@ -1,16 +1,17 @@
-# One job per output directory and unit size (slot: 0 = smallest size; sizes may be planned from the data):
-# padded fixed-width records, rolled into shards.
+# Write jobs of an output directory: each writes the padded fixed-width records of some of its unit
+# sizes (slot 0 = smallest; sizes may be planned from the data), rolled into shards. Locally one job
+# per core, on a cluster one per unit size (mintdim/dag.py: write_groups).
 rule write:
     input:
         validated=LAYOUT.validated,
         units=LAYOUT.plan_units("{out}"),
         chunks=lambda wc: MINT.chunk_dirs(int(wc.out)),
     output:
-        temp(LAYOUT.written("{out}", "{slot}")),
+        temp(LAYOUT.written("{out}", "{part}")),
     log:
-        LAYOUT.log("write_o{out}_s{slot}"),
+        LAYOUT.log("write_o{out}_p{part}"),
     benchmark:
-        bench("write_o{out}_s{slot}")
+        bench("write_o{out}_p{part}")
     conda:
         "../envs/mintdim.yaml"
     threads: LIGHT_THREADS
@@ -20,9 +21,10 @@ rule write:
     params:
         py=PY,
         script=script("write_shards.py"),
+        slots=lambda wc: MINT.write_slots(int(wc.out), int(wc.part)),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
         version=VERSION,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
-        " --slot {wildcards.slot} --units-plan {input.units:q} --stage {params.stage:q}"
+        " --part {wildcards.part} --slots {params.slots} --units-plan {input.units:q} --stage {params.stage:q}"
         " --written {output:q} --log {log:q} --chunks {input.chunks:q}"
