@@ -15,8 +15,11 @@ RECOMMENDED_MAX_BYTES = 512 * 1024 * 1024
 BLOCK_ROWS = 8192
 
 
+SHARD_NAME = "shard_%06d.bin"  # %-format: also formatted in bulk (stages/aggregate.py)
+
+
 def shard_name(index: int) -> str:
-    return f"shard_{index:06d}.bin"
+    return SHARD_NAME % index
 
 
 def mask_name(index: int) -> str:

@@ -10,13 +10,15 @@ import json
 import os
 
 import numpy as np
+import orjson
 
 from .. import __version__, padding
 from ..formats import intermediate as inter
 from ..formats.indexes import JsonlWriter, duplicate_groups, write_json
-from ..formats.shards import shard_name
+from ..formats.shards import SHARD_NAME
 from ..outputs import atomic_write_text
 from ..progress import Progress
+from .written import check_shard_counts
 
 
 def manifest(build, meta, out, sizes: list[int]) -> dict:
@@ -53,8 +55,37 @@ def loss_mask_layout(files) -> dict:
     }
 
 
-def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths: list[str], stage_dir: str,
+_SAMPLE_LINE = ('{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"source_file":%s,"source_line":%d,'
+                '"shard_path":"unit_%d/' + SHARD_NAME + '","shard_row":%d')
+
+
+def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: int, file_ids, paths, lines,
+                       trained, progress, block: int = 1 << 16) -> None:
+    """sample_index.jsonl, in sample_id order. Each line is formatted directly, as the same bytes
+    orjson gives for the record (same keys, same order): a dict and a dumps call per sample took
+    most of the aggregate stage."""
+    files = [orjson.dumps(p).decode("utf-8") for p in paths]  # JSON strings, non-ASCII kept as is
+    line = _SAMPLE_LINE + (',"trained_tokens":%d}\n' if trained is not None else "}\n")
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        for start in range(0, len(lengths), block):
+            progress.update(start)
+            end = min(start + block, len(lengths))
+            u = units[start:end]
+            r = rows[start:end]
+            cols = [range(start, end), (hexes[64 * i:64 * i + 64] for i in range(start, end)),
+                    lengths[start:end].tolist(), [sizes[k] for k in u.tolist()],
+                    [files[k] for k in file_ids[start:end].tolist()], lines[start:end].tolist(),
+                    [sizes[k] for k in u.tolist()], (r // sps).tolist(), (r % sps).tolist()]
+            if trained is not None:
+                cols.append(trained[start:end].tolist())
+            fh.write("".join([line % row for row in zip(*cols)]))
+
+
+def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths: list[str] | None, stage_dir: str,
                      agg_path: str, log=print) -> dict:
+    """Needs only the plan, so the workflow runs it beside the write jobs; shard counts follow from
+    the plan (ceil(samples / samples_per_shard) per unit). written_paths, when given (the write
+    jobs' summaries), are checked against them; the workflow checks them in finalize."""
     out = build.outputs[out_index]
     meta = metas[out.tokenizer_abspath]
     plan = inter.read(plan_path)
@@ -69,27 +100,12 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     digests = np.frombuffer(plan["hashes"], dtype=np.uint8).reshape(n, 32)
     hexes = plan["hashes"].hex()
     paths = [f.path for f in build.files]
-    unit_dirs = [f"unit_{s}" for s in sizes]
     trained = inter.unarr(plan["trained"]) if "trained" in plan else None  # source.train_on
 
     os.makedirs(stage_dir, exist_ok=True)
-    # sample_index.jsonl, in sample_id order
-    writer = JsonlWriter(os.path.join(stage_dir, "sample_index.jsonl"))
     progress = Progress(log, f"[unit-build] aggregate {out.dir}", n, "samples indexed")
-    for i in range(n):
-        if not i & 0xFFFF:
-            progress.update(i)
-        u = int(units[i])
-        row = int(rows[i])
-        row_obj = {
-            "sample_id": i, "hash": hexes[64 * i:64 * i + 64], "token_count": int(lengths[i]),
-            "unit_size": sizes[u], "source_file": paths[file_ids[i]], "source_line": int(lines[i]),
-            "shard_path": f"{unit_dirs[u]}/{shard_name(row // sps)}", "shard_row": row % sps,
-        }
-        if trained is not None:
-            row_obj["trained_tokens"] = int(trained[i])
-        writer.write(row_obj)
-    writer.close()
+    write_sample_index(os.path.join(stage_dir, "sample_index.jsonl"), hexes, lengths, sizes, units, rows, sps,
+                       file_ids, paths, lines, trained, progress)
 
     # duplicate_index.jsonl: groups by first sample_id, members in sample_id order
     groups = duplicate_groups(digests)
@@ -114,14 +130,9 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         offset += c
     writer.close()
 
-    distribution = {str(s): int(c) for s, c in zip(sizes, np.bincount(units, minlength=len(sizes)).tolist())}
+    counts = np.bincount(units, minlength=len(sizes)).tolist()
+    distribution = {str(s): int(c) for s, c in zip(sizes, counts)}
     write_json(os.path.join(stage_dir, "histogram.json"), distribution)
-    shards = {}
-    for p in written_paths:
-        with open(p, encoding="utf-8") as f:
-            w = json.load(f)
-        if w["unit"] is not None:
-            shards[str(w["unit"])] = len(w["shards"])
     stats = {
         "total_samples": int(n),
         "total_tokens": int(lengths.astype(np.int64).sum()),
@@ -132,11 +143,13 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "samples_with_unk": int(len(unk_samples)),
         "unk_tokens": int(unk_counts.astype(np.int64).sum()),
         "unit_distribution": distribution,
-        "shards": {str(s): shards.get(str(s), 0) for s in sizes},
+        "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
         "padding": padding.measure(*padding.histogram(lengths), sizes).as_stats(),
     }
     if trained is not None:
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
+    if written_paths:
+        check_shard_counts(stats, written_paths)
     write_json(os.path.join(stage_dir, "manifest.json"), manifest(build, meta, out, sizes))
     write_json(os.path.join(stage_dir, "stats.json"), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
