@@ -4,10 +4,33 @@ __version__ = "0.1.5"
 
 from .errors import *  # noqa: E402,F401,F403  (error classes are importable from `mintdim`)
 from .errors import ERROR_CLASSES as _ERROR_CLASSES  # noqa: E402
-from .api import pipeline  # noqa: E402
-from .suggest import suggest_units  # noqa: E402
-from .reader import open, read  # noqa: E402,A004  (mintdim.open(OUT) reads a finished output)
 from .verify import verify  # noqa: E402  (mintdim.verify(OUT) checks an output; `from mintdim.verify import Report`)
+
+# The rest of the API is imported on first use (PEP 562): every workflow job imports this package,
+# and most need neither numpy nor the reader; a job's start-up is part of every build's time.
+# (verify stays eager, and light: its submodule has the same name, and importing a submodule
+# rebinds the package attribute to it, so the function must be bound after that import.)
+_LAZY = {
+    "pipeline": ".api",
+    "suggest_units": ".suggest",
+    "open": ".reader",  # mintdim.open(OUT) reads a finished output
+    "read": ".reader",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))
+
 
 # `open` stays out of __all__ so that `from mintdim import *` never shadows the builtin
 __all__ = ["pipeline", "read", "suggest_units", "verify", "__version__"] + list(_ERROR_CLASSES)

@@ -13,8 +13,11 @@ import itertools
 import json
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 
 KINDS = ("sentencepiece", "hf_json", "unitoken")
 EXTENSIONS = {"sentencepiece": ".model", "hf_json": ".json"}  # unitoken: a model directory (mintdim/unitoken.py)
@@ -32,6 +35,8 @@ def dtype_for_vocab(vocab_size: int) -> str | None:
 
 
 def _flatten(id_lists) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np  # here, not at the top: the validate job and pre-flight never need it
+
     lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
     total = int(lengths.sum())
     flat = np.fromiter(itertools.chain.from_iterable(id_lists), dtype=np.uint32, count=total)
@@ -81,6 +86,8 @@ class SentencePieceTokenizer:
         The same encode as encode_batch: the offsets come with the ids from one call."""
         found = self.sp.Encode(input=texts, return_type="offset_mapping", num_threads=self.threads)
         flat, lengths = _flatten([f["ids"] for f in found])
+        import numpy as np
+
         starts = np.fromiter((o[0] for f in found for o in f["offsets"]), dtype=np.int64, count=len(flat))
         return flat, lengths, starts
 
@@ -134,6 +141,8 @@ class HFJsonTokenizer:
         encode_batch (with offsets) instead of encode_batch_fast, the same ids."""
         encs = self.tok.encode_batch(texts, add_special_tokens=False)
         flat, lengths = _flatten([e.ids for e in encs])
+        import numpy as np
+
         starts = np.fromiter((o[0] for e in encs for o in e.offsets), dtype=np.int64, count=len(flat))
         return flat, lengths, starts
 

@@ -26,7 +26,10 @@ import os
 import shutil
 import tempfile
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 UNK_TOKEN = "<unk>"
 PAD_TOKEN = "<pad>"
@@ -134,11 +137,13 @@ class UnitokenTokenizer:
         return self.encoder.encode(text)
 
     def encode_ids(self, texts: list[str]) -> list[list[int]]:
+        import numpy as np  # here: config and pre-flight import this module, and need no numpy
         flat, lengths = self.encode_batch(texts)
         ends = np.cumsum(lengths)
         return [flat[e - n:e].tolist() for e, n in zip(ends, lengths)]
 
     def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
         n = len(texts)
         if n == 0:
             return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.int64)
@@ -159,6 +164,7 @@ class UnitokenTokenizer:
         ffbpe gives no offsets: they follow from the ids, each token's UTF-8 byte length
         summed along the text; a token that starts inside a multi-byte character starts at
         that character (as Hugging Face's byte-level offsets do)."""
+        import numpy as np
         flat, lengths = self.encode_batch(texts)
         token_bytes = self._byte_lengths()[flat]
         data = "".join(texts).encode("utf-8")
@@ -180,6 +186,7 @@ class UnitokenTokenizer:
 
     def _byte_lengths(self) -> np.ndarray:
         """UTF-8 byte length of every id's token (special tokens: their text)."""
+        import numpy as np
         if getattr(self, "_lengths", None) is None:
             with open(os.path.join(self.path, self.config["vocab_file"]), encoding="utf-8") as f:
                 vocab = json.load(f)

@@ -35,7 +35,6 @@ import random
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
 import orjson
 
 from .outputs import EMPTY_MARKER, FAILED_MARKER
@@ -92,6 +91,7 @@ class _Index:
     """sample_index.jsonl as columns."""
 
     def __init__(self, n: int):
+        import numpy as np
         self.tc = np.zeros(n, dtype=np.int64)
         self.unit = np.zeros(n, dtype=np.int64)
         self.line = np.zeros(n, dtype=np.int64)
@@ -152,6 +152,7 @@ def _is_int(v) -> bool:
 def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000, root: str | None = None,
            seed: int = 0) -> Report:  # noqa: A002  (the CLI's --all)
     """Check the output directory `out`; see the module documentation. Returns a Report."""
+    import numpy as np  # here and below, on first use: `import mintdim` (every workflow job) stays light
     report = Report(path=out)
     if not os.path.isdir(out):
         report.add(".", "not a directory" if os.path.exists(out) else "does not exist")
@@ -275,6 +276,7 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
 
 
 def _check_manifest(manifest, report: Report):
+    import numpy as np
     if not isinstance(manifest, dict):
         if manifest is not None:
             report.add("manifest.json", "is not a JSON object")
@@ -373,6 +375,7 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
 
 
 def _check_shard(path, rel, unit, members, idx: _Index, dtype, pad, unk, vocab, report: Report, found_unk) -> None:
+    import numpy as np
     data = np.memmap(path, dtype=dtype, mode="r") if os.path.getsize(path) else np.zeros(0, dtype=dtype)
     rows = data.reshape(-1, unit)
     cols = np.arange(unit)
@@ -396,6 +399,7 @@ def _check_shard(path, rel, unit, members, idx: _Index, dtype, pad, unk, vocab, 
 
 def _check_mask(path, rel, unit, members, idx: _Index, report: Report) -> None:
     """Loss masks: ceil(unit / 8) bytes per record, bit order little, no bit set after token_count."""
+    import numpy as np
     if not os.path.isfile(path):
         report.add(rel, "missing (manifest.json declares loss masks)")
         return
@@ -488,6 +492,7 @@ def _check_unk(out: str, idx: _Index, files, found_unk: dict[int, list[int]], re
 
 def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, report: Report, all_samples: bool,
                   sample: int, root: str | None, seed: int) -> None:
+    import numpy as np
     from . import errors as E
     from . import jsonl
     from . import template as T

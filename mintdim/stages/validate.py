@@ -7,12 +7,12 @@ the output directories. Nothing is created when a check fails.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
+from .. import __version__
 from .. import errors as E
 from .. import outputs, schema
 from .. import template as T
@@ -33,7 +33,10 @@ class TokenizerMeta:
 
     @property
     def bytes_per_token(self) -> int:
-        return np.dtype(self.dtype).itemsize
+        return BYTES_PER_TOKEN[self.dtype]
+
+
+BYTES_PER_TOKEN = {"uint16": 2, "uint32": 4}  # the token dtypes dtype_for_vocab chooses
 
 
 def check_files(build: BuildConfig) -> None:
@@ -58,10 +61,21 @@ def _read_cache(build: BuildConfig) -> dict:
         return {}
 
 
+def _schema_key(raw: dict) -> str:
+    """This config, checked against this version's schema."""
+    text = json.dumps([__version__, stat_key("file", schema.schema_file()), raw], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
-    """Remember what pre-flight learned of each tokenizer file (by size and mtime), so the
-    validate job does not load a large model a second time. Only after pre-flight passed."""
+    """Remember what pre-flight learned of each tokenizer file (by size and mtime), and that this
+    config passed the schema, so the validate job neither loads a large model a second time nor
+    imports the schema validator. Only after pre-flight passed."""
     cache = _read_cache(build)
+    valid = cache.setdefault("schema_valid", [])
+    key = _schema_key(build.raw)
+    if key not in valid:
+        valid[:] = (valid + [key])[-32:]
     for f in build.files:
         if f.tokenizer_abspath not in metas:  # tokenizer.train_bpe: not trained yet
             continue
@@ -150,7 +164,8 @@ def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True
     (the validate job, right after the runner or the Snakefile checked them)."""
     build = resolve(raw)
     try:
-        schema.validate(raw)
+        if not (use_cache and _schema_key(build.raw) in _read_cache(build).get("schema_valid", [])):
+            schema.validate(raw)
         check_files(build)
         metas = load_tokenizers(build, use_cache=use_cache)
         if check_outputs:
