@@ -60,7 +60,10 @@ def snakemake_command(config_path: str, cores: int, profile: str | None, keep_in
            # MintDim's own locks (mintdim/guard.py) guard builds and outputs; Snakemake's lock files add
            # nothing to them, go stale after a kill, and a Snakemake run that ends removes the whole lock
            # directory, which breaks another run starting in the same directory at that moment
-           "--nolock"]
+           "--nolock",
+           # the default ILP scheduler starts a solver process (cbc) before every job; the DAG is small
+           # and its jobs wait on each other, so the greedy choice is the same one, without that cost
+           "--scheduler", "greedy"]
     cmd += ["--profile", profile] if profile else []
     cmd += ["--workflow-profile", "none"]
     if keep_intermediates:
