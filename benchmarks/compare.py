@@ -501,7 +501,7 @@ class Bench:
         with open(cfg_path, "w", encoding="utf-8") as f:
             yaml.safe_dump(cfg, f, allow_unicode=True, sort_keys=False)
         env = self.env()
-        env["RAYON_NUM_THREADS"] = str(cores)
+        env.pop("RAYON_NUM_THREADS", None)  # mintdim gives each job its own threads
         m = measure([sys.executable, "-m", "mintdim", "build", cfg_path, "--cores", str(cores)], cwd=d, env=env,
                     log_path=os.path.join(d, "log.txt"))
         stats = os.path.join(d, "out", "stats.json")

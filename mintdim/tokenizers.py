@@ -96,8 +96,9 @@ class HFJsonTokenizer:
     kind = "hf_json"
 
     def __init__(self, path: str, threads: int = 1):
-        # The Rust thread pool reads RAYON_NUM_THREADS once, when first used.
-        os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, int(threads))))
+        # Threads: the Rust pool reads RAYON_NUM_THREADS once, when first used; a workflow job sets it
+        # from its own allocation (stages/job.py: use_threads), never this constructor: pre-flight loads
+        # tokenizers in the runner, whose environment every job inherits.
         from tokenizers import Tokenizer
 
         self.tok = Tokenizer.from_file(os.fspath(path))

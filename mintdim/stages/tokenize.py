@@ -24,6 +24,7 @@ from .. import jsonl
 from .. import template as T
 from ..formats import intermediate as inter
 from ..tokenizers import load
+from .job import use_threads
 
 
 UNBOUNDED = 2**40
@@ -121,6 +122,7 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
     entry = build.files[file_index]
     meta = metas[entry.tokenizer_abspath]
     start, end = bounds or jsonl.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
+    use_threads(threads)
     tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=threads)
     tpl = T.parse(entry.template)
     fields = entry.fields

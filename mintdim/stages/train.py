@@ -15,10 +15,11 @@ import os
 from .. import training
 from ..config import resolve
 from ..outputs import atomic_write_text
+from .job import use_threads
 
 
 def run(raw: dict, index: int, marker_path: str, log=print, threads: int = 1) -> dict:
-    os.environ.setdefault("RAYON_NUM_THREADS", str(max(1, int(threads))))
+    use_threads(threads)
     build = resolve(raw)
     group = training.groups(build)[index]
     if training.state(build, group) == "ready":
