@@ -63,7 +63,11 @@ def snakemake_command(config_path: str, cores: int, profile: str | None, keep_in
            "--nolock",
            # the default ILP scheduler starts a solver process (cbc) before every job; the DAG is small
            # and its jobs wait on each other, so the greedy choice is the same one, without that cost
-           "--scheduler", "greedy"]
+           "--scheduler", "greedy",
+           # The build id already names the config and the MintDim version; Snakemake's own per-job
+           # records (params, code, checksums) add no rerun decision beyond file times, and recording
+           # them imports pandas (0.25 s) wherever it is installed
+           "--drop-metadata", "--rerun-triggers", "mtime"]
     cmd += ["--profile", profile] if profile else []
     cmd += ["--workflow-profile", "none"]
     if keep_intermediates:
