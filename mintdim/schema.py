@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import functools
 
-import yaml
-
 from . import errors as E
 from .paths import schema_file
 
 
 @functools.lru_cache(maxsize=1)
 def _validator():
-    import jsonschema
+    import jsonschema  # here: every workflow job imports this module, only pre-flight validates
+    import yaml
 
     with open(schema_file(), encoding="utf-8") as f:
         schema = yaml.safe_load(f)
