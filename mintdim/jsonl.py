@@ -89,12 +89,15 @@ class ChunkReader:
         return count + 1
 
     def __iter__(self):
+        """(local index, line without its line end) of every non-blank line the chunk owns."""
         if self.compression:
-            yield from self._iter_stream()
-        else:
-            yield from self._iter_plain()
-
-    def _iter_plain(self):
+            try:
+                stream = _open_stream(self.path, self.compression)
+            except OSError:
+                raise E.SourceParseError.make(self.display, 1, "unreadable")
+            with stream:
+                yield from self._scan(stream.readline, True, 0, math.inf, self.display)
+            return
         # line by line: memory stays flat whatever the chunk size
         with open(self.path, "rb", buffering=1 << 20) as f:
             pos = 0
@@ -104,52 +107,37 @@ class ChunkReader:
                 pos = f.tell()
             if pos >= self.end:
                 return  # no line starts in this range (it began in the previous chunk, or the range is empty)
-            begin = pos
-            for i, line, size in _lines(f.readline, at_file_start=self.start == 0):
-                yield from self._owned(i, line)
-                pos += size
-                if pos >= self.end:
-                    break
+            yield from self._scan(f.readline, self.start == 0, pos, self.end, None)
+
+    def _scan(self, readline, at_file_start: bool, pos: int, end, display: str | None):
+        """Lines from `pos` while they start before `end`, counting line ends (blank lines too) and
+        bytes; a BOM is dropped from the file's very first line. One flat loop: it runs once per
+        sample. With `display` (a compressed stream), a stream that fails mid-way (corrupt, or not
+        compressed at all: gzip raises an OSError) is a parse error there; a plain file's read
+        error is the disk's, not the data's."""
+        begin = pos
+        i = 0
+        try:
+            while pos < end:
+                try:
+                    line = readline()
+                except Exception:
+                    if display is None:
+                        raise
+                    raise E.SourceParseError.make(display, i + 1, "compressed") from None
+                if not line:
+                    return
+                pos += len(line)
+                if i == 0 and at_file_start and line.startswith(BOM):
+                    line = line[3:]
+                if line[-1:] == b"\n":
+                    self.newlines += 1
+                    line = line[:-1]
+                if line.strip(_WS):
+                    yield i, line
+                i += 1
+        finally:
             self.bytes_read = pos - begin
-
-    def _owned(self, i: int, line: bytes):
-        """Count the line end; yield the line unless it is blank (blank lines still count)."""
-        if line.endswith(b"\n"):
-            self.newlines += 1
-            line = line[:-1]
-        if line.strip(_WS):
-            yield i, line
-
-    def _iter_stream(self):
-        try:
-            stream = _open_stream(self.path, self.compression)
-        except OSError:
-            raise E.SourceParseError.make(self.display, 1, "unreadable")
-        with stream:
-            for i, line, size in _lines(stream.readline, at_file_start=True, display=self.display):
-                self.bytes_read += size
-                yield from self._owned(i, line)
-
-
-def _lines(readline, at_file_start: bool, display: str | None = None):
-    """(index, raw line with its line end, size read) from a readline callable; a BOM is dropped
-    from the file's very first line. With `display` (a compressed stream), a stream that fails
-    mid-way (corrupt, or not compressed at all: gzip raises an OSError) is a parse error there."""
-    i = 0
-    while True:
-        try:
-            line = readline()
-        except Exception:
-            if display is None:
-                raise  # a plain file's read error is the disk's, not the data's
-            raise E.SourceParseError.make(display, i + 1, "compressed") from None
-        if not line:
-            return
-        size = len(line)
-        if i == 0 and at_file_start and line.startswith(BOM):
-            line = line[3:]
-        yield i, line, size
-        i += 1
 
 
 def _reject_constant(name):

@@ -12,6 +12,8 @@ job at once with the file and line.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import os
 import shutil
@@ -117,8 +119,29 @@ def _cat(parts, dtype):
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
+@contextlib.contextmanager
+def _without_cyclic_gc():
+    """The loop allocates a dict per sample and a list per encoding, and makes no reference
+    cycles; the cyclic collector's passes over them cost ~3% of the encode time (measured on
+    ShareGPT with MiniLM, one thread). Reference counting still frees everything."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str, *, threads: int = 1,
                    log=print, stop_check=lambda: None, bounds: tuple[int, int] | None = None) -> dict:
+    with _without_cyclic_gc():
+        return _tokenize_chunk(build, metas, file_index, chunk_index, out_dir, threads=threads, log=log,
+                               stop_check=stop_check, bounds=bounds)
+
+
+def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str, *, threads: int, log,
+                    stop_check, bounds: tuple[int, int] | None) -> dict:
     entry = build.files[file_index]
     meta = metas[entry.tokenizer_abspath]
     start, end = bounds or jsonl.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
