@@ -2,7 +2,8 @@
 
 Pre-flight runs here first, in the caller's process, so config errors are
 raised directly. The workflow then runs as a `python -m snakemake`
-subprocess (isolated, honours profiles and executors). Its output goes to a
+subprocess (isolated, honours profiles and executors; started through
+mintdim/snakemake_main.py, which skips the interpreter's teardown). Its output goes to a
 log file; the console gets MintDim's own lines and Snakemake's progress.
 A failed build re-raises the MintDim error that the failing job recorded.
 """
@@ -55,7 +56,7 @@ class BuildResult:
 
 def snakemake_command(config_path: str, cores: int, profile: str | None, keep_intermediates: bool,
                       dry_run: bool, extra: list[str] | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", snakefile(), "--directory", os.getcwd(),
+    cmd = [sys.executable, "-m", "mintdim.snakemake_main", "--snakefile", snakefile(), "--directory", os.getcwd(),
            "--configfile", config_path, "--cores", str(cores), "--rerun-incomplete",
            # MintDim's own locks (mintdim/guard.py) guard builds and outputs; Snakemake's lock files add
            # nothing to them, go stale after a kill, and a Snakemake run that ends removes the whole lock

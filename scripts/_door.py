@@ -1,4 +1,6 @@
-"""Makes `import mintdim` work when a script runs from a plain checkout (no install)."""
+"""Imported first by every stage script: makes `import mintdim` work from a plain checkout
+(no install), and ends the job without the interpreter's teardown (mintdim/fastexit.py; the
+scripts exit through fastexit.exit)."""
 import os
 import sys
 
@@ -7,3 +9,7 @@ try:
 except ImportError:
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.dirname(here))
+
+from mintdim import fastexit  # noqa: E402
+
+fastexit.install()

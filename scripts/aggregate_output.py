@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Rule aggregate: sample/duplicate/UNK indexes, histogram, stats and manifest of one output."""
-import sys
 
 import _door  # noqa: F401
+from mintdim import fastexit
 from mintdim.stages import job
 from mintdim.stages.aggregate import aggregate_output
 
@@ -20,4 +20,4 @@ def body(args, build, metas, log, stop):
     aggregate_output(build, metas, args.out_index, args.table, args.written, args.stage, args.agg, log=log)
 
 
-sys.exit(job.entry("aggregate_o{out_index}", __doc__, add_args, body))
+fastexit.exit(job.entry("aggregate_o{out_index}", __doc__, add_args, body))

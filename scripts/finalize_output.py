@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Rule finalize: move one finished output into place."""
-import sys
 
 import _door  # noqa: F401
+from mintdim import fastexit
 from mintdim.stages import job
 from mintdim.stages.finalize import finalize_output
 
@@ -19,4 +19,4 @@ def body(args, build, metas, log, stop):
     finalize_output(build, args.out_index, args.agg, args.stage, args.done, log=log, written_paths=args.written)
 
 
-sys.exit(job.entry("finalize_o{out_index}", __doc__, add_args, body))
+fastexit.exit(job.entry("finalize_o{out_index}", __doc__, add_args, body))

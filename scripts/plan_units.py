@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Rule plan: sample ids, line numbers, unit rows and shard numbers of one output directory."""
-import sys
 
 import _door  # noqa: F401
+from mintdim import fastexit
 from mintdim.stages import job
 from mintdim.stages.plan import plan_output
 
@@ -18,4 +18,4 @@ def body(args, build, metas, log, stop):
     plan_output(build, args.out_index, args.chunks, args.table, args.units, log=log)
 
 
-sys.exit(job.entry("plan_o{out_index}", __doc__, add_args, body))
+fastexit.exit(job.entry("plan_o{out_index}", __doc__, add_args, body))

@@ -2,10 +2,10 @@
 """Rule report: stats table and token-length plot of one finished output (for snakemake --report)."""
 import argparse
 import os
-import sys
 import traceback
 
 import _door  # noqa: F401
+from mintdim import fastexit
 from mintdim.stages.job import JobLog
 from mintdim.stages.report import write_report
 
@@ -28,4 +28,4 @@ def main(argv=None) -> int:
     return 0
 
 
-sys.exit(main())
+fastexit.exit(main())

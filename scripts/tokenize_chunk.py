@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Rule tokenize: parse, render, hash and encode one chunk of one input file."""
-import sys
 
 import _door  # noqa: F401
+from mintdim import fastexit
 from mintdim.stages import job
 from mintdim.stages.tokenize import tokenize_chunk
 
@@ -22,4 +22,4 @@ def body(args, build, metas, log, stop):
                    bounds=bounds)
 
 
-sys.exit(job.entry("tokenize_f{file}_c{chunk}", __doc__, add_args, body))
+fastexit.exit(job.entry("tokenize_f{file}_c{chunk}", __doc__, add_args, body))

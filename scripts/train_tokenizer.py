@@ -3,9 +3,9 @@
 import argparse
 import json
 import os
-import sys
 
 import _door  # noqa: F401
+from mintdim import fastexit
 from mintdim.config import lang_of
 from mintdim.stages import job, train
 
@@ -19,6 +19,6 @@ args = parser.parse_args()
 raw = json.loads(args.config)
 root = os.path.dirname(os.path.dirname(os.path.abspath(args.out)))
 log = job.JobLog(args.log)
-sys.exit(job.run(f"train_t{args.index}", lambda: train.run(raw, args.index, args.out, log=log, threads=args.threads),
+fastexit.exit(job.run(f"train_t{args.index}", lambda: train.run(raw, args.index, args.out, log=log, threads=args.threads),
                  log=log, errors_dir=os.path.join(root, "errors"), failed_flag=os.path.join(root, "FAILED"),
                  lang=lang_of(raw), writes=[args.out]))

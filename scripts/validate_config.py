@@ -3,9 +3,9 @@
 import argparse
 import json
 import os
-import sys
 
 import _door  # noqa: F401
+from mintdim import fastexit
 from mintdim.config import lang_of
 from mintdim.stages import job, validate
 
@@ -16,6 +16,6 @@ parser.add_argument("--log", default=None)
 args = parser.parse_args()
 raw = json.loads(args.config)
 root = os.path.dirname(os.path.abspath(args.out))
-sys.exit(job.run("validate", lambda: validate.run(raw, args.out), log=job.JobLog(args.log),
+fastexit.exit(job.run("validate", lambda: validate.run(raw, args.out), log=job.JobLog(args.log),
                  errors_dir=os.path.join(root, "errors"), failed_flag=os.path.join(root, "FAILED"),
                  lang=lang_of(raw)))

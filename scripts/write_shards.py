@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Rule write: the padded shards of some unit sizes (slots: 0 = smallest of the output's sizes) of one output."""
-import sys
 
 import _door  # noqa: F401
+from mintdim import fastexit
 from mintdim.stages import job
 from mintdim.stages.write import write_slots
 
@@ -26,4 +26,4 @@ def body(args, build, metas, log, stop):
                 log=log, stop_check=stop)
 
 
-sys.exit(job.entry("write_o{out_index}_p{part}", __doc__, add_args, body))
+fastexit.exit(job.entry("write_o{out_index}_p{part}", __doc__, add_args, body))
