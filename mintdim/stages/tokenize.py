@@ -98,16 +98,26 @@ def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_ar
         acc.unk_samples.append(samples + acc.count)
         acc.unk_counts.append(counts)
         acc.unk_positions.append(where - starts[sample_of])
-    token_unit = np.repeat(unit_idx, lengths)
-    for u in np.unique(unit_idx):
-        u = int(u)
-        sel = unit_idx == u
-        in_unit = token_unit == u
-        part = {"lengths": inter.arr(lengths[sel], np.uint32),
-                "tokens": inter.arr(flat[in_unit] if len(flat) else flat, acc.dtype)}
-        if trained is not None:  # one bit per token, little bit order, in token order
-            part["mask"] = np.packbits(trained[in_unit], bitorder="little").tobytes()
+    # each unit's samples, tokens (and mask bits) in input order: one gather over the batch, not
+    # a mask pass per unit
+    order = np.argsort(unit_idx, kind="stable")
+    grouped_lengths = lengths[order]
+    before = np.cumsum(grouped_lengths) - grouped_lengths  # where each sample starts once grouped
+    gather = np.repeat((np.cumsum(lengths) - lengths)[order] - before, grouped_lengths)
+    gather += np.arange(len(gather))
+    grouped = flat[gather]
+    grouped_bits = trained[gather] if trained is not None else None
+    counts = np.bincount(unit_idx, minlength=len(acc.parts))
+    s0 = t0 = 0
+    for u in np.flatnonzero(counts).tolist():
+        unit_lengths = grouped_lengths[s0:s0 + counts[u]]
+        t1 = t0 + int(unit_lengths.sum())
+        part = {"lengths": inter.arr(unit_lengths, np.uint32), "tokens": inter.arr(grouped[t0:t1], acc.dtype)}
+        if grouped_bits is not None:  # one bit per token, little bit order, in token order
+            part["mask"] = np.packbits(grouped_bits[t0:t1], bitorder="little").tobytes()
         acc.parts[u].append(part)
+        s0 += counts[u]
+        t0 = t1
     acc.lines.append(lines_arr)
     acc.lengths.append(lengths)
     acc.units.append(unit_idx)
