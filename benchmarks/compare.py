@@ -637,7 +637,7 @@ def compare_mode(b: Bench, args) -> dict:
             peers.append(p)
     for p, why in unavailable.items():
         print(f"[peer] {p}: unavailable: {why}", flush=True)
-    core_list = [b.cores] + ([1] if b.cores != 1 else [])
+    core_list = [b.cores] + ([1] if b.cores != 1 and not args.no_cores1 else [])
     runs = {"raw": []}
     for c in core_list:
         runs[f"mintdim-c{c}"] = []
@@ -786,6 +786,8 @@ def parse_args(argv=None):
     p.add_argument("--memory", action="store_true", help="memory check: mintdim at 1x and 4x the input")
     p.add_argument("--json", default=None, help="also write the results to this JSON file")
     p.add_argument("--keep", action="store_true", help="keep the work dir and the peers' outputs")
+    p.add_argument("--no-cores1", action="store_true",
+                   help="skip the mintdim --cores 1 run (the scaling figure), e.g. on large --scale inputs")
     args = p.parse_args(argv)
     args.peers = [] if args.peers.strip().lower() in ("", "none") else \
         [x.strip() for x in args.peers.split(",") if x.strip()]
