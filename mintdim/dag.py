@@ -138,13 +138,12 @@ class BuildDAG:
 
 
 def write_groups(slots, cores: int | None) -> list[list[int]]:
-    """Unit sizes per write job. Locally one job per core but one (the output's aggregate job runs
-    beside them), each taking every n-th size: a process per size costs more in start-up (Python,
-    numpy) than writing most sizes does (all 12 sizes of ShareGPT, 61k samples, take 0.11 s in one
-    process), and neighbouring sizes, which hold similar amounts of data, land in different jobs.
-    On a cluster (cores None) one job per size."""
+    """Unit sizes per write job. Locally one job per core, each taking every cores-th size: a
+    process per size costs more in start-up (Python, numpy) than writing most sizes does (all 12
+    sizes of ShareGPT, 61k samples, take 0.11 s in one process), and neighbouring sizes, which hold
+    similar amounts of data, land in different jobs. On a cluster (cores None) one job per size."""
     slots = list(slots)
-    n = len(slots) if cores is None else max(1, min(len(slots), cores - 1))
+    n = len(slots) if cores is None else max(1, min(len(slots), cores))
     return [slots[g::n] for g in range(n)]
 
 

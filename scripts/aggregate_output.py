@@ -12,8 +12,7 @@ def add_args(p):
     p.add_argument("--table", required=True)
     p.add_argument("--stage", required=True)
     p.add_argument("--agg", required=True, help="summary to write (JSON)")
-    p.add_argument("--written", nargs="+", default=None,
-                   help="write jobs' shard summaries, to check against the plan (the workflow checks in finalize)")
+    p.add_argument("--written", nargs="+", required=True, help="the write jobs' shard summaries")
 
 
 def body(args, build, metas, log, stop):

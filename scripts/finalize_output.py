@@ -12,11 +12,10 @@ def add_args(p):
     p.add_argument("--agg", required=True)
     p.add_argument("--stage", required=True)
     p.add_argument("--done", required=True, help="completion record to write (JSON)")
-    p.add_argument("--written", nargs="+", default=None, help="write jobs' shard summaries, checked against the stats")
 
 
 def body(args, build, metas, log, stop):
-    finalize_output(build, args.out_index, args.agg, args.stage, args.done, log=log, written_paths=args.written)
+    finalize_output(build, args.out_index, args.agg, args.stage, args.done, log=log)
 
 
 fastexit.exit(job.entry("finalize_o{out_index}", __doc__, add_args, body))

@@ -83,9 +83,9 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
 
 def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths: list[str] | None, stage_dir: str,
                      agg_path: str, log=print) -> dict:
-    """Needs only the plan, so the workflow runs it beside the write jobs; shard counts follow from
-    the plan (ceil(samples / samples_per_shard) per unit). written_paths, when given (the write
-    jobs' summaries), are checked against them; the workflow checks them in finalize."""
+    """Shard counts follow from the plan (ceil(samples / samples_per_shard) per unit); written_paths,
+    when given (the write jobs' summaries: the workflow runs aggregate after them), are checked
+    against them."""
     out = build.outputs[out_index]
     meta = metas[out.tokenizer_abspath]
     plan = inter.read(plan_path)

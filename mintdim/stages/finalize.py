@@ -15,16 +15,12 @@ from .. import errors as E
 from .. import outputs
 from ..faults import kill_point
 from ..outputs import atomic_write_text
-from .written import check_shard_counts
 
 
-def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_path: str, log=print,
-                    written_paths: list[str] | None = None) -> dict:
+def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_path: str, log=print) -> dict:
     out = build.outputs[out_index]
     with open(agg_path, encoding="utf-8") as f:
         stats = json.load(f)["stats"]
-    if written_paths:  # aggregate ran beside the write jobs: what they wrote is what it announced
-        check_shard_counts(stats, written_paths)
     st = outputs.state(build.work_dir, out.absdir, build.build_id)
     record = outputs.read_record(build.work_dir, out.absdir) or {}
     interrupted = st == "ours-complete" and record.get("state") == "finalizing"

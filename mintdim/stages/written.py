@@ -1,7 +1,7 @@
 """The write jobs' shard summaries (written/o<out>_p<part>.json), checked against the plan's stats.
 
-Aggregate derives each unit's shard count from the plan (it runs beside the write jobs);
-finalize checks that the shards written are those counted before the output is placed.
+Aggregate derives each unit's shard count from the plan and checks that the shards the write
+jobs wrote are those counted.
 """
 
 from __future__ import annotations

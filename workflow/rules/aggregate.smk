@@ -1,9 +1,10 @@
-# One job per output directory: indexes, histogram, stats and manifest into the staging tree.
-# It needs only the plan, so it runs beside the write jobs; finalize waits for both.
+# One job per output directory, after its write jobs: indexes, histogram, stats and manifest into
+# the staging tree (the shard counts come from the plan and are checked against the write jobs').
 rule aggregate:
     input:
         validated=LAYOUT.validated,
         table=LAYOUT.plan("{out}"),
+        written=lambda wc: [LAYOUT.written(wc.out, k) for k in MINT.write_jobs(wc.out)],
     output:
         temp(LAYOUT.aggregated("{out}")),
     log:
@@ -23,3 +24,4 @@ rule aggregate:
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --table {input.table:q} --stage {params.stage:q} --agg {output:q} --log {log:q}"
+        " --written {input.written:q}"

@@ -25,8 +25,8 @@ def report_dir(out):
 
 PY = stage_python()
 
-# Write jobs are short and mostly I/O: locally they take no core of their own (threads: 0), so they
-# run beside the output's aggregate job instead of waiting for a core; on a cluster, one core.
+# Write jobs are short and mostly I/O: locally they take no core of their own (threads: 0), so the
+# write jobs of several outputs run at once instead of in rounds of `cores`; on a cluster, one core.
 LIGHT_THREADS = 0 if workflow.local_exec else 1
 
 

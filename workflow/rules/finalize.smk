@@ -4,7 +4,6 @@ rule finalize:
     input:
         validated=LAYOUT.validated,
         agg=LAYOUT.aggregated("{out}"),
-        written=lambda wc: [LAYOUT.written(wc.out, k) for k in MINT.write_jobs(wc.out)],
     output:
         LAYOUT.done("{out}"),
     log:
@@ -24,4 +23,3 @@ rule finalize:
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --agg {input.agg:q} --stage {params.stage:q} --done {output:q} --log {log:q}"
-        " --written {input.written:q}"
