@@ -70,12 +70,12 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
         for start in range(0, len(lengths), block):
             progress.update(start)
             end = min(start + block, len(lengths))
-            u = units[start:end]
+            unit_size = [sizes[k] for k in units[start:end].tolist()]  # twice: the field and the shard's dir
             r = rows[start:end]
             cols = [range(start, end), (hexes[64 * i:64 * i + 64] for i in range(start, end)),
-                    lengths[start:end].tolist(), [sizes[k] for k in u.tolist()],
+                    lengths[start:end].tolist(), unit_size,
                     [files[k] for k in file_ids[start:end].tolist()], lines[start:end].tolist(),
-                    [sizes[k] for k in u.tolist()], (r // sps).tolist(), (r % sps).tolist()]
+                    unit_size, (r // sps).tolist(), (r % sps).tolist()]
             if trained is not None:
                 cols.append(trained[start:end].tolist())
             fh.write("".join([line % row for row in zip(*cols)]))

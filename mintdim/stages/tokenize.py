@@ -88,10 +88,10 @@ def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_ar
     overflow = unit_idx >= len(sizes_arr)
     if overflow.any():
         _raise_overflow(reader, entry, lines_arr, lengths, overflow, int(sizes_arr[-1]))
+    starts = np.cumsum(lengths) - lengths  # each sample's first token in `flat`
     # UNK positions: 0-based indexes into each sample's own token sequence
     unk_mask = flat == unk_id
     if unk_mask.any():
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         where = np.flatnonzero(unk_mask)
         sample_of = np.searchsorted(starts, where, side="right") - 1
         samples, counts = np.unique(sample_of, return_counts=True)
@@ -103,20 +103,20 @@ def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_ar
     order = np.argsort(unit_idx, kind="stable")
     grouped_lengths = lengths[order]
     before = np.cumsum(grouped_lengths) - grouped_lengths  # where each sample starts once grouped
-    gather = np.repeat((np.cumsum(lengths) - lengths)[order] - before, grouped_lengths)
+    gather = np.repeat(starts[order] - before, grouped_lengths)
     gather += np.arange(len(gather))
     grouped = flat[gather]
     grouped_bits = trained[gather] if trained is not None else None
-    counts = np.bincount(unit_idx, minlength=len(acc.parts))
+    per_unit = np.bincount(unit_idx, minlength=len(acc.parts))
     s0 = t0 = 0
-    for u in np.flatnonzero(counts).tolist():
-        unit_lengths = grouped_lengths[s0:s0 + counts[u]]
+    for u in np.flatnonzero(per_unit).tolist():
+        unit_lengths = grouped_lengths[s0:s0 + per_unit[u]]
         t1 = t0 + int(unit_lengths.sum())
         part = {"lengths": inter.arr(unit_lengths, np.uint32), "tokens": inter.arr(grouped[t0:t1], acc.dtype)}
         if grouped_bits is not None:  # one bit per token, little bit order, in token order
             part["mask"] = np.packbits(grouped_bits[t0:t1], bitorder="little").tobytes()
         acc.parts[u].append(part)
-        s0 += counts[u]
+        s0 += per_unit[u]
         t0 = t1
     acc.lines.append(lines_arr)
     acc.lengths.append(lengths)
