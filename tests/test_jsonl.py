@@ -69,6 +69,23 @@ def test_chunk_bounds_partition_the_file(tmp_path):
     assert len(chunk_bounds(path, size / 4 / MB)) == 4
 
 
+def test_chunk_bounds_keep_every_core_busy(tmp_path):
+    """A chunk count is a multiple of the cores once a file is split; a file of MIN_SPLIT_MB or more
+    is split across the cores even when it fits one chunk; a smaller one stays one job."""
+    from mintdim.jsonl import MIN_SPLIT_MB
+
+    small = _write(tmp_path, "s.jsonl", b'{"t":"x"}\n' * 1000)
+    assert len(chunk_bounds(small, 256, 2)) == 1
+    big = str(tmp_path / "b.jsonl")
+    with open(big, "wb") as f:  # only the size matters here: a sparse file
+        f.truncate(MIN_SPLIT_MB * MB)
+    assert len(chunk_bounds(big, 256, 1)) == 1
+    assert len(chunk_bounds(big, 256, 2)) == 2
+    assert len(chunk_bounds(big, 256, 3)) == 3
+    assert len(chunk_bounds(big, MIN_SPLIT_MB / 3, 2)) == 4  # 3 chunks of chunk_mb -> rounded up to 4
+    assert len(chunk_bounds(small, os.path.getsize(small) / 3 / MB, 2)) == 4
+
+
 def test_chunk_bounds_empty_and_compressed_are_one_chunk(tmp_path):
     empty = _write(tmp_path, "e.jsonl", b"")
     assert chunk_bounds(empty, 1 / MB) == [(0, 0)]
