@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 from dataclasses import asdict, dataclass
 
 from .. import __version__
@@ -89,48 +88,8 @@ def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
     outputs.atomic_write_text(_cache_path(build), json.dumps(cache, ensure_ascii=False))
 
 
-class Prefetch:
-    """Tokenizer files loading in background threads while pre-flight checks the schema and the
-    input files. A large model takes a while (ai21 j2's 262k-piece SentencePiece model ~0.4 s) and
-    the libraries load without holding the GIL. Each result, or the library's exception, is taken
-    later in pre-flight's own order, so errors come out as they did without the threads."""
-
-    def __init__(self, build: BuildConfig, cache: dict):
-        self._jobs: dict[str, tuple[threading.Thread, dict]] = {}
-        for f in build.files:
-            key = f.tokenizer_abspath
-            if key in self._jobs or f.tokenizer_train is not None or not tokenizer_exists(f.tokenizer_kind, key):
-                continue
-            try:
-                if _fingerprint(f.tokenizer_kind, key) in cache:  # pre-flight will not load it
-                    continue
-            except OSError:
-                continue
-            box: dict = {}
-            t = threading.Thread(target=self._load, args=(f.tokenizer_kind, key, box), daemon=True)
-            t.start()
-            self._jobs[key] = (t, box)
-
-    @staticmethod
-    def _load(kind: str, path: str, box: dict) -> None:
-        try:
-            box["tok"] = load(kind, path)
-        except BaseException as exc:  # handed to the caller by take()
-            box["exc"] = exc
-
-    def take(self, kind: str, path: str):
-        """The loaded tokenizer (raising what loading raised); loads here if it was not prefetched."""
-        job = self._jobs.pop(path, None)
-        if job is None:
-            return load(kind, path)
-        job[0].join()
-        if "exc" in job[1]:
-            raise job[1]["exc"]
-        return job[1]["tok"]
-
-
-def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache: bool = False,
-                    prefetch: Prefetch | None = None) -> dict[str, TokenizerMeta]:
+def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache: bool = False
+                    ) -> dict[str, TokenizerMeta]:
     """Each distinct tokenizer's facts (keyed by absolute path), loading a file only when needed."""
     metas: dict[str, TokenizerMeta] = {}
     loaded = {}
@@ -149,7 +108,7 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
         if hit:
             metas[key] = TokenizerMeta(path=f.tokenizer_path, **hit["meta"])
         else:
-            metas[key], loaded[key] = _load_checked(f, prefetch)
+            metas[key], loaded[key] = _load_checked(f)
         if f.tokenizer_train is not None:
             metas[key].trained = training.manifest_reference(key)
     if check_templates:
@@ -166,12 +125,9 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
     return metas
 
 
-def _load_checked(f, prefetch: Prefetch | None = None) -> tuple["TokenizerMeta", object]:
+def _load_checked(f) -> tuple["TokenizerMeta", object]:
     try:
-        if prefetch is not None:
-            tok = prefetch.take(f.tokenizer_kind, f.tokenizer_abspath)
-        else:
-            tok = load(f.tokenizer_kind, f.tokenizer_abspath)
+        tok = load(f.tokenizer_kind, f.tokenizer_abspath)
     except Exception as exc:  # the library's own words for a file it cannot read
         reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         raise E.TokenizerValidationError.unsupported(
@@ -207,13 +163,11 @@ def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True
     use_cache: trust tokenizer facts an earlier pre-flight of the same files recorded
     (the validate job, right after the runner or the Snakefile checked them)."""
     build = resolve(raw)
-    cache = _read_cache(build) if use_cache else {}
-    prefetch = Prefetch(build, cache)
     try:
-        if not (use_cache and _schema_key(build.raw) in cache.get("schema_valid", [])):
+        if not (use_cache and _schema_key(build.raw) in _read_cache(build).get("schema_valid", [])):
             schema.validate(raw)
         check_files(build)
-        metas = load_tokenizers(build, use_cache=use_cache, prefetch=prefetch)
+        metas = load_tokenizers(build, use_cache=use_cache)
         if check_outputs:
             outputs.check_outputs(build)
     except E.MintDimError as err:
