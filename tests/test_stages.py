@@ -734,6 +734,8 @@ def test_duplicate_groups_unit():
     a, b = d("x").copy(), d("x").copy()
     b[31] ^= 1
     assert indexes.duplicate_groups(np.stack([a, b])) == []
+    # ... and one that shares only its first 8 bytes with a true pair still leaves that pair whole
+    assert [g.tolist() for g in indexes.duplicate_groups(np.stack([a, b, a, d("y"), b]))] == [[0, 2], [1, 4]]
 
 
 # --- mintdim.outputs ------------------------------------------------------------------------------------

