@@ -68,18 +68,24 @@ class BuildDAG:
             with open(path, encoding="utf-8") as f:
                 return json.load(f)
         parallel = max(1, min(int(cores or 1), 64))
-        chunks = {}
-        for f in self.build.files:
-            try:
-                chunks[f.index] = jsonl.chunk_bounds(f.abspath, self.build.chunk_mb, parallel)
-            except OSError:  # removed (or replaced) since pre-flight
-                raise E.MintDimFileNotFoundError.make("source", f.path, lang=self.build.lang) from None
+        chunks = self._chunks(parallel, spread=False)
+        if sum(len(b) for b in chunks.values()) < parallel:  # too few jobs for the cores: split large files
+            chunks = self._chunks(parallel, spread=True)
         groups = {o.index: write_groups(self.slots(o.index), parallel if local else None) for o in self.build.outputs}
         plan = {"chunks": chunks, "write_groups": groups}
         if main_process:
             os.makedirs(self.layout.root, exist_ok=True)
             outputs.atomic_write_text(path, json.dumps(plan))
         return json.loads(json.dumps(plan))  # the same types as a recorded plan (string keys)
+
+    def _chunks(self, parallel: int, spread: bool) -> dict[int, list[tuple[int, int]]]:
+        chunks = {}
+        for f in self.build.files:
+            try:
+                chunks[f.index] = jsonl.chunk_bounds(f.abspath, self.build.chunk_mb, parallel, spread)
+            except OSError:  # removed (or replaced) since pre-flight
+                raise E.MintDimFileNotFoundError.make("source", f.path, lang=self.build.lang) from None
+        return chunks
 
     @property
     def lang(self) -> str:

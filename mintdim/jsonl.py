@@ -31,25 +31,26 @@ def compression_of(path: str) -> str | None:
     return None
 
 
-# A plain file at least this large is split across the cores even when it fits one chunk: two
-# processes with one tokenizer thread each encode a few percent faster than one with two, and
-# their per-sample Python work overlaps. Below it, one job with the cores as tokenizer threads
-# starts faster than several.
+# With fewer chunks than cores in the whole build, a plain file at least this large is split
+# across the cores even when it fits one chunk: two processes with one tokenizer thread each
+# encode a few percent faster than one with two, and their per-sample Python work overlaps.
+# Below it, one job with the cores as tokenizer threads starts faster than several.
 MIN_SPLIT_MB = 16
 
 
-def chunk_bounds(path: str, chunk_mb: float, parallel: int = 1) -> list[tuple[int, int]]:
+def chunk_bounds(path: str, chunk_mb: float, parallel: int = 1, spread: bool = False) -> list[tuple[int, int]]:
     """Byte ranges that tokenize jobs take: even splits of a plain file, the whole of a compressed one.
 
     Chunks hold at most `chunk_mb`. With `parallel` > 1 a split file gets a multiple of that many
-    chunks, so the last round of tokenize jobs keeps every core busy. Output never depends on the
-    chunking.
+    chunks, so the last round of tokenize jobs keeps every core busy; `spread` splits a file of
+    MIN_SPLIT_MB or more across them too (the build has fewer chunks than cores otherwise).
+    Output never depends on the chunking.
     """
     size = os.path.getsize(path)
     if compression_of(path) or size == 0:
         return [(0, size)]
     n = max(1, math.ceil(size / (chunk_mb * 1024 * 1024)))
-    if parallel > 1 and (n > 1 or size >= MIN_SPLIT_MB * 1024 * 1024):
+    if parallel > 1 and (n > 1 or (spread and size >= MIN_SPLIT_MB * 1024 * 1024)):
         n = math.ceil(n / parallel) * parallel
     return [(k * size // n, (k + 1) * size // n) for k in range(n)]
 
