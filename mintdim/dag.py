@@ -36,7 +36,7 @@ class BuildDAG:
         self.build = resolve(raw)
         if main_process:
             if os.environ.get(PREFLIGHT_ENV) != self.build.build_id:
-                self.build, metas = preflight(raw)
+                self.build, metas = preflight(raw, use_cache=True)  # see runner.run_build
                 write_cache(self.build, metas)
         self.layout = Layout(self.build.work_dir, self.build.build_id)
         # before this run touches any file of the build: one live run per build, no orphaned jobs

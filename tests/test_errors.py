@@ -1269,3 +1269,30 @@ def test_data_error_through_cli_lang_both(tmp_path):
     assert "Traceback" not in proc.stderr
     assert_built(ws, "out", [16, 256], 10)
     assert not (ws / "out" / "unit_32").exists(), "a marker of the failed build's unit sizes is left behind"
+
+
+def test_runner_loads_a_tokenizer_once_per_work_dir_until_the_file_changes(ws_data, monkeypatch):
+    """A second build in the same work dir trusts what the first pre-flight learned of the same
+    tokenizer file (a large model takes ~0.4 s to load); a file changed since is loaded and checked
+    again, so a broken replacement still fails pre-flight with the spec's error."""
+    import time
+
+    from mintdim.stages import validate
+
+    tok = ws_data / "tok.model"
+    shutil.copy(SP_MODEL, tok)
+    data = src(ws_data)
+    build_in(ws_data, basic_config([data], tokenizer={"sentencepiece": {"path": "./tok.model"}}, out="./out1"))
+
+    loads = []
+    real_load = validate.load
+    monkeypatch.setattr(validate, "load", lambda *a, **k: loads.append(a) or real_load(*a, **k))
+    build_in(ws_data, basic_config([data], tokenizer={"sentencepiece": {"path": "./tok.model"}}, out="./out2"))
+    assert loads == []
+    assert read_json(ws_data / "out2" / "stats.json")["total_samples"] == 3
+
+    tok.write_bytes(b"not a sentencepiece model")
+    os.utime(tok, ns=(time.time_ns(), time.time_ns()))
+    with pytest.raises(E.TokenizerValidationError):
+        build_in(ws_data, basic_config([data], tokenizer={"sentencepiece": {"path": "./tok.model"}}, out="./out3"))
+    assert len(loads) == 1 and not os.path.exists(ws_data / "out3")
