@@ -94,10 +94,6 @@ class BuildConfig:
     def work_abs(self) -> str:
         return os.path.abspath(self.work_dir)
 
-    @property
-    def build_dir(self) -> str:
-        return os.path.join(self.work_dir, self.build_id)
-
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)

@@ -413,6 +413,13 @@ class BuildError(MintDimError):
         return cls(f"The build failed.\n\n{en_detail}", f"Build thất bại.\n\n{vi_detail or en_detail}", **kw)
 
 
+class TokenizerToolError(MintDimError):
+    """A `mintdim tokenizer` command could not do what was asked (nothing was written)."""
+
+    def __init__(self, en: str, vi: str | None = None, **kw):
+        super().__init__(en, vi or en, **kw)
+
+
 ERROR_CLASSES = {
     cls.__name__: cls
     for cls in [
@@ -420,7 +427,7 @@ ERROR_CLASSES = {
         TokenizerValidationError, TokenizerSpecialTokenError, TokenizerMappingError, FieldMappingError,
         TemplateMappingError, TemplateFieldMismatchError, TemplateTokenizerError, UnitMappingError,
         OutputMappingError, UnitValidationError, UnitOverflowError, OutputValidationError,
-        TokenDTypeValidationError, SamplesPerShardError, BuildError,
+        TokenDTypeValidationError, SamplesPerShardError, BuildError, TokenizerToolError,
     ]
 }
 

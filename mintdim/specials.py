@@ -39,11 +39,7 @@ PROBE_TEXT = ("MintDim packs samples into fixed-width units: 128, 192, 256 token
               "Tiếng Việt có dấu: Thư viện tokenizer. 中文：分词器。 日本語のテキスト。 Ünïcödé — “quotes” 🙂\n\n")
 
 
-class TokenizerToolError(E.MintDimError):
-    """A `mintdim tokenizer` command could not do what was asked (nothing was written)."""
-
-    def __init__(self, en: str, vi: str | None = None, **kw):
-        super().__init__(en, vi or en, **kw)
+TokenizerToolError = E.TokenizerToolError  # importable from here as before
 
 
 def refuse_existing(out_path: str) -> None:

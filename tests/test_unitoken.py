@@ -476,3 +476,27 @@ def test_cli_is_installed_and_documents_the_tools(tmp_path):
     res = subprocess.run([sys.executable, "-m", "mintdim", "tokenizer", "add-specials", "--help"],
                          capture_output=True, text=True, cwd=str(tmp_path))
     assert res.returncode == 0 and "--pad TOKEN" in res.stdout and "--unk TOKEN" in res.stdout
+
+
+def test_tokenizer_tool_error_is_in_the_catalogue_with_both_languages(tmp_path):
+    from mintdim import specials
+
+    assert specials.TokenizerToolError is E.TokenizerToolError is E.ERROR_CLASSES["TokenizerToolError"]
+    existing = tmp_path / "tok.json"
+    existing.write_text("{}")
+    with pytest.raises(E.TokenizerToolError) as info:
+        specials.add_specials(HF_JSON, str(existing))
+    err = info.value
+    assert err.render("en") == (f"TokenizerToolError: {existing} already exists; MintDim never overwrites a file. "
+                                "Choose a new OUT.")
+    assert err.render("vi") == (f"TokenizerToolError: {existing} đã tồn tại; MintDim không bao giờ ghi đè file. "
+                                "Hãy chọn OUT mới.")
+    assert existing.read_text() == "{}"
+    odd = tmp_path / "tok.bin"
+    odd.write_bytes(b"\x00\x01")
+    with pytest.raises(E.TokenizerToolError) as info:
+        specials.kind_of(str(odd))
+    assert info.value.render("vi") == (f"TokenizerToolError: {odd}: không phải SentencePiece .model, tokenizer.json "
+                                       "(.json) hay thư mục model unitoken")
+    back = E.MintDimError.from_dict(err.to_dict(), lang="vi")  # crosses a process boundary unchanged
+    assert type(back) is E.TokenizerToolError and back.render("vi") == err.render("vi")
