@@ -1,10 +1,34 @@
-"""Config checks that need no file system, and resolution of shared/mapped blocks.
+"""The config check (no file system), and resolution of shared/mapped blocks.
 
-The same dict comes from a YAML file or from the fluent API. Checks run in a
-fixed order (missing blocks, shapes, mapping arity, values, outputs shared by
-several files, templates), so one config always reports the same error.
-`resolve()` returns a `BuildConfig`: one resolved entry per input file and
-one per output directory.
+The same dict comes from a YAML file or from the fluent API. `resolve()` checks
+it once and returns a `BuildConfig`: one resolved entry per input file and one
+per output directory.
+
+How the check is built:
+
+1. The JSON Schema (workflow/schemas/config.schema.yaml) is the contract of
+   shapes and types: blocks and keys, types, enums, minimums, unknown keys. It
+   runs first, once (mintdim/schema.py), and finds every violation.
+2. `STEPS` run in a fixed order, so one config always reports the same error:
+   missing blocks (all listed at once), shapes, mapping arity, values. A step
+   either words the schema's findings in its area with a named problem of the
+   catalogue (mintdim/errors.py), or is a rule the schema cannot say (arity:
+   len 1 shared or len N mapped; train_on names declared fields; sizes
+   ascending; min_size <= max_size; a tokenizer file's extension).
+3. The entries are resolved (`_entries`), then `RULES` run on them: files
+   sharing an output share its tokenizer, unit sizes and samples_per_shard;
+   outputs apart from each other, the work directory and the inputs;
+   train_bpe's `out` (mintdim/training.py); each template against its fields.
+4. A violation no step worded is reported last, in jsonschema's words with its
+   block's error class (`schema.unworded`).
+
+To add a key: declare it in the schema (and document it in config/README.md).
+If its violations need their own words, add a named constructor to errors.py
+and, at most, one small step to `STEPS`: its place in the list is its place in
+the order, and `bad.at(path...)` / `bad.under(path...)` give the schema's
+findings there. Resolve the key in `_entries`; a rule across files goes in
+`RULES`. E.g. `units.overflow` (a list of error|drop|truncate): an enum in the
+schema, a step beside `_unit_values` for its words, its arity beside `_arity`.
 """
 
 from __future__ import annotations
@@ -16,19 +40,16 @@ from dataclasses import asdict, dataclass, field
 
 from . import __version__
 from . import errors as E
+from . import schema
 from . import template as T
 from . import training
-from .tokenizers import EXTENSIONS, KINDS
+from .tokenizers import EXTENSIONS
 
 DEFAULT_WORK_DIR = ".mintdim"
 # Each tokenize job loads the tokenizer once (ai21 j2's SentencePiece model: ~0.4 s) and starts
 # a Python process; 256 MB chunks keep that under ~2% of the job's encode time. Memory does not
 # grow with it (the job streams its chunk).
 DEFAULT_CHUNK_MB = 256
-TOP_KEYS = {"source", "tokenizer", "units", "output", "lang", "work_dir", "chunk_mb"}
-AUTO_KEYS = {"k", "multiple_of", "max_size", "min_size", "cost"}  # units: {sizes: auto, ...}
-BLOCK_KEYS = {"source": {"files", "fields", "templates", "train_on"}, "units": {"sizes", "build_batch"} | AUTO_KEYS,
-              "output": {"dir", "samples_per_shard"}}
 MISSING_ORDER = ["source.files", "source.fields", "source.templates", "tokenizer", "units.sizes",
                  "units.build_batch", "output.dir", "output.samples_per_shard"]
 
@@ -95,14 +116,6 @@ class BuildConfig:
         return os.path.abspath(self.work_dir)
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_pos_int(value) -> bool:
-    return _is_int(value) and value > 0
-
-
 def _blank(value) -> bool:
     return value is None or (isinstance(value, (list, dict, str)) and len(value) == 0)
 
@@ -111,216 +124,309 @@ def _tname(value) -> str:
     return type(value).__name__
 
 
+def _pick(values: list, i: int):
+    return values[0] if len(values) == 1 else values[i]
+
+
+def _listed(value) -> list:
+    """A block that is one value shared by every file, or a list mapped by file."""
+    return value if isinstance(value, list) else [value]
+
+
+def _extra_keys(err) -> list[str]:
+    """The keys an additionalProperties violation names, in the config's order."""
+    return [k for k in err.instance if k not in err.schema.get("properties", {})]
+
+
 def lang_of(raw) -> str:
     lang = raw.get("lang", "en") if isinstance(raw, dict) else "en"
     return lang if lang in E.LANGS else "en"
 
 
-def _tokenizer_block(raw: dict):
-    """(kind, items, was_list) or raises. A dict value is shared; a list maps by file."""
-    tok = raw.get("tokenizer")
-    if not isinstance(tok, dict):
-        raise E.TokenizerValidationError.config(
-            f"tokenizer must be a mapping with one key (sentencepiece or hf_json), got {_tname(tok)}",
-            f"tokenizer phải là mapping có một key (sentencepiece hoặc hf_json), hiện tại là {_tname(tok)}")
-    kinds = list(tok)
-    if len(kinds) != 1:
-        raise E.TokenizerValidationError.config(
-            f"declare exactly one tokenizer kind, got {kinds!r}",
-            f"chỉ khai báo đúng một loại tokenizer, hiện tại là {kinds!r}")
-    kind = kinds[0]
-    if kind not in KINDS and kind != training.KIND:
-        raise E.TokenizerValidationError.unsupported(f"Declared kind: {kind}", f"Loại đã khai báo: {kind}")
-    value = tok[kind]
-    items = value if isinstance(value, list) else [value]
-    return kind, items, isinstance(value, list)
+def resolve(raw, trusted: bool = False) -> BuildConfig:
+    """Check a config dict and resolve it. Raises the spec's error classes.
 
-
-def _check_tokenizer_item(item, index: int, kind: str) -> None:
-    if kind == training.KIND:
-        training.check_item(item)
-        return
-    if not isinstance(item, dict):
-        raise E.TokenizerValidationError.config(
-            f"tokenizer config must be a dict with key: path, got {_tname(item)}",
-            f"config tokenizer phải là dict có key: path, hiện tại là {_tname(item)}")
-    unknown = [k for k in item if k != "path"]
-    if unknown:
-        raise E.TokenizerValidationError.unknown_keys(unknown)
-    if "path" not in item:
-        raise E.TokenizerValidationError.config("tokenizer config is missing key: path",
-                                                "config tokenizer thiếu key: path")
-    if not isinstance(item["path"], str):
-        raise E.TokenizerValidationError.config(
-            f"path must be a string, got {_tname(item['path'])}",
-            f"path phải là string, hiện tại là {_tname(item['path'])}", component="path")
-    if not item["path"]:
-        raise E.TokenizerValidationError.config("path must be a non-empty string, got an empty string",
-                                                "path phải là string không rỗng, hiện tại là string rỗng",
-                                                component="path")
-
-
-def _find_missing(raw: dict) -> list[str]:
-    missing = []
-    for key in MISSING_ORDER:
-        if key == "tokenizer":
-            tok = raw.get("tokenizer")
-            # a kind with no value at all is missing; a kind with a dict (even {}) is checked as a config
-            empty = _blank(tok) or (isinstance(tok, dict) and all(v is None or v == [] for v in tok.values()))
-            if empty:
-                missing.append(key)
-            continue
-        block, name = key.split(".")
-        section = raw.get(block)
-        if not isinstance(section, dict) or _blank(section.get(name)):
-            missing.append(key)
-    return missing
-
-
-def _pick(values: list, i: int):
-    return values[0] if len(values) == 1 else values[i]
-
-
-def resolve(raw) -> BuildConfig:
-    """Check a config dict and resolve it. Raises the spec's error classes."""
+    trusted: the config passed this check before in this build (validated.json, or the pre-flight cache
+    of this exact config): the schema step is skipped, which spares a job importing jsonschema (~55 ms)."""
     lang = lang_of(raw)
     try:
-        return _resolve(raw, lang)
+        bad = schema.NONE if trusted else schema.findings(raw)
+        for step in STEPS:
+            step(raw, bad)
+        build = _entries(raw)
+        for rule in RULES:
+            rule(build)
+        if bad:
+            raise schema.unworded(bad)
+        return build
     except E.MintDimError as err:
         raise err.with_lang(lang)
 
 
-def _resolve(raw, lang: str) -> BuildConfig:
-    if not isinstance(raw, dict):
-        raise E.PipelineValidationError.missing(MISSING_ORDER)
-    if raw.get("lang", "en") not in E.LANGS:
-        raise E.PipelineValidationError.invalid(f"lang must be one of en, vi, both, got {raw.get('lang')!r}",
-                                                f"lang phải là en, vi hoặc both, hiện tại là {raw.get('lang')!r}")
-    unknown = sorted(set(raw) - TOP_KEYS)
-    if unknown:
-        raise E.PipelineValidationError.invalid(f"unknown config keys: {unknown!r}",
-                                                f"key cấu hình không hợp lệ: {unknown!r}")
-    for block, keys in BLOCK_KEYS.items():
-        if isinstance(raw.get(block), dict):
-            extra = sorted(set(raw[block]) - keys)
-            if extra:
-                raise E.PipelineValidationError.invalid(f"unknown keys in {block}: {extra!r}",
-                                                        f"key không hợp lệ trong {block}: {extra!r}")
+# --- steps before resolution, in the fixed order ----------------------------------------------------------------
+# Each takes the config and the schema's findings (`bad`); a step that words findings runs after every step that
+# guarantees the shapes it reads.
 
-    # 1. missing blocks, all listed at once
-    missing = _find_missing(raw)
+
+def _a_mapping(cfg, bad) -> None:
+    if not isinstance(cfg, dict):
+        raise E.PipelineValidationError.missing(MISSING_ORDER)
+
+
+def _lang(cfg, bad) -> None:
+    if bad.at("lang"):
+        raise E.PipelineValidationError.lang(cfg.get("lang"))
+
+
+def _unknown_keys(cfg, bad) -> None:
+    for err in bad.at(keyword="additionalProperties"):
+        raise E.PipelineValidationError.unknown_keys(sorted(_extra_keys(err)))
+    for block in ("source", "units", "output"):
+        for err in bad.at(block, keyword="additionalProperties"):
+            raise E.PipelineValidationError.unknown_keys(sorted(_extra_keys(err)), block)
+
+
+def _absent(cfg: dict, key: str) -> bool:
+    block, _, name = key.partition(".")
+    value = cfg.get(block)
+    if not name:  # tokenizer: a kind with no value at all is missing; a kind with a dict (even {}) is a config
+        return _blank(value) or (isinstance(value, dict) and all(v is None or v == [] for v in value.values()))
+    return not isinstance(value, dict) or _blank(value.get(name))
+
+
+def _missing(cfg, bad) -> None:
+    """A required block the schema rejects because it is absent or empty: all of them listed at once."""
+    missing = [key for key in MISSING_ORDER if _absent(cfg, key)] if bad else []
     if missing:
         raise E.PipelineValidationError.missing(missing)
-    src, units, out = raw["source"], raw["units"], raw["output"]
-    files, fields, templates = src["files"], src["fields"], src["templates"]
-    sizes, batches = units["sizes"], units["build_batch"]
-    dirs_raw, sps = out["dir"], out["samples_per_shard"]
 
-    # 2. shapes
-    if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
-        raise E.PipelineValidationError.invalid("source.files must be a list of file paths (strings)",
-                                                "source.files phải là list đường dẫn file (string)")
-    if not isinstance(fields, list) or not all(isinstance(f, list) for f in fields):
-        raise E.FieldMappingError.invalid("fields must be a list of lists, e.g. [[\"prompt\", \"response\"]]",
-                                          "fields phải là list các list, ví dụ [[\"prompt\", \"response\"]]")
+
+def _files(cfg, bad) -> None:
+    if bad.under("source", "files"):
+        raise E.PipelineValidationError.files()
+
+
+def _fields(cfg, bad) -> None:
+    fields = cfg["source"]["fields"]
+    if bad.at("source", "fields") or any(bad.at("source", "fields", i, keyword="type") for i in range(len(fields))):
+        raise E.FieldMappingError.not_lists()
     for i, names in enumerate(fields):
-        if not names or not all(isinstance(n, str) and n for n in names):
-            raise E.FieldMappingError.invalid(f"fields[{i}] must be a non-empty list of field names (strings)",
-                                              f"fields[{i}] phải là list tên field (string) không rỗng")
-        if len(set(names)) != len(names):
-            raise E.FieldMappingError.invalid(f"fields[{i}] names a field twice: {names!r}",
-                                              f"fields[{i}] khai báo một field hai lần: {names!r}")
-    if not isinstance(templates, list) or not all(isinstance(t, str) for t in templates):
-        raise E.TemplateMappingError.invalid("templates must be a list of strings",
-                                             "templates phải là list các string")
-    kind, tok_items, _ = _tokenizer_block(raw)
-    for i, item in enumerate(tok_items):
-        _check_tokenizer_item(item, i, kind)
-    auto = _auto_options(units) if sizes == "auto" else None
-    if auto is None and any(key in units for key in AUTO_KEYS):
-        raise E.UnitValidationError.make(
-            f"{sorted(AUTO_KEYS & set(units))} apply only with sizes: auto",
-            f"{sorted(AUTO_KEYS & set(units))} chỉ dùng được với sizes: auto")
-    if auto is not None:
-        sizes = [None]
-    elif not isinstance(sizes, list) or not all(isinstance(s, list) for s in sizes):
-        raise E.UnitValidationError.make("sizes must be a list of lists, e.g. [[128, 256]]",
-                                         "sizes phải là list các list, ví dụ [[128, 256]]")
-    if not isinstance(batches, list):
-        raise E.UnitValidationError.make("build_batch must be a list, e.g. [4096]",
-                                         "build_batch phải là list, ví dụ [4096]")
-    dirs = dirs_raw if isinstance(dirs_raw, list) else [dirs_raw]
-    if not all(isinstance(d, str) and d for d in dirs) or not dirs:
-        raise E.OutputValidationError.invalid("output.dir must be a path (string) or a list of paths",
-                                              "output.dir phải là đường dẫn (string) hoặc list đường dẫn")
-    if not isinstance(sps, list):
-        raise E.SamplesPerShardError.make(f"samples_per_shard must be a list of positive ints, got {_tname(sps)}",
-                                          f"samples_per_shard phải là list số nguyên dương, hiện tại là {_tname(sps)}")
+        found = bad.under("source", "fields", i)
+        if any(err.validator != "uniqueItems" for err in found):
+            raise E.FieldMappingError.names(i)
+        if found:
+            raise E.FieldMappingError.twice(i, names)
 
-    # 3. mapping arity: len 1 (shared) or len N (mapped)
-    n = len(files)
 
-    def arity_ok(values) -> bool:
-        return len(values) in (1, n)
+def _templates(cfg, bad) -> None:
+    if bad.under("source", "templates"):
+        raise E.TemplateMappingError.not_strings()
 
-    if not arity_ok(fields):
-        raise E.FieldMappingError.arity(n, len(fields))
-    if not arity_ok(templates):
-        raise E.TemplateMappingError.arity(n, len(templates))
-    train_on = _check_train_on(src.get("train_on"), fields, n)
-    if not arity_ok(tok_items):
-        raise E.TokenizerMappingError.arity(n, len(tok_items))
-    if not arity_ok(sizes):
-        raise E.UnitMappingError.arity(n, len(sizes))
-    if not arity_ok(batches):
-        raise E.UnitMappingError.arity(n, len(batches))
-    if not arity_ok(dirs):
-        raise E.OutputMappingError.arity(n, len(dirs))
-    if not arity_ok(sps):
-        raise E.SamplesPerShardError.arity(n, len(sps))
 
-    # 4. values
-    for i, unit_sizes in enumerate(sizes if auto is None else []):
-        if not unit_sizes or not all(_is_pos_int(s) for s in unit_sizes):
-            raise E.UnitValidationError.make(f"sizes[{i}] = {unit_sizes!r}", f"sizes[{i}] = {unit_sizes!r}")
+def _tokenizer(cfg, bad) -> None:
+    tok = cfg["tokenizer"]
+    if bad.at("tokenizer", keyword="type"):
+        raise E.TokenizerValidationError.not_mapping(_tname(tok))
+    if bad.at("tokenizer", keyword="maxProperties"):
+        raise E.TokenizerValidationError.kinds(list(tok))
+    if bad.at("tokenizer", keyword="additionalProperties"):
+        raise E.TokenizerValidationError.unknown_kind(next(iter(tok)))
+
+
+def _tokenizer_items(cfg, bad) -> None:
+    ((kind, value),) = cfg["tokenizer"].items()
+    word = _train_item_problem if kind == training.KIND else _item_problem
+    for i, item in enumerate(_listed(value)):
+        at = ("tokenizer", kind, i) if isinstance(value, list) else ("tokenizer", kind)
+        if bad.under(*at):
+            problem = word(item, at, bad)
+            if problem:
+                raise problem
+
+
+def _item_problem(item, at: tuple, bad):
+    """One {path: ...} item of sentencepiece / hf_json / unitoken."""
+    if not isinstance(item, dict):
+        return E.TokenizerValidationError.item_not_dict(_tname(item))
+    for err in bad.at(*at, keyword="additionalProperties"):
+        return E.TokenizerValidationError.unknown_keys(_extra_keys(err))
+    if bad.at(*at, keyword="required"):
+        return E.TokenizerValidationError.missing_path()
+    if bad.at(*at, "path", keyword="type"):
+        return E.TokenizerValidationError.path_not_string(_tname(item["path"]))
+    if bad.at(*at, "path", keyword="minLength"):
+        return E.TokenizerValidationError.path_empty()
+    return None
+
+
+def _train_item_problem(item, at: tuple, bad):
+    """One train_bpe item: {vocab_size, out, unit, hot_pair_window_size}."""
+    if not isinstance(item, dict):
+        return E.TokenizerValidationError.train_not_dict(_tname(item))
+    for err in bad.at(*at, keyword="additionalProperties"):
+        return E.TokenizerValidationError.train_unknown_keys(_extra_keys(err))
+    for err in bad.at(*at, keyword="required"):
+        return E.TokenizerValidationError.train_missing_keys([k for k in err.validator_value if k not in item])
+    worded = {"vocab_size": E.TokenizerValidationError.train_vocab_size, "unit": E.TokenizerValidationError.train_unit,
+              "out": E.TokenizerValidationError.train_out,
+              "hot_pair_window_size": E.TokenizerValidationError.train_window}
+    for key, problem in worded.items():
+        if bad.under(*at, key):
+            return problem(item[key])
+    return None
+
+
+def _auto_options(cfg, bad) -> None:
+    """units: {sizes: auto, k: 4, multiple_of: 64, min_size: .., max_size: .., cost: linear|attention}."""
+    units = cfg["units"]
+    if units["sizes"] != "auto":
+        for err in bad.at("units", keyword="not"):  # the planning options apply only with sizes: auto
+            named = {sub["required"][0] for sub in err.validator_value["anyOf"]}
+            raise E.UnitValidationError.auto_only(sorted(named & set(units)))
+        return
+    if bad.at("units", keyword="required") or bad.under("units", "k"):
+        raise E.UnitValidationError.needs_k(units.get("k"))
+    for key in ("multiple_of", "min_size", "max_size"):
+        if units.get(key) is not None and bad.under("units", key):  # null: the schema's own words, last
+            raise E.UnitValidationError.not_positive(key, units[key])
+    for err in bad.at("units", "cost"):
+        raise E.UnitValidationError.cost(list(err.validator_value), units["cost"])
+
+
+def _auto_range(cfg, bad) -> None:
+    units = cfg["units"]
+    if units["sizes"] == "auto" and units.get("min_size") and units.get("max_size"):
+        if units["min_size"] > units["max_size"]:
+            raise E.UnitValidationError.min_above_max()
+
+
+def _units_shapes(cfg, bad) -> None:
+    sizes = cfg["units"]["sizes"]
+    if sizes != "auto" and (bad.at("units", "sizes")
+                            or any(bad.at("units", "sizes", i, keyword="type") for i in range(len(sizes)))):
+        raise E.UnitValidationError.sizes_not_lists()
+    if bad.at("units", "build_batch"):
+        raise E.UnitValidationError.build_batch_not_list()
+
+
+def _output_shapes(cfg, bad) -> None:
+    if bad.under("output", "dir"):
+        raise E.OutputValidationError.not_paths()
+    if bad.at("output", "samples_per_shard"):
+        raise E.SamplesPerShardError.not_list(_tname(cfg["output"]["samples_per_shard"]))
+
+
+def _arity_source(cfg, bad) -> None:
+    """Mapping arity: len 1 (shared) or len N (mapped)."""
+    src = cfg["source"]
+    n = len(src["files"])
+    for values, error in ((src["fields"], E.FieldMappingError), (src["templates"], E.TemplateMappingError)):
+        if len(values) not in (1, n):
+            raise error.arity(n, len(values))
+
+
+def _train_on(cfg, bad) -> None:
+    """source.train_on: a list of lists of field names, shared (len 1) or mapped (len N) like fields."""
+    src = cfg["source"]
+    train_on = src.get("train_on")
+    if train_on is None:  # absent (an explicit null: the schema's own words, last)
+        return
+    if bad.at("source", "train_on") or any(bad.at("source", "train_on", i, keyword="type")
+                                           for i in range(len(train_on))):
+        raise E.FieldMappingError.train_on()
+    n = len(src["files"])
+    if len(train_on) not in (1, n):
+        raise E.FieldMappingError.train_on_arity(n, len(train_on))
+    for i in range(n):
+        declared = _pick(src["fields"], i)
+        for name in _pick(train_on, i):
+            if name not in declared:
+                raise E.FieldMappingError.train_on_name(i if len(train_on) > 1 else 0, name, declared)
+
+
+def _arity(cfg, bad) -> None:
+    units, out = cfg["units"], cfg["output"]
+    n = len(cfg["source"]["files"])
+    mapped = [(_listed(next(iter(cfg["tokenizer"].values()))), E.TokenizerMappingError),
+              (units["sizes"] if units["sizes"] != "auto" else [None], E.UnitMappingError),
+              (units["build_batch"], E.UnitMappingError), (_listed(out["dir"]), E.OutputMappingError),
+              (out["samples_per_shard"], E.SamplesPerShardError)]
+    for values, error in mapped:
+        if len(values) not in (1, n):
+            raise error.arity(n, len(values))
+
+
+def _unit_values(cfg, bad) -> None:
+    units = cfg["units"]
+    for i, unit_sizes in enumerate(units["sizes"] if units["sizes"] != "auto" else []):
+        if bad.under("units", "sizes", i):
+            raise E.UnitValidationError.sizes(i, unit_sizes)
         if any(a >= b for a, b in zip(unit_sizes, unit_sizes[1:])):
-            raise E.UnitValidationError.make(f"sizes[{i}] = {unit_sizes!r} is not sorted ascending",
-                                             f"sizes[{i}] = {unit_sizes!r} không tăng dần")
-    for i, batch in enumerate(batches):
-        if not _is_pos_int(batch):
-            raise E.UnitValidationError.make(f"build_batch[{i}] = {batch!r}", f"build_batch[{i}] = {batch!r}")
-    for i, value in enumerate(sps):
-        if not _is_pos_int(value):
-            raise E.SamplesPerShardError.value(i, value)
-    for item in tok_items:
-        if kind in EXTENSIONS and not item["path"].endswith(EXTENSIONS[kind]):
-            raise E.TokenizerValidationError.unsupported(
-                f"Declared: {kind} with path {item['path']}", f"Đã khai báo: {kind} với path {item['path']}")
-    work_dir = raw.get("work_dir", DEFAULT_WORK_DIR)
-    if not isinstance(work_dir, str) or not work_dir:
-        raise E.PipelineValidationError.invalid("work_dir must be a non-empty path (string)",
-                                                "work_dir phải là đường dẫn (string) không rỗng")
-    chunk_mb = raw.get("chunk_mb", DEFAULT_CHUNK_MB)
-    if isinstance(chunk_mb, bool) or not isinstance(chunk_mb, (int, float)) or not chunk_mb > 0:
-        raise E.PipelineValidationError.invalid(f"chunk_mb must be a positive number, got {chunk_mb!r}",
-                                                f"chunk_mb phải là số dương, hiện tại là {chunk_mb!r}")
+            raise E.UnitValidationError.unsorted(i, unit_sizes)
+    for i, batch in enumerate(units["build_batch"]):
+        if bad.under("units", "build_batch", i):
+            raise E.UnitValidationError.build_batch(i, batch)
 
-    # resolve one entry per file
+
+def _output_values(cfg, bad) -> None:
+    for i, value in enumerate(cfg["output"]["samples_per_shard"]):
+        if bad.under("output", "samples_per_shard", i):
+            raise E.SamplesPerShardError.value(i, value)
+
+
+def _tokenizer_extension(cfg, bad) -> None:
+    ((kind, value),) = cfg["tokenizer"].items()
+    for item in _listed(value):
+        if kind in EXTENSIONS and not item["path"].endswith(EXTENSIONS[kind]):
+            raise E.TokenizerValidationError.extension(kind, item["path"])
+
+
+def _work(cfg, bad) -> None:
+    if bad.under("work_dir"):
+        raise E.PipelineValidationError.work_dir()
+    if bad.under("chunk_mb"):
+        raise E.PipelineValidationError.chunk_mb(cfg["chunk_mb"])
+
+
+STEPS = [
+    _a_mapping, _lang, _unknown_keys, _missing,  # what the config is
+    _files, _fields, _templates, _tokenizer, _tokenizer_items, _auto_options, _auto_range, _units_shapes,
+    _output_shapes,  # shapes
+    _arity_source, _train_on, _arity,  # mapping arity
+    _unit_values, _output_values, _tokenizer_extension, _work,  # values
+]
+
+
+# --- resolution: one entry per file, one per output directory ---------------------------------------------------
+
+
+def _auto(units: dict) -> dict | None:
+    if units["sizes"] != "auto":
+        return None
+    return {"k": units.get("k"), "multiple_of": units.get("multiple_of", 1), "min_size": units.get("min_size"),
+            "max_size": units.get("max_size"), "cost": units.get("cost", "linear")}
+
+
+def _entries(raw: dict) -> BuildConfig:
+    src, units, out = raw["source"], raw["units"], raw["output"]
+    ((kind, tok_value),) = raw["tokenizer"].items()
+    tok_items, dirs, auto = _listed(tok_value), _listed(out["dir"]), _auto(units)
+    train_on = src.get("train_on")
     out_index: dict[str, int] = {}
     outputs: list[OutputEntry] = []
     entries: list[FileEntry] = []
-    for i, path in enumerate(files):
+    for i, path in enumerate(src["files"]):
         tok_item = _pick(tok_items, i)
         tok_path = tok_item["out"] if kind == training.KIND else tok_item["path"]
         out_dir = _pick(dirs, i)
         absdir = os.path.abspath(out_dir)
         entry = FileEntry(
-            index=i, path=path, abspath=os.path.abspath(path), fields=list(_pick(fields, i)),
-            template=_pick(templates, i), tokenizer_kind="unitoken" if kind == training.KIND else kind,
+            index=i, path=path, abspath=os.path.abspath(path), fields=list(_pick(src["fields"], i)),
+            template=_pick(src["templates"], i), tokenizer_kind="unitoken" if kind == training.KIND else kind,
             tokenizer_path=tok_path, tokenizer_abspath=os.path.abspath(tok_path),
-            tokenizer_train=training.check_item(tok_item) if kind == training.KIND else None,
-            sizes=None if auto else list(_pick(sizes, i)),
-            build_batch=_pick(batches, i), output=-1, samples_per_shard=_pick(sps, i),
+            tokenizer_train=training.options(tok_item) if kind == training.KIND else None,
+            sizes=None if auto else list(_pick(units["sizes"], i)),
+            build_batch=_pick(units["build_batch"], i), output=-1, samples_per_shard=_pick(out["samples_per_shard"], i),
             train_on=list(_pick(train_on, i)) if train_on else None)
         if absdir not in out_index:
             out_index[absdir] = len(outputs)
@@ -332,106 +438,62 @@ def _resolve(raw, lang: str) -> BuildConfig:
         outputs[entry.output].files.append(i)
         outputs[entry.output].build_batches.append(entry.build_batch)
         entries.append(entry)
+    return BuildConfig(files=entries, outputs=outputs, lang=lang_of(raw), work_dir=raw.get("work_dir", DEFAULT_WORK_DIR),
+                       chunk_mb=float(raw.get("chunk_mb", DEFAULT_CHUNK_MB)), raw=raw)
 
-    # 5. files sharing one output must share its tokenizer, unit sizes and samples_per_shard
-    for o in outputs:
-        members = [entries[i] for i in o.files]
+
+# --- rules on the resolved entries, in the fixed order -----------------------------------------------------------
+
+
+def _shared_outputs(build: BuildConfig) -> None:
+    """Files sharing one output share its tokenizer, unit sizes and samples_per_shard."""
+    for o in build.outputs:
+        members = [build.files[i] for i in o.files]
         paths = [m.path for m in members]
         if len({m.tokenizer_abspath for m in members}) > 1:
             raise E.TokenizerMappingError.collision("tokenizer", o.dir, paths, [m.tokenizer_path for m in members])
         if len({tuple(m.sizes or ()) for m in members}) > 1:
             raise E.UnitMappingError.collision("unit sizes", o.dir, paths, [m.sizes for m in members])
         if len({m.samples_per_shard for m in members}) > 1:
-            vals = ", ".join(f"{m.path}: {m.samples_per_shard}" for m in members)
-            raise E.SamplesPerShardError.make(
-                f"files that share output {o.dir} must share samples_per_shard ({vals})",
-                f"các file dùng chung output {o.dir} phải dùng chung samples_per_shard ({vals})")
-    work_abs = os.path.abspath(work_dir)
-    absdirs = [o.absdir for o in outputs]
-    for o in outputs:
-        for other in absdirs:
-            if other != o.absdir and (other + os.sep).startswith(o.absdir + os.sep):
-                raise E.OutputValidationError.invalid(f"output {o.dir} contains another output {other}",
-                                                      f"output {o.dir} chứa một output khác {other}")
-        if (work_abs + os.sep).startswith(o.absdir + os.sep) or (o.absdir + os.sep).startswith(work_abs + os.sep):
-            raise E.OutputValidationError.invalid(f"output {o.dir} overlaps the work directory {work_dir}",
-                                                  f"output {o.dir} trùng với thư mục làm việc {work_dir}")
-        for e in entries:
-            if e.abspath == o.absdir:
-                raise E.OutputValidationError.invalid(f"output {o.dir} is an input file",
-                                                      f"output {o.dir} là một file đầu vào")
+            raise E.SamplesPerShardError.shared(o.dir, ", ".join(f"{m.path}: {m.samples_per_shard}" for m in members))
 
-    training.check_entries(entries, outputs, work_dir)  # tokenizer.train_bpe: out apart from outputs and work
-    # 6. templates against fields
-    for e in entries:
+
+def _outputs_apart(build: BuildConfig) -> None:
+    """No output inside another, around or inside the work directory, or an input file."""
+    work_abs = build.work_abs
+    for o in build.outputs:
+        for other in (p.absdir for p in build.outputs):
+            if other != o.absdir and training.inside(other, o.absdir):
+                raise E.OutputValidationError.nested(o.dir, other)
+        if training.inside(work_abs, o.absdir) or training.inside(o.absdir, work_abs):
+            raise E.OutputValidationError.overlaps_work(o.dir, build.work_dir)
+        if any(e.abspath == o.absdir for e in build.files):
+            raise E.OutputValidationError.is_input(o.dir)
+
+
+def _train_out(build: BuildConfig) -> None:
+    training.check_entries(build.files, build.outputs, build.work_dir)  # train_bpe: out apart, options agree
+
+
+def _templates_match(build: BuildConfig) -> None:
+    for e in build.files:
         check_template(e)
-    return BuildConfig(files=entries, outputs=outputs, lang=lang, work_dir=work_dir, chunk_mb=float(chunk_mb),
-                       raw=raw)
 
 
-def _check_train_on(train_on, fields: list, n: int) -> list | None:
-    """source.train_on: a list of lists of field names, shared (len 1) or mapped (len N) like fields."""
-    if train_on is None:
-        return None
-    if not isinstance(train_on, list) or not train_on or not all(isinstance(t, list) for t in train_on):
-        raise E.FieldMappingError.invalid("train_on must be a list of lists of field names, e.g. [[\"output\"]]",
-                                          "train_on phải là list các list tên field, ví dụ [[\"output\"]]")
-    if len(train_on) not in (1, n):
-        raise E.FieldMappingError.invalid(f"Received {n} input files but {len(train_on)} train_on entries",
-                                          f"Nhận {n} file đầu vào nhưng chỉ có {len(train_on)} train_on")
-    for i in range(n):
-        names, declared = _pick(train_on, i), _pick(fields, i)
-        for name in names:
-            if not isinstance(name, str) or name not in declared:
-                raise E.FieldMappingError.invalid(
-                    f"train_on[{i if len(train_on) > 1 else 0}] names {name!r}, which is not one of the file's "
-                    f"fields {declared!r}",
-                    f"train_on[{i if len(train_on) > 1 else 0}] có {name!r}, không thuộc fields của file "
-                    f"{declared!r}")
-    return train_on
-
-
-def _auto_options(units: dict) -> dict:
-    """units: {sizes: auto, k: 4, multiple_of: 64, min_size: .., max_size: .., cost: linear|attention}."""
-    from .padding import COSTS
-
-    opts = {"k": units.get("k"), "multiple_of": units.get("multiple_of", 1), "min_size": units.get("min_size"),
-            "max_size": units.get("max_size"), "cost": units.get("cost", "linear")}
-    if not _is_pos_int(opts["k"]):
-        raise E.UnitValidationError.make(f"sizes: auto needs k, a positive int (got {opts['k']!r})",
-                                         f"sizes: auto cần k là số nguyên dương (hiện tại là {opts['k']!r})")
-    for key in ("multiple_of", "min_size", "max_size"):
-        if opts[key] is not None and not _is_pos_int(opts[key]):
-            raise E.UnitValidationError.make(f"{key} must be a positive int, got {opts[key]!r}",
-                                             f"{key} phải là số nguyên dương, hiện tại là {opts[key]!r}")
-    if opts["cost"] not in COSTS:
-        raise E.UnitValidationError.make(f"cost must be one of {list(COSTS)}, got {opts['cost']!r}",
-                                         f"cost phải là một trong {list(COSTS)}, hiện tại là {opts['cost']!r}")
-    if opts["min_size"] and opts["max_size"] and opts["min_size"] > opts["max_size"]:
-        raise E.UnitValidationError.make("min_size is above max_size", "min_size lớn hơn max_size")
-    return opts
+RULES = [_shared_outputs, _outputs_apart, _train_out, _templates_match]
 
 
 def check_template(e: FileEntry) -> T.Template:
     try:
         tpl = T.parse(e.template)
     except T.TemplateSyntaxError as bad:
-        raise E.TemplateFieldMismatchError.make(
-            e.path, e.fields, e.template, bad.placeholder,
-            f"invalid placeholder ({bad.reason}); use {{name}}, and {{{{ }}}} for literal braces",
-            f"placeholder không hợp lệ ({bad.reason}); dùng {{name}}, và {{{{ }}}} cho dấu ngoặc literal")
+        raise E.TemplateFieldMismatchError.placeholder(e.path, e.fields, e.template, bad.placeholder, bad.reason)
     declared = set(e.fields)
     for name in tpl.names:
         if name not in declared:
-            raise E.TemplateFieldMismatchError.make(
-                e.path, e.fields, e.template, name,
-                f"template uses {{{name}}}, but fields does not declare it",
-                f"template dùng {{{name}}}, nhưng fields không khai báo field này")
+            raise E.TemplateFieldMismatchError.undeclared(e.path, e.fields, e.template, name)
     used = set(tpl.names)
     for name in e.fields:
         if name not in used:
-            raise E.TemplateFieldMismatchError.make(
-                e.path, e.fields, e.template, name,
-                f"fields declares {name}, but template does not use {{{name}}}",
-                f"fields khai báo {name}, nhưng template không dùng {{{name}}}")
+            raise E.TemplateFieldMismatchError.unused(e.path, e.fields, e.template, name)
     return tpl

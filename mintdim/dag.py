@@ -17,7 +17,7 @@ from . import guard, jsonl, outputs
 from .config import resolve
 from .layout import Layout
 from .stages import failure
-from .stages.validate import preflight, write_cache
+from .stages.validate import preflight, schema_checked, write_cache
 
 PREFLIGHT_ENV = "MINTDIM_PREFLIGHT_DONE"
 
@@ -33,7 +33,7 @@ def load_default_config(config: dict, workflow_root: str) -> dict:
 class BuildDAG:
     def __init__(self, raw: dict, main_process: bool = True, cores: int | None = None, local: bool = True):
         self.raw = raw
-        self.build = resolve(raw)
+        self.build = resolve(raw, trusted=schema_checked(raw))
         if main_process:
             if os.environ.get(PREFLIGHT_ENV) != self.build.build_id:
                 self.build, metas = preflight(raw, use_cache=True)  # see runner.run_build

@@ -85,6 +85,33 @@ class PipelineValidationError(MintDimError):
             **kw,
         )
 
+    # the config check's problems (mintdim/config.py)
+    @classmethod
+    def lang(cls, got, **kw):
+        return cls.invalid(f"lang must be one of en, vi, both, got {got!r}",
+                           f"lang phải là en, vi hoặc both, hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def unknown_keys(cls, keys: list[str], block: str | None = None, **kw):
+        if block is None:
+            return cls.invalid(f"unknown config keys: {keys!r}", f"key cấu hình không hợp lệ: {keys!r}", **kw)
+        return cls.invalid(f"unknown keys in {block}: {keys!r}", f"key không hợp lệ trong {block}: {keys!r}", **kw)
+
+    @classmethod
+    def files(cls, **kw):
+        return cls.invalid("source.files must be a list of file paths (strings)",
+                           "source.files phải là list đường dẫn file (string)", **kw)
+
+    @classmethod
+    def work_dir(cls, **kw):
+        return cls.invalid("work_dir must be a non-empty path (string)",
+                           "work_dir phải là đường dẫn (string) không rỗng", **kw)
+
+    @classmethod
+    def chunk_mb(cls, got, **kw):
+        return cls.invalid(f"chunk_mb must be a positive number, got {got!r}",
+                           f"chunk_mb phải là số dương, hiện tại là {got!r}", **kw)
+
 
 class MintDimFileNotFoundError(MintDimError):
     @classmethod
@@ -152,6 +179,19 @@ _TOK_RULES_VI = [
     "path phải là string",
     "unk_id và pad_id được lấy từ thư viện tokenizer",
 ]
+TRAIN_MIN_VOCAB = 258  # 256 bytes + <unk> + <pad> (mintdim/training.py)
+TRAIN_RULES_EN = [
+    "train_bpe config must be a dict with keys: vocab_size, out (unit, hot_pair_window_size optional)",
+    f"vocab_size is an int >= {TRAIN_MIN_VOCAB} (256 bytes + <unk> + <pad>)",
+    "unit is byte or unicode (default byte)",
+    "out is a directory path: new, empty, or a model MintDim trained from the same files and options",
+    "hot_pair_window_size is a positive int (bounds trainer memory, same result)"]
+TRAIN_RULES_VI = [
+    "config train_bpe phải là dict có key: vocab_size, out (unit, hot_pair_window_size tuỳ chọn)",
+    f"vocab_size là số nguyên >= {TRAIN_MIN_VOCAB} (256 byte + <unk> + <pad>)",
+    "unit là byte hoặc unicode (mặc định byte)",
+    "out là đường dẫn thư mục: mới, rỗng, hoặc model MintDim đã train từ cùng file và tuỳ chọn",
+    "hot_pair_window_size là số nguyên dương (giới hạn bộ nhớ trainer, cùng kết quả)"]
 
 
 class TokenizerValidationError(MintDimError):
@@ -189,6 +229,106 @@ class TokenizerValidationError(MintDimError):
         vi += ("\n\nCũng được hỗ trợ: unitoken (thư mục model do ffbpe lưu: ffbpe.json, vocab.json, "
                "merges.txt), và train_bpe (train từ dữ liệu).")
         return cls(en, vi, **kw)
+
+    # the config check's problems (mintdim/config.py): the block, then one {path} item
+    @classmethod
+    def not_mapping(cls, got: str, **kw):
+        return cls.config(f"tokenizer must be a mapping with one key (sentencepiece or hf_json), got {got}",
+                          f"tokenizer phải là mapping có một key (sentencepiece hoặc hf_json), hiện tại là {got}", **kw)
+
+    @classmethod
+    def kinds(cls, kinds: list[str], **kw):
+        return cls.config(f"declare exactly one tokenizer kind, got {kinds!r}",
+                          f"chỉ khai báo đúng một loại tokenizer, hiện tại là {kinds!r}", **kw)
+
+    @classmethod
+    def unknown_kind(cls, kind: str, **kw):
+        return cls.unsupported(f"Declared kind: {kind}", f"Loại đã khai báo: {kind}", **kw)
+
+    @classmethod
+    def extension(cls, kind: str, path: str, **kw):
+        return cls.unsupported(f"Declared: {kind} with path {path}", f"Đã khai báo: {kind} với path {path}", **kw)
+
+    @classmethod
+    def item_not_dict(cls, got: str, **kw):
+        return cls.config(f"tokenizer config must be a dict with key: path, got {got}",
+                          f"config tokenizer phải là dict có key: path, hiện tại là {got}", **kw)
+
+    @classmethod
+    def missing_path(cls, **kw):
+        return cls.config("tokenizer config is missing key: path", "config tokenizer thiếu key: path", **kw)
+
+    @classmethod
+    def path_not_string(cls, got: str, **kw):
+        return cls.config(f"path must be a string, got {got}", f"path phải là string, hiện tại là {got}",
+                          component="path", **kw)
+
+    @classmethod
+    def path_empty(cls, **kw):
+        return cls.config("path must be a non-empty string, got an empty string",
+                          "path phải là string không rỗng, hiện tại là string rỗng", component="path", **kw)
+
+    # tokenizer.train_bpe (mintdim/training.py): its own rules
+    @classmethod
+    def train(cls, en_problem: str, vi_problem: str, component: str = "train_bpe", **kw):
+        return cls.config(en_problem, vi_problem, component=component, rules_en=TRAIN_RULES_EN,
+                          rules_vi=TRAIN_RULES_VI, **kw)
+
+    @classmethod
+    def train_not_dict(cls, got: str, **kw):
+        return cls.train(f"train_bpe config must be a dict, got {got}",
+                         f"config train_bpe phải là dict, hiện tại là {got}", **kw)
+
+    @classmethod
+    def train_unknown_keys(cls, keys: list[str], **kw):
+        return cls.train(f"train_bpe config has unknown keys: {keys!r}",
+                         f"config train_bpe có key không hợp lệ: {keys!r}", **kw)
+
+    @classmethod
+    def train_missing_keys(cls, keys: list[str], **kw):
+        return cls.train(f"train_bpe config is missing keys: {keys!r}", f"config train_bpe thiếu key: {keys!r}", **kw)
+
+    @classmethod
+    def train_vocab_size(cls, got, **kw):
+        return cls.train(f"vocab_size must be an int >= {TRAIN_MIN_VOCAB}, got {got!r}",
+                         f"vocab_size phải là số nguyên >= {TRAIN_MIN_VOCAB}, hiện tại là {got!r}",
+                         component="train_bpe.vocab_size", **kw)
+
+    @classmethod
+    def train_unit(cls, got, **kw):
+        return cls.train(f"unit must be byte or unicode, got {got!r}",
+                         f"unit phải là byte hoặc unicode, hiện tại là {got!r}", component="train_bpe.unit", **kw)
+
+    @classmethod
+    def train_out(cls, got, **kw):
+        return cls.train(f"out must be a non-empty path (string), got {got!r}",
+                         f"out phải là đường dẫn (string) không rỗng, hiện tại là {got!r}",
+                         component="train_bpe.out", **kw)
+
+    @classmethod
+    def train_window(cls, got, **kw):
+        return cls.train(f"hot_pair_window_size must be a positive int, got {got!r}",
+                         f"hot_pair_window_size phải là số nguyên dương, hiện tại là {got!r}",
+                         component="train_bpe.hot_pair_window_size", **kw)
+
+    @classmethod
+    def train_options_differ(cls, first: str, second: str, out: str, **kw):
+        return cls.train(f"files {first} and {second} train the same out {out} with different options",
+                         f"file {first} và {second} train cùng out {out} với tuỳ chọn khác nhau",
+                         component="train_bpe.out", **kw)
+
+    @classmethod
+    def train_out_overlaps(cls, out: str, other: str, what: str = "output", **kw):
+        """`out` inside or around an output directory (what=output) or the work directory (what=work)."""
+        if what == "work":
+            return cls.train(f"out {out} overlaps the work directory {other}",
+                             f"out {out} trùng với thư mục làm việc {other}", component="train_bpe.out", **kw)
+        return cls.train(f"out {out} overlaps the output directory {other}",
+                         f"out {out} trùng với thư mục output {other}", component="train_bpe.out", **kw)
+
+    @classmethod
+    def train_out_is_input(cls, out: str, **kw):
+        return cls.train(f"out {out} is an input file", f"out {out} là file đầu vào", component="train_bpe.out", **kw)
 
 
 class TokenizerSpecialTokenError(MintDimError):
@@ -261,6 +401,37 @@ class FieldMappingError(_MappingError):
             **kw,
         )
 
+    # the config check's problems (mintdim/config.py)
+    @classmethod
+    def not_lists(cls, **kw):
+        return cls.invalid("fields must be a list of lists, e.g. [[\"prompt\", \"response\"]]",
+                           "fields phải là list các list, ví dụ [[\"prompt\", \"response\"]]", **kw)
+
+    @classmethod
+    def names(cls, index: int, **kw):
+        return cls.invalid(f"fields[{index}] must be a non-empty list of field names (strings)",
+                           f"fields[{index}] phải là list tên field (string) không rỗng", **kw)
+
+    @classmethod
+    def twice(cls, index: int, names: list, **kw):
+        return cls.invalid(f"fields[{index}] names a field twice: {names!r}",
+                           f"fields[{index}] khai báo một field hai lần: {names!r}", **kw)
+
+    @classmethod
+    def train_on(cls, **kw):
+        return cls.invalid("train_on must be a list of lists of field names, e.g. [[\"output\"]]",
+                           "train_on phải là list các list tên field, ví dụ [[\"output\"]]", **kw)
+
+    @classmethod
+    def train_on_arity(cls, n_files: int, n_items: int, **kw):
+        return cls.invalid(f"Received {n_files} input files but {n_items} train_on entries",
+                           f"Nhận {n_files} file đầu vào nhưng chỉ có {n_items} train_on", **kw)
+
+    @classmethod
+    def train_on_name(cls, index: int, name, declared: list, **kw):
+        return cls.invalid(f"train_on[{index}] names {name!r}, which is not one of the file's fields {declared!r}",
+                           f"train_on[{index}] có {name!r}, không thuộc fields của file {declared!r}", **kw)
+
 
 class TemplateMappingError(_MappingError):
     TEXTS = dict(what_en="templates", what_vi="template",
@@ -276,6 +447,10 @@ class TemplateMappingError(_MappingError):
             "• templates là list các string\n• len(templates) == 1 hoặc len(templates) == số file",
             **kw,
         )
+
+    @classmethod
+    def not_strings(cls, **kw):
+        return cls.invalid("templates must be a list of strings", "templates phải là list các string", **kw)
 
 
 class UnitMappingError(_MappingError):
@@ -301,6 +476,25 @@ class TemplateFieldMismatchError(MintDimError):
             f"template = {_quoted(template)}\n\nField gây lệch template: {field} Lý do: {reason_vi}",
             **kw,
         )
+
+    @classmethod
+    def placeholder(cls, source_file: str, fields: list[str], template: str, field: str, reason: str, **kw):
+        return cls.make(source_file, fields, template, field,
+                        f"invalid placeholder ({reason}); use {{name}}, and {{{{ }}}} for literal braces",
+                        f"placeholder không hợp lệ ({reason}); dùng {{name}}, và {{{{ }}}} cho dấu ngoặc literal",
+                        **kw)
+
+    @classmethod
+    def undeclared(cls, source_file: str, fields: list[str], template: str, field: str, **kw):
+        return cls.make(source_file, fields, template, field,
+                        f"template uses {{{field}}}, but fields does not declare it",
+                        f"template dùng {{{field}}}, nhưng fields không khai báo field này", **kw)
+
+    @classmethod
+    def unused(cls, source_file: str, fields: list[str], template: str, field: str, **kw):
+        return cls.make(source_file, fields, template, field,
+                        f"fields declares {field}, but template does not use {{{field}}}",
+                        f"fields khai báo {field}, nhưng template không dùng {{{field}}}", **kw)
 
 
 class TemplateTokenizerError(MintDimError):
@@ -335,6 +529,52 @@ class UnitValidationError(MintDimError):
             vi += f"\n\nVấn đề: {vi_problem or en_problem}"
         return cls(en, vi, **kw)
 
+    # the config check's problems (mintdim/config.py)
+    @classmethod
+    def auto_only(cls, keys: list[str], **kw):
+        return cls.make(f"{keys} apply only with sizes: auto", f"{keys} chỉ dùng được với sizes: auto", **kw)
+
+    @classmethod
+    def needs_k(cls, got, **kw):
+        return cls.make(f"sizes: auto needs k, a positive int (got {got!r})",
+                        f"sizes: auto cần k là số nguyên dương (hiện tại là {got!r})", **kw)
+
+    @classmethod
+    def not_positive(cls, key: str, got, **kw):
+        return cls.make(f"{key} must be a positive int, got {got!r}",
+                        f"{key} phải là số nguyên dương, hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def cost(cls, costs: list[str], got, **kw):
+        return cls.make(f"cost must be one of {costs}, got {got!r}",
+                        f"cost phải là một trong {costs}, hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def min_above_max(cls, **kw):
+        return cls.make("min_size is above max_size", "min_size lớn hơn max_size", **kw)
+
+    @classmethod
+    def sizes_not_lists(cls, **kw):
+        return cls.make("sizes must be a list of lists, e.g. [[128, 256]]",
+                        "sizes phải là list các list, ví dụ [[128, 256]]", **kw)
+
+    @classmethod
+    def build_batch_not_list(cls, **kw):
+        return cls.make("build_batch must be a list, e.g. [4096]", "build_batch phải là list, ví dụ [4096]", **kw)
+
+    @classmethod
+    def sizes(cls, index: int, got, **kw):
+        return cls.make(f"sizes[{index}] = {got!r}", f"sizes[{index}] = {got!r}", **kw)
+
+    @classmethod
+    def unsorted(cls, index: int, got, **kw):
+        return cls.make(f"sizes[{index}] = {got!r} is not sorted ascending",
+                        f"sizes[{index}] = {got!r} không tăng dần", **kw)
+
+    @classmethod
+    def build_batch(cls, index: int, got, **kw):
+        return cls.make(f"build_batch[{index}] = {got!r}", f"build_batch[{index}] = {got!r}", **kw)
+
 
 class UnitOverflowError(MintDimError):
     @classmethod
@@ -365,6 +605,26 @@ class OutputValidationError(MintDimError):
             f"Thư mục output không hợp lệ.\n\nVấn đề: {vi_problem}",
             **kw,
         )
+
+    # the config check's problems (mintdim/config.py)
+    @classmethod
+    def not_paths(cls, **kw):
+        return cls.invalid("output.dir must be a path (string) or a list of paths",
+                           "output.dir phải là đường dẫn (string) hoặc list đường dẫn", **kw)
+
+    @classmethod
+    def nested(cls, directory: str, other: str, **kw):
+        return cls.invalid(f"output {directory} contains another output {other}",
+                           f"output {directory} chứa một output khác {other}", **kw)
+
+    @classmethod
+    def overlaps_work(cls, directory: str, work_dir: str, **kw):
+        return cls.invalid(f"output {directory} overlaps the work directory {work_dir}",
+                           f"output {directory} trùng với thư mục làm việc {work_dir}", **kw)
+
+    @classmethod
+    def is_input(cls, directory: str, **kw):
+        return cls.invalid(f"output {directory} is an input file", f"output {directory} là một file đầu vào", **kw)
 
 
 class TokenDTypeValidationError(MintDimError):
@@ -404,6 +664,16 @@ class SamplesPerShardError(MintDimError):
         return cls.make(f"Received {n_files} input files but {n_items} samples_per_shard entries",
                         f"Nhận {n_files} file đầu vào nhưng chỉ có {n_items} samples_per_shard", **kw)
 
+    @classmethod
+    def not_list(cls, got: str, **kw):
+        return cls.make(f"samples_per_shard must be a list of positive ints, got {got}",
+                        f"samples_per_shard phải là list số nguyên dương, hiện tại là {got}", **kw)
+
+    @classmethod
+    def shared(cls, output: str, values: str, **kw):
+        return cls.make(f"files that share output {output} must share samples_per_shard ({values})",
+                        f"các file dùng chung output {output} phải dùng chung samples_per_shard ({values})", **kw)
+
 
 class BuildError(MintDimError):
     """A stage failed without a spec error (killed job, disk full, a bug): says where to look."""
@@ -418,6 +688,27 @@ class TokenizerToolError(MintDimError):
 
     def __init__(self, en: str, vi: str | None = None, **kw):
         super().__init__(en, vi or en, **kw)
+
+
+def schema_violation(path: list, message: str) -> MintDimError:
+    """A JSON Schema violation no named problem words (jsonschema's own English, in both texts), with the
+    error class of the block it is in."""
+    where = ".".join(str(p) for p in path) or "config"
+    text = f"{where}: {message}"
+    block, sub = (list(path) + [None, None])[:2]
+    if block == "tokenizer":
+        return TokenizerValidationError.config(text, text)
+    if block == "units":
+        return UnitValidationError.make(text, text)
+    if block == "output" and sub == "samples_per_shard":
+        return SamplesPerShardError.make(text, text)
+    if block == "output":
+        return OutputValidationError.invalid(text, text)
+    if block == "source" and sub == "fields":
+        return FieldMappingError.invalid(text, text)
+    if block == "source" and sub == "templates":
+        return TemplateMappingError.invalid(text, text)
+    return PipelineValidationError.invalid(text, text)
 
 
 ERROR_CLASSES = {

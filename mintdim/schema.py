@@ -1,8 +1,11 @@
-"""The config's JSON Schema (workflow/schemas/config.schema.yaml), reported as MintDim errors.
+"""The config's JSON Schema (workflow/schemas/config.schema.yaml): the declared contract of shapes and types.
 
-config.resolve() runs first and gives the precise spec messages; the schema
-is the declared contract and a safety net: any violation it still finds is
-reported with the error class of the block it is in.
+`findings(raw)` runs the one Draft 2020-12 validator (built once per process)
+and returns every violation by its place in the config; mintdim/config.py words
+them with the error catalogue, in its fixed order, between its rules across
+fields. Two choices of type: an integer is a Python int (YAML's `16.0` and
+`true` are not), and a number is never NaN (YAML's `.nan`), as MintDim always
+required.
 """
 
 from __future__ import annotations
@@ -15,33 +18,58 @@ from .paths import schema_file
 
 @functools.lru_cache(maxsize=1)
 def _validator():
-    import jsonschema  # here: every workflow job imports this module, only pre-flight validates
+    import jsonschema  # here: every workflow job imports this module, only a config check validates
     import yaml
 
     with open(schema_file(), encoding="utf-8") as f:
         schema = yaml.safe_load(f)
-    return jsonschema.Draft202012Validator(schema)
+    base = jsonschema.Draft202012Validator
+    types = base.TYPE_CHECKER.redefine_many({
+        "integer": lambda _, v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda _, v: isinstance(v, (int, float)) and not isinstance(v, bool) and v == v,
+    })
+    return jsonschema.validators.extend(base, type_checker=types)(schema)
 
 
-def validate(raw: dict) -> None:
-    errs = sorted(_validator().iter_errors(raw), key=lambda e: list(map(str, e.absolute_path)))
-    if not errs:
-        return
-    err = errs[0]
-    where = ".".join(str(p) for p in err.absolute_path) or "config"
-    en, vi = f"{where}: {err.message}", f"{where}: {err.message}"
-    block = err.absolute_path[0] if err.absolute_path else None
-    sub = err.absolute_path[1] if len(err.absolute_path) > 1 else None
-    if block == "tokenizer":
-        raise E.TokenizerValidationError.config(en, vi)
-    if block == "units":
-        raise E.UnitValidationError.make(en, vi)
-    if block == "output" and sub == "samples_per_shard":
-        raise E.SamplesPerShardError.make(en, vi)
-    if block == "output":
-        raise E.OutputValidationError.invalid(en, vi)
-    if block == "source" and sub == "fields":
-        raise E.FieldMappingError.invalid(en, vi)
-    if block == "source" and sub == "templates":
-        raise E.TemplateMappingError.invalid(en, vi)
-    raise E.PipelineValidationError.invalid(en, vi)
+class Findings:
+    """The schema's violations of one config. A violation is a jsonschema ValidationError: its keyword
+    is `.validator`, the config's value there `.instance`, the failing (sub)schema `.schema`."""
+
+    def __init__(self, errors=()):
+        self.errors = [(tuple(e.absolute_path), e) for e in errors]
+
+    def __bool__(self) -> bool:
+        return bool(self.errors)
+
+    def at(self, *path, keyword: str | None = None) -> list:
+        """Violations of the value at exactly this path (optionally: of this keyword)."""
+        return [e for p, e in self.errors if p == path and keyword in (None, e.validator)]
+
+    def under(self, *path) -> list:
+        """Violations of the value at this path or inside it."""
+        return [e for p, e in self.errors if p[:len(path)] == path]
+
+    def first(self):
+        """The violation listed first by path (what the schema alone reports)."""
+        return min(self.errors, key=lambda pe: list(map(str, pe[0])))[1]
+
+
+NONE = Findings()
+
+
+def findings(raw) -> Findings:
+    return Findings(_validator().iter_errors(raw))
+
+
+def unworded(found: Findings) -> E.MintDimError:
+    """A violation no named problem words: jsonschema's text, with the error class of its block."""
+    err = found.first()
+    return E.schema_violation(list(err.absolute_path), err.message)
+
+
+def validate(raw) -> None:
+    """Raise the catalogue error a config check reports first when raw breaks the schema; else nothing."""
+    if findings(raw):
+        from .config import resolve
+
+        resolve(raw)

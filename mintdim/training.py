@@ -37,62 +37,41 @@ KIND = "train_bpe"
 KEYS = ("vocab_size", "unit", "out", "hot_pair_window_size")
 UNITS = ("byte", "unicode")
 SPECIAL_TOKENS = [UNK_TOKEN, PAD_TOKEN]  # ids 0 and 1
-MIN_VOCAB = 256 + len(SPECIAL_TOKENS)
+MIN_VOCAB = E.TRAIN_MIN_VOCAB  # 256 bytes + <unk> + <pad> (SPECIAL_TOKENS)
 RECORD = "mintdim-train.json"
-
-_RULES_EN = ["train_bpe config must be a dict with keys: vocab_size, out (unit, hot_pair_window_size optional)",
-             f"vocab_size is an int >= {MIN_VOCAB} (256 bytes + <unk> + <pad>)",
-             "unit is byte or unicode (default byte)",
-             "out is a directory path: new, empty, or a model MintDim trained from the same files and options",
-             "hot_pair_window_size is a positive int (bounds trainer memory, same result)"]
-_RULES_VI = ["config train_bpe phải là dict có key: vocab_size, out (unit, hot_pair_window_size tuỳ chọn)",
-             f"vocab_size là số nguyên >= {MIN_VOCAB} (256 byte + <unk> + <pad>)",
-             "unit là byte hoặc unicode (mặc định byte)",
-             "out là đường dẫn thư mục: mới, rỗng, hoặc model MintDim đã train từ cùng file và tuỳ chọn",
-             "hot_pair_window_size là số nguyên dương (giới hạn bộ nhớ trainer, cùng kết quả)"]
-
-
-def _config_error(en: str, vi: str, component: str = "train_bpe") -> E.TokenizerValidationError:
-    return E.TokenizerValidationError.config(en, vi, component=component, rules_en=_RULES_EN, rules_vi=_RULES_VI)
 
 
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def options(item: dict) -> dict:
+    """A checked train_bpe item's options, unit and window filled in (the config's schema checked it)."""
+    return {"vocab_size": item["vocab_size"], "unit": item.get("unit", "byte"),
+            "hot_pair_window_size": item.get("hot_pair_window_size")}
+
+
 def check_item(item) -> dict:
-    """A train_bpe item, checked; returns the normalized options (unit and window filled in)."""
+    """`mintdim tokenizer train`'s options, checked as a train_bpe item; returns options(item)."""
+    bad = E.TokenizerValidationError
     if not isinstance(item, dict):
-        raise _config_error(f"train_bpe config must be a dict, got {type(item).__name__}",
-                            f"config train_bpe phải là dict, hiện tại là {type(item).__name__}")
+        raise bad.train_not_dict(type(item).__name__)
     unknown = [k for k in item if k not in KEYS]
     if unknown:
-        raise _config_error(f"train_bpe config has unknown keys: {unknown!r}",
-                            f"config train_bpe có key không hợp lệ: {unknown!r}")
+        raise bad.train_unknown_keys(unknown)
     missing = [k for k in ("vocab_size", "out") if k not in item]
     if missing:
-        raise _config_error(f"train_bpe config is missing keys: {missing!r}",
-                            f"config train_bpe thiếu key: {missing!r}")
-    vocab = item["vocab_size"]
-    if not _is_int(vocab) or vocab < MIN_VOCAB:
-        raise _config_error(f"vocab_size must be an int >= {MIN_VOCAB}, got {vocab!r}",
-                            f"vocab_size phải là số nguyên >= {MIN_VOCAB}, hiện tại là {vocab!r}",
-                            component="train_bpe.vocab_size")
-    unit = item.get("unit", "byte")
-    if unit not in UNITS:
-        raise _config_error(f"unit must be byte or unicode, got {unit!r}",
-                            f"unit phải là byte hoặc unicode, hiện tại là {unit!r}", component="train_bpe.unit")
-    out = item["out"]
-    if not isinstance(out, str) or not out:
-        raise _config_error(f"out must be a non-empty path (string), got {out!r}",
-                            f"out phải là đường dẫn (string) không rỗng, hiện tại là {out!r}",
-                            component="train_bpe.out")
+        raise bad.train_missing_keys(missing)
+    if not _is_int(item["vocab_size"]) or item["vocab_size"] < MIN_VOCAB:
+        raise bad.train_vocab_size(item["vocab_size"])
+    if item.get("unit", "byte") not in UNITS:
+        raise bad.train_unit(item["unit"])
+    if not isinstance(item["out"], str) or not item["out"]:
+        raise bad.train_out(item["out"])
     window = item.get("hot_pair_window_size")
     if window is not None and (not _is_int(window) or window < 1):
-        raise _config_error(f"hot_pair_window_size must be a positive int, got {window!r}",
-                            f"hot_pair_window_size phải là số nguyên dương, hiện tại là {window!r}",
-                            component="train_bpe.hot_pair_window_size")
-    return {"vocab_size": vocab, "unit": unit, "hot_pair_window_size": window}
+        raise bad.train_window(window)
+    return options(item)
 
 
 def inside(a: str, b: str) -> bool:
@@ -104,28 +83,21 @@ def check_entries(files, outputs, work_dir: str) -> None:
     """Files that train one `out` agree on options; `out` is apart from outputs, inputs and the work dir."""
     seen: dict[str, tuple[str, dict]] = {}
     work_abs = os.path.abspath(work_dir)
+    bad = E.TokenizerValidationError
     for f in files:
         if f.tokenizer_train is None:
             continue
         out = f.tokenizer_abspath
         if out in seen and seen[out][1] != f.tokenizer_train:
-            raise _config_error(
-                f"files {seen[out][0]} and {f.path} train the same out {f.tokenizer_path} with different options",
-                f"file {seen[out][0]} và {f.path} train cùng out {f.tokenizer_path} với tuỳ chọn khác nhau",
-                component="train_bpe.out")
+            raise bad.train_options_differ(seen[out][0], f.path, f.tokenizer_path)
         seen.setdefault(out, (f.path, f.tokenizer_train))
         for o in outputs:
             if inside(out, o.absdir) or inside(o.absdir, out):
-                raise _config_error(f"out {f.tokenizer_path} overlaps the output directory {o.dir}",
-                                    f"out {f.tokenizer_path} trùng với thư mục output {o.dir}",
-                                    component="train_bpe.out")
+                raise bad.train_out_overlaps(f.tokenizer_path, o.dir)
         if inside(out, work_abs) or inside(work_abs, out):
-            raise _config_error(f"out {f.tokenizer_path} overlaps the work directory {work_dir}",
-                                f"out {f.tokenizer_path} trùng với thư mục làm việc {work_dir}",
-                                component="train_bpe.out")
+            raise bad.train_out_overlaps(f.tokenizer_path, work_dir, what="work")
         if any(g.abspath == out for g in files):
-            raise _config_error(f"out {f.tokenizer_path} is an input file", f"out {f.tokenizer_path} là file đầu vào",
-                                component="train_bpe.out")
+            raise bad.train_out_is_input(f.tokenizer_path)
 
 
 # --- groups: one trained tokenizer per distinct out ----------------------------------------------------------
