@@ -438,7 +438,8 @@ def _entries(raw: dict) -> BuildConfig:
         outputs[entry.output].files.append(i)
         outputs[entry.output].build_batches.append(entry.build_batch)
         entries.append(entry)
-    return BuildConfig(files=entries, outputs=outputs, lang=lang_of(raw), work_dir=raw.get("work_dir", DEFAULT_WORK_DIR),
+    return BuildConfig(files=entries, outputs=outputs, lang=lang_of(raw),
+                       work_dir=raw.get("work_dir", DEFAULT_WORK_DIR),
                        chunk_mb=float(raw.get("chunk_mb", DEFAULT_CHUNK_MB)), raw=raw)
 
 

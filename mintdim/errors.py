@@ -689,6 +689,130 @@ class TokenizerToolError(MintDimError):
     def __init__(self, en: str, vi: str | None = None, **kw):
         super().__init__(en, vi or en, **kw)
 
+    # add-specials (mintdim/specials.py)
+    @classmethod
+    def exists(cls, out: str, **kw):
+        return cls(f"{out} already exists; MintDim never overwrites a file. Choose a new OUT.",
+                   f"{out} đã tồn tại; MintDim không bao giờ ghi đè file. Hãy chọn OUT mới.", **kw)
+
+    @classmethod
+    def same_path(cls, **kw):
+        return cls("OUT must differ from IN: IN is never touched", "OUT phải khác IN: IN không bao giờ bị sửa", **kw)
+
+    @classmethod
+    def out_extension(cls, ext: str, kind: str, **kw):
+        return cls(f"OUT must end with {ext} (the extension MintDim expects for {kind})",
+                   f"OUT phải có đuôi {ext} (đuôi MintDim dùng cho {kind})", **kw)
+
+    @classmethod
+    def unknown_kind(cls, path: str, **kw):
+        return cls(f"{path}: not a SentencePiece .model, a tokenizer.json (.json) or a unitoken model directory",
+                   f"{path}: không phải SentencePiece .model, tokenizer.json (.json) hay thư mục model unitoken", **kw)
+
+    @classmethod
+    def nothing_to_add(cls, unk_id: int, pad_id: int, **kw):
+        return cls(f"the tokenizer already exposes unk_id {unk_id} and pad_id {pad_id}: nothing to add",
+                   f"tokenizer đã có unk_id {unk_id} và pad_id {pad_id}: không cần thêm gì", **kw)
+
+    @classmethod
+    def already_has(cls, name: str, token_id: int, **kw):
+        return cls(f"the tokenizer already has {name}_id {token_id}; --{name} adds only a missing one",
+                   f"tokenizer đã có {name}_id {token_id}; --{name} chỉ thêm token còn thiếu", **kw)
+
+    @classmethod
+    def empty_token(cls, name: str, **kw):
+        return cls(f"--{name} needs a non-empty token string", f"--{name} cần một chuỗi token không rỗng", **kw)
+
+    @classmethod
+    def same_tokens(cls, **kw):
+        return cls("--pad and --unk must be different strings", "--pad và --unk phải là chuỗi khác nhau", **kw)
+
+    @classmethod
+    def taken(cls, token: str, old_id, **kw):
+        return cls(f"{token!r} is already in the vocabulary (id {old_id}); choose a string that is not, e.g. <|pad|>",
+                   f"{token!r} đã có trong vocab (id {old_id}); hãy chọn chuỗi chưa có, ví dụ <|pad|>", **kw)
+
+    @classmethod
+    def needs_protobuf(cls, reason, **kw):
+        return cls(f"editing a SentencePiece model needs protobuf ({reason}): pip install protobuf",
+                   f"sửa model SentencePiece cần protobuf ({reason}): pip install protobuf", **kw)
+
+    @classmethod
+    def sentencepiece_unk(cls, **kw):
+        return cls("a SentencePiece model always has an unk piece; only --pad applies",
+                   "model SentencePiece luôn có unk piece; chỉ dùng được --pad", **kw)
+
+    @classmethod
+    def not_appended(cls, token: str, **kw):
+        return cls(f"could not append {token!r} as a new id", f"không thêm được {token!r} làm id mới", **kw)
+
+    @classmethod
+    def no_unk_slot(cls, kind: str, **kw):
+        return cls(f"cannot set an unk token on a {kind} model here",
+                   f"không đặt được unk token cho model {kind}", **kw)
+
+    @classmethod
+    def unitoken_token(cls, **kw):
+        return cls("a unitoken special token must be printable ASCII without spaces, e.g. <pad>",
+                   "special token của unitoken phải là ASCII in được, không có dấu cách, vd <pad>", **kw)
+
+    # the written tokenizer failed its check (nothing written)
+    @classmethod
+    def _unchecked(cls, en: str, vi: str, **kw):
+        return cls(f"{en}; nothing written", f"{vi}; không ghi gì", **kw)
+
+    @classmethod
+    def not_exposed(cls, name: str, token_id: int, **kw):
+        return cls._unchecked(f"the new tokenizer does not expose {name}_id {token_id}",
+                              f"tokenizer mới không có {name}_id {token_id}", **kw)
+
+    @classmethod
+    def ids_change(cls, count: int, example: str, **kw):
+        return cls._unchecked(f"{count} existing ids would change (e.g. {example!r})",
+                              f"{count} id hiện có sẽ bị đổi (vd {example!r})", **kw)
+
+    @classmethod
+    def vocab_growth(cls, **kw):
+        return cls._unchecked("the vocabulary would not grow by exactly the added tokens",
+                              "vocab không tăng đúng số token thêm", **kw)
+
+    @classmethod
+    def encodes_differently(cls, **kw):
+        return cls._unchecked("a text encodes differently with the new tokenizer",
+                              "một văn bản được mã hoá khác với tokenizer mới", **kw)
+
+    # export (mintdim/export.py)
+    @classmethod
+    def merges_line(cls, path: str, line: str, **kw):
+        return cls(f"unexpected line in {path}: {line[:80]!r}", f"dòng không đúng dạng trong {path}: {line[:80]!r}",
+                   **kw)
+
+    @classmethod
+    def not_model_dir(cls, model_dir: str, reason, **kw):
+        return cls(f"{model_dir} is not a unitoken model directory: {reason}",
+                   f"{model_dir} không phải thư mục model unitoken: {reason}", **kw)
+
+    @classmethod
+    def not_byte_unit(cls, model_dir: str, unit: str, **kw):
+        return cls(f"{model_dir} is a {unit}-unit model; only byte-unit models have a tokenizer.json "
+                   "with the same ids (train with unit: byte)",
+                   f"{model_dir} là model unit {unit}; chỉ model unit byte mới có tokenizer.json cùng id "
+                   "(hãy train với unit: byte)", **kw)
+
+    @classmethod
+    def unicode_bigrams(cls, model_dir: str, **kw):
+        return cls(f"{model_dir} uses Unicode bigram boundaries, which tokenizer.json cannot express",
+                   f"{model_dir} dùng ranh giới Unicode bigram, tokenizer.json không biểu diễn được", **kw)
+
+    @classmethod
+    def special_moved(cls, token: str, **kw):
+        return cls(f"special token {token!r} would not keep its id", f"special token {token!r} bị đổi id", **kw)
+
+    @classmethod
+    def export_differs(cls, index: int, **kw):
+        return cls(f"the exported tokenizer encodes text {index} differently; nothing written",
+                   f"tokenizer đã export mã hoá văn bản {index} khác đi; không ghi gì", **kw)
+
 
 def schema_violation(path: list, message: str) -> MintDimError:
     """A JSON Schema violation no named problem words (jsonschema's own English, in both texts), with the

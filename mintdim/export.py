@@ -32,8 +32,7 @@ def read_merges(path: str) -> list[tuple[str, str]]:
                 line = line.rsplit(" => ", 1)[0]
             parts = line.split(" ")
             if len(parts) != 2:
-                raise TokenizerToolError(f"unexpected line in {path}: {line[:80]!r}",
-                                         f"dòng không đúng dạng trong {path}: {line[:80]!r}")
+                raise TokenizerToolError.merges_line(path, line)
             merges.append((parts[0], parts[1]))
     return merges
 
@@ -45,17 +44,11 @@ def build_hf(model_dir: str):
     try:
         config = read_config(model_dir)
     except NotAModelDirectory as exc:
-        raise TokenizerToolError(f"{model_dir} is not a unitoken model directory: {exc}",
-                                 f"{model_dir} không phải thư mục model unitoken: {exc}") from None
+        raise TokenizerToolError.not_model_dir(model_dir, exc) from None
     if config["unit"] != "byte" or config["format"] != "gpt2":
-        raise TokenizerToolError(
-            f"{model_dir} is a {config['unit']}-unit model; only byte-unit models have a tokenizer.json "
-            "with the same ids (train with unit: byte)",
-            f"{model_dir} là model unit {config['unit']}; chỉ model unit byte mới có tokenizer.json cùng id "
-            "(hãy train với unit: byte)")
+        raise TokenizerToolError.not_byte_unit(model_dir, config["unit"])
     if config.get("unicode_bigrams"):
-        raise TokenizerToolError(f"{model_dir} uses Unicode bigram boundaries, which tokenizer.json cannot express",
-                                 f"{model_dir} dùng ranh giới Unicode bigram, tokenizer.json không biểu diễn được")
+        raise TokenizerToolError.unicode_bigrams(model_dir)
     with open(os.path.join(model_dir, config["vocab_file"]), encoding="utf-8") as f:
         vocab = json.load(f)
     merges = read_merges(os.path.join(model_dir, config["merges_file"]))
@@ -72,7 +65,7 @@ def build_hf(model_dir: str):
     tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in specials])
     for s in specials:
         if tok.token_to_id(s) != vocab.get(s):
-            raise TokenizerToolError(f"special token {s!r} would not keep its id", f"special token {s!r} bị đổi id")
+            raise TokenizerToolError.special_moved(s)
     if PAD_TOKEN in specials:
         tok.enable_padding(pad_id=vocab[PAD_TOKEN], pad_token=PAD_TOKEN)
     return tok
@@ -96,8 +89,7 @@ def export(model_dir: str, out_path: str, check_texts=()) -> dict:
     want = ff.encode_ids(texts)
     for i, (a, b) in enumerate(zip(got, want)):
         if a != b:
-            raise TokenizerToolError(f"the exported tokenizer encodes text {i} differently; nothing written",
-                                     f"tokenizer đã export mã hoá văn bản {i} khác đi; không ghi gì")
+            raise TokenizerToolError.export_differs(i)
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     tmp = out_path + ".partial"
     hf.save(tmp)

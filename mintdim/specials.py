@@ -44,8 +44,7 @@ TokenizerToolError = E.TokenizerToolError  # importable from here as before
 
 def refuse_existing(out_path: str) -> None:
     if os.path.exists(out_path) and not (os.path.isdir(out_path) and not os.listdir(out_path)):
-        raise TokenizerToolError(f"{out_path} already exists; MintDim never overwrites a file. Choose a new OUT.",
-                                 f"{out_path} đã tồn tại; MintDim không bao giờ ghi đè file. Hãy chọn OUT mới.")
+        raise TokenizerToolError.exists(out_path)
 
 
 def kind_of(path: str) -> str:
@@ -65,9 +64,7 @@ def kind_of(path: str) -> str:
             return "hf_json"
         if head[:1] == b"\x0a":  # ModelProto: field 1 (pieces), length-delimited
             return "sentencepiece"
-    raise TokenizerToolError(
-        f"{path}: not a SentencePiece .model, a tokenizer.json (.json) or a unitoken model directory",
-        f"{path}: không phải SentencePiece .model, tokenizer.json (.json) hay thư mục model unitoken")
+    raise TokenizerToolError.unknown_kind(path)
 
 
 def _wanted(tok, pad: str | None, unk: str | None) -> dict[str, str]:
@@ -77,24 +74,15 @@ def _wanted(tok, pad: str | None, unk: str | None) -> dict[str, str]:
     if not asked:
         asked = {k: DEFAULTS[k] for k, v in present.items() if v is None}
         if not asked:
-            raise TokenizerToolError(
-                f"the tokenizer already exposes unk_id {present['unk']} and pad_id {present['pad']}: nothing to add",
-                f"tokenizer đã có unk_id {present['unk']} và pad_id {present['pad']}: không cần thêm gì")
+            raise TokenizerToolError.nothing_to_add(present["unk"], present["pad"])
     for k, token in asked.items():
         if present[k] is not None:
-            raise TokenizerToolError(f"the tokenizer already has {k}_id {present[k]}; --{k} adds only a missing one",
-                                     f"tokenizer đã có {k}_id {present[k]}; --{k} chỉ thêm token còn thiếu")
+            raise TokenizerToolError.already_has(k, present[k])
         if not isinstance(token, str) or not token:
-            raise TokenizerToolError(f"--{k} needs a non-empty token string", f"--{k} cần một chuỗi token không rỗng")
+            raise TokenizerToolError.empty_token(k)
     if len(set(asked.values())) != len(asked):
-        raise TokenizerToolError("--pad and --unk must be different strings", "--pad và --unk phải là chuỗi khác nhau")
+        raise TokenizerToolError.same_tokens()
     return asked
-
-
-def _taken(token: str, old_id) -> TokenizerToolError:
-    return TokenizerToolError(
-        f"{token!r} is already in the vocabulary (id {old_id}); choose a string that is not, e.g. <|pad|>",
-        f"{token!r} đã có trong vocab (id {old_id}); hãy chọn chuỗi chưa có, ví dụ <|pad|>")
 
 
 # --- SentencePiece ---------------------------------------------------------------------------------------------
@@ -104,8 +92,7 @@ def _sentencepiece(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, i
     try:
         from sentencepiece import sentencepiece_model_pb2 as pb
     except ImportError as exc:  # protobuf missing
-        raise TokenizerToolError(f"editing a SentencePiece model needs protobuf ({exc}): pip install protobuf",
-                                 f"sửa model SentencePiece cần protobuf ({exc}): pip install protobuf") from None
+        raise TokenizerToolError.needs_protobuf(exc) from None
     model = pb.ModelProto()
     with open(src, "rb") as f:
         model.ParseFromString(f.read())
@@ -113,10 +100,9 @@ def _sentencepiece(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, i
     added = {}
     for k, token in wanted.items():
         if k == "unk":
-            raise TokenizerToolError("a SentencePiece model always has an unk piece; only --pad applies",
-                                     "model SentencePiece luôn có unk piece; chỉ dùng được --pad")
+            raise TokenizerToolError.sentencepiece_unk()
         if token in pieces:
-            raise _taken(token, pieces[token])
+            raise TokenizerToolError.taken(token, pieces[token])
         piece = model.pieces.add()
         piece.piece = token
         piece.score = 0.0
@@ -138,11 +124,11 @@ def _hf_json(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, int]]:
     added = {}
     for k, token in wanted.items():
         if token in vocab:
-            raise _taken(token, vocab[token])
+            raise TokenizerToolError.taken(token, vocab[token])
         tok.add_special_tokens([AddedToken(token, special=True, normalized=False)])
         new_id = tok.token_to_id(token)
         if new_id is None or new_id <= max(vocab.values()):  # appended after every existing id
-            raise TokenizerToolError(f"could not append {token!r} as a new id", f"không thêm được {token!r} làm id mới")
+            raise TokenizerToolError.not_appended(token)
         added[k] = new_id
     if "pad" in added:
         padding = tok.padding
@@ -163,8 +149,7 @@ def _hf_json(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, int]]:
             model["vocab"].append([wanted["unk"], low - 10.0])
             model["unk_id"] = added["unk"]
         else:
-            raise TokenizerToolError(f"cannot set an unk token on a {kind} model here",
-                                     f"không đặt được unk token cho model {kind}")
+            raise TokenizerToolError.no_unk_slot(kind)
     return json.dumps(data, ensure_ascii=False).encode("utf-8"), added
 
 
@@ -183,10 +168,9 @@ def _unitoken(src: str, staging: str, wanted: dict[str, str]) -> dict[str, int]:
     next_id = max(vocab.values()) + 1
     for k, token in wanted.items():
         if token in vocab:
-            raise _taken(token, vocab[token])
+            raise TokenizerToolError.taken(token, vocab[token])
         if not all("!" <= ch <= "~" for ch in token):
-            raise TokenizerToolError("a unitoken special token must be printable ASCII without spaces, e.g. <pad>",
-                                     "special token của unitoken phải là ASCII in được, không có dấu cách, vd <pad>")
+            raise TokenizerToolError.unitoken_token()
         vocab[token] = added[k] = next_id
         next_id += 1
         config["special_tokens"].append(token)
@@ -221,13 +205,11 @@ def add_specials(src: str, dst: str, pad: str | None = None, unk: str | None = N
         raise E.MintDimFileNotFoundError.make("tokenizer", src)
     kind = kind_of(src)
     if os.path.abspath(src) == os.path.abspath(dst):
-        raise TokenizerToolError("OUT must differ from IN: IN is never touched",
-                                 "OUT phải khác IN: IN không bao giờ bị sửa")
+        raise TokenizerToolError.same_path()
     refuse_existing(dst)
     ext = {"sentencepiece": ".model", "hf_json": ".json"}.get(kind)
     if ext and not dst.endswith(ext):
-        raise TokenizerToolError(f"OUT must end with {ext} (the extension MintDim expects for {kind})",
-                                 f"OUT phải có đuôi {ext} (đuôi MintDim dùng cho {kind})")
+        raise TokenizerToolError.out_extension(ext, kind)
     old = load(kind, src)
     wanted = _wanted(old, pad, unk)
     parent = os.path.dirname(os.path.abspath(dst))
@@ -252,19 +234,15 @@ def add_specials(src: str, dst: str, pad: str | None = None, unk: str | None = N
 
 
 def _check(kind: str, old, new, added: dict[str, int], texts: list[str]) -> None:
-    def fail(en: str, vi: str):
-        raise TokenizerToolError(f"{en}; nothing written", f"{vi}; không ghi gì")
-
     for k, new_id in added.items():
         if getattr(new, f"{k}_id") != new_id:
-            fail(f"the new tokenizer does not expose {k}_id {new_id}", f"tokenizer mới không có {k}_id {new_id}")
+            raise TokenizerToolError.not_exposed(k, new_id)
     old_vocab, new_vocab = _vocab_of(kind, old), _vocab_of(kind, new)
     changed = [t for t, i in old_vocab.items() if new_vocab.get(t) != i]
     if changed:
-        fail(f"{len(changed)} existing ids would change (e.g. {changed[0]!r})",
-             f"{len(changed)} id hiện có sẽ bị đổi (vd {changed[0]!r})")
+        raise TokenizerToolError.ids_change(len(changed), changed[0])
     if new.vocab_size != old.vocab_size + len(added):
-        fail("the vocabulary would not grow by exactly the added tokens", "vocab không tăng đúng số token thêm")
+        raise TokenizerToolError.vocab_growth()
     texts = [t for t in texts if not any(tok in t for tok in _added_strings(kind, new, added))]
     try:
         same = old.encode_ids(texts) == new.encode_ids(texts)
@@ -272,7 +250,7 @@ def _check(kind: str, old, new, added: dict[str, int], texts: list[str]) -> None
         same = False
         texts = [f"{type(exc).__name__}: {exc}"]
     if not same:
-        fail("a text encodes differently with the new tokenizer", "một văn bản được mã hoá khác với tokenizer mới")
+        raise TokenizerToolError.encodes_differently()
 
 
 def _added_strings(kind: str, new, added: dict[str, int]) -> list[str]:
