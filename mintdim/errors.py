@@ -626,6 +626,23 @@ class OutputValidationError(MintDimError):
     def is_input(cls, directory: str, **kw):
         return cls.invalid(f"output {directory} is an input file", f"output {directory} là một file đầu vào", **kw)
 
+    # tokenizer.train_bpe's out (mintdim/training.py): never overwritten, like an output directory
+    @classmethod
+    def train_out_taken(cls, directory: str, record: str, **kw):
+        err = cls.not_empty(directory, **kw)
+        err.en += ("\n\nIt holds a tokenizer MintDim trained from other files, templates or options "
+                   f"(tokenizer.train_bpe.out; see {record} there). Delete it to train again, or choose a new out.")
+        err.vi += ("\n\nThư mục chứa tokenizer MintDim đã train từ file, template hoặc tuỳ chọn khác "
+                   f"(tokenizer.train_bpe.out; xem {record}). Hãy xoá nó để train lại, hoặc chọn out mới.")
+        return err.with_lang(err.lang)
+
+    @classmethod
+    def train_out_not_empty(cls, directory: str, **kw):
+        err = cls.not_empty(directory, **kw)
+        err.en += "\n\ntokenizer.train_bpe.out is where the trained tokenizer is saved; MintDim never overwrites it."
+        err.vi += "\n\ntokenizer.train_bpe.out là nơi lưu tokenizer được train; MintDim không bao giờ ghi đè nó."
+        return err.with_lang(err.lang)
+
 
 class TokenDTypeValidationError(MintDimError):
     @classmethod

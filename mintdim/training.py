@@ -200,16 +200,8 @@ def state(build, group: Group) -> str:
     if record is not None and is_model_dir(out):
         if record.get("identity") == identity(build, group):
             return "ready"
-        err = E.OutputValidationError.not_empty(group.out)
-        err.en += ("\n\nIt holds a tokenizer MintDim trained from other files, templates or options "
-                   f"(tokenizer.train_bpe.out; see {RECORD} there). Delete it to train again, or choose a new out.")
-        err.vi += ("\n\nThư mục chứa tokenizer MintDim đã train từ file, template hoặc tuỳ chọn khác "
-                   f"(tokenizer.train_bpe.out; xem {RECORD}). Hãy xoá nó để train lại, hoặc chọn out mới.")
-        raise err.with_lang(err.lang)
-    err = E.OutputValidationError.not_empty(group.out)
-    err.en += "\n\ntokenizer.train_bpe.out is where the trained tokenizer is saved; MintDim never overwrites it."
-    err.vi += "\n\ntokenizer.train_bpe.out là nơi lưu tokenizer được train; MintDim không bao giờ ghi đè nó."
-    raise err.with_lang(err.lang)
+        raise E.OutputValidationError.train_out_taken(group.out, RECORD)
+    raise E.OutputValidationError.train_out_not_empty(group.out)
 
 
 def check_pending(f) -> None:
