@@ -194,9 +194,20 @@ def _absent(cfg: dict, key: str) -> bool:
     return not isinstance(value, dict) or _blank(value.get(name))
 
 
+def _required(bad, key: str) -> bool:
+    """Does the schema flag this key: its value, the key absent (or its block absent), or its block not a mapping?"""
+    path = tuple(key.split("."))
+    if bad.under(*path):
+        return True
+    for depth in range(len(path)):  # at the root naming the block; in the block naming the key
+        if any(path[depth] in err.validator_value for err in bad.at(*path[:depth], keyword="required")):
+            return True
+    return any(bad.at(*path[:depth], keyword="type") for depth in range(1, len(path)))
+
+
 def _missing(cfg, bad) -> None:
-    """A required block the schema rejects because it is absent or empty: all of them listed at once."""
-    missing = [key for key in MISSING_ORDER if _absent(cfg, key)] if bad else []
+    """A block the schema requires that is absent or empty: all of them listed at once."""
+    missing = [key for key in MISSING_ORDER if _absent(cfg, key) and _required(bad, key)]
     if missing:
         raise E.PipelineValidationError.missing(missing)
 
