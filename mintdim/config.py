@@ -246,7 +246,7 @@ def _tokenizer(cfg, bad) -> None:
 
 def _tokenizer_items(cfg, bad) -> None:
     ((kind, value),) = cfg["tokenizer"].items()
-    word = _train_item_problem if kind == training.KIND else _item_problem
+    word = ITEM_PROBLEMS.get(kind, _item_problem)
     for i, item in enumerate(_listed(value)):
         at = ("tokenizer", kind, i) if isinstance(value, list) else ("tokenizer", kind)
         if bad.under(*at):
@@ -285,6 +285,9 @@ def _train_item_problem(item, at: tuple, bad):
         if bad.under(*at, key):
             return problem(item[key])
     return None
+
+
+ITEM_PROBLEMS = {training.KIND: _train_item_problem}  # a kind whose item is not {path: ...} words its own
 
 
 def _auto_options(cfg, bad) -> None:

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import GSM8K, HF_JSON, REPO
 from mintdim import config, errors as E, schema
 
 
@@ -174,3 +174,28 @@ def test_messages_live_in_the_catalogue(module):
     inline = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
               and id(n) not in probe and VIETNAMESE & set(n.value.lower())]
     assert not inline, inline
+
+
+def test_preflight_trusts_a_config_that_passed_before_and_only_that_one(tmp_path):
+    """The validate job re-runs pre-flight on the config the launcher just checked: the cache of that exact
+    config lets it skip the schema step (no jsonschema import); any other config is checked in full."""
+    cfg = {"source": {"files": [GSM8K], "fields": [["question", "answer"]], "templates": ["{question}\n{answer}"]},
+           "tokenizer": {"hf_json": {"path": HF_JSON}}, "units": {"sizes": [[128, 512]], "build_batch": [64]},
+           "output": {"dir": str(tmp_path / "out"), "samples_per_shard": [100]},
+           "work_dir": str(tmp_path / "work")}
+    code = ("import json, sys; from mintdim.stages.validate import preflight, schema_checked, write_cache; "
+            "cfg = json.loads(sys.argv[1]); trusted = schema_checked(cfg); "
+            "build, metas = preflight(cfg, use_cache=True); write_cache(build, metas); "
+            "print(trusted, 'jsonschema' in sys.modules)")
+    env = dict(os.environ, PYTHONPATH=REPO)
+
+    def preflight_in_a_new_process(config_dict):
+        res = subprocess.run([sys.executable, "-c", code, json.dumps(config_dict)], capture_output=True, text=True,
+                             env=env, cwd=str(tmp_path))
+        assert res.returncode == 0, res.stderr
+        return res.stdout.split()
+
+    assert preflight_in_a_new_process(cfg) == ["False", "True"]  # first time: the schema runs
+    assert preflight_in_a_new_process(cfg) == ["True", "False"]  # same config: trusted, no jsonschema
+    cfg["units"]["build_batch"] = [32]
+    assert preflight_in_a_new_process(cfg) == ["False", "True"]  # another config: checked in full
