@@ -290,6 +290,14 @@ def _train_item_problem(item, at: tuple, bad):
 ITEM_PROBLEMS = {training.KIND: _train_item_problem}  # a kind whose item is not {path: ...} words its own
 
 
+def check_train_item(item) -> dict:
+    """`mintdim tokenizer train`'s options, checked as a train_bpe item of a config is; returns its options."""
+    bad = schema.findings(item, "train_value")
+    if bad:
+        raise _train_item_problem(item, (), bad) or schema.unworded(bad)
+    return training.options(item)
+
+
 def _auto_options(cfg, bad) -> None:
     """units: {sizes: auto, k: 4, multiple_of: 64, min_size: .., max_size: .., cost: linear|attention}."""
     units = cfg["units"]

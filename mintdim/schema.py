@@ -16,13 +16,16 @@ from . import errors as E
 from .paths import schema_file
 
 
-@functools.lru_cache(maxsize=1)
-def _validator():
+@functools.lru_cache(maxsize=None)
+def _validator(part: str | None = None):
+    """The validator of the whole config, or of one of its $defs (e.g. train_value)."""
     import jsonschema  # here: every workflow job imports this module, only a config check validates
     import yaml
 
     with open(schema_file(), encoding="utf-8") as f:
         schema = yaml.safe_load(f)
+    if part:
+        schema = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{part}"}
     base = jsonschema.Draft202012Validator
     types = base.TYPE_CHECKER.redefine_many({
         "integer": lambda _, v: isinstance(v, int) and not isinstance(v, bool),
@@ -57,8 +60,8 @@ class Findings:
 NONE = Findings()
 
 
-def findings(raw) -> Findings:
-    return Findings(_validator().iter_errors(raw))
+def findings(raw, part: str | None = None) -> Findings:
+    return Findings(_validator(part).iter_errors(raw))
 
 
 def unworded(found: Findings) -> E.MintDimError:

@@ -34,15 +34,8 @@ from . import template as T
 from .unitoken import PAD_TOKEN, UNK_TOKEN, is_model_dir
 
 KIND = "train_bpe"
-KEYS = ("vocab_size", "unit", "out", "hot_pair_window_size")
-UNITS = ("byte", "unicode")
 SPECIAL_TOKENS = [UNK_TOKEN, PAD_TOKEN]  # ids 0 and 1
-MIN_VOCAB = E.TRAIN_MIN_VOCAB  # 256 bytes + <unk> + <pad> (SPECIAL_TOKENS)
 RECORD = "mintdim-train.json"
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def options(item: dict) -> dict:
@@ -52,26 +45,10 @@ def options(item: dict) -> dict:
 
 
 def check_item(item) -> dict:
-    """`mintdim tokenizer train`'s options, checked as a train_bpe item; returns options(item)."""
-    bad = E.TokenizerValidationError
-    if not isinstance(item, dict):
-        raise bad.train_not_dict(type(item).__name__)
-    unknown = [k for k in item if k not in KEYS]
-    if unknown:
-        raise bad.train_unknown_keys(unknown)
-    missing = [k for k in ("vocab_size", "out") if k not in item]
-    if missing:
-        raise bad.train_missing_keys(missing)
-    if not _is_int(item["vocab_size"]) or item["vocab_size"] < MIN_VOCAB:
-        raise bad.train_vocab_size(item["vocab_size"])
-    if item.get("unit", "byte") not in UNITS:
-        raise bad.train_unit(item["unit"])
-    if not isinstance(item["out"], str) or not item["out"]:
-        raise bad.train_out(item["out"])
-    window = item.get("hot_pair_window_size")
-    if window is not None and (not _is_int(window) or window < 1):
-        raise bad.train_window(window)
-    return options(item)
+    """`mintdim tokenizer train`'s options, checked by the config's schema (train_bpe); returns options(item)."""
+    from .config import check_train_item  # config imports this module
+
+    return check_train_item(item)
 
 
 def inside(a: str, b: str) -> bool:
