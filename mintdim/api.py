@@ -98,8 +98,5 @@ class Pipeline:
 
 def pipeline(name: str, **options) -> Pipeline:
     if name not in PIPELINES:
-        raise E.PipelineValidationError.invalid(
-            f"unknown pipeline {name!r}; supported: {', '.join(PIPELINES)}",
-            f"pipeline {name!r} không tồn tại; hỗ trợ: {', '.join(PIPELINES)}",
-            lang=options.get("lang", "en"))
+        raise E.PipelineValidationError.unknown_pipeline(name, list(PIPELINES), lang=options.get("lang", "en"))
     return Pipeline(name, **options)

@@ -112,6 +112,11 @@ class PipelineValidationError(MintDimError):
         return cls.invalid(f"chunk_mb must be a positive number, got {got!r}",
                            f"chunk_mb phải là số dương, hiện tại là {got!r}", **kw)
 
+    @classmethod
+    def unknown_pipeline(cls, name: str, supported: list[str], **kw):
+        return cls.invalid(f"unknown pipeline {name!r}; supported: {', '.join(supported)}",
+                           f"pipeline {name!r} không tồn tại; hỗ trợ: {', '.join(supported)}", **kw)
+
 
 class MintDimFileNotFoundError(MintDimError):
     @classmethod
@@ -248,6 +253,12 @@ class TokenizerValidationError(MintDimError):
     @classmethod
     def extension(cls, kind: str, path: str, **kw):
         return cls.unsupported(f"Declared: {kind} with path {path}", f"Đã khai báo: {kind} với path {path}", **kw)
+
+    @classmethod
+    def unloadable(cls, kind: str, path: str, reason: str, **kw):
+        """Pre-flight: the tokenizer library could not read the file (its own words in `reason`)."""
+        return cls.unsupported(f"The file could not be loaded as {kind}: {path} ({reason})",
+                               f"Không tải được file dạng {kind}: {path} ({reason})", **kw)
 
     @classmethod
     def item_not_dict(cls, got: str, **kw):

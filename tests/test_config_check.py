@@ -164,7 +164,7 @@ def test_a_stage_job_reading_validated_json_does_not_import_jsonschema(tmp_path)
 VIETNAMESE = set("ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ")
 
 
-@pytest.mark.parametrize("module", ["config", "schema", "training", "specials", "export"])
+@pytest.mark.parametrize("module", ["config", "schema", "training", "specials", "export", "api", "stages/validate"])
 def test_messages_live_in_the_catalogue(module):
     """No en/vi message pair is written inline: every Vietnamese text is in mintdim/errors.py."""
     path = os.path.join(REPO, "mintdim", f"{module}.py")

@@ -141,9 +141,7 @@ def _load_checked(f) -> tuple["TokenizerMeta", object]:
         tok = load(f.tokenizer_kind, f.tokenizer_abspath)
     except Exception as exc:  # the library's own words for a file it cannot read
         reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-        raise E.TokenizerValidationError.unsupported(
-            f"The file could not be loaded as {f.tokenizer_kind}: {f.tokenizer_path} ({reason})",
-            f"Không tải được file dạng {f.tokenizer_kind}: {f.tokenizer_path} ({reason})") from None
+        raise E.TokenizerValidationError.unloadable(f.tokenizer_kind, f.tokenizer_path, reason) from None
     vocab = tok.vocab_size
     unk, pad = tok.unk_id, tok.pad_id
     if unk is None or not 0 <= unk < vocab:
