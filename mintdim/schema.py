@@ -16,9 +16,13 @@ from . import errors as E
 from .paths import schema_file
 
 
-@functools.lru_cache(maxsize=None)
 def _validator(part: str | None = None):
-    """The validator of the whole config, or of one of its $defs (e.g. train_value)."""
+    """The validator of the whole config, or of one of its $defs (e.g. train_value); built once per process."""
+    return _build(part or "")
+
+
+@functools.lru_cache(maxsize=None)
+def _build(part: str):
     import jsonschema  # here: every workflow job imports this module, only a config check validates
     import yaml
 
