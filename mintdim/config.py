@@ -27,8 +27,20 @@ If its violations need their own words, add a named constructor to errors.py
 and, at most, one small step to `STEPS`: its place in the list is its place in
 the order, and `bad.at(path...)` / `bad.under(path...)` give the schema's
 findings there. Resolve the key in `_entries`; a rule across files goes in
-`RULES`. E.g. `units.overflow` (a list of error|drop|truncate): an enum in the
-schema, a step beside `_unit_values` for its words, its arity beside `_arity`.
+`RULES`. E.g.:
+
+- `units.overflow` (a list of error|drop|truncate): an enum in the schema, its
+  words in a step beside `_unit_values`, its length in `_arity`'s table.
+- a key that makes another optional (`source.chat` for fields/templates,
+  `units.pack` for sizes): `if`/`then` `required` in the schema; `_missing`
+  lists only what the schema requires; steps read the optional key with `.get`.
+- a tokenizer kind (`tokenizer.hf_dir`: {path, pad_token, chat_template}): a
+  property of `tokenizer` in the schema with its item's $def; `ITEM_PROBLEMS`
+  gets an entry only if its words differ from a {path: ...} item's.
+
+`resolve(raw, trusted=True)` skips the schema for a config that passed the
+whole check before (validated.json; the pre-flight cache): stage jobs never
+import jsonschema.
 """
 
 from __future__ import annotations
