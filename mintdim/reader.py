@@ -20,7 +20,6 @@ from __future__ import annotations
 import builtins
 import json
 import os
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -28,10 +27,11 @@ import numpy as np
 import orjson
 
 from . import errors as E
+from .formats import output as fmt
+from .formats import shards as fs
 from .outputs import FAILED_MARKER
 
 _open = builtins.open
-_SHARD = re.compile(r"^shard_(\d{6})\.bin$")
 MAX_OPEN_SHARDS = 256  # memmaps kept open per dataset (each holds a file descriptor)
 
 
@@ -76,8 +76,7 @@ class Unit:
 
     def mask_shard(self, k: int) -> np.memmap:
         """Bit-packed loss masks of shard k: (records, ceil(size/8)) uint8, little bit order."""
-        path = self.shard_paths[k].replace(os.sep + "shard_", os.sep + "mask_")
-        return self._ds._memmap(path, -(-self.size // 8), np.dtype(np.uint8))
+        return self._ds._memmap(fs.mask_path(self.shard_paths[k]), fs.mask_width(self.size), np.dtype(np.uint8))
 
     @property
     def sample_ids(self) -> np.ndarray:
@@ -109,7 +108,7 @@ class Dataset:
 
     def __init__(self, path: str):
         self.path = os.fspath(path)
-        manifest = os.path.join(self.path, "manifest.json")
+        manifest = os.path.join(self.path, fmt.MANIFEST)
         if not os.path.isdir(self.path):
             raise E.MintDimFileNotFoundError.make("reader", self.path)
         if not os.path.isfile(manifest):
@@ -119,7 +118,7 @@ class Dataset:
             raise E.MintDimFileNotFoundError.make("reader", manifest)
         with _open(manifest, "rb") as f:
             self.manifest = json.loads(f.read())
-        stats = os.path.join(self.path, "stats.json")
+        stats = os.path.join(self.path, fmt.STATS)
         if not os.path.isfile(stats):
             raise E.MintDimFileNotFoundError.make("reader", stats)
         with _open(stats, "rb") as f:
@@ -136,11 +135,11 @@ class Dataset:
         counts = self.stats["unit_distribution"]
         self.units: list[Unit] = []
         for size in self.sizes:
-            unit_dir = os.path.join(self.path, f"unit_{size}")
-            names = sorted(n for n in os.listdir(unit_dir) if _SHARD.match(n)) if os.path.isdir(unit_dir) else []
+            unit_dir = os.path.join(self.path, fs.unit_dir(size))
+            names = fs.list_shards(unit_dir)
             n = int(counts.get(str(size), 0))
             expected = -(-n // self.samples_per_shard)
-            if len(names) != expected or [int(_SHARD.match(x).group(1)) for x in names] != list(range(expected)):
+            if len(names) != expected or [fs.shard_index(x) for x in names] != list(range(expected)):
                 raise _not_a_dataset(self.path, f"unit_{size} should hold {expected} shards, found {len(names)}",
                                      f"unit_{size} phải có {expected} shard, thấy {len(names)}")
             if not os.path.isdir(unit_dir):
@@ -174,13 +173,11 @@ class Dataset:
         if mm is not None:
             self._maps.move_to_end(path)
             return mm
-        dtype = self.dtype if dtype is None else dtype
-        nbytes = os.path.getsize(path)
-        record = size * dtype.itemsize
-        if nbytes % record:
+        try:
+            mm = fs.open_records(path, size, self.dtype if dtype is None else dtype)
+        except ValueError:
             raise _not_a_dataset(self.path, f"{path} is not a whole number of {size}-token records",
-                                 f"{path} không phải số nguyên lần bản ghi {size} token")
-        mm = np.memmap(path, dtype=dtype, mode="r", shape=(nbytes // record, size))
+                                 f"{path} không phải số nguyên lần bản ghi {size} token") from None
         self._maps[path] = mm
         while len(self._maps) > MAX_OPEN_SHARDS:
             self._maps.popitem(last=False)
@@ -196,7 +193,7 @@ class Dataset:
             counts = np.zeros(n, dtype=np.int32)
             shard_rows = np.zeros(n, dtype=np.int64)
             seen = 0
-            with _open(os.path.join(self.path, "sample_index.jsonl"), "rb") as f:
+            with _open(os.path.join(self.path, fmt.SAMPLE_INDEX), "rb") as f:
                 for line in f:
                     if not line.strip():
                         continue

@@ -14,10 +14,10 @@ import tempfile
 from dataclasses import dataclass
 
 import numpy as np
-import orjson
 
 from . import errors as E
 from . import jsonl, padding
+from .formats import output as fmt
 
 
 @dataclass
@@ -43,15 +43,13 @@ class OutputSuggestion:
 
 def lengths_from_output(out_dir: str) -> tuple[np.ndarray, list[int] | None]:
     """Token counts from sample_index.jsonl, and the output's unit sizes."""
-    index = os.path.join(out_dir, "sample_index.jsonl")
+    index = os.path.join(out_dir, fmt.SAMPLE_INDEX)
     if not os.path.isfile(index):
         raise E.MintDimFileNotFoundError.make("output", index)
-    with open(index, "rb") as f:
-        lengths = np.fromiter((orjson.loads(line)["token_count"] for line in f if line.strip()), dtype=np.int64)
+    lengths = fmt.token_counts(out_dir)
     sizes = None
     try:
-        with open(os.path.join(out_dir, "manifest.json"), "rb") as f:
-            sizes = orjson.loads(f.read())["units"]["sizes"]
+        sizes = fmt.read_json(out_dir, fmt.MANIFEST)["units"]["sizes"]
     except (OSError, KeyError, ValueError):
         pass
     return lengths, sizes
@@ -80,7 +78,7 @@ def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, 
             for k, bounds in enumerate(jsonl.chunk_bounds(f.abspath, build.chunk_mb)):
                 d = os.path.join(tmp, f"f{f.index}_c{k}")
                 tokenize_chunk(build, metas, f.index, k, d, threads=threads, log=lambda *a: None, bounds=bounds)
-                per_output[f.output].append(inter.unarr(inter.read(os.path.join(d, "meta.msgpack"))["lengths"]))
+                per_output[f.output].append(inter.unarr(inter.read(inter.meta_path(d))["lengths"]))
                 shutil.rmtree(d)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -37,15 +37,16 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from .formats import output as fmt
+from .formats import shards as fs
+from .formats.output import INDEX_FILES
 from .outputs import EMPTY_MARKER, FAILED_MARKER
 
-INDEX_FILES = ("manifest.json", "histogram.json", "stats.json", "sample_index.jsonl", "duplicate_index.jsonl",
-               "unk_index.jsonl")
 MAX_PROBLEMS = 10_000  # kept in the report; the count goes on
 BLOCK_ROWS = 65_536
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_SHARD = re.compile(r"^shard_(\d{6})\.bin$")
-_UNIT = re.compile(r"^unit_(\d+)$")
+_SHARD = fs.SHARD_RE  # names and layout come from the format modules; every figure is recomputed here
+_UNIT = fs.UNIT_RE
 
 
 @dataclass
@@ -165,9 +166,9 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
             rel = os.path.relpath(os.path.join(base, FAILED_MARKER), out)
             report.add(rel, "failure marker: the build failed or did not finish; this is not a usable output")
 
-    manifest = _load_json(out, "manifest.json", report)
-    histogram = _load_json(out, "histogram.json", report)
-    stats = _load_json(out, "stats.json", report)
+    manifest = _load_json(out, fmt.MANIFEST, report)
+    histogram = _load_json(out, fmt.HISTOGRAM, report)
+    stats = _load_json(out, fmt.STATS, report)
     m = _check_manifest(manifest, report)
     if m is None:
         return report
@@ -175,7 +176,7 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
     has_masks = "loss_mask" in manifest  # source.train_on: mask_XXXXXX.bin beside every shard
 
     entries = sorted(os.listdir(out))
-    declared = {f"unit_{s}" for s in sizes}
+    declared = {fs.unit_dir(s) for s in sizes}
     for name in entries:
         full = os.path.join(out, name)
         if _UNIT.match(name) and name not in declared:
@@ -198,27 +199,27 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
     found_unk: dict[int, list[int]] = {}
     bpt = dtype.itemsize
     for s in sizes:
-        udir = os.path.join(out, f"unit_{s}")
+        udir = os.path.join(out, fs.unit_dir(s))
         if not os.path.isdir(udir):
             continue
         names = sorted(os.listdir(udir))
         count = counts[s]
-        want = [f"shard_{k:06d}.bin" for k in range(-(-count // sps))]
-        masks = [f"mask_{k:06d}.bin" for k in range(len(want))] if has_masks else []
+        want = [fs.shard_name(k) for k in range(-(-count // sps))]
+        masks = [fs.mask_name(k) for k in range(len(want))] if has_masks else []
         allowed = set(want) | set(masks) | ({EMPTY_MARKER} if count == 0 else set()) | {FAILED_MARKER}
         for name in names:
             if name not in allowed:
                 why = ("an empty unit holds no shard" if count == 0 and _SHARD.match(name) else
                        f"not expected: unit {s} has {count} samples in {len(want)} shards" if _SHARD.match(name)
                        else "unexpected file")
-                report.add(f"unit_{s}/{name}", why)
+                report.add(f"{fs.unit_dir(s)}/{name}", why)
         if count == 0 and EMPTY_MARKER not in names:
-            report.add(f"unit_{s}", f"empty unit without {EMPTY_MARKER}")
+            report.add(fs.unit_dir(s), f"empty unit without {EMPTY_MARKER}")
         if count and EMPTY_MARKER in names:
-            report.add(f"unit_{s}/{EMPTY_MARKER}", f"unit {s} is not empty ({count} samples)")
+            report.add(f"{fs.unit_dir(s)}/{EMPTY_MARKER}", f"unit {s} is not empty ({count} samples)")
         ids = per_unit[s]
         for k, name in enumerate(want):
-            rel = f"unit_{s}/{name}"
+            rel = f"{fs.unit_dir(s)}/{name}"
             path = os.path.join(udir, name)
             members = ids[k * sps:(k + 1) * sps]
             if not os.path.isfile(path):
@@ -234,7 +235,7 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
                     continue  # not whole records: the rows cannot be trusted
             _check_shard(path, rel, s, members, idx, dtype, pad, unk, vocab, report, found_unk)
             if has_masks:
-                _check_mask(os.path.join(udir, masks[k]), f"unit_{s}/{masks[k]}", s, members, idx, report)
+                _check_mask(os.path.join(udir, masks[k]), f"{fs.unit_dir(s)}/{masks[k]}", s, members, idx, report)
 
     # --- histogram, stats ---------------------------------------------------------------------------
     dist = {str(s): counts[s] for s in sizes}
@@ -323,9 +324,9 @@ def _check_manifest(manifest, report: Report):
 
 
 def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
-    rows = list(_jsonl_rows(out, "sample_index.jsonl", report))
+    rows = list(_jsonl_rows(out, fmt.SAMPLE_INDEX, report))
     idx = _Index(len(rows))
-    name = "sample_index.jsonl"
+    name = fmt.SAMPLE_INDEX
     file_of = {f: i for i, f in enumerate(files)}
     seen_in_unit = {s: 0 for s in sizes}
     last = (-1, 0)  # (file index, line) of the previous sample
@@ -362,7 +363,7 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
             last = (fi, line)
         k = seen_in_unit[unit]
         seen_in_unit[unit] = k + 1
-        want_path = f"unit_{unit}/shard_{k // sps:06d}.bin"
+        want_path = fs.shard_path(unit, k // sps)
         if obj.get("shard_path") != want_path:
             report.add(name, f"shard_path {obj.get('shard_path')!r}, expected {want_path!r}", i)
         if "shard_row" in obj and obj["shard_row"] != k % sps:
@@ -423,7 +424,7 @@ def _check_duplicates(out: str, idx: _Index, files, report: Report) -> list[list
             groups.setdefault(h, []).append(i)
     want = [ids for ids in groups.values() if len(ids) > 1]
     want.sort(key=lambda ids: ids[0])
-    name = "duplicate_index.jsonl"
+    name = fmt.DUPLICATE_INDEX
     got = list(_jsonl_rows(out, name, report))
     for k, (n, obj) in enumerate(got):
         if obj is None:
@@ -449,7 +450,7 @@ def _check_duplicates(out: str, idx: _Index, files, report: Report) -> list[list
 
 
 def _check_unk(out: str, idx: _Index, files, found_unk: dict[int, list[int]], report: Report) -> None:
-    name = "unk_index.jsonl"
+    name = fmt.UNK_INDEX
     listed: dict[int, list[int]] = {}
     for n, obj in _jsonl_rows(out, name, report):
         if obj is None:

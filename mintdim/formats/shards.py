@@ -1,4 +1,9 @@
-"""Fixed-width shards: each record is unit_size little-endian tokens, padded with pad_id.
+"""The shard format: names, writer and reader of the record files in an output's unit directories.
+
+    unit_<size>/shard_XXXXXX.bin   records of <size> little-endian tokens (the manifest's dtype),
+                                   each a sample's tokens then pad_id
+    unit_<size>/mask_XXXXXX.bin    (source.train_on) the loss mask of the same records:
+                                   ceil(size / 8) bytes each, little bit order, padding bits 0
 
 Shards roll purely by sample count (samples_per_shard). Padding is
 vectorised: a block of records starts as pad_id and a boolean mask of
@@ -8,6 +13,7 @@ vectorised: a block of records starts as pad_id and a boolean mask of
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 
@@ -15,7 +21,16 @@ RECOMMENDED_MAX_BYTES = 512 * 1024 * 1024
 BLOCK_ROWS = 8192
 
 
-SHARD_NAME = "shard_%06d.bin"  # %-format: also formatted in bulk (stages/aggregate.py)
+UNIT_DIR = "unit_%d"  # %-format: also formatted in bulk (formats/output.py)
+SHARD_NAME = "shard_%06d.bin"
+MASK_NAME = "mask_%06d.bin"
+UNIT_RE = re.compile(r"^unit_(\d+)$")
+SHARD_RE = re.compile(r"^shard_(\d{6})\.bin$")
+
+
+def unit_dir(size: int) -> str:
+    """The directory of one unit size inside an output directory."""
+    return UNIT_DIR % size
 
 
 def shard_name(index: int) -> str:
@@ -24,7 +39,59 @@ def shard_name(index: int) -> str:
 
 def mask_name(index: int) -> str:
     """The loss mask beside shard_XXXXXX.bin (source.train_on)."""
-    return f"mask_{index:06d}.bin"
+    return MASK_NAME % index
+
+
+def shard_path(size: int, index: int) -> str:
+    """A shard's path relative to the output directory, as sample_index.jsonl writes it."""
+    return f"{unit_dir(size)}/{shard_name(index)}"
+
+
+def shard_index(name: str) -> int | None:
+    """The number of a shard file name (shard_000007.bin -> 7); None for any other name."""
+    m = SHARD_RE.match(name)
+    return int(m.group(1)) if m else None
+
+
+def mask_path(shard: str) -> str:
+    """The loss-mask file beside a shard file (any directory prefix kept)."""
+    head, name = os.path.split(shard)
+    return os.path.join(head, mask_name(shard_index(name)))
+
+
+def list_shards(directory: str) -> list[str]:
+    """The shard file names in a unit directory, in shard order (nothing else it holds)."""
+    if not os.path.isdir(directory):
+        return []
+    return sorted(n for n in os.listdir(directory) if SHARD_RE.match(n))
+
+
+def mask_width(size: int) -> int:
+    """Bytes per mask record of a unit size."""
+    return -(-size // 8)
+
+
+def open_records(path: str, width: int, dtype) -> np.memmap:
+    """A read-only memmap of a shard's records, shape (records, width); ValueError when the file
+    is not a whole number of records. dtype: the manifest's token dtype (little-endian is forced)."""
+    dtype = np.dtype(dtype).newbyteorder("<")
+    nbytes = os.path.getsize(path)
+    record = width * dtype.itemsize
+    if nbytes % record:
+        raise ValueError(f"{path} is not a whole number of {width}-slot records")
+    if not nbytes:
+        return np.zeros((0, width), dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r", shape=(nbytes // record, width))
+
+
+def open_mask(path: str, size: int) -> np.memmap:
+    """A read-only memmap of a mask file: (records, ceil(size / 8)) uint8, little bit order."""
+    return open_records(path, mask_width(size), np.uint8)
+
+
+def unpack_mask(rows: np.ndarray, size: int) -> np.ndarray:
+    """Mask records (bytes) -> (records, size) bool."""
+    return np.unpackbits(rows, axis=-1, count=size, bitorder="little").astype(bool)
 
 
 def mask_block(lengths: np.ndarray, bits: np.ndarray, unit: int) -> np.ndarray:

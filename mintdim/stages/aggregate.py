@@ -10,12 +10,11 @@ import json
 import os
 
 import numpy as np
-import orjson
 
 from .. import __version__, padding
 from ..formats import intermediate as inter
-from ..formats.indexes import JsonlWriter, duplicate_groups, write_json
-from ..formats.shards import SHARD_NAME
+from ..formats import output as fmt
+from ..formats.output import JsonlWriter, duplicate_groups, write_json, write_sample_index
 from ..outputs import atomic_write_text
 from ..progress import Progress
 from .written import check_shard_counts
@@ -55,32 +54,6 @@ def loss_mask_layout(files) -> dict:
     }
 
 
-_SAMPLE_LINE = ('{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"source_file":%s,"source_line":%d,'
-                '"shard_path":"unit_%d/' + SHARD_NAME + '","shard_row":%d')
-
-
-def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: int, file_ids, paths, lines,
-                       trained, progress, block: int = 1 << 16) -> None:
-    """sample_index.jsonl, in sample_id order. Each line is formatted directly, as the same bytes
-    orjson gives for the record (same keys, same order): a dict and a dumps call per sample took
-    most of the aggregate stage."""
-    files = [orjson.dumps(p).decode("utf-8") for p in paths]  # JSON strings, non-ASCII kept as is
-    line = _SAMPLE_LINE + (',"trained_tokens":%d}\n' if trained is not None else "}\n")
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        for start in range(0, len(lengths), block):
-            progress.update(start)
-            end = min(start + block, len(lengths))
-            unit_size = [sizes[k] for k in units[start:end].tolist()]  # twice: the field and the shard's dir
-            r = rows[start:end]
-            cols = [range(start, end), (hexes[64 * i:64 * i + 64] for i in range(start, end)),
-                    lengths[start:end].tolist(), unit_size,
-                    [files[k] for k in file_ids[start:end].tolist()], lines[start:end].tolist(),
-                    unit_size, (r // sps).tolist(), (r % sps).tolist()]
-            if trained is not None:
-                cols.append(trained[start:end].tolist())
-            fh.write("".join([line % row for row in zip(*cols)]))
-
-
 def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths: list[str] | None, stage_dir: str,
                      agg_path: str, log=print) -> dict:
     """Shard counts follow from the plan (ceil(samples / samples_per_shard) per unit); written_paths,
@@ -104,12 +77,12 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
 
     os.makedirs(stage_dir, exist_ok=True)
     progress = Progress(log, f"[unit-build] aggregate {out.dir}", n, "samples indexed")
-    write_sample_index(os.path.join(stage_dir, "sample_index.jsonl"), hexes, lengths, sizes, units, rows, sps,
+    write_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, sizes, units, rows, sps,
                        file_ids, paths, lines, trained, progress)
 
     # duplicate_index.jsonl: groups by first sample_id, members in sample_id order
     groups = duplicate_groups(digests)
-    writer = JsonlWriter(os.path.join(stage_dir, "duplicate_index.jsonl"))
+    writer = JsonlWriter(os.path.join(stage_dir, fmt.DUPLICATE_INDEX))
     for members in groups:
         first = int(members[0])
         writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
@@ -121,7 +94,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     unk_samples = inter.unarr(plan["unk_samples"])
     unk_counts = inter.unarr(plan["unk_counts"])
     unk_positions = inter.unarr(plan["unk_positions"])
-    writer = JsonlWriter(os.path.join(stage_dir, "unk_index.jsonl"))
+    writer = JsonlWriter(os.path.join(stage_dir, fmt.UNK_INDEX))
     offset = 0
     for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
         writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": paths[file_ids[s]],
@@ -132,7 +105,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
 
     counts = np.bincount(units, minlength=len(sizes)).tolist()
     distribution = {str(s): int(c) for s, c in zip(sizes, counts)}
-    write_json(os.path.join(stage_dir, "histogram.json"), distribution)
+    write_json(os.path.join(stage_dir, fmt.HISTOGRAM), distribution)
     stats = {
         "total_samples": int(n),
         "total_tokens": int(lengths.astype(np.int64).sum()),
@@ -150,8 +123,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
     if written_paths:
         check_shard_counts(stats, written_paths)
-    write_json(os.path.join(stage_dir, "manifest.json"), manifest(build, meta, out, sizes))
-    write_json(os.path.join(stage_dir, "stats.json"), stats)
+    write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes))
+    write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
         f"{stats['duplicate_groups']} duplicate groups, {stats['samples_with_unk']} samples with UNK")

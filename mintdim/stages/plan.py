@@ -24,7 +24,7 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
     next_line: dict[int, int] = {}
     base = 0
     for d in chunk_dirs:
-        meta = inter.read(os.path.join(d, "meta.msgpack"))
+        meta = inter.read(inter.meta_path(d))
         f = meta["file"]
         first = next_line.get(f, 1)
         next_line[f] = first + meta["newlines"]

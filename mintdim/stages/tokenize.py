@@ -49,7 +49,7 @@ class _Accumulator:
         self.part_dir = part_dir
         shutil.rmtree(part_dir, ignore_errors=True)  # a killed earlier attempt's leftovers (ours)
         os.makedirs(part_dir)
-        self.parts = [inter.StreamWriter(os.path.join(part_dir, f"u{name}.msgpack")) for name in part_names]
+        self.parts = [inter.StreamWriter(inter.stream_path(part_dir, name)) for name in part_names]
         self.trained: list[np.ndarray] = []  # per-sample trained-token counts (source.train_on)
         self.count = 0
         self.tokens = 0
@@ -161,7 +161,7 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     fields = entry.fields
     if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
         limit = build.outputs[entry.output].auto.get("max_size") or UNBOUNDED
-        acc = _Accumulator([limit], meta.dtype, ["all"], _partial(out_dir))
+        acc = _Accumulator([limit], meta.dtype, [inter.ALL], _partial(out_dir))
     else:
         acc = _Accumulator(entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir))
     sizes_arr = np.asarray(acc.sizes, dtype=np.int64)
@@ -235,7 +235,7 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
     tmp = acc.part_dir
     for part in acc.parts:
         part.close()
-    inter.write(os.path.join(tmp, "meta.msgpack"), {
+    inter.write(inter.meta_path(tmp), {
         "file": entry.index, "chunk": chunk_index, "n": acc.count, "newlines": newlines,
         "lines": inter.arr(_cat(acc.lines, np.int64), np.uint64),
         "lengths": inter.arr(_cat(acc.lengths, np.int64), np.uint32),

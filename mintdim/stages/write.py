@@ -67,14 +67,14 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
 def _unit_batches(chunk_dir: str, unit: int, lower: int):
     """(lengths, flat tokens) of one chunk's samples for this unit, batch by batch: the chunk's own
     stream for the unit, or (sizes planned after tokenizing) the samples with lower < length <= unit."""
-    own = os.path.join(chunk_dir, f"u{unit}.msgpack")
+    own = inter.stream_path(chunk_dir, unit)
     if os.path.exists(own):
         for part in inter.iter_stream(own):
             lengths = inter.unarr(part["lengths"]).astype(np.int64)
             if len(lengths):
                 yield lengths, inter.unarr(part["tokens"]), _bits(part, int(lengths.sum()))
         return
-    for part in inter.iter_stream(os.path.join(chunk_dir, "uall.msgpack")):
+    for part in inter.iter_stream(inter.stream_path(chunk_dir, inter.ALL)):
         lengths = inter.unarr(part["lengths"]).astype(np.int64)
         sel = (lengths > lower) & (lengths <= unit)
         if sel.any():
