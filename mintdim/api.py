@@ -70,7 +70,9 @@ class Pipeline:
 
     def units(self, sizes=None, build_batch=None, **planning) -> "Pipeline":
         """sizes: a list of lists (declared), or "auto" with planning options k, multiple_of,
-        min_size, max_size, cost: sizes then minimise padding for the data (mintdim.padding)."""
+        min_size, max_size, cost: sizes then minimise padding for the data (mintdim.padding).
+        Packed rows instead of sizes: pack=[4096] (row lengths), overflow=["drop"] (error, the
+        default | drop | truncate), e.g. .units(pack=[4096], overflow=["drop"], build_batch=[4096])."""
         self._config["units"] = {"sizes": sizes, "build_batch": build_batch, **planning}
         return self
 

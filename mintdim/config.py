@@ -31,6 +31,8 @@ BLOCK_KEYS = {"source": {"files", "fields", "templates", "train_on"}, "units": {
               "output": {"dir", "samples_per_shard"}}
 MISSING_ORDER = ["source.files", "source.fields", "source.templates", "tokenizer", "units.sizes",
                  "units.build_batch", "output.dir", "output.samples_per_shard"]
+PACK_KEYS = {"pack", "overflow"}  # units: {pack: [4096], overflow: [drop]}: packed rows instead of sizes
+BLOCK_KEYS["units"] = BLOCK_KEYS["units"] | PACK_KEYS
 
 
 @dataclass
@@ -49,6 +51,8 @@ class FileEntry:
     samples_per_shard: int
     tokenizer_train: dict | None = None  # tokenizer.train_bpe: options; the model goes to tokenizer_path
     train_on: list[str] | None = None  # source.train_on: fields whose tokens the loss mask trains
+    pack: int | None = None  # units.pack: row length of the packed layout (None: bucketed units)
+    overflow: str | None = None  # units.overflow with pack: error | drop | truncate
 
     @property
     def compression(self) -> str | None:
@@ -72,6 +76,8 @@ class OutputEntry:
     samples_per_shard: int
     auto: dict | None = None  # the planning options when sizes are auto
     build_batches: list[int] = field(default_factory=list)
+    pack: int | None = None  # units.pack: packed rows of this length (sizes is then [pack])
+    overflow: str | None = None  # with pack: error | drop | truncate
 
 
 @dataclass
@@ -86,8 +92,8 @@ class BuildConfig:
     @property
     def build_id(self) -> str:
         """Identity of this build: the resolved config and the MintDim version, not the data."""
-        canon = {"version": __version__, "files": [asdict(f) for f in self.files],
-                 "outputs": [asdict(o) for o in self.outputs]}
+        canon = {"version": __version__, "files": [_canon(f) for f in self.files],
+                 "outputs": [_canon(o) for o in self.outputs]}
         return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -97,6 +103,11 @@ class BuildConfig:
     @property
     def build_dir(self) -> str:
         return os.path.join(self.work_dir, self.build_id)
+
+
+def _canon(entry) -> dict:
+    """An entry for the build id; the packing fields only when set, so bucketed builds keep their id."""
+    return {k: v for k, v in asdict(entry).items() if not (k in PACK_KEYS and v is None)}
 
 
 def _is_int(value) -> bool:
@@ -176,6 +187,8 @@ def _find_missing(raw: dict) -> list[str]:
             continue
         block, name = key.split(".")
         section = raw.get(block)
+        if key == "units.sizes" and isinstance(section, dict) and "pack" in section:
+            continue  # pack replaces sizes
         if not isinstance(section, dict) or _blank(section.get(name)):
             missing.append(key)
     return missing
@@ -217,7 +230,8 @@ def _resolve(raw, lang: str) -> BuildConfig:
         raise E.PipelineValidationError.missing(missing)
     src, units, out = raw["source"], raw["units"], raw["output"]
     files, fields, templates = src["files"], src["fields"], src["templates"]
-    sizes, batches = units["sizes"], units["build_batch"]
+    packs = _pack_options(units)  # units.pack: (row lengths, overflow policies), else None
+    sizes, batches = ([[p] for p in packs[0]] if packs else units["sizes"]), units["build_batch"]
     dirs_raw, sps = out["dir"], out["samples_per_shard"]
 
     # 2. shapes
@@ -276,6 +290,8 @@ def _resolve(raw, lang: str) -> BuildConfig:
         raise E.TokenizerMappingError.arity(n, len(tok_items))
     if not arity_ok(sizes):
         raise E.UnitMappingError.arity(n, len(sizes))
+    if packs and not arity_ok(packs[1]):
+        raise E.UnitMappingError.arity(n, len(packs[1]))
     if not arity_ok(batches):
         raise E.UnitMappingError.arity(n, len(batches))
     if not arity_ok(dirs):
@@ -365,6 +381,8 @@ def _resolve(raw, lang: str) -> BuildConfig:
                 raise E.OutputValidationError.invalid(f"output {o.dir} is an input file",
                                                       f"output {o.dir} là một file đầu vào")
 
+    if packs:
+        _resolve_pack(entries, outputs, packs)
     training.check_entries(entries, outputs, work_dir)  # tokenizer.train_bpe: out apart from outputs and work
     # 6. templates against fields
     for e in entries:
@@ -439,3 +457,39 @@ def check_template(e: FileEntry) -> T.Template:
                 f"fields declares {name}, but template does not use {{{name}}}",
                 f"fields khai báo {name}, nhưng template không dùng {{{name}}}")
     return tpl
+
+
+def _pack_options(units: dict) -> tuple[list, list] | None:
+    """units.pack (row lengths, shared or mapped) and units.overflow (error | drop | truncate);
+    None for the bucketed layout. Checked here; arity with the other lists in _resolve."""
+    from .packing import OVERFLOW
+
+    if "pack" not in units:
+        if "overflow" in units:
+            raise E.UnitValidationError.pack("overflow_alone")
+        return None
+    if "sizes" in units:
+        raise E.UnitValidationError.pack("both")
+    packs, overflow = units["pack"], units.get("overflow", ["error"])
+    if not isinstance(packs, list) or not packs or not all(_is_pos_int(p) for p in packs):
+        raise E.UnitValidationError.pack("pack", packs)
+    if not isinstance(overflow, list) or not overflow or not all(o in OVERFLOW for o in overflow):
+        raise E.UnitValidationError.pack("overflow", overflow)
+    return packs, overflow
+
+
+def _resolve_pack(entries: list, outputs: list, packs: tuple[list, list]) -> None:
+    """Packed outputs: every file of one output shares its row length and overflow policy. The
+    tokenize stage bounds a sample by the row length (UnitOverflowError) only with overflow: error;
+    with drop or truncate it bounds nothing and the plan stage applies the policy."""
+    from .stages.tokenize import UNBOUNDED
+
+    for e in entries:
+        e.pack, e.overflow = _pick(packs[0], e.index), _pick(packs[1], e.index)
+        e.sizes = [e.pack] if e.overflow == "error" else [UNBOUNDED]
+    for o in outputs:
+        members = [entries[i] for i in o.files]
+        if len({(m.pack, m.overflow) for m in members}) > 1:
+            raise E.UnitMappingError.collision("pack and overflow", o.dir, [m.path for m in members],
+                                               [[m.pack, m.overflow] for m in members])
+        o.pack, o.overflow, o.sizes = members[0].pack, members[0].overflow, [members[0].pack]

@@ -335,6 +335,21 @@ class UnitValidationError(MintDimError):
             vi += f"\n\nVấn đề: {vi_problem or en_problem}"
         return cls(en, vi, **kw)
 
+    @classmethod
+    def pack(cls, problem: str, value=None, **kw):
+        """units.pack / units.overflow (packed rows): one of the problems below."""
+        texts = {
+            "both": ("declare either sizes or pack, not both (pack replaces sizes)",
+                     "chỉ khai báo sizes hoặc pack, không cả hai (pack thay cho sizes)"),
+            "overflow_alone": ("overflow applies only with pack (packed rows)",
+                               "overflow chỉ dùng được với pack (hàng đóng gói)"),
+            "pack": (f"pack must be a list of positive row lengths, e.g. [4096], got {value!r}",
+                     f"pack phải là list độ dài hàng dương, ví dụ [4096], hiện tại là {value!r}"),
+            "overflow": (f"overflow must be a list of error | drop | truncate, e.g. [drop], got {value!r}",
+                         f"overflow phải là list gồm error | drop | truncate, ví dụ [drop], hiện tại là {value!r}"),
+        }
+        return cls.make(*texts[problem], **kw)
+
 
 class UnitOverflowError(MintDimError):
     @classmethod

@@ -35,9 +35,35 @@ _open = builtins.open
 MAX_OPEN_SHARDS = 256  # memmaps kept open per dataset (each holds a file descriptor)
 
 
-def open(path: str) -> "Dataset":  # noqa: A001  (mintdim.open is the public name)
-    """Open a finished output directory for reading (see `Dataset`)."""
+def open(path: str):  # noqa: A001  (mintdim.open is the public name)
+    """Open a finished output directory for reading: a `Dataset` (unit sizes), or a
+    `mintdim.packed_reader.PackedDataset` when the output holds packed rows (units.pack)."""
+    manifest, _stats = load_output(os.fspath(path))
+    if (manifest.get("units") or {}).get("layout") == "packed":
+        from .packed_reader import PackedDataset
+
+        return PackedDataset(path)
     return Dataset(path)
+
+
+def load_output(path: str) -> tuple[dict, dict]:
+    """(manifest, stats) of a finished output directory; the reader's errors when it is not one."""
+    manifest = os.path.join(path, fmt.MANIFEST)
+    if not os.path.isdir(path):
+        raise E.MintDimFileNotFoundError.make("reader", path)
+    if not os.path.isfile(manifest):
+        if any(os.path.exists(os.path.join(path, d, FAILED_MARKER)) for d in os.listdir(path)):
+            raise _not_a_dataset(path, f"its build failed (see {FAILED_MARKER} in its unit directories)",
+                                 f"lần build đã thất bại (xem {FAILED_MARKER} trong các thư mục unit)")
+        raise E.MintDimFileNotFoundError.make("reader", manifest)
+    with _open(manifest, "rb") as f:
+        manifest = json.loads(f.read())
+    stats = os.path.join(path, fmt.STATS)
+    if not os.path.isfile(stats):
+        raise E.MintDimFileNotFoundError.make("reader", stats)
+    with _open(stats, "rb") as f:
+        stats = json.loads(f.read())
+    return manifest, stats
 
 
 read = open
@@ -108,21 +134,7 @@ class Dataset:
 
     def __init__(self, path: str):
         self.path = os.fspath(path)
-        manifest = os.path.join(self.path, fmt.MANIFEST)
-        if not os.path.isdir(self.path):
-            raise E.MintDimFileNotFoundError.make("reader", self.path)
-        if not os.path.isfile(manifest):
-            if any(os.path.exists(os.path.join(self.path, d, FAILED_MARKER)) for d in os.listdir(self.path)):
-                raise _not_a_dataset(self.path, f"its build failed (see {FAILED_MARKER} in its unit directories)",
-                                     f"lần build đã thất bại (xem {FAILED_MARKER} trong các thư mục unit)")
-            raise E.MintDimFileNotFoundError.make("reader", manifest)
-        with _open(manifest, "rb") as f:
-            self.manifest = json.loads(f.read())
-        stats = os.path.join(self.path, fmt.STATS)
-        if not os.path.isfile(stats):
-            raise E.MintDimFileNotFoundError.make("reader", stats)
-        with _open(stats, "rb") as f:
-            self.stats = json.loads(f.read())
+        self.manifest, self.stats = load_output(self.path)
         m = self.manifest
         self.dtype = np.dtype(m["token_dtype"]).newbyteorder("<")
         self.pad_id = int(m["tokenizer"]["pad_id"])

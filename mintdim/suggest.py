@@ -28,6 +28,7 @@ class OutputSuggestion:
     current_sizes: list[int] | None
     current: padding.PaddingReport | None
     suggestion: padding.Suggestion
+    packed: list = None  # per row length: the packed layout's figures on the same lengths (mintdim.packing)
 
     def as_dict(self) -> dict:
         s = self.suggestion
@@ -38,6 +39,7 @@ class OutputSuggestion:
             "suggested_sizes": s.sizes, "suggested_padding_ratio": s.report.padding_ratio,
             "suggested_slots": s.report.total_slots, "cost": s.cost, "objective": s.objective,
             "note": s.note, "padding_by_k": {str(k): v for k, v in s.by_k.items()},
+            "packed": self.packed or [],
         }
 
 
@@ -94,7 +96,7 @@ def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, 
 
 def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_size: int | None = None,
                   max_size: int | None = None, max_padding: float | None = None, cost: str = "linear",
-                  cores: int | None = None) -> list[OutputSuggestion]:
+                  cores: int | None = None, pack=(4096, 8192)) -> list[OutputSuggestion]:
     """source: an output directory, a YAML config path, or a config dict. One answer per output."""
     if isinstance(source, dict):
         groups = lengths_from_config(source, cores)
@@ -116,5 +118,19 @@ def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_siz
         current = None
         if sizes and (not len(values) or values[-1] <= sizes[-1]):
             current = padding.measure(values, counts, sizes)
-        answers.append(OutputSuggestion(name, int(counts.sum()), int(len(values)), sizes, current, found))
+        answers.append(OutputSuggestion(name, int(counts.sum()), int(len(values)), sizes, current, found,
+                                        [packed_figures(lengths, row) for row in pack or ()]))
     return answers
+
+
+def packed_figures(lengths: np.ndarray, row_length: int) -> dict:
+    """The packed layout (units.pack) on these lengths: rows, padding, and the samples longer than
+    a row (left out here, as overflow: drop would)."""
+    from . import packing
+
+    p = packing.plan(lengths, row_length, "drop")
+    over = int(np.count_nonzero(p.status == packing.DROPPED))
+    return {"row_length": int(row_length), "rows": p.n_rows, "lower_bound_rows": p.lower_bound,
+            "total_slots": p.slots, "pad_tokens": p.slots - p.tokens,
+            "padding_ratio": 1 - p.efficiency if p.slots else 0.0, "efficiency": p.efficiency,
+            "longer_than_row": over}

@@ -173,6 +173,10 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
     if m is None:
         return report
     sizes, sps, dtype, pad, unk, vocab, files = m
+    if (manifest.get("units") or {}).get("layout") == "packed":  # units.pack
+        from .verify_packed import verify_packed
+
+        return verify_packed(out, manifest, histogram, stats, m, report, source, all, sample, root, seed)
     has_masks = "loss_mask" in manifest  # source.train_on: mask_XXXXXX.bin beside every shard
 
     entries = sorted(os.listdir(out))
@@ -492,7 +496,8 @@ def _check_unk(out: str, idx: _Index, files, found_unk: dict[int, list[int]], re
 
 
 def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, report: Report, all_samples: bool,
-                  sample: int, root: str | None, seed: int) -> None:
+                  sample: int, root: str | None, seed: int, packed=None) -> None:
+    """packed (units.pack): (locate(i) -> (shard path, row in shard, offset) or None, encoded counts)."""
     import numpy as np
     from . import errors as E
     from . import jsonl
@@ -573,23 +578,33 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
         for j, i in enumerate(batch):
             tokens = flat[ends[j] - lengths[j]:ends[j]]
             report.encoded += 1
-            if len(tokens) != idx.tc[i]:
-                report.add("sample_index.jsonl", f"token_count {int(idx.tc[i])}, the tokenizer gives {len(tokens)}", i)
+            want = int(idx.tc[i]) if packed is None else int(packed[1][i])
+            if len(tokens) != want:
+                report.add("sample_index.jsonl", f"token_count {want}, the tokenizer gives {len(tokens)}", i)
                 continue
             unit = int(idx.unit[i])
-            rel = idx.shard_path[i]
+            offset = 0
+            if packed is not None:
+                place = packed[0](i)
+                if place is None:  # dropped: nothing to compare
+                    continue
+                rel, row, offset = place
+                tokens = tokens[:int(idx.tc[i])]
+            else:
+                rel = idx.shard_path[i]
             path = os.path.join(out, rel)
             if rel not in shards:
                 try:
                     shards[rel] = np.memmap(path, dtype=dtype, mode="r").reshape(-1, unit)
                 except (OSError, ValueError):
                     shards[rel] = np.zeros((0, unit), dtype=dtype)
-            k = int(np.searchsorted(per_unit[unit], i))
-            row = k % sps
+            if packed is None:
+                row = int(np.searchsorted(per_unit[unit], i)) % sps
             if row >= len(shards[rel]):
                 continue  # a missing or short shard is reported already
-            if not np.array_equal(shards[rel][row, :len(tokens)], tokens.astype(dtype)):
-                where = int(np.flatnonzero(shards[rel][row, :len(tokens)] != tokens.astype(dtype))[0])
+            stored = shards[rel][row, offset:offset + len(tokens)]
+            if not np.array_equal(stored, tokens.astype(dtype)):
+                where = offset + int(np.flatnonzero(stored != tokens.astype(dtype))[0])
                 report.add(rel, f"row {row}: tokens differ from the tokenizer's encode of the source "
                                 f"(first at slot {where})", i)
 

@@ -13,7 +13,8 @@ def run(args) -> int:
     from ..suggest import suggest_units
 
     answers = suggest_units(args.source, k=args.k, multiple_of=args.multiple_of, min_size=args.min,
-                            max_size=args.max, max_padding=args.max_padding, cost=args.cost, cores=args.cores)
+                            max_size=args.max, max_padding=args.max_padding, cost=args.cost, cores=args.cores,
+                            pack=args.pack)
     if args.json:
         print(json.dumps([a.as_dict() for a in answers], indent=2))
         return 0
@@ -28,6 +29,10 @@ def run(args) -> int:
             print(f"    k={k}: padding {_pct(ratio)}")
         if s.note:
             print(f"  note: {s.note}")
+        for p in a.packed or []:
+            print(f"  packed    rows of {p['row_length']}: padding {_pct(p['padding_ratio'])} ({p['pad_tokens']} pad "
+                  f"tokens in {p['total_slots']} slots; {p['rows']} rows, lower bound {p['lower_bound_rows']}"
+                  + (f"; {p['longer_than_row']} samples longer than a row left out)" if p['longer_than_row'] else ")"))
     return 0
 
 
@@ -47,5 +52,8 @@ def register(sub) -> None:
     p.add_argument("--cost", choices=["linear", "attention"], default="linear",
                    help="linear: token slots; attention: a slot of a unit of size s costs s (sum of s^2)")
     p.add_argument("--cores", type=int, default=None, help="tokenizer threads when reading a config")
+    p.add_argument("--pack", type=int, nargs="*", default=[4096, 8192], metavar="ROW",
+                   help="also show the packed layout (units.pack) with these row lengths (default 4096 8192; "
+                        "--pack with no value: none)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)

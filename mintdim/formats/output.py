@@ -139,3 +139,33 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
             if trained is not None:
                 cols.append(trained[start:end].tolist())
             fh.write("".join([line % row for row in zip(*cols)]))
+
+
+def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_length: int, rows, offsets,
+                              sps: int, file_ids, paths, lines, trained, progress, block: int = 1 << 16) -> None:
+    """sample_index.jsonl of the packed layout (units.pack), in sample_id order: the bucketed keys
+    (unit_size is the row length; shard_row the row inside the shard) plus row_offset, the sample's
+    first slot in its row. token_count counts the tokens written; a sample longer than the row
+    carries overflow ("dropped": no shard, row or offset; "truncated": the row's first tokens) and
+    source_token_count (its whole length)."""
+    with open(path, "wb") as fh:
+        for start in range(0, len(lengths), block):
+            progress.update(start)
+            end = min(start + block, len(lengths))
+            out = []
+            for i, n, k, st, r, off, f, line in zip(range(start, end), lengths[start:end].tolist(),
+                                                    kept[start:end].tolist(), status[start:end].tolist(),
+                                                    rows[start:end].tolist(), offsets[start:end].tolist(),
+                                                    file_ids[start:end].tolist(), lines[start:end].tolist()):
+                dropped = st == 1
+                obj = {"sample_id": i, "hash": hexes[64 * i:64 * i + 64], "token_count": k, "unit_size": row_length,
+                       "source_file": paths[f], "source_line": line,
+                       "shard_path": None if dropped else shards.shard_path(row_length, r // sps),
+                       "shard_row": None if dropped else r % sps, "row_offset": None if dropped else off}
+                if trained is not None:
+                    obj["trained_tokens"] = trained[i]
+                if st:
+                    obj["overflow"] = "dropped" if dropped else "truncated"
+                    obj["source_token_count"] = n
+                out.append(orjson.dumps(obj))
+            fh.write(b"\n".join(out) + b"\n")

@@ -14,13 +14,13 @@ import numpy as np
 from .. import __version__, padding
 from ..formats import intermediate as inter
 from ..formats import output as fmt
-from ..formats.output import JsonlWriter, duplicate_groups, write_json, write_sample_index
+from ..formats.output import JsonlWriter, duplicate_groups, write_json, write_packed_sample_index, write_sample_index
 from ..outputs import atomic_write_text
 from ..progress import Progress
 from .written import check_shard_counts
 
 
-def manifest(build, meta, out, sizes: list[int]) -> dict:
+def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
     files = [build.files[i] for i in out.files]
     batches = [f.build_batch for f in files]
     return {
@@ -31,22 +31,24 @@ def manifest(build, meta, out, sizes: list[int]) -> dict:
                       **({"trained": meta.trained} if getattr(meta, "trained", None) else {})},
         "token_storage": {"dtype": meta.dtype, "bytes_per_token": meta.bytes_per_token, "byte_order": "little"},
         "units": {"sizes": sizes, "build_batch": batches[0] if len(set(batches)) == 1 else batches,
-                  **({"planned": {"from": "data", **out.auto}} if out.auto else {})},
+                  **({"planned": {"from": "data", **out.auto}} if out.auto else {}),
+                  **(packed_layout(out) if packed else {})},
         "source": {"files": [f.path for f in files], "fields": [f.fields for f in files],
                    "templates": [f.template for f in files]},
         "output": {"samples_per_shard": out.samples_per_shard},
         "token_dtype": meta.dtype,
         "hash": {"algorithm": "sha256"},
-        **({"loss_mask": loss_mask_layout(files)} if any(f.train_on is not None for f in files) else {}),
+        **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size")}
+           if any(f.train_on is not None for f in files) else {}),
     }
 
 
-def loss_mask_layout(files) -> dict:
+def loss_mask_layout(files, width: str = "unit_size") -> dict:
     """How to read the loss masks (source.train_on) that sit beside the shards."""
     return {
         "train_on": [f.train_on or [] for f in files],
         "file": "unit_<size>/mask_XXXXXX.bin beside unit_<size>/shard_XXXXXX.bin, same record order",
-        "record_bytes": "ceil(unit_size / 8)",
+        "record_bytes": f"ceil({width} / 8)",
         "bit_order": "little",
         "padding_bits": 0,
         "rule": "a token is trained when the character it starts at (the tokenizer's own offsets, "
@@ -77,8 +79,15 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
 
     os.makedirs(stage_dir, exist_ok=True)
     progress = Progress(log, f"[unit-build] aggregate {out.dir}", n, "samples indexed")
-    write_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, sizes, units, rows, sps,
-                       file_ids, paths, lines, trained, progress)
+    packed = _packed(plan, trained, written_paths) if plan.get("layout") == "packed" else None
+    if packed is not None:  # units.pack
+        trained = packed["trained"]
+        write_packed_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, packed["kept"],
+                                  packed["status"], sizes[0], rows, packed["offsets"], sps, file_ids, paths, lines,
+                                  None if trained is None else trained.tolist(), progress)
+    else:
+        write_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, sizes, units, rows, sps,
+                           file_ids, paths, lines, trained, progress)
 
     # duplicate_index.jsonl: groups by first sample_id, members in sample_id order
     groups = duplicate_groups(digests)
@@ -94,6 +103,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     unk_samples = inter.unarr(plan["unk_samples"])
     unk_counts = inter.unarr(plan["unk_counts"])
     unk_positions = inter.unarr(plan["unk_positions"])
+    if packed is not None:  # UNK figures describe the tokens written
+        unk_samples, unk_counts, unk_positions = _stored_unk(unk_samples, unk_counts, unk_positions, packed["kept"])
     writer = JsonlWriter(os.path.join(stage_dir, fmt.UNK_INDEX))
     offset = 0
     for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
@@ -104,6 +115,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     writer.close()
 
     counts = np.bincount(units, minlength=len(sizes)).tolist()
+    if packed is not None:
+        counts = [int(np.count_nonzero(packed["status"] != 1))]
     distribution = {str(s): int(c) for s, c in zip(sizes, counts)}
     write_json(os.path.join(stage_dir, fmt.HISTOGRAM), distribution)
     stats = {
@@ -118,14 +131,108 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "unit_distribution": distribution,
         "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
         "padding": padding.measure(*padding.histogram(lengths), sizes).as_stats(),
-    }
+    } if packed is None else _packed_stats(plan, packed, meta, groups, unk_samples, unk_counts, distribution, sps)
     if trained is not None:
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
     if written_paths:
         check_shard_counts(stats, written_paths)
-    write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes))
+    write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
         f"{stats['duplicate_groups']} duplicate groups, {stats['samples_with_unk']} samples with UNK")
+    return stats
+
+
+# --- packed rows (units.pack) ------------------------------------------------------------------
+
+
+def packed_layout(out) -> dict:
+    """The manifest's units keys of the packed layout: how rows, boundaries and samples are laid out."""
+    return {
+        "layout": "packed",
+        "row_length": out.pack,
+        "overflow": out.overflow,
+        "pack": {
+            "rows": "unit_<row_length>/shard_XXXXXX.bin: rows of row_length tokens, the samples of a row back to "
+                    "back in sample_id order, then pad_id; samples_per_shard rows per shard",
+            "boundaries": "unit_<row_length>/cu_XXXXXX.bin beside each shard, int32 little-endian: R + 1 row "
+                          "pointers ptr (R rows in the shard), then per row its cumulative sequence lengths "
+                          "[0, ..., tokens in the row]; row r's are cu[ptr[r]:ptr[r + 1]] of the values after "
+                          "the pointers",
+            "sample_index": "shard_path, shard_row (row in the shard), row_offset (first slot in the row)",
+            "algorithm": "best-fit decreasing over the token counts (docs/packing.md)",
+        },
+    }
+
+
+def _packed(plan: dict, trained, written_paths) -> dict:
+    """The plan's packing columns, and the trained tokens written per sample (source.train_on:
+    truncated samples count only the row's part, as the write job reports it)."""
+    status = inter.unarr(plan["status"])
+    kept = inter.unarr(plan["kept"]).astype(np.int64)
+    if trained is not None:
+        trained = trained.astype(np.int64)
+        trained[status == 1] = 0
+        reported = {}
+        for p in written_paths or []:
+            with open(p, encoding="utf-8") as f:
+                for u in json.load(f).get("units", []):
+                    reported.update(u.get("trained_kept", {}))
+        for sid in np.flatnonzero(status == 2).tolist():
+            if str(sid) not in reported:
+                raise RuntimeError(f"the write job did not report the trained tokens of truncated sample {sid}")
+            trained[sid] = reported[str(sid)]
+    return {"status": status, "kept": kept, "offsets": inter.unarr(plan["offsets"]).astype(np.int64),
+            "trained": trained, "n_rows": int(plan["n_rows"]), "row_length": int(plan["row_length"]),
+            "overflow": plan["overflow"]}
+
+
+def _stored_unk(samples, counts, positions, kept):
+    """UNK positions inside the tokens written: a dropped sample has none, a truncated one those in its row."""
+    owner = np.repeat(samples.astype(np.int64), counts.astype(np.int64))
+    keep = positions.astype(np.int64) < kept[owner]
+    per = np.bincount(owner[keep], minlength=len(kept))[samples.astype(np.int64)] if len(samples) else counts
+    has = per > 0
+    return samples[has], per[has].astype(np.uint32), positions[keep]
+
+
+def _packed_stats(plan, packed, meta, groups, unk_samples, unk_counts, distribution, rows_per_shard) -> dict:
+    from .. import packing
+
+    L, n_rows = packed["row_length"], packed["n_rows"]
+    status, kept = packed["status"], packed["kept"]
+    tokens = int(kept.sum())
+    slots = n_rows * L
+    written = int(np.count_nonzero(status != packing.DROPPED))
+    dropped = np.flatnonzero(status == packing.DROPPED)
+    truncated = np.flatnonzero(status == packing.TRUNCATED)
+    lengths = inter.unarr(plan["lengths"]).astype(np.int64)
+    stats = {
+        "total_samples": int(plan["n"]),
+        "total_tokens": tokens,
+        "token_dtype": meta.dtype,
+        "bytes_per_token": meta.bytes_per_token,
+        "duplicate_groups": len(groups),
+        "duplicate_samples": int(sum(len(g) for g in groups)),
+        "samples_with_unk": int(len(unk_samples)),
+        "unk_tokens": int(unk_counts.astype(np.int64).sum()),
+        "unit_distribution": distribution,
+        "shards": {str(L): -(-n_rows // rows_per_shard)},
+        "padding": {"total_slots": slots, "pad_tokens": slots - tokens,
+                    "padding_ratio": (slots - tokens) / slots if slots else 0.0,
+                    "per_unit": {str(L): {"samples": written, "tokens": tokens, "slots": slots,
+                                          "pad_tokens": slots - tokens,
+                                          "padding_ratio": (slots - tokens) / slots if slots else 0.0}}},
+        "packing": {
+            "row_length": L, "rows": n_rows, "samples": written, "tokens": tokens, "slots": slots,
+            "efficiency": tokens / slots if slots else 1.0, "lower_bound_rows": -(-tokens // L),
+            "overflow": {"policy": packed["overflow"], "dropped": int(len(dropped)),
+                         "truncated": int(len(truncated)),
+                         "truncated_tokens_lost": int((lengths[truncated] - L).sum()),
+                         "dropped_ids": dropped.tolist(), "truncated_ids": truncated.tolist()},
+        },
+    }
+    if packed["trained"] is not None:
+        stats["trained_tokens"] = int(packed["trained"].sum())
     return stats
