@@ -201,7 +201,14 @@ class PackedDataset:
             raise IndexError(f"sample_id {sample_id} out of range 0..{self.num_samples - 1}")
         return sid
 
-    def locate(self, sample_id: int) -> tuple[int, int, int]:
+    def locate(self, sample_id: int) -> tuple[int, str, int]:
+        """(row_length, shard path, row in the shard) of a sample, as Dataset.locate gives
+        (unit_size, shard path, row); its slots in the row: `position`."""
+        row, _offset, _count = self.position(sample_id)
+        k, local = divmod(row, self.samples_per_shard)
+        return self.row_length, self.shard_paths[k], local
+
+    def position(self, sample_id: int) -> tuple[int, int, int]:
         """(global row, offset in the row, tokens) of a sample; ValueError for a dropped one."""
         sid = self._check_id(sample_id)
         rows, offsets, counts, _order, _first = self._lookup()
@@ -225,7 +232,7 @@ class PackedDataset:
         return order[first[r]:first[r + 1]]
 
     def tokens(self, sample_id: int) -> np.ndarray:
-        row, offset, count = self.locate(sample_id)
+        row, offset, count = self.position(sample_id)
         return self.row(row)[offset:offset + count]
 
     __getitem__ = tokens
@@ -234,7 +241,7 @@ class PackedDataset:
         """One sample's loss-mask bits as stored (True: trained), one per token."""
         if not self.has_loss_mask:
             raise ValueError("this build has no loss masks (source.train_on was not set)")
-        row, offset, count = self.locate(sample_id)
+        row, offset, count = self.position(sample_id)
         k, local = divmod(row, self.samples_per_shard)
         return fs.unpack_mask(np.asarray(self._mask(k)[local]), self.row_length)[offset:offset + count]
 

@@ -44,14 +44,15 @@ class OutputSuggestion:
 
 
 def lengths_from_output(out_dir: str) -> tuple[np.ndarray, list[int] | None]:
-    """Token counts from sample_index.jsonl, and the output's unit sizes."""
+    """Token counts from sample_index.jsonl, and the output's unit sizes (None for packed rows)."""
     index = os.path.join(out_dir, fmt.SAMPLE_INDEX)
     if not os.path.isfile(index):
         raise E.MintDimFileNotFoundError.make("output", index)
-    lengths = fmt.token_counts(out_dir)
+    lengths = fmt.token_counts(out_dir, source=True)  # a packed output's over-long samples: whole lengths
     sizes = None
     try:
-        sizes = fmt.read_json(out_dir, fmt.MANIFEST)["units"]["sizes"]
+        units = fmt.read_json(out_dir, fmt.MANIFEST)["units"]
+        sizes = None if units.get("layout") == "packed" else units["sizes"]
     except (OSError, KeyError, ValueError):
         pass
     return lengths, sizes
@@ -67,7 +68,7 @@ def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, 
     units = auto.setdefault("units", {}) if isinstance(auto, dict) else {}
     declared = units.get("sizes") if isinstance(units, dict) else None
     if isinstance(units, dict):
-        for key in ("k", "multiple_of", "min_size", "max_size", "cost"):
+        for key in ("k", "multiple_of", "min_size", "max_size", "cost", "pack", "overflow"):
             units.pop(key, None)
         units.update(sizes="auto", k=1)
     build, metas = preflight(auto, check_outputs=False)

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mintdim
+import mintdim.formats.output
 from conftest import SP_MODEL, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, tree_bytes, write_jsonl
 from mintdim import errors as E
 from mintdim import jsonl, packing
@@ -368,6 +369,25 @@ def test_torch_adapter_gives_flattening_batches(masked):
     assert batch["input_ids"].shape == (1, int(ref.cu_seqlens[-1]))
     assert torch.equal(batch["cu_seq_lens_q"], torch.from_numpy(ref.cu_seqlens)) and batch["max_length_k"] == ref.max_seqlen
     assert batch["labels"][0, 0].item() == -100
+
+
+def test_suggest_units_shows_packed_padding_beside_the_buckets(masked, tmp_path, monkeypatch):
+    from mintdim.suggest import suggest_units
+
+    out, rows = masked
+    [a] = suggest_units(out, k=2, pack=(ROW, 4 * ROW))
+    lengths = mintdim.formats.output.token_counts(out, source=True)
+    assert a.current_sizes is None and a.samples == len(rows) and lengths.max() > ROW  # whole lengths
+    p = packing.plan(lengths, 4 * ROW, "drop")
+    assert a.packed[1] == {"row_length": 4 * ROW, "rows": p.n_rows, "lower_bound_rows": p.lower_bound,
+                           "total_slots": p.slots, "pad_tokens": p.slots - p.tokens,
+                           "padding_ratio": 1 - p.efficiency, "efficiency": p.efficiency,
+                           "longer_than_row": int((lengths > 4 * ROW).sum())}
+    assert a.packed[0]["longer_than_row"] == int((lengths > ROW).sum()) > 0
+    monkeypatch.chdir(tmp_path)
+    path, _ = rows_file(tmp_path, 30)
+    [c] = suggest_units(packed_config([path], overflow="drop"), k=2, pack=(ROW,))  # a packed config
+    assert c.samples == 30 and c.packed[0]["row_length"] == ROW
 
 
 # --- verify catches what breaks the packing --------------------------------------------------------

@@ -52,10 +52,16 @@ def iter_index(out_dir: str, name: str = SAMPLE_INDEX):
         yield orjson.loads(line)
 
 
-def token_counts(out_dir: str) -> np.ndarray:
-    """token_count of every sample of sample_index.jsonl, in sample_id order (int64)."""
-    return np.fromiter((orjson.loads(line)["token_count"] for _n, line in iter_jsonl(os.path.join(out_dir, SAMPLE_INDEX))),
-                       dtype=np.int64)
+def token_counts(out_dir: str, source: bool = False) -> np.ndarray:
+    """token_count of every sample of sample_index.jsonl, in sample_id order (int64). With
+    `source`, a sample longer than a packed row counts its whole length (source_token_count)."""
+    key = "source_token_count" if source else "token_count"
+
+    def count(line: bytes) -> int:
+        obj = orjson.loads(line)
+        return obj.get(key, obj["token_count"])
+
+    return np.fromiter((count(line) for _n, line in iter_jsonl(os.path.join(out_dir, SAMPLE_INDEX))), dtype=np.int64)
 
 
 def write_json(path: str, obj) -> None:
