@@ -114,14 +114,17 @@ def assign(lengths, row_length: int) -> tuple[np.ndarray, int]:
     C = int(row_length)
     if n and (lengths.max() > C or lengths.min() < 0):
         raise ValueError(f"every length must be in 0..{C}")
-    order = np.lexsort((np.arange(n), -lengths))  # longest first, ties by sample id
-    values, starts = np.unique(-lengths[order], return_index=True)
-    bounds = np.append(starts, n)
+    # longest first, ties by sample id: a stable sort of C - length (a radix sort when it fits 16 bits)
+    key = (C - lengths).astype(np.uint16 if C < 2**16 else np.int64)
+    order = np.argsort(key, kind="stable")
+    del key
+    per_length = np.bincount(lengths, minlength=C + 1)[::-1]  # samples per length, longest first
+    bounds = np.concatenate(([0], np.cumsum(per_length)))
     classes = _Classes()
     n_rows = 0
     placed_items, placed_rows = [], []
-    for g, neg in enumerate(values.tolist()):
-        length = -neg
+    for g in np.flatnonzero(per_length).tolist():
+        length = C - g
         items = order[bounds[g]:bounds[g + 1]]
         p, m = 0, len(items)
         while p < m:
@@ -157,18 +160,15 @@ def layout(row_of: np.ndarray, lengths: np.ndarray, n_rows: int) -> tuple[np.nda
     n = len(row_of)
     if not n:
         return row_of.copy(), np.zeros(0, dtype=np.int64)
-    first = np.full(n_rows, n, dtype=np.int64)
-    np.minimum.at(first, row_of, np.arange(n, dtype=np.int64))
+    order = np.argsort(row_of, kind="stable")  # by row, then sample id
+    counts = np.bincount(row_of, minlength=n_rows)
+    starts = np.cumsum(counts) - counts
     renumber = np.empty(n_rows, dtype=np.int64)
-    renumber[np.argsort(first, kind="stable")] = np.arange(n_rows, dtype=np.int64)
+    renumber[np.argsort(order[starts])] = np.arange(n_rows, dtype=np.int64)  # by smallest sample id
     rows = renumber[row_of]
-    order = np.lexsort((np.arange(n), rows))  # by row, then sample id
-    ends = np.cumsum(lengths[order])
-    starts = ends - lengths[order]
-    row_sorted = rows[order]
-    row_first = np.searchsorted(row_sorted, row_sorted, side="left")  # first position of each row in order
+    before = np.cumsum(lengths[order]) - lengths[order]  # tokens before each sample, in this order
     offsets = np.empty(n, dtype=np.int64)
-    offsets[order] = starts - starts[row_first]
+    offsets[order] = before - np.repeat(before[starts], counts)
     return rows, offsets
 
 

@@ -317,6 +317,18 @@ def test_overflow_error_drop_and_indexes(tmp_path, monkeypatch):
     assert f"{len(dropped)} dropped" in text and "efficiency" in text
 
 
+def test_every_sample_dropped_gives_an_empty_but_valid_output(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path, _rows = rows_file(tmp_path, 5, long_every=1)
+    drive(packed_config([path], overflow="drop"))
+    assert sorted(os.listdir(f"out/unit_{ROW}")) == ["EMPTY_UNIT.md"]
+    stats = read_json("out/stats.json")
+    assert stats["packing"]["rows"] == 0 and stats["packing"]["overflow"]["dropped_ids"] == [0, 1, 2, 3, 4]
+    ds = mintdim.open("out")
+    assert ds.num_rows == 0 and list(ds.batches(2)) == []
+    assert verify("out").ok
+
+
 def test_same_bytes_whatever_the_chunking_and_cores(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path, _rows = rows_file(tmp_path, 200, long_every=37)
