@@ -93,8 +93,8 @@ def summarize(target) -> dict:
     }
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def _pct(x: float, digits: int = 1) -> str:
+    return f"{100 * x:.{digits}f}%"
 
 
 def _mib(n: int) -> str:
@@ -141,7 +141,7 @@ def format_summary(s: dict) -> str:
         f"MintDim output {s['path']}",
         f"  samples     {s['samples']:,}",
         f"  tokens      {s['tokens']:,} in {s['slots']:,} {'row' if s.get('packing') else 'record'} slots: "
-        f"padding {_pct(s['padding_ratio'])}",
+        f"padding {_pct(s['padding_ratio'], 3 if s.get('packing') else 1)}",
         f"  dtype       {s['token_dtype']} ({s['bytes_per_token']} bytes/token, little-endian), "
         f"pad_id {tok.get('pad_id')}, unk_id {tok.get('unk_id')}",
         f"  tokenizer   {tok.get('type')} {tok.get('path')} (vocab {tok.get('vocab_size'):,})",
@@ -155,7 +155,7 @@ def format_summary(s: dict) -> str:
         p = s["packing"]
         o = p["overflow"]
         lines[3:3] = [f"  packing     {p['rows']:,} rows of {p['row_length']:,} tokens: efficiency "
-                      f"{_pct(p['efficiency'])} (lower bound {p['lower_bound_rows']:,} rows)",
+                      f"{_pct(p['efficiency'], 3)} (lower bound {p['lower_bound_rows']:,} rows)",
                       f"  overflow    {o['policy']}: {o['dropped']:,} dropped, {o['truncated']:,} truncated"
                       + (f" (ids {', '.join(map(str, (o['dropped_ids'] + o['truncated_ids'])[:10]))}"
                          f"{', ...' if o['dropped'] + o['truncated'] > 10 else ''})"

@@ -350,21 +350,7 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
         fit = next((s for s in sizes if s >= tc), None)
         if fit != unit:
             report.add(name, f"token_count {tc} belongs in unit {fit}, not {unit}", i)
-        h = obj.get("hash")
-        if not isinstance(h, str) or not _HEX64.match(h):
-            report.add(name, f"hash {h!r} is not a SHA-256 hex digest", i)
-            h = ""
-        src, line = obj.get("source_file"), obj.get("source_line")
-        fi = file_of.get(src, -1)
-        if fi < 0:
-            report.add(name, f"source_file {src!r} is not a source file of manifest.json", i)
-        if not _is_int(line) or line < 1:
-            report.add(name, f"source_line {line!r} is not a positive int", i)
-            line = 0
-        elif fi >= 0 and (fi, line) <= last:
-            report.add(name, f"{src}:{line} is not after the previous sample's line (input order)", i)
-        if fi >= 0 and line:
-            last = (fi, line)
+        h, fi, line, last = _check_origin(obj, i, file_of, last, report)
         k = seen_in_unit[unit]
         seen_in_unit[unit] = k + 1
         want_path = fs.shard_path(unit, k // sps)
@@ -377,6 +363,28 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
         idx.shard_path[i] = want_path
         idx.valid[i] = True
     return idx
+
+
+def _check_origin(obj: dict, i: int, file_of: dict, last: tuple, report: Report):
+    """A sample_index.jsonl line's hash and source: (hash or "", file index or -1, line or 0, the
+    (file, line) the next sample must follow)."""
+    name = fmt.SAMPLE_INDEX
+    h = obj.get("hash")
+    if not isinstance(h, str) or not _HEX64.match(h):
+        report.add(name, f"hash {h!r} is not a SHA-256 hex digest", i)
+        h = ""
+    src, line = obj.get("source_file"), obj.get("source_line")
+    fi = file_of.get(src, -1)
+    if fi < 0:
+        report.add(name, f"source_file {src!r} is not a source file of manifest.json", i)
+    if not _is_int(line) or line < 1:
+        report.add(name, f"source_line {line!r} is not a positive int", i)
+        line = 0
+    elif fi >= 0 and (fi, line) <= last:
+        report.add(name, f"{src}:{line} is not after the previous sample's line (input order)", i)
+    if fi >= 0 and line:
+        last = (fi, line)
+    return h, fi, line, last
 
 
 def _check_shard(path, rel, unit, members, idx: _Index, dtype, pad, unk, vocab, report: Report, found_unk) -> None:

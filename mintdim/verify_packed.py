@@ -109,21 +109,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
                 report.add(name, f"shard_path/shard_row/row_offset {loc} do not name a row of {unit}", i)
             else:
                 row[i], offset[i] = k * sps + loc[1], loc[2]
-        h = obj.get("hash")
-        if not isinstance(h, str) or not V._HEX64.match(h):
-            report.add(name, f"hash {h!r} is not a SHA-256 hex digest", i)
-            h = ""
-        src, line = obj.get("source_file"), obj.get("source_line")
-        fi = file_of.get(src, -1)
-        if fi < 0:
-            report.add(name, f"source_file {src!r} is not a source file of manifest.json", i)
-        if not V._is_int(line) or line < 1:
-            report.add(name, f"source_line {line!r} is not a positive int", i)
-            line = 0
-        elif fi >= 0 and (fi, line) <= last:
-            report.add(name, f"{src}:{line} is not after the previous sample's line (input order)", i)
-        if fi >= 0 and line:
-            last = (fi, line)
+        h, fi, line, last = V._check_origin(obj, i, file_of, last, report)
         if V._is_int(obj.get("trained_tokens")):
             trained[i] = obj["trained_tokens"]
         elif has_masks:

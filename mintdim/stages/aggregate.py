@@ -121,7 +121,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     write_json(os.path.join(stage_dir, fmt.HISTOGRAM), distribution)
     stats = {
         "total_samples": int(n),
-        "total_tokens": int(lengths.astype(np.int64).sum()),
+        "total_tokens": int((lengths if packed is None else packed["kept"]).astype(np.int64).sum()),
         "token_dtype": meta.dtype,
         "bytes_per_token": meta.bytes_per_token,
         "duplicate_groups": len(groups),
@@ -130,8 +130,10 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "unk_tokens": int(unk_counts.astype(np.int64).sum()),
         "unit_distribution": distribution,
         "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
-        "padding": padding.measure(*padding.histogram(lengths), sizes).as_stats(),
-    } if packed is None else _packed_stats(plan, packed, meta, groups, unk_samples, unk_counts, distribution, sps)
+        "padding": padding.measure(*padding.histogram(lengths), sizes).as_stats() if packed is None else None,
+    }
+    if packed is not None:  # shards and padding of the rows, and the packing block
+        stats.update(_packed_stats(plan, packed, sps))
     if trained is not None:
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
     if written_paths:
@@ -197,7 +199,7 @@ def _stored_unk(samples, counts, positions, kept):
     return samples[has], per[has].astype(np.uint32), positions[keep]
 
 
-def _packed_stats(plan, packed, meta, groups, unk_samples, unk_counts, distribution, rows_per_shard) -> dict:
+def _packed_stats(plan, packed, rows_per_shard) -> dict:
     from .. import packing
 
     L, n_rows = packed["row_length"], packed["n_rows"]
@@ -208,22 +210,12 @@ def _packed_stats(plan, packed, meta, groups, unk_samples, unk_counts, distribut
     dropped = np.flatnonzero(status == packing.DROPPED)
     truncated = np.flatnonzero(status == packing.TRUNCATED)
     lengths = inter.unarr(plan["lengths"]).astype(np.int64)
-    stats = {
-        "total_samples": int(plan["n"]),
-        "total_tokens": tokens,
-        "token_dtype": meta.dtype,
-        "bytes_per_token": meta.bytes_per_token,
-        "duplicate_groups": len(groups),
-        "duplicate_samples": int(sum(len(g) for g in groups)),
-        "samples_with_unk": int(len(unk_samples)),
-        "unk_tokens": int(unk_counts.astype(np.int64).sum()),
-        "unit_distribution": distribution,
+    ratio = (slots - tokens) / slots if slots else 0.0
+    return {
         "shards": {str(L): -(-n_rows // rows_per_shard)},
-        "padding": {"total_slots": slots, "pad_tokens": slots - tokens,
-                    "padding_ratio": (slots - tokens) / slots if slots else 0.0,
+        "padding": {"total_slots": slots, "pad_tokens": slots - tokens, "padding_ratio": ratio,
                     "per_unit": {str(L): {"samples": written, "tokens": tokens, "slots": slots,
-                                          "pad_tokens": slots - tokens,
-                                          "padding_ratio": (slots - tokens) / slots if slots else 0.0}}},
+                                          "pad_tokens": slots - tokens, "padding_ratio": ratio}}},
         "packing": {
             "row_length": L, "rows": n_rows, "samples": written, "tokens": tokens, "slots": slots,
             "efficiency": tokens / slots if slots else 1.0, "lower_bound_rows": -(-tokens // L),
@@ -233,6 +225,3 @@ def _packed_stats(plan, packed, meta, groups, unk_samples, unk_counts, distribut
                          "dropped_ids": dropped.tolist(), "truncated_ids": truncated.tolist()},
         },
     }
-    if packed["trained"] is not None:
-        stats["trained_tokens"] = int(packed["trained"].sum())
-    return stats

@@ -21,6 +21,27 @@ def empty_unit_text(unit: int) -> str:
             "The unit is declared in the config, so its directory exists; it holds no shard.\n")
 
 
+def _fresh_unit_dir(stage_dir: str, unit: int) -> str:
+    unit_dir = os.path.join(stage_dir, unit_dir_name(unit))
+    shutil.rmtree(unit_dir, ignore_errors=True)  # a killed earlier attempt's leftovers (ours)
+    os.makedirs(unit_dir)
+    return unit_dir
+
+
+def _shard_closed(build, out, unit: int, count_key: str, log):
+    """The writer's on_close: the shard line (its `count_key` as samples=) and the size warning."""
+    suffix = out.dir if len(build.outputs) > 1 else None
+
+    def closed(index: int, info: dict) -> None:
+        log(shard_line(index, info[count_key], info["bytes"], unit, suffix))
+        warning = shard_warning(index, info["bytes"])
+        if warning:
+            log(warning)
+        kill_point("write:shard")  # tests: a kill with shards half written
+
+    return closed
+
+
 def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], units_plan: str,
                stage_dir: str, written_path: str | None, log=print, stop_check=lambda: None) -> dict:
     """Shards of one unit size; their summary goes to written_path (when given) and is returned."""
@@ -29,18 +50,8 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
     with open(units_plan, encoding="utf-8") as f:
         plan = json.load(f)
     expected = plan["counts"][plan["sizes"].index(unit)]
-    unit_dir = os.path.join(stage_dir, unit_dir_name(unit))
-    shutil.rmtree(unit_dir, ignore_errors=True)  # a killed earlier attempt's leftovers (ours)
-    os.makedirs(unit_dir)
-    suffix = out.dir if len(build.outputs) > 1 else None
-
-    def closed(index: int, info: dict) -> None:
-        log(shard_line(index, info["records"], info["bytes"], unit, suffix))
-        warning = shard_warning(index, info["bytes"])
-        if warning:
-            log(warning)
-        kill_point("write:shard")  # tests: a kill with shards half written
-
+    unit_dir = _fresh_unit_dir(stage_dir, unit)
+    closed = _shard_closed(build, out, unit, "records", log)
     masks = any(build.files[i].train_on is not None for i in out.files)
     writer = ShardWriter(unit_dir, unit, out.samples_per_shard, meta.pad_id, meta.dtype, on_close=closed,
                          masks=masks)
@@ -130,17 +141,8 @@ def write_packed(build, metas, out_index: int, chunk_dirs: list[str], plan_table
     rows[status == packing.DROPPED] = -1
     offsets = inter.unarr(plan["offsets"]).astype(np.int64)
     kept = inter.unarr(plan["kept"]).astype(np.int64)
-    unit_dir = os.path.join(stage_dir, unit_dir_name(L))
-    shutil.rmtree(unit_dir, ignore_errors=True)  # a killed earlier attempt's leftovers (ours)
-    os.makedirs(unit_dir)
-    suffix = out.dir if len(build.outputs) > 1 else None
-
-    def closed(index: int, info: dict) -> None:
-        log(shard_line(index, info["samples"], info["bytes"], L, suffix))
-        warning = shard_warning(index, info["bytes"])
-        if warning:
-            log(warning)
-
+    unit_dir = _fresh_unit_dir(stage_dir, L)
+    closed = _shard_closed(build, out, L, "samples", log)
     masks = any(build.files[i].train_on is not None for i in out.files)
     writer = PackedWriter(unit_dir, L, out.samples_per_shard, n_rows, meta.pad_id, meta.dtype, masks=masks,
                           on_close=closed)
