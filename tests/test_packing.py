@@ -313,8 +313,11 @@ def test_overflow_error_drop_and_indexes(tmp_path, monkeypatch):
     assert verify("o_drop", source=True, all=True).ok
     from mintdim.summary import format_summary, summarize
 
+    from mintdim.stages.report import render_html
+
     text = format_summary(summarize("o_drop"))
     assert f"{len(dropped)} dropped" in text and "efficiency" in text
+    assert f"overflow drop: {len(dropped)} dropped" in render_html(summarize("o_drop"))
 
 
 def test_every_sample_dropped_gives_an_empty_but_valid_output(tmp_path, monkeypatch):
