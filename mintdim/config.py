@@ -482,11 +482,11 @@ def _resolve_pack(entries: list, outputs: list, packs: tuple[list, list]) -> Non
     """Packed outputs: every file of one output shares its row length and overflow policy. The
     tokenize stage bounds a sample by the row length (UnitOverflowError) only with overflow: error;
     with drop or truncate it bounds nothing and the plan stage applies the policy."""
-    from .stages.tokenize import UNBOUNDED
+    from .packing import NO_LIMIT
 
     for e in entries:
         e.pack, e.overflow = _pick(packs[0], e.index), _pick(packs[1], e.index)
-        e.sizes = [e.pack] if e.overflow == "error" else [UNBOUNDED]
+        e.sizes = [e.pack] if e.overflow == "error" else [NO_LIMIT]
     for o in outputs:
         members = [entries[i] for i in o.files]
         if len({(m.pack, m.overflow) for m in members}) > 1:

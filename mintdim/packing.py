@@ -24,6 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 OVERFLOW = ("error", "drop", "truncate")
+# The tokenize stage's single unit size when overflow is drop or truncate: no sample reaches it, so
+# every sample goes to one stream (u1099511627776.msgpack) and the plan applies the policy.
+NO_LIMIT = 2**40
 WRITTEN, DROPPED, TRUNCATED = 0, 1, 2  # per-sample status in the plan
 
 
