@@ -341,7 +341,7 @@ def test_same_bytes_whatever_the_chunking_and_cores(tmp_path, monkeypatch):
     assert tree_bytes("a") == tree_bytes("b")
     shutil.rmtree(".mintdim")
     result = build_in(tmp_path, packed_config([path, path], overflow="truncate", train_on=[["response"]], out="c"),
-                      cores=1)  # the Snakemake workflow: the write rule hands the plan table over
+                      cores=2)  # the Snakemake workflow, two cores: the write rule hands the plan table over
     assert result.outputs[0].stats["packing"]["rows"] == read_json("a/stats.json")["packing"]["rows"]
     assert tree_bytes("a") == tree_bytes("c")
 
