@@ -462,12 +462,11 @@ def check_template(e: FileEntry) -> T.Template:
 def _pack_options(units: dict) -> tuple[list, list] | None:
     """units.pack (row lengths, shared or mapped) and units.overflow (error | drop | truncate);
     None for the bucketed layout. Checked here; arity with the other lists in _resolve."""
-    from .packing import OVERFLOW
-
     if "pack" not in units:
         if "overflow" in units:
             raise E.UnitValidationError.pack("overflow_alone")
         return None
+    from .packing import OVERFLOW  # here: a bucketed build's Snakefile parse does not import numpy for it
     if "sizes" in units:
         raise E.UnitValidationError.pack("both")
     packs, overflow = units["pack"], units.get("overflow", ["error"])
