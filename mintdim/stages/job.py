@@ -46,8 +46,11 @@ class JobLog:
         if self.console:
             # one write per line: parallel jobs share the console, and an unbuffered stream
             # would otherwise split text and newline into two writes
-            sys.stderr.write(message + "\n")
-            sys.stderr.flush()
+            try:
+                sys.stderr.write(message + "\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):  # nobody reads the console any more (launcher gone): the log file
+                self.console = False      # still gets every line, and the job is not failed by it
 
     def detail(self, message: str) -> None:
         """Only to the log file (tracebacks, internals)."""

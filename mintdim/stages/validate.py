@@ -177,7 +177,15 @@ def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True
 
 def validated_record(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> dict:
     return {"build_id": build.build_id, "config": build.raw,
-            "tokenizers": {k: asdict(v) for k, v in metas.items()}}
+            "tokenizers": {k: asdict(v) for k, v in metas.items()},
+            # what each output is built from, as the build starts: recorded with the finished output
+            "inputs": {str(o.index): outputs.input_keys(build, o) for o in build.outputs}}
+
+
+def recorded_inputs(path: str, out_index: int) -> dict | None:
+    """The inputs validated.json recorded for an output (see validated_record)."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get("inputs", {}).get(str(out_index))
 
 
 def read_validated(path: str) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
