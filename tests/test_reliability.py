@@ -310,6 +310,28 @@ def test_killing_only_the_launcher_stops_snakemake_and_its_jobs_and_the_rerun_co
         assert "already running" not in done["text"]
 
 
+def test_ctrl_c_under_a_direct_snakemake_run_says_interrupted_without_a_traceback(tmp_path, reference):
+    """issue 14, case 2: SIGINT to the whole process group (Ctrl-C in a terminal) while a job runs."""
+    root = project(tmp_path)
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    env = dict(os.environ, MINTDIM_TEST_SLEEP_AT="plan:start=60", MINTDIM_TEST_TAG=tag)
+    proc = subprocess.Popen(snakemake_cmd(root), cwd=root, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    t0 = time.monotonic()
+    while not any(STAGE_SCRIPTS["plan"] in cmd for cmd in _tagged(tag).values()):
+        assert proc.poll() is None and time.monotonic() - t0 < 120
+        time.sleep(0.1)
+    time.sleep(0.5)  # inside the job's body
+    os.killpg(proc.pid, signal.SIGINT)
+    text, _ = proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert "KeyboardInterrupt" not in text and "Traceback" not in text, text[-4000:]
+    assert "A job stopped without a MintDim error" not in text
+    assert "The build was interrupted (Ctrl-C) during plan_o0." in text, text[-3000:]
+    done = _finish(root)
+    _assert_finished("ctrl-c", done, reference)
+
+
 def test_a_run_lock_left_by_a_killed_run_is_taken_over_with_a_line_saying_so(tmp_path, monkeypatch):
     from mintdim.config import resolve
 
@@ -722,3 +744,22 @@ def test_another_configs_output_and_a_file_in_the_way_get_their_own_text(tmp_pat
     proc = cli(root, "build", "other.yaml", "--cores", "2", "--rebuild")  # replaces the other config's output
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert verify(os.path.join(root, "out")).ok
+
+
+def test_a_job_log_honours_lang_vi(tmp_path, monkeypatch):
+    """issue 13: the job entry read the config's `lang` before the config was read: always English."""
+    from mintdim.stages import job, validate
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path)
+    path = str(tmp_path / "validated.json")
+    validate.run(config(lang="vi"), path)
+
+    def body(args, build, metas, log, stop):
+        raise E.UnitOverflowError.make("d.jsonl", 3, 900, 512)
+
+    log_path = str(tmp_path / "job.log")
+    rc = job.entry("plan_o0", "test", lambda p: None, body, argv=["--validated", path, "--log", log_path])
+    assert rc == 1
+    text = open(log_path, encoding="utf-8").read()
+    assert "Độ dài token của mẫu vượt quá unit lớn nhất." in text and "exceeds max unit size" not in text
