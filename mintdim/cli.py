@@ -55,6 +55,9 @@ def main(argv=None) -> int:
         return 2
     try:
         return args.func(args)
+    except E.UsageError as err:
+        print(f"mintdim {args.command}: {err}", file=sys.stderr)
+        return 2
     except E.MintDimError as err:
         print(str(err), file=sys.stderr)
         return getattr(err, "exit_code", 1)  # 128 + N: the build was stopped by signal N

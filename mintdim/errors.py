@@ -85,6 +85,22 @@ class PipelineValidationError(MintDimError):
             **kw,
         )
 
+    @classmethod
+    def unknown_keys(cls, unknown: list[str], known, block: str | None = None, **kw):
+        """Unknown keys, each with the closest known key when there is one (difflib)."""
+        import difflib
+
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+            if close:
+                hints.append((key, close[0]))
+        where_en = f"unknown keys in {block}" if block else "unknown config keys"
+        where_vi = f"key không hợp lệ trong {block}" if block else "key cấu hình không hợp lệ"
+        en = f"{where_en}: {unknown!r}" + "".join(f"\n\nDid you mean {b!r} instead of {a!r}?" for a, b in hints)
+        vi = f"{where_vi}: {unknown!r}" + "".join(f"\n\nCó phải ý bạn là {b!r} thay vì {a!r}?" for a, b in hints)
+        return cls.invalid(en, vi, **kw)
+
 
 class MintDimFileNotFoundError(MintDimError):
     @classmethod
@@ -94,6 +110,16 @@ class MintDimFileNotFoundError(MintDimError):
             f"Không tìm thấy file cần dùng.\n\nContext: {context}\n\nFile thiếu: {path}",
             **kw,
         )
+
+    @classmethod
+    def resolved(cls, context: str, path: str, base: str, **kw):
+        """A relative path: says which directory it was resolved from (the one the build ran in)."""
+        err = cls.make(context, path, **kw)
+        if not path.startswith("/"):
+            err.en += f"\n\nResolved from: {base} (relative paths start from the directory you run in)"
+            err.vi += f"\n\nTính từ thư mục: {base} (đường dẫn tương đối tính từ thư mục bạn chạy lệnh)"
+            err.with_lang(err.lang)
+        return err
 
 
 class SourceParseError(MintDimError):
@@ -530,6 +556,38 @@ class BuildError(MintDimError):
             "Hãy dừng chúng (kill PID) hoặc đợi chúng kết thúc, rồi chạy lại đúng lệnh này.", **kw)
 
 
+class MissingExtraError(MintDimError, ImportError):
+    """An optional part of MintDim used without its package (an ImportError: `except ImportError` works)."""
+
+    @classmethod
+    def make(cls, what: str, extra: str | None, package: str, **kw):
+        how = f"pip install 'mintdim[{extra}]'" + (f" (or pip install {package})" if package else "")
+        if extra is None:
+            how = f"pip install {package}"
+        return cls(f"{what} needs a package that is not installed: {package}.\n\nInstall it with: {how}",
+                   f"{what} cần một package chưa được cài: {package}.\n\nHãy cài bằng: {how}", **kw)
+
+
+class UsageError(MintDimError):
+    """A command-line value that cannot be right (exit code 2)."""
+
+    @classmethod
+    def sample_range(cls, sample: int, count: int, out: str, **kw):
+        return cls(f"--sample {sample} is not a sample of {out}: its ids are 0 to {count - 1} ({count} samples).",
+                   f"--sample {sample} không phải mẫu của {out}: id hợp lệ từ 0 đến {count - 1} ({count} mẫu).",
+                   **kw)
+
+    @classmethod
+    def fraction(cls, option: str, value: str, **kw):
+        return cls(f"{option} takes a fraction below 1 (0.05) or a percentage (5%), got {value!r}.",
+                   f"{option} nhận một phân số nhỏ hơn 1 (0.05) hoặc phần trăm (5%), hiện tại là {value!r}.", **kw)
+
+    @classmethod
+    def positive(cls, option: str, value: str, **kw):
+        return cls(f"{option} takes a positive integer, got {value!r}.",
+                   f"{option} nhận một số nguyên dương, hiện tại là {value!r}.", **kw)
+
+
 ERROR_CLASSES = {
     cls.__name__: cls
     for cls in [
@@ -538,6 +596,7 @@ ERROR_CLASSES = {
         TemplateMappingError, TemplateFieldMismatchError, TemplateTokenizerError, UnitMappingError,
         OutputMappingError, UnitValidationError, UnitOverflowError, OutputValidationError,
         TokenDTypeValidationError, SamplesPerShardError, BuildError,
+        MissingExtraError, UsageError,
     ]
 }
 

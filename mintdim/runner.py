@@ -90,6 +90,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     directory and holds exactly the files MintDim wrote (outputs.remove_finished); nothing else.
     until / forcerun: Snakemake's --until / --forcerun (rule names), for debugging a stage."""
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
+    check_executor(profile, raw.get("lang", "en") if isinstance(raw, dict) else "en")
     if rebuild and not dry_run:
         _remove_finished(raw, echo)
     # use_cache: a tokenizer file this work dir's pre-flight already loaded (same path, size and
@@ -185,6 +186,29 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
                     "Run the same command again.", lang=build.lang) from None
             result.outputs.append(OutputResult(dir=out.dir, path=out.absdir, stats=done["stats"]))
     return result
+
+
+CLUSTER_EXECUTORS = ("slurm", "cluster-generic")  # the `cluster` extra installs their plugins
+
+
+def check_executor(profile: str | None, lang: str = "en") -> None:
+    """A profile's executor whose Snakemake plugin is not installed: say what to install (Snakemake
+    itself ends in an argparse dump, `invalid choice: 'cluster-generic'`)."""
+    import importlib.util
+
+    if not profile:
+        return
+    try:
+        with open(os.path.join(profile, "config.yaml"), encoding="utf-8") as f:
+            executor = (yaml.safe_load(f) or {}).get("executor")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return  # Snakemake reports a profile it cannot read
+    if not isinstance(executor, str) or executor in ("local", "dryrun", "touch"):
+        return
+    if importlib.util.find_spec("snakemake_executor_plugin_" + executor.replace("-", "_")) is None:
+        raise E.MissingExtraError.make(f"The profile {profile} (executor: {executor})",
+                                       "cluster" if executor in CLUSTER_EXECUTORS else None,
+                                       f"snakemake-executor-plugin-{executor}", lang=lang)
 
 
 def _remove_finished(raw: dict, echo) -> None:

@@ -42,7 +42,7 @@ BYTES_PER_TOKEN = {"uint16": 2, "uint32": 4}  # the token dtypes dtype_for_vocab
 def check_files(build: BuildConfig) -> None:
     for f in build.files:
         if not os.path.isfile(f.abspath):
-            raise E.MintDimFileNotFoundError.make("source", f.path)
+            raise E.MintDimFileNotFoundError.resolved("source", f.path, os.getcwd())
 
 
 def _fingerprint(kind: str, abspath: str) -> str:
@@ -103,7 +103,7 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
             pending.add(key)
             continue
         if not tokenizer_exists(f.tokenizer_kind, key):
-            raise E.MintDimFileNotFoundError.make("tokenizer", f.tokenizer_path)
+            raise E.MintDimFileNotFoundError.resolved("tokenizer", f.tokenizer_path, os.getcwd())
         hit = cache.get(_fingerprint(f.tokenizer_kind, key))
         if hit:
             metas[key] = TokenizerMeta(path=f.tokenizer_path, **hit["meta"])
