@@ -215,14 +215,12 @@ def _resolve(raw, lang: str) -> BuildConfig:
                                                 f"lang phải là en, vi hoặc both, hiện tại là {raw.get('lang')!r}")
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
-        raise E.PipelineValidationError.invalid(f"unknown config keys: {unknown!r}",
-                                                f"key cấu hình không hợp lệ: {unknown!r}")
+        raise E.PipelineValidationError.unknown_keys(unknown, TOP_KEYS)
     for block, keys in BLOCK_KEYS.items():
         if isinstance(raw.get(block), dict):
             extra = sorted(set(raw[block]) - keys)
             if extra:
-                raise E.PipelineValidationError.invalid(f"unknown keys in {block}: {extra!r}",
-                                                        f"key không hợp lệ trong {block}: {extra!r}")
+                raise E.PipelineValidationError.unknown_keys(extra, keys, block)
 
     # 1. missing blocks, all listed at once
     missing = _find_missing(raw)

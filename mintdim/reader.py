@@ -345,8 +345,12 @@ class Dataset:
 
     def torch_loader(self, batch_size: int, *, num_workers: int = 0, dtype=None, **kw):
         """A torch DataLoader yielding dict batches (input_ids, attention_mask, lengths, sample_ids)."""
-        from .torch_data import make_loader
-
+        try:
+            from .torch_data import make_loader
+        except ModuleNotFoundError as exc:
+            if exc.name != "torch":
+                raise
+            raise E.MissingExtraError.make("torch_loader()", "torch", "torch") from None
         return make_loader(self, batch_size, num_workers=num_workers, dtype=dtype, **kw)
 
 

@@ -42,7 +42,7 @@ BYTES_PER_TOKEN = {"uint16": 2, "uint32": 4}  # the token dtypes dtype_for_vocab
 def check_files(build: BuildConfig) -> None:
     for f in build.files:
         if not os.path.isfile(f.abspath):
-            raise E.MintDimFileNotFoundError.make("source", f.path)
+            raise E.MintDimFileNotFoundError.resolved("source", f.path, os.getcwd())
 
 
 def _fingerprint(kind: str, abspath: str) -> str:
@@ -103,7 +103,7 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
             pending.add(key)
             continue
         if not tokenizer_exists(f.tokenizer_kind, key):
-            raise E.MintDimFileNotFoundError.make("tokenizer", f.tokenizer_path)
+            raise E.MintDimFileNotFoundError.resolved("tokenizer", f.tokenizer_path, os.getcwd())
         hit = cache.get(_fingerprint(f.tokenizer_kind, key))
         if hit:
             metas[key] = TokenizerMeta(path=f.tokenizer_path, **hit["meta"])
@@ -177,7 +177,15 @@ def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True
 
 def validated_record(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> dict:
     return {"build_id": build.build_id, "config": build.raw,
-            "tokenizers": {k: asdict(v) for k, v in metas.items()}}
+            "tokenizers": {k: asdict(v) for k, v in metas.items()},
+            # what each output is built from, as the build starts: recorded with the finished output
+            "inputs": {str(o.index): outputs.input_keys(build, o) for o in build.outputs}}
+
+
+def recorded_inputs(path: str, out_index: int) -> dict | None:
+    """The inputs validated.json recorded for an output (see validated_record)."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get("inputs", {}).get(str(out_index))
 
 
 def read_validated(path: str) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
