@@ -98,19 +98,44 @@ class SentencePieceTokenizer:
 class HFJsonTokenizer:
     kind = "hf_json"
 
-    def __init__(self, path: str, threads: int = 1):
+    def __init__(self, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None):
         # Threads: the Rust pool reads RAYON_NUM_THREADS once, when first used; a workflow job sets it
         # from its own allocation (stages/job.py: use_threads), never this constructor: pre-flight loads
         # tokenizers in the runner, whose environment every job inherits.
-        from tokenizers import Tokenizer
+        self.path = os.fspath(path)
+        self._tok = None
+        # engine: "auto" checks whether tiktoken encodes this file exactly (mintdim/engines.py);
+        # "tiktoken" trusts an earlier check of the same file (the build's tokenizer facts) and loads
+        # the library only if a text or a caller needs it; None keeps the library.
+        self.engine, self.engine_reason, self._fast = "tokenizers", "not checked", None
+        if engine in ("auto", "tiktoken"):
+            from .engines import fast_encoder_for
 
-        self.tok = Tokenizer.from_file(os.fspath(path))
-        padding = self.tok.padding
-        self._pad_id = int(padding["pad_id"]) if padding and padding.get("pad_id") is not None else None
-        self._unk_id = self._find_unk()
-        # In-file padding/truncation would silently change token counts.
-        self.tok.no_padding()
-        self.tok.no_truncation()
+            self._fast, reason = fast_encoder_for(self.path, self._library if engine == "tiktoken" else self.tok,
+                                                  threads=threads, trusted=engine == "tiktoken",
+                                                  cache_dir=engine_cache)
+            self.engine, self.engine_reason = (self._fast.name, "") if self._fast else ("tokenizers", reason)
+        if self._fast is None:
+            self._library()
+
+    def _library(self):
+        if self._tok is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(self.path)
+            padding = tok.padding
+            self._pad_id = int(padding["pad_id"]) if padding and padding.get("pad_id") is not None else None
+            # In-file padding/truncation would silently change token counts.
+            tok.no_padding()
+            tok.no_truncation()
+            self._tok = tok
+            self._unk_id = self._find_unk()
+        return self._tok
+
+    @property
+    def tok(self):
+        """The library's Tokenizer (loaded on first use when the fast engine was trusted)."""
+        return self._library()
 
     def _find_unk(self) -> int | None:
         model = self.tok.model
@@ -128,13 +153,17 @@ class HFJsonTokenizer:
 
     @property
     def unk_id(self) -> int | None:
+        self._library()
         return self._unk_id
 
     @property
     def pad_id(self) -> int | None:
+        self._library()
         return self._pad_id
 
     def encode_ids(self, texts: list[str]) -> list[list[int]]:
+        if self._fast is not None:  # the same ids, proven per file (mintdim/engines.py, tests/test_engine.py)
+            return self._fast.encode_ids(texts)
         return [e.ids for e in self.tok.encode_batch_fast(texts, add_special_tokens=False)]
 
     def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -160,9 +189,20 @@ def _unitoken(path: str, threads: int = 1):
 _CLASSES = {"sentencepiece": SentencePieceTokenizer, "hf_json": HFJsonTokenizer, "unitoken": _unitoken}
 
 
-def load(kind: str, path: str, threads: int = 1):
-    """Load a tokenizer of a known kind. Raises whatever the library raises on a bad file."""
+def load(kind: str, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None):
+    """Load a tokenizer of a known kind. Raises whatever the library raises on a bad file.
+    engine, engine_cache: hf_json only (HFJsonTokenizer): "auto" (pre-flight: check the file),
+    "tiktoken" (a build job: pre-flight's check passed) or None (the library: every other caller,
+    and `mintdim verify`, which re-encodes with the library on purpose)."""
+    if kind == "hf_json":
+        return HFJsonTokenizer(path, threads=threads, engine=engine, engine_cache=engine_cache)
     return _CLASSES[kind](path, threads=threads)
+
+
+def engine_of(tok) -> str | None:
+    """The fast engine a loaded tokenizer encodes with ("tiktoken"), or None for the library's own."""
+    engine = getattr(tok, "engine", None)
+    return engine if engine not in (None, "tokenizers") else None
 
 
 def exists(kind: str, path: str) -> bool:

@@ -25,7 +25,8 @@ from .. import errors as E
 from .. import jsonl
 from .. import template as T
 from ..formats import intermediate as inter
-from ..tokenizers import load
+from ..engines import cache_dir
+from ..tokenizers import engine_of, load
 from .job import use_threads
 
 
@@ -156,7 +157,10 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     meta = metas[entry.tokenizer_abspath]
     start, end = bounds or jsonl.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
     use_threads(threads)
-    tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=threads)
+    # pre-flight's verdict on a fast engine (None: the library); loss masks need the library's offsets
+    engine = getattr(meta, "engine", None) if entry.train_on is None else None
+    tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=threads, engine=engine,
+               engine_cache=cache_dir(build.work_dir) if engine else None)
     tpl = T.parse(entry.template)
     fields = entry.fields
     if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
@@ -212,7 +216,8 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
         _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr, spans)
     write_chunk(acc, out_dir, entry, chunk_index, reader.newlines, meta.dtype)
     elapsed = time.monotonic() - t0
-    log(f"{label}: {acc.count} samples, {acc.tokens} tokens in {elapsed:.1f} s")
+    used = engine_of(tok)
+    log(f"{label}: {acc.count} samples, {acc.tokens} tokens in {elapsed:.1f} s" + (f" (engine: {used})" if used else ""))
     return {"samples": acc.count, "tokens": acc.tokens}
 
 

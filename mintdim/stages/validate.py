@@ -18,7 +18,8 @@ from .. import outputs, schema
 from .. import template as T
 from ..config import BuildConfig, resolve
 from .. import training
-from ..tokenizers import dtype_for_vocab, exists as tokenizer_exists, load, stat_key
+from ..engines import cache_dir
+from ..tokenizers import dtype_for_vocab, engine_of, exists as tokenizer_exists, load, stat_key
 
 
 @dataclass
@@ -30,6 +31,7 @@ class TokenizerMeta:
     pad_id: int
     dtype: str
     trained: dict | None = None  # tokenizer.train_bpe: what the model was trained from (manifest)
+    engine: str | None = None  # "tiktoken" when it encodes this file exactly (mintdim/engines.py), else None
 
     @property
     def bytes_per_token(self) -> int:
@@ -46,7 +48,16 @@ def check_files(build: BuildConfig) -> None:
 
 
 def _fingerprint(kind: str, abspath: str) -> str:
-    return f"{kind}|{abspath}|{stat_key(kind, abspath)}"
+    # MINTDIM_ENGINE=tokenizers: facts recorded without the fast engine, apart from the usual ones
+    return f"{kind}|{abspath}|{stat_key(kind, abspath)}" + ("" if engines_allowed() else "|library")
+
+
+def engines_allowed() -> bool:
+    """MINTDIM_ENGINE=tokenizers keeps every file on its library's own encode (mintdim/engines.py)."""
+    return os.environ.get(ENGINE_ENV, "auto") != "tokenizers"
+
+
+ENGINE_ENV = "MINTDIM_ENGINE"
 
 
 def _cache_path(build: BuildConfig) -> str:
@@ -108,7 +119,7 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
         if hit:
             metas[key] = TokenizerMeta(path=f.tokenizer_path, **hit["meta"])
         else:
-            metas[key], loaded[key] = _load_checked(f)
+            metas[key], loaded[key] = _load_checked(f, cache_dir(build.work_dir))
         if f.tokenizer_train is not None:
             metas[key].trained = training.manifest_reference(key)
     if check_templates:
@@ -120,14 +131,15 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
             if hit and f.template in hit["templates"]:
                 continue
             if f.tokenizer_abspath not in loaded:
-                loaded[f.tokenizer_abspath] = _load_checked(f)[1]
+                loaded[f.tokenizer_abspath] = _load_checked(f, cache_dir(build.work_dir))[1]
             check_template_literals(f, loaded[f.tokenizer_abspath], metas[f.tokenizer_abspath].unk_id)
     return metas
 
 
-def _load_checked(f) -> tuple["TokenizerMeta", object]:
+def _load_checked(f, engines_dir: str | None = None) -> tuple["TokenizerMeta", object]:
     try:
-        tok = load(f.tokenizer_kind, f.tokenizer_abspath)
+        tok = load(f.tokenizer_kind, f.tokenizer_abspath, engine="auto" if engines_allowed() else None,
+                   engine_cache=engines_dir)
     except Exception as exc:  # the library's own words for a file it cannot read
         reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         raise E.TokenizerValidationError.unsupported(
@@ -142,7 +154,7 @@ def _load_checked(f) -> tuple["TokenizerMeta", object]:
     dtype = dtype_for_vocab(vocab)
     if dtype is None:
         raise E.TokenDTypeValidationError.make(vocab)
-    return TokenizerMeta(f.tokenizer_kind, f.tokenizer_path, vocab, unk, pad, dtype), tok
+    return TokenizerMeta(f.tokenizer_kind, f.tokenizer_path, vocab, unk, pad, dtype, engine=engine_of(tok)), tok
 
 
 def check_template_literals(f, tok, unk_id: int) -> None:
