@@ -501,8 +501,11 @@ class ChatRenderer:
         p = _common_prefix(text, other)
         s = _common_suffix(text, other, min(len(text), len(other)) - p)
         region = text[p:len(text) - s]
-        if other[p:len(other) - s] != sentinel or region not in content:
-            return None  # the template rewrote the content, or changed more than the content
+        # The sentinel must lie in the other rendering's changed part (a template may lay out a turn by
+        # its content, e.g. Qwen3's reasoning block), and the changed part here must be a piece of the
+        # content: else the template rewrote the content, or changed more than it.
+        if sentinel not in other[p:len(other) - s] or region not in content:
+            return None
         return p, len(text) - s
 
     def _end_marker(self, text: str, b: int) -> tuple[int, int] | None:

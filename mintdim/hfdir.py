@@ -165,16 +165,28 @@ class HFDirTokenizer(HFJsonTokenizer):
         return self._every
 
     def pad_candidates(self, limit: int = 6) -> tuple[list[str], int]:
-        """Existing special tokens a user could pad with: names holding "pad" first, then end
-        markers, then the rest (at most `limit` shown) and how many there are."""
-        names = [t.content for t in self.tok.get_added_tokens_decoder().values() if t.special]
+        """Existing special tokens a user could pad with: names holding "pad" first, then reserved
+        (unused) tokens, then end-of-text markers, then the rest, in id order (at most `limit`
+        shown), and how many there are. Padding is never trained or attended, so any token works;
+        an unused one keeps the shards easy to read."""
+        decoder = self.tok.get_added_tokens_decoder()
+        names = [decoder[i].content for i in sorted(decoder) if decoder[i].special]
 
-        def rank(name: str) -> tuple:
+        def rank(name: str) -> int:
             low = name.lower()
-            return (0 if "pad" in low else 1 if ("end" in low or "eot" in low) else 2, name)
+            if "pad" in low:
+                return 0
+            if "reserved" in low or "unused" in low:
+                return 1
+            return 2 if "end_of_text" in low or "endoftext" in low else 3
 
-        ranked = sorted(dict.fromkeys(names), key=rank)
-        return ranked[:limit], len(ranked)
+        ranked = sorted(dict.fromkeys(names), key=rank)  # stable: id order within a rank
+        shown, per_rank = [], {}
+        for name in ranked:  # at most two of a kind, so 250 reserved tokens do not hide the rest
+            if len(shown) < limit and per_rank.get(rank(name), 0) < 2:
+                shown.append(name)
+                per_rank[rank(name)] = per_rank.get(rank(name), 0) + 1
+        return shown, len(ranked)
 
     def encode_batch_with_offsets(self, texts: list[str]):
         """(flat ids, lengths, starts, ends): each token's character span in its text, from the same
