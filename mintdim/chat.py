@@ -460,6 +460,8 @@ class ChatRenderer:
             text, blocks = self._safe(lambda: self.render_messages(messages, extras), path, line), None
         spans = []
         assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+        located = [i for i in chosen if blocks is None or messages[i]["role"] != "assistant"]
+        at_once = self._locate_all(text, messages, extras, located) if located else {}
         for i in chosen:
             role = messages[i]["role"]
             if blocks is not None and role == "assistant":
@@ -468,7 +470,7 @@ class ChatRenderer:
                 a, b = blocks[assistants.index(i)]
                 spans.append((a, b, 1, role))
                 continue
-            found = self._locate(text, messages, extras, i)
+            found = at_once.get(i) or self._locate(text, messages, extras, i)
             if found is None:
                 raise E.ChatTemplateError.unlocated(path, line, self._source_index(obj, i), role)
             a, b = found
@@ -482,6 +484,60 @@ class ChatRenderer:
         """The message's index in the record's own list (a system prompt key adds one in front)."""
         system = self.opts.get("system")
         return i - 1 if system is not None and obj.get(system) is not None else i
+
+    def _locate_all(self, text: str, messages: list[dict], extras: dict, chosen: list[int]) -> dict:
+        """Every chosen message's span from ONE more rendering, with each chosen content replaced by
+        its own sentinel: that rendering is literal pieces around the sentinels, and when the real
+        rendering is the same pieces around pieces of the contents, read in order with exactly one
+        way to do it, each span is known (the same spans _locate finds one message at a time,
+        for a layout that does not depend on those contents). Anything else: {} (one at a time)."""
+        marks = [f"\U000f0000{k}\U000f0001" for k in range(len(chosen))]
+        if "\U000f0000" in text:
+            return {}
+        changed = list(messages)
+        for k, i in enumerate(chosen):
+            if not isinstance(messages[i].get("content"), str):
+                return {}
+            changed[i] = {**messages[i], "content": marks[k]}
+        try:
+            other = self.render_messages(changed, extras)
+        except Exception:
+            return {}
+        pieces, pos = [], 0
+        for mark in marks:
+            at = other.find(mark, pos)
+            if at < 0 or other.find(mark, at + 1) >= 0:
+                return {}
+            pieces.append(other[pos:at])
+            pos = at + len(mark)
+        tail = other[pos:]
+        if not text.startswith(pieces[0]) or not text.endswith(tail):
+            return {}
+        found, pos = {}, len(pieces[0])
+        end_limit = len(text) - len(tail)
+        for k, i in enumerate(chosen):
+            content = messages[i]["content"]
+            if k + 1 < len(chosen):
+                nxt = pieces[k + 1]
+                if not nxt:
+                    return {}
+                q = text.find(nxt, pos)
+                while q >= 0 and text[pos:q] not in content:
+                    q = text.find(nxt, q + 1)
+                if q < 0:
+                    return {}
+                again = text.find(nxt, q + 1)
+                while again >= 0 and text[pos:again] not in content:
+                    again = text.find(nxt, again + 1)
+                if again >= 0:
+                    return {}  # two readings: ambiguous
+            else:
+                q = end_limit
+                if q < pos or text[pos:q] not in content:
+                    return {}
+            found[i] = (pos, q)
+            pos = q + (len(pieces[k + 1]) if k + 1 < len(chosen) else 0)
+        return found
 
     def _locate(self, text: str, messages: list[dict], extras: dict, i: int) -> tuple[int, int] | None:
         content = messages[i].get("content")

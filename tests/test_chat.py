@@ -639,3 +639,47 @@ def test_real_llama_without_pad_is_a_clear_error(tmp_path):
         preflight(chat_config([src], tok_dir), check_outputs=False)
     en = err.value.render("en")
     assert 'pad_token: "<|reserved_special_token_0|>"' in en and '"<|end_of_text|>"' in en and "more" in en
+
+
+def _agree(renderer, rows) -> int:
+    """The one-extra-render reading (_locate_all) equals the one-message-at-a-time diff (_locate)."""
+    checked = 0
+    for row in rows:
+        msgs, extras, flags = renderer.messages(row)
+        chosen = renderer.trained_messages(msgs, flags)
+        if not chosen:
+            continue
+        text = renderer.render_messages(msgs, extras)
+        fast = renderer._locate_all(text, msgs, extras, chosen)
+        for i in chosen:
+            slow = renderer._locate(text, msgs, extras, i)
+            assert fast.get(i, slow) == slow
+            checked += i in fast
+    return checked
+
+
+def test_both_ways_of_locating_spans_agree():
+    from mintdim.chat import ChatRenderer
+    from mintdim.tokenizers import load
+
+    tok = load("hf_dir", TOK_DIR)
+    opts = {"messages": "messages", "role": "role", "content": "content", "system": "system"}
+    r = ChatRenderer(tok.chat_template, tok.special_tokens, opts, ["assistant", "user"])
+    assert _agree(r, read_jsonl(CHATS) + [{"messages": joined(e["messages"])} for e in EDGE]) > 300
+    # a layout that depends on the content (Qwen3's reasoning block) is left to the slow way
+    rec = {"messages": joined(EDGE[2]["messages"])}
+    msgs, extras, flags = r.messages(rec)
+    assert r._locate_all(r.render_messages(msgs, extras), msgs, extras, [3]) == {}
+
+
+def test_real_both_ways_of_locating_spans_agree():
+    from mintdim.chat import ChatRenderer
+    from mintdim.tokenizers import load
+
+    rows = _sample(_real("data/sharegpt_conversations.jsonl"), 200, 3)
+    for name in ("hf/qwen3", "hf/llama3_1"):
+        tok = load("hf_dir", _real(name))
+        r = ChatRenderer(tok.chat_template, tok.special_tokens, {"messages": "conversations", "role": "from",
+                                                                 "content": "value", "roles": SHAREGPT_ROLES},
+                         ["assistant", "user"])
+        assert _agree(r, rows) > 200
