@@ -166,6 +166,70 @@ class SampleSchemaError(MintDimError):
         )
 
 
+    @classmethod
+    def chat(cls, path: str, line: int, message: int | None, problem_en: str, problem_vi: str, **kw):
+        """A conversation record (source.chat) MintDim cannot render: message is its 0-based index."""
+        where_en = f"\n\nMessage: {message}" if message is not None else ""
+        where_vi = f"\n\nTin nhắn: {message}" if message is not None else ""
+        return cls(
+            f"JSONL conversation is not valid.\n\nFile: {path}\n\nLine: {line}{where_en}\n\nProblem: {problem_en}",
+            f"Hội thoại JSONL không hợp lệ.\n\nFile: {path}\n\nDòng: {line}{where_vi}\n\nVấn đề: {problem_vi}",
+            file=path, line=line, **kw,
+        )
+
+
+class ChatTemplateError(MintDimError):
+    """The chat template raised on a conversation, or a trained span could not be located exactly."""
+
+    @classmethod
+    def raised(cls, path: str, line: int, message: str, **kw):
+        return cls(
+            f"The chat template raised an error on this conversation.\n\nFile: {path}\n\nLine: {line}\n\n"
+            f"Template message: {message}",
+            f"Chat template báo lỗi với hội thoại này.\n\nFile: {path}\n\nDòng: {line}\n\n"
+            f"Thông báo của template: {message}",
+            file=path, line=line, **kw,
+        )
+
+    @classmethod
+    def unlocated(cls, path: str, line: int, message: int, role: str, **kw):
+        return cls(
+            f"The loss mask of a trained message cannot be located exactly in the rendered conversation.\n\n"
+            f"File: {path}\n\nLine: {line}\n\nMessage: {message} (role {role})\n\n"
+            "Problem: the chat template does not render this message's content as a part of it (it rewrites "
+            "the text), so MintDim cannot tell which tokens to train; no mask is guessed\n\n"
+            "Fix: use a template that renders the content verbatim (or with {% generation %} tags), or do not "
+            "train this message",
+            f"Không xác định chính xác được loss mask của một tin nhắn được train trong hội thoại đã render.\n\n"
+            f"File: {path}\n\nDòng: {line}\n\nTin nhắn: {message} (role {role})\n\n"
+            "Vấn đề: chat template không render nội dung tin nhắn này thành một phần của nó (template viết lại "
+            "văn bản), nên MintDim không biết token nào cần train; MintDim không đoán mask\n\n"
+            "Cách sửa: dùng template render nguyên văn nội dung (hoặc có thẻ {% generation %}), hoặc không train "
+            "tin nhắn này",
+            file=path, line=line, **kw,
+        )
+
+    @classmethod
+    def missing(cls, tokenizer: str, **kw):
+        return cls(
+            f"No chat template was found for source.chat.\n\nTokenizer: {tokenizer}\n\n"
+            "Looked for: chat_template.jinja beside tokenizer.json, chat_template in tokenizer_config.json\n\n"
+            "Fix: name a Jinja template file: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}",
+            f"Không tìm thấy chat template cho source.chat.\n\nTokenizer: {tokenizer}\n\n"
+            "Đã tìm: chat_template.jinja cạnh tokenizer.json, chat_template trong tokenizer_config.json\n\n"
+            "Cách sửa: chỉ định file template Jinja: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}",
+            **kw,
+        )
+
+    @classmethod
+    def invalid(cls, template: str, problem: str, **kw):
+        return cls(
+            f"The chat template cannot be compiled.\n\nTemplate: {template}\n\nProblem: {problem}",
+            f"Không biên dịch được chat template.\n\nTemplate: {template}\n\nVấn đề: {problem}",
+            **kw,
+        )
+
+
 # --- tokenizer -------------------------------------------------------------
 
 _TOK_RULES_EN = [
@@ -233,6 +297,27 @@ class TokenizerSpecialTokenError(MintDimError):
         command = f"mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'"
         en += f"\n\nFix: write a copy that appends the missing token (existing ids unchanged): {command}"
         vi += f"\n\nCách sửa: tạo bản sao có thêm token còn thiếu (id hiện có không đổi): {command}"
+        return cls(en, vi, **kw)
+
+    @classmethod
+    def dir_pad(cls, path: str, candidates: list[str], total: int, declared: str | None = None, **kw):
+        """hf_dir: the directory declares no pad_token (Llama-3.1), or the config's pad_token is no token."""
+        en = f"Tokenizer library did not expose a required special token.\n\nSpecial token: pad_id\n\nTokenizer: {path}"
+        vi = f"Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: pad_id\n\nTokenizer: {path}"
+        if declared is not None:
+            en += f"\n\nProblem: pad_token {_quoted(declared)} is not a token of this tokenizer (no new id is added)"
+            vi += f"\n\nVấn đề: pad_token {_quoted(declared)} không phải token của tokenizer này (không thêm id mới)"
+        else:
+            en += "\n\nProblem: the directory declares no pad_token (tokenizer_config.json, special_tokens_map.json)"
+            vi += "\n\nVấn đề: thư mục không khai báo pad_token (tokenizer_config.json, special_tokens_map.json)"
+        shown = ", ".join(_quoted(c) for c in candidates)
+        more = f" (and {total - len(candidates)} more)" if total > len(candidates) else ""
+        more_vi = f" (và {total - len(candidates)} token khác)" if total > len(candidates) else ""
+        example = _quoted(candidates[0]) if candidates else '"<string>"'
+        en += (f"\n\nExisting special tokens it could pad with: {shown or 'none'}{more}\n\n"
+               f"Fix: name one in the tokenizer block: hf_dir: {{path: {path}, pad_token: {example}}}")
+        vi += (f"\n\nCác special token hiện có có thể dùng để pad: {shown or 'không có'}{more_vi}\n\n"
+               f"Cách sửa: chỉ định một token trong khối tokenizer: hf_dir: {{path: {path}, pad_token: {example}}}")
         return cls(en, vi, **kw)
 
 
@@ -610,7 +695,7 @@ ERROR_CLASSES = {
         TokenizerValidationError, TokenizerSpecialTokenError, TokenizerMappingError, FieldMappingError,
         TemplateMappingError, TemplateFieldMismatchError, TemplateTokenizerError, UnitMappingError,
         OutputMappingError, UnitValidationError, UnitOverflowError, OutputValidationError,
-        TokenDTypeValidationError, SamplesPerShardError, BuildError,
+        TokenDTypeValidationError, SamplesPerShardError, BuildError, ChatTemplateError,
         MissingExtraError, UsageError,
     ]
 }

@@ -43,7 +43,21 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
         "hash": {"algorithm": "sha256"},
         **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size")}
            if any(f.train_on is not None for f in files) else {}),
-    }
+    } | _chat_manifest(files, meta)
+
+
+def _chat_manifest(files, meta) -> dict:
+    """source.chat and hf_dir options, only in builds that use them (other manifests keep their bytes)."""
+    extra = {}
+    if any(getattr(f, "chat", None) is not None for f in files):
+        extra["chat"] = {"source": [f.chat for f in files], "train_on": [f.train_on for f in files],
+                         "rule": "a message's span is the text its content renders to (found by rendering again "
+                                 "with only that content changed) plus the end-of-turn token after it; "
+                                 "{% generation %} spans for assistant turns of a tagged template"}
+    opts = next((f.tokenizer_options for f in files if getattr(f, "tokenizer_options", None)), None)
+    if opts:
+        extra["tokenizer_options"] = {k: v for k, v in opts.items()}
+    return extra
 
 
 def loss_mask_layout(files, width: str = "unit_size") -> dict:
@@ -137,6 +151,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     } if packed is None else _packed_stats(plan, packed, meta, groups, unk_samples, unk_counts, distribution, sps)
     if trained is not None:
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
+    if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
+        stats["trained_tokens_by_role"] = plan["trained_roles"]
     if written_paths:
         check_shard_counts(stats, written_paths)
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None))
