@@ -46,7 +46,14 @@ def kill_point(point: str) -> None:
         return
     target = target or "self"
     if target == "group":
-        os.killpg(os.getpgid(0), signal.SIGKILL)
+        # all at once, as the kernel does: the launcher's death makes Snakemake SIGTERM its group
+        # (snakemake_main.py), which must not stop this job before it sends the SIGKILL
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+        group = os.getpgid(0)
+        launcher = _launcher_of(group)  # `mintdim build` runs Snakemake in a group of its own: kill it too
+        if launcher > 1:
+            os.kill(launcher, signal.SIGKILL)
+        os.killpg(group, signal.SIGKILL)
     elif target == "snakemake":
         from .guard import SNAKEMAKE_PID_ENV
 
@@ -58,3 +65,18 @@ def kill_point(point: str) -> None:
             time.sleep(linger)
         return  # the job itself goes on
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _launcher_of(group: int) -> int:
+    """The `mintdim build` (runner) process that started the group's leader, if it is the runner's
+    Snakemake (`python -m mintdim.snakemake_main --mintdim-launcher PID ...`); else 0."""
+    try:
+        with open(f"/proc/{group}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return 0
+    if b"mintdim.snakemake_main" in argv and b"--mintdim-launcher" in argv:
+        i = argv.index(b"--mintdim-launcher")
+        if i + 1 < len(argv) and argv[i + 1].isdigit():
+            return int(argv[i + 1])
+    return 0

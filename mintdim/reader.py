@@ -138,7 +138,8 @@ class Dataset:
         m = self.manifest
         self.dtype = np.dtype(m["token_dtype"]).newbyteorder("<")
         self.pad_id = int(m["tokenizer"]["pad_id"])
-        self.unk_id = int(m["tokenizer"]["unk_id"])
+        unk = m["tokenizer"]["unk_id"]
+        self.unk_id = int(unk) if unk is not None else None  # None: an hf_dir tokenizer with no UNK (byte-level)
         self.vocab_size = int(m["tokenizer"]["vocab_size"])
         self.sizes: list[int] = [int(s) for s in m["units"]["sizes"]]
         self.samples_per_shard = int(m["output"]["samples_per_shard"])
@@ -345,8 +346,12 @@ class Dataset:
 
     def torch_loader(self, batch_size: int, *, num_workers: int = 0, dtype=None, **kw):
         """A torch DataLoader yielding dict batches (input_ids, attention_mask, lengths, sample_ids)."""
-        from .torch_data import make_loader
-
+        try:
+            from .torch_data import make_loader
+        except ModuleNotFoundError as exc:
+            if exc.name != "torch":
+                raise
+            raise E.MissingExtraError.make("torch_loader()", "torch", "torch") from None
         return make_loader(self, batch_size, num_workers=num_workers, dtype=dtype, **kw)
 
 

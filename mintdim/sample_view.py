@@ -18,9 +18,9 @@ from .tokenizers import load
 GREEN, DIM, RESET = "\033[1;32m", "\033[2m", "\033[0m"
 
 
-def _decoder(kind: str, path: str):
-    tok = load(kind, path)
-    if kind == "hf_json":
+def _decoder(kind: str, path: str, options: dict | None = None):
+    tok = load(kind, path, **(options or {}))
+    if kind in ("hf_json", "hf_dir"):
         return lambda ids: tok.tok.decode(list(map(int, ids)), skip_special_tokens=False)
     if kind == "sentencepiece":
         return lambda ids: tok.sp.decode(list(map(int, ids)))
@@ -43,7 +43,7 @@ def render_sample(out_dir: str, sample_id: int, tokenizer: str | None = None, co
     path = tokenizer or tok_meta["path"]
     if not os.path.exists(path):
         raise E.MintDimFileNotFoundError.make("tokenizer", f"{path} (give --tokenizer PATH)")
-    decode = _decoder(tok_meta["type"], path)
+    decode = _decoder(tok_meta["type"], path, ds.manifest.get("tokenizer_options"))
     ids = np.asarray(ds.tokens(sample_id))
     mask = ds.loss_mask(sample_id) if ds.has_loss_mask else np.zeros(len(ids), dtype=bool)
     size, shard, row = ds.locate(sample_id)

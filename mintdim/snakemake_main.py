@@ -1,16 +1,31 @@
-"""`python -m snakemake`, for the runner: the same command line, started faster and ended
-without the interpreter's teardown.
+"""`python -m snakemake`, for the runner: the same command line, started faster, ended without the
+interpreter's teardown, and never outliving the `mintdim build` (or job.run()) that started it.
 
-`mintdim build` and job.run() start Snakemake as `python -m mintdim.snakemake_main ...`
-(see runner.py); a user's `snakemake` command is the plain one. See mintdim/fastexit.py.
+`mintdim build` and job.run() start Snakemake as
+`python -m mintdim.snakemake_main --mintdim-launcher PID ...` in its own process group (see
+runner.py); a user's `snakemake` command is the plain one. See mintdim/fastexit.py.
+
+Launcher gone: when the process that started this one dies (kill -9 of `mintdim build`, a closed
+terminal, a scheduler's timeout), Snakemake and its running jobs stop too, instead of running on
+with nobody reading their output (a job writing to that broken pipe failed with BrokenPipeError
+and Snakemake hung for good, issue 14). The kernel tells us at once on Linux (prctl
+PR_SET_PDEATHSIG -> SIGHUP), and a watchdog thread compares getppid() with the launcher twice a
+second everywhere. Either way the whole process group gets SIGTERM, once a second (Snakemake stops
+gracefully, the jobs end; stop_group), and SIGKILL after 10 s.
 """
 
 from __future__ import annotations
 
+import os
 import pkgutil
+import signal
 import sys
+import threading
+import time
 
 from . import fastexit
+
+LAUNCHER_ARG = "--mintdim-launcher"
 
 
 def _scan_sys_path_once() -> None:
@@ -32,8 +47,70 @@ def _scan_sys_path_once() -> None:
     pkgutil.iter_modules = iter_modules
 
 
+_stopping = threading.Event()
+
+
+def _launcher_gone(*_args) -> None:
+    """Stop this Snakemake and every job of it: nobody waits for them any more."""
+    if _stopping.is_set():
+        return
+    _stopping.set()
+    try:  # nobody reads our output: writes to it must neither fail nor block
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+    except OSError:
+        pass
+    group = os.getpgid(0)
+    if group == os.getpid():  # started by the runner in a group of its own: stop it all
+        threading.Thread(target=stop_group, args=(group, lambda: None), daemon=True).start()
+    else:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def stop_group(group: int, ended, every: float = 1.0, kill_after: float = 10.0) -> None:
+    """SIGTERM to a process group, again every second while `ended()` is None (a job Snakemake was
+    starting at that moment misses the first one, and Snakemake waits for its running jobs), then
+    SIGKILL after `kill_after` seconds."""
+    t0 = time.monotonic()
+    while ended() is None:
+        _signal(group, signal.SIGKILL if time.monotonic() - t0 >= kill_after else signal.SIGTERM)
+        time.sleep(every)
+
+
+def _signal(group: int, sig: int) -> None:
+    try:
+        os.killpg(group, sig)
+    except OSError:  # already gone
+        pass
+
+
+def _die_with_launcher(launcher: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGHUP), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+            signal.signal(signal.SIGHUP, _launcher_gone)
+        except (OSError, AttributeError, ValueError):
+            pass
+
+    def watch():
+        while not _stopping.is_set():
+            if os.getppid() != launcher:
+                _launcher_gone()
+                return
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, name="mintdim-launcher-watch", daemon=True).start()
+
+
 def main() -> None:
     fastexit.install()  # first: runs after Snakemake's own exit handlers
+    if len(sys.argv) > 2 and sys.argv[1] == LAUNCHER_ARG:
+        launcher = int(sys.argv[2])
+        del sys.argv[1:3]
+        _die_with_launcher(launcher)
     _scan_sys_path_once()
     from snakemake.cli import main as snakemake
 

@@ -300,7 +300,9 @@ def _check_manifest(manifest, report: Report):
                                         f"{dname} ({dtype.itemsize})")
         tok = manifest.get("tokenizer") or {}
         vocab, pad, unk = tok.get("vocab_size"), tok.get("pad_id"), tok.get("unk_id")
-        if not all(_is_int(v) for v in (vocab, pad, unk)) or not (0 <= pad < vocab and 0 <= unk < vocab):
+        no_unk = unk is None and tok.get("type") == "hf_dir"  # a byte-level tokenizer directory: no UNK id
+        if not all(_is_int(v) for v in (vocab, pad) + (() if no_unk else (unk,))) \
+                or not (0 <= pad < vocab and (no_unk or 0 <= unk < vocab)):
             report.add("manifest.json", f"tokenizer vocab_size/pad_id/unk_id invalid: {vocab!r}/{pad!r}/{unk!r}")
             return None
         if (vocab <= 65535) != (dname == "uint16"):
@@ -531,10 +533,14 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
             sid = int(np.searchsorted(idx.file, fi, side="right")) if len(idx.file) else sid
             continue
         names = fields[fi] if fi < len(fields) else []
+        chat = ((manifest.get("chat") or {}).get("source") or [None] * (fi + 1))[fi]
         try:
-            tpl = T.parse(templates[fi])
+            tpl = _chat_template(manifest, chat, root, decl) if chat is not None else T.parse(templates[fi])
         except (IndexError, T.TemplateSyntaxError):
             report.add("manifest.json", f"no valid template for source file {decl}")
+            continue
+        except Exception as exc:  # source.chat: the tokenizer directory or its template
+            report.add("manifest.json", f"cannot render the conversations of {decl}: {str(exc).splitlines()[0]}")
             continue
         reader = jsonl.ChunkReader(path, 0, os.path.getsize(path), decl)
         try:
@@ -569,7 +575,7 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
     tpath = tok_cfg.get("path", "")
     tpath = tpath if os.path.isabs(tpath) else os.path.join(root, tpath)
     try:
-        tok = load(tok_cfg.get("type"), tpath)
+        tok = load(tok_cfg.get("type"), tpath, **(manifest.get("tokenizer_options") or {}))
     except Exception as exc:  # the library's own words
         report.add("manifest.json", f"tokenizer {tok_cfg.get('path')!r} cannot be loaded from {tpath}: "
                                     f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
@@ -615,6 +621,20 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
                 where = offset + int(np.flatnonzero(stored != tokens.astype(dtype))[0])
                 report.add(rel, f"row {row}: tokens differ from the tokenizer's encode of the source "
                                 f"(first at slot {where})", i)
+
+
+def _chat_template(manifest: dict, chat: dict, root: str, decl: str):
+    """source.chat: the build's renderer (its tokenizer directory's chat template) for one file."""
+    from .chat import ChatRenderer
+    from .tokenizers import load
+
+    tok_cfg = manifest.get("tokenizer") or {}
+    tpath = tok_cfg.get("path", "")
+    opts = dict(manifest.get("tokenizer_options") or {})
+    if opts.get("chat_template") and not os.path.isabs(opts["chat_template"]):
+        opts["chat_template"] = os.path.join(root, opts["chat_template"])
+    tok = load("hf_dir", tpath if os.path.isabs(tpath) else os.path.join(root, tpath), **opts)
+    return ChatRenderer(tok.chat_template, tok.special_tokens, chat).as_template(decl)
 
 
 def main_lines(report: Report, limit: int | None = 50) -> list[str]:

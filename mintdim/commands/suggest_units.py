@@ -4,6 +4,33 @@ from __future__ import annotations
 
 import json
 
+from .. import errors as E
+
+
+def fraction(text: str) -> float:
+    """--max-padding: 0.05 or 5%; a fraction of 1 or more (5 meant 500%) is a usage error."""
+    import argparse
+
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(E.UsageError.fraction("--max-padding", text).en)
+    return value
+
+
+def positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(E.UsageError.positive("--multiple-of", text).en)
+    return value
+
 
 def _pct(x) -> str:
     return "-" if x is None else f"{x:.2%}"
@@ -45,8 +72,9 @@ def register(sub) -> None:
     p.add_argument("source", help="an output directory, or a YAML config file")
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("-k", type=int, help="number of unit sizes")
-    group.add_argument("--max-padding", type=float, help="the smallest K whose padding ratio is at most this")
-    p.add_argument("--multiple-of", type=int, default=1, help="every size a multiple of this (default 1)")
+    group.add_argument("--max-padding", type=fraction,
+                       help="the smallest K whose padding ratio is at most this: a fraction below 1 (0.05) or 5%%")
+    p.add_argument("--multiple-of", type=positive_int, default=1, help="every size a multiple of this (default 1)")
     p.add_argument("--min", type=int, default=None, help="no size below this")
     p.add_argument("--max", type=int, default=None, help="no size above this")
     p.add_argument("--cost", choices=["linear", "attention"], default="linear",

@@ -28,7 +28,10 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
         "mintdim_version": __version__,
         "tokenizer": {"type": meta.type, "path": meta.path, "vocab_size": meta.vocab_size,
                       "unk_id": meta.unk_id, "pad_id": meta.pad_id,
-                      **({"trained": meta.trained} if getattr(meta, "trained", None) else {})},
+                      **({"trained": meta.trained} if getattr(meta, "trained", None) else {}),
+                      # extension: only when a fast engine encoded some of this output's texts (mintdim/engines.py)
+                      **({"engine": meta.engine} if getattr(meta, "engine", None)
+                         and any(f.train_on is None for f in files) else {})},
         "token_storage": {"dtype": meta.dtype, "bytes_per_token": meta.bytes_per_token, "byte_order": "little"},
         "units": {"sizes": sizes, "build_batch": batches[0] if len(set(batches)) == 1 else batches,
                   **({"planned": {"from": "data", **out.auto}} if out.auto else {}),
@@ -40,7 +43,21 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
         "hash": {"algorithm": "sha256"},
         **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size")}
            if any(f.train_on is not None for f in files) else {}),
-    }
+    } | _chat_manifest(files, meta)
+
+
+def _chat_manifest(files, meta) -> dict:
+    """source.chat and hf_dir options, only in builds that use them (other manifests keep their bytes)."""
+    extra = {}
+    if any(getattr(f, "chat", None) is not None for f in files):
+        extra["chat"] = {"source": [f.chat for f in files], "train_on": [f.train_on for f in files],
+                         "rule": "a message's span is the text its content renders to (found by rendering again "
+                                 "with only that content changed) plus the end-of-turn token after it; "
+                                 "{% generation %} spans for assistant turns of a tagged template"}
+    opts = next((f.tokenizer_options for f in files if getattr(f, "tokenizer_options", None)), None)
+    if opts:
+        extra["tokenizer_options"] = {k: v for k, v in opts.items()}
+    return extra
 
 
 def loss_mask_layout(files, width: str = "unit_size") -> dict:
@@ -136,6 +153,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         stats.update(_packed_stats(plan, packed, sps))
     if trained is not None:
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
+    if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
+        stats["trained_tokens_by_role"] = plan["trained_roles"]
     if written_paths:
         check_shard_counts(stats, written_paths)
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None))

@@ -22,6 +22,7 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
     file_ids, lines, lengths, units, hashes = [], [], [], [], []
     unk_samples, unk_counts, unk_positions = [], [], []
     trained = []  # per-sample trained-token counts, when source.train_on is set
+    trained_roles: dict[str, int] | None = None  # source.chat: trained tokens per role
     next_line: dict[int, int] = {}
     base = 0
     for d in chunk_dirs:
@@ -40,6 +41,10 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
         unk_positions.append(inter.unarr(meta["unk_positions"]))
         if "trained" in meta:
             trained.append(inter.unarr(meta["trained"]))
+        if "trained_roles" in meta:
+            trained_roles = trained_roles or {}
+            for role, count in meta["trained_roles"].items():
+                trained_roles[role] = trained_roles.get(role, 0) + int(count)
         base += n
 
     def cat(parts, dtype):
@@ -81,6 +86,7 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
         "unk_counts": inter.arr(cat(unk_counts, np.int64), np.uint32),
         "unk_positions": inter.arr(cat(unk_positions, np.int64), np.uint32),
         **({"trained": inter.arr(cat(trained, np.int64), np.uint32)} if trained else {}),
+        **({"trained_roles": dict(sorted(trained_roles.items()))} if trained_roles is not None else {}),
     })
     summary = {"output": out_index, "sizes": sizes, "counts": counts, "samples_per_shard": sps,
                "shards": [-(-c // sps) for c in counts], "auto": out.auto}
