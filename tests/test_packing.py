@@ -346,6 +346,29 @@ def test_same_bytes_whatever_the_chunking_and_cores(tmp_path, monkeypatch):
     assert tree_bytes("a") == tree_bytes("c")
 
 
+def test_conversations_pack_too(tmp_path, monkeypatch):
+    """The shipped conversation example (config/chat.yaml: chat template, loss on assistant turns)
+    with packed rows: masks, per-role counts, verify."""
+    import yaml
+
+    from conftest import REPO
+
+    monkeypatch.chdir(tmp_path)
+    os.symlink(os.path.join(REPO, "data"), "data")
+    with open(os.path.join(REPO, "config", "chat.yaml"), encoding="utf-8") as f:
+        cfg = yaml.safe_load(f)
+    cfg["units"] = {"pack": [2048], "build_batch": [256]}
+    cfg["output"] = {"dir": "chat_out", "samples_per_shard": [16]}
+    drive(cfg)
+    stats = read_json("chat_out/stats.json")
+    assert stats["packing"]["rows"] == stats["packing"]["lower_bound_rows"]
+    assert stats["trained_tokens_by_role"] == {"assistant": stats["trained_tokens"]} and stats["trained_tokens"] > 0
+    ds = mintdim.open("chat_out")
+    batch = ds.gather_rows(range(ds.num_rows))
+    assert int((batch.labels != IGNORE).sum()) == sum(int(ds.loss_mask(s)[1:].sum()) for s in range(ds.num_samples))
+    assert verify("chat_out", source=True, all=True).ok
+
+
 # --- the reader -----------------------------------------------------------------------------------
 
 

@@ -59,7 +59,7 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
             "unk_samples": inter.arr(cat(unk_samples, np.int64), np.uint64),
             "unk_counts": inter.arr(cat(unk_counts, np.int64), np.uint32),
             "unk_positions": inter.arr(cat(unk_positions, np.int64), np.uint32),
-            **({"trained": inter.arr(cat(trained, np.int64), np.uint32)} if trained else {})})
+            **({"trained": inter.arr(cat(trained, np.int64), np.uint32)} if trained else {})}, trained_roles)
     if out.sizes is None:  # units.sizes: auto -> the exact padding-optimal sizes for this output's lengths
         sizes = plan_sizes(lengths_arr, out.auto, log)
         units_arr = np.searchsorted(np.asarray(sizes, dtype=np.int64), lengths_arr, side="left")
@@ -109,12 +109,14 @@ def plan_sizes(lengths: np.ndarray, auto: dict, log=print) -> list[int]:
 
 
 def _plan_packed(out, out_index: int, n: int, lengths: np.ndarray, plan_path: str, units_path: str, log,
-                 columns: dict) -> dict:
+                 columns: dict, trained_roles: dict | None = None) -> dict:
     """Packed rows (mintdim.packing): each sample's row and offset, from the lengths alone."""
     from .. import packing
 
     t0 = time.monotonic()
     p = packing.plan(lengths, out.pack, out.overflow)
+    if trained_roles is not None and not np.any(p.status):  # source.chat: per-role counts of whole samples,
+        columns["trained_roles"] = dict(sorted(trained_roles.items()))  # exact only when none was cut
     sps = out.samples_per_shard  # rows per shard in the packed layout
     written = int(np.count_nonzero(p.status != packing.DROPPED))
     inter.write(plan_path, {
