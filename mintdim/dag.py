@@ -47,6 +47,7 @@ class BuildDAG:
         self.chunks = {i: len(b) for i, b in self.bounds.items()}
         self.write_groups = {int(k): v for k, v in plan["write_groups"].items()}
         if main_process:
+            self._write_config()
             failure.reset(self.layout)
             self._forget_vanished_outputs()
 
@@ -138,9 +139,22 @@ class BuildDAG:
     def done_targets(self) -> list[str]:
         return [self.layout.done(o.index) for o in self.build.outputs]
 
-    def config_arg(self) -> str:
-        """The raw config as one JSON argument for the validate job (ASCII, shell-quoted by the rule)."""
-        return json.dumps(self.raw, sort_keys=True, ensure_ascii=True)
+    @property
+    def config_file(self) -> str:
+        """The raw config as a file for the jobs that read it (validate, train): a path on their
+        command line, not the whole config (a direct snakemake run prints each command)."""
+        return os.path.join(self.layout.root, "config.json")
+
+    def _write_config(self) -> None:
+        text = json.dumps(self.raw, sort_keys=True, ensure_ascii=False, indent=1)
+        try:
+            with open(self.config_file, encoding="utf-8") as f:
+                if f.read() == text:
+                    return  # unchanged: not rewritten
+        except OSError:
+            pass
+        os.makedirs(self.layout.root, exist_ok=True)
+        outputs.atomic_write_text(self.config_file, text)
 
 
 def write_groups(slots, cores: int | None) -> list[list[int]]:
