@@ -169,8 +169,10 @@ def write_groups(slots, cores: int | None) -> list[list[int]]:
 
 def cancel_pending_timers() -> None:
     """Snakemake's job rate limiter (default 100 jobs/1 s) leaves a non-daemon threading.Timer
-    behind after the last job, and the interpreter waits for it: about a second on every run.
-    Once the workflow has finished (onsuccess/onerror) nothing needs rescheduling, so cancel it."""
+    behind after the last job, and the interpreter waits for it (before any exit handler, so
+    fastexit does not help). Measured again (issue 13; 4 builds each): 0.98 s per build, from the
+    last summary line to the process's end 1.06 s without this against 0.08 s with it. Once the
+    workflow has finished (onsuccess/onerror) nothing needs rescheduling, so cancel it."""
     import threading
 
     for thread in threading.enumerate():
