@@ -23,10 +23,9 @@ import yaml
 
 from . import errors as E
 from . import guard, outputs
-from .dag import PREFLIGHT_ENV
 from .layout import Layout
 from .paths import snakefile
-from .snakemake_main import LAUNCHER_ARG, _signal, stop_group
+from .snakemake_main import ERROR_FILE_ARG, LAUNCHER_ARG, PREFLIGHT_ARG, _signal, stop_group
 from .stages import failure
 from .stages.job import ERROR_LINE, unexpected_failure
 from .stages.validate import preflight, write_cache
@@ -59,8 +58,8 @@ class BuildResult:
 
 
 def snakemake_command(config_path: str, cores: int, profile: str | None, keep_intermediates: bool,
-                      dry_run: bool, extra: list[str] | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", "mintdim.snakemake_main", LAUNCHER_ARG, str(os.getpid()),
+                      dry_run: bool, extra: list[str] | None = None, run_args: list[str] | None = None) -> list[str]:
+    cmd = [sys.executable, "-m", "mintdim.snakemake_main", LAUNCHER_ARG, str(os.getpid()), *(run_args or []),
            "--snakefile", snakefile(), "--directory", os.getcwd(),
            "--configfile", config_path, "--cores", str(cores), "--rerun-incomplete",
            # Correctness, not speed (measured again, issue 13: 0.03 s CPU either way): MintDim's own
@@ -112,10 +111,10 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     extra = list(extra_args or [])
     extra += ["--until", *until] if until else []
     extra += ["--forcerun", *forcerun] if forcerun else []
-    cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra)
     error_file = os.path.join(layout.root, f"runner-{os.getpid()}.error.json")
     _unlink(error_file)
-    env = dict(os.environ, **{PREFLIGHT_ENV: build.build_id, guard.ERROR_FILE_ENV: error_file})
+    cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra,
+                            run_args=[PREFLIGHT_ARG, build.build_id, ERROR_FILE_ARG, error_file])
     tail: list[str] = []
     result_flags = {"nothing": False}
     console_errors: list[E.MintDimError] = []
@@ -124,8 +123,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     # forwarded to the group, and the group stops by itself when this process dies (kill -9;
     # snakemake_main.py). A user's Ctrl-C reaches this process and is forwarded as SIGINT.
     with _Log(log_path) as log, subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-            start_new_session=True) as proc, _Forward(proc) as forwarded:
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True) as proc, _Forward(proc) as forwarded:
         for line in proc.stdout:
             log.write(line)
             line = line.rstrip("\n")

@@ -29,7 +29,21 @@ import time
 
 from . import fastexit
 
-LAUNCHER_ARG = "--mintdim-launcher"
+LAUNCHER_ARG = "--mintdim-launcher"  # PID of the runner process; this one stops when it dies
+PREFLIGHT_ARG = "--mintdim-preflight"  # BUILD_ID: the runner ran pre-flight for it (the Snakefile skips it)
+ERROR_FILE_ARG = "--mintdim-error-file"  # PATH: where an error of this process goes for the runner
+
+# What the runner told this process (its arguments above, taken off Snakemake's command line).
+# The Snakefile runs in this same process and reads it (dag.BuildDAG, guard.report_error); a
+# direct `snakemake` run has none of it.
+RUN: dict[str, str] = {}
+_ARGS = {LAUNCHER_ARG: "launcher", PREFLIGHT_ARG: "preflight", ERROR_FILE_ARG: "error_file"}
+
+
+def _take_run_args(argv: list[str]) -> None:
+    while len(argv) > 2 and argv[1] in _ARGS:
+        RUN[_ARGS[argv[1]]] = argv[2]
+        del argv[1:3]
 
 
 _stopping = threading.Event()
@@ -92,10 +106,9 @@ def _die_with_launcher(launcher: int) -> None:
 
 def main() -> None:
     fastexit.install()  # first: runs after Snakemake's own exit handlers
-    if len(sys.argv) > 2 and sys.argv[1] == LAUNCHER_ARG:
-        launcher = int(sys.argv[2])
-        del sys.argv[1:3]
-        _die_with_launcher(launcher)
+    _take_run_args(sys.argv)
+    if RUN.get("launcher", "").isdigit():
+        _die_with_launcher(int(RUN["launcher"]))
     from snakemake.cli import main as snakemake
 
     try:

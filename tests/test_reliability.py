@@ -800,3 +800,24 @@ def test_plain_snakemake_without_the_speed_hacks_builds_the_same_bytes(tmp_path,
     ran = log.read_text()
     assert ran.splitlines()[0] == "-m --snakefile"  # Snakemake itself (sys.argv of `python -m` at startup)
     assert "tokenize_chunk.py" in ran and "write_shards.py" in ran  # the jobs ran without the hacks too
+
+
+def test_parsing_the_snakefile_writes_nothing_the_jobs_read_and_sniffs_no_argv(tmp_path):
+    """issue 13: a dry run (or --report, --lint) must not replace what a running build's jobs read
+    (jobs.json, config.json: written when a run starts executing), nor clear its recorded errors."""
+    root = project(tmp_path)
+    proc = _smk(root, "-n")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    lay_root = os.path.join(root, ".mintdim", next(d for d in os.listdir(os.path.join(root, ".mintdim"))
+                                                      if len(d) == 16))
+    assert not os.path.exists(os.path.join(lay_root, "jobs.json"))
+    assert not os.path.exists(os.path.join(lay_root, "config.json"))
+    os.makedirs(os.path.join(lay_root, "errors"))
+    with open(os.path.join(lay_root, "errors", "keep.json"), "w") as f:
+        f.write("{}")
+    assert _smk(root, "-n").returncode == 0
+    assert os.path.exists(os.path.join(lay_root, "errors", "keep.json"))
+    with open(SNAKEFILE, encoding="utf-8") as f:
+        assert "sys.argv" not in f.read()
+    assert build(root).returncode == 0  # a run that executes writes them, and clears old errors
+    assert os.path.exists(os.path.join(lay_root, "jobs.json")) and not os.path.exists(os.path.join(lay_root, "errors"))
