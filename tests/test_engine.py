@@ -214,8 +214,9 @@ def test_merges_out_of_id_order_would_change_ids(small, tmp_path):
     texts = gsm8k_texts()[:200]
     with open(path, encoding="utf-8") as f:
         spec = json.load(f)
-    naive = engines.TiktokenEncoder(engines._eligible_spec(small["llama3-nfc"], checked=False)[0],
-                                    LLAMA3_PATTERN, {t: i for i, t in enumerate(SPECIALS)}, None)
+    byte = {c: b for b, c in engines.bytes_to_unicode().items()}
+    ranks = {bytes(byte[c] for c in t): i for t, i in spec["model"]["vocab"].items() if all(c in byte for c in t)}
+    naive = engines.TiktokenEncoder(ranks, LLAMA3_PATTERN, {t: i for i, t in enumerate(SPECIALS)}, None)
     ascii_texts = [t for t in texts if t.isascii()]
     assert naive.encode_ids(ascii_texts) != [e.ids for e in library(path).encode_batch_fast(ascii_texts)]
     assert spec["model"]["merges"][-1] == json.load(open(small["llama3-nfc"]))["model"]["merges"][0]
@@ -227,17 +228,26 @@ def test_wordpiece_is_not_eligible():
     assert load("hf_json", HF_JSON, engine="auto").engine == "tokenizers"
 
 
-def test_trusted_load_gives_the_checked_ranks_without_the_library(small, tmp_path):
+def test_build_jobs_read_the_checked_ranks_without_the_library(small, tmp_path):
     path = small["llama3-nfc"]
     cache = str(tmp_path / "engines")
     checked = load("hf_json", path, engine="auto", engine_cache=cache)
-    assert checked.engine == "tiktoken" and os.listdir(cache)
-    trusted = load("hf_json", path, engine="tiktoken", engine_cache=cache)
-    assert trusted._tok is None  # a build job does not load the library for ASCII texts
+    assert checked.engine == "tiktoken" and len(os.listdir(cache)) == 1
+    job = load("hf_json", path, engine="tiktoken", engine_cache=cache)
+    assert job._tok is None  # a build job does not load the library for ASCII texts
     texts = gsm8k_texts()[:300] + adversarial()
-    assert trusted.encode_ids(texts) == checked.encode_ids(texts)
-    no_cache = load("hf_json", path, engine="tiktoken")  # the ranks derived again, without the check
-    assert no_cache.encode_ids(texts) == checked.encode_ids(texts)
+    assert job.encode_ids(texts) == checked.encode_ids(texts)
+    assert job._tok is not None  # the NFC-changed adversarial texts needed it
+
+
+def test_the_cache_is_by_content(small, tmp_path):
+    """A changed file (same path) is checked again: the cache is keyed by the file's SHA-256."""
+    cache = str(tmp_path / "engines")
+    path = _edited(small["llama3-nfc"], tmp_path / "t.json", lambda s: None)
+    assert load("hf_json", path, engine="auto", engine_cache=cache).engine == "tiktoken"
+    _edited(small["llama3-nfc"], path, _first_merge_last)
+    tok = load("hf_json", path, engine="tiktoken", engine_cache=cache)
+    assert tok.engine == "tokenizers" and "merges" in tok.engine_reason
 
 
 def _tree(root: str) -> dict[str, bytes]:
