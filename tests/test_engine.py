@@ -222,6 +222,16 @@ def test_merges_out_of_id_order_would_change_ids(small, tmp_path):
     assert spec["model"]["merges"][-1] == json.load(open(small["llama3-nfc"]))["model"]["merges"][0]
 
 
+def test_mintdim_exported_tokenizer_is_eligible_and_identical(tmp_path):
+    """`mintdim tokenizer export` of a byte-unit model trained by MintDim (ffbpe) gets the engine."""
+    from mintdim import training
+    from mintdim.export import export
+
+    training.train_texts(iter(gsm8k_texts()), str(tmp_path / "byte"), vocab_size=1500, unit="byte")
+    export(str(tmp_path / "byte"), str(tmp_path / "hf.json"))
+    assert assert_same_ids(str(tmp_path / "hf.json"), gsm8k_texts() + adversarial()) > 100_000
+
+
 def test_wordpiece_is_not_eligible():
     fast, why = engines.fast_encoder_for(HF_JSON, library(HF_JSON))
     assert fast is None and "WordPiece" in why
