@@ -262,10 +262,13 @@ def cache_dir(work_dir: str) -> str:
     return os.path.join(work_dir, "engines")
 
 
-def _file_digest(path: str) -> str:
+def _digest(path: str | None, text: str | None) -> str:
     import hashlib
 
     h = hashlib.sha256()
+    if text is not None:
+        h.update(text.encode("utf-8"))
+        return h.hexdigest()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
@@ -305,10 +308,12 @@ def _write_cache(cache_file: str, mergeable: dict[bytes, int], pattern, specials
     os.replace(tmp, cache_file)
 
 
-def _eligible_spec(path: str):
+def _eligible_spec(path: str | None, text: str | None = None):
     """(mergeable ranks as bytes -> id, pattern, specials, normalizer) of an eligible file, else NotEligible."""
-    with open(os.fspath(path), encoding="utf-8") as f:
-        spec = json.load(f)
+    if text is None:
+        with open(os.fspath(path), encoding="utf-8") as f:
+            text = f.read()
+    spec = json.loads(text)
     if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
         raise NotEligible("not a tokenizer.json")
     model = spec["model"]
@@ -325,8 +330,12 @@ def _eligible_spec(path: str):
     return mergeable, pattern, specials, normalizer
 
 
-def fast_encoder_for(path: str, library=None, threads: int = 1, cache_dir: str | None = None):
+def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir: str | None = None,
+                     tokenizer_json: str | None = None):
     """(encoder, reason): a TiktokenEncoder when the tokenizer.json at `path` is eligible, else (None, why not).
+
+    tokenizer_json: the serialization to decide from instead of the file (`Tokenizer.to_str()` of the
+    object actually used, when a loader such as transformers changed it after reading the file).
 
     library: the file's `tokenizers` Tokenizer, or a no-argument callable returning it (loaded only
     when a text needs it). cache_dir: where a passed check leaves the checked ranks under the file's
@@ -342,10 +351,11 @@ def fast_encoder_for(path: str, library=None, threads: int = 1, cache_dir: str |
         tokenizer = library
         library = lambda: tokenizer  # noqa: E731
     try:
-        cache_file = os.path.join(cache_dir, f"tiktoken-{_file_digest(path)}.msgpack") if cache_dir else None
+        cache_file = (os.path.join(cache_dir, f"tiktoken-{_digest(path, tokenizer_json)}.msgpack")
+                      if cache_dir else None)
         found = _read_cache(cache_file) if cache_file else None
         if found is None:
-            found = _eligible_spec(path)
+            found = _eligible_spec(path, tokenizer_json)
             if cache_file:
                 try:
                     _write_cache(cache_file, *found)

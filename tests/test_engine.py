@@ -232,6 +232,16 @@ def test_mintdim_exported_tokenizer_is_eligible_and_identical(tmp_path):
     assert assert_same_ids(str(tmp_path / "hf.json"), gsm8k_texts() + adversarial()) > 100_000
 
 
+def test_decided_from_the_tokenizer_object_when_given_its_serialization(small):
+    """A loader that changed the tokenizer after reading the file (hf_dir via transformers) passes
+    to_str() of the object it uses: an added lstrip token makes it ineligible though the file is."""
+    lib = library(small["gpt2"])
+    lib.add_special_tokens([AddedToken("<extra>", lstrip=True)])
+    assert engines.fast_encoder_for(small["gpt2"], lib)[0] is not None
+    fast, why = engines.fast_encoder_for(small["gpt2"], lib, tokenizer_json=lib.to_str())
+    assert fast is None and "lstrip" in why
+
+
 def test_wordpiece_is_not_eligible():
     fast, why = engines.fast_encoder_for(HF_JSON, library(HF_JSON))
     assert fast is None and "WordPiece" in why
