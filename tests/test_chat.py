@@ -572,6 +572,7 @@ def test_shipped_chat_example_builds(tmp_path):
     assert stats["total_samples"] == 300 and stats["trained_tokens_by_role"]["assistant"] == stats["trained_tokens"] > 0
     res = run_cli(tmp_path, "inspect", str(out), "--sample", "0")
     assert res.returncode == 0 and "<|im_start|>system\nYou are a careful math tutor" in res.stdout
+    assert "roles: system, user, assistant*, user, assistant* (* trained)" in res.stdout
 
 
 # --- real tokenizers and ShareGPT (optional: /work/assets) -------------------------------------------
