@@ -90,17 +90,9 @@ def _roles_line(manifest: dict, out_dir: str, sample_id: int) -> str:
     train_on = manifest["chat"]["train_on"][files.index(path)]
     obj = jsonl.parse_object(raw.rstrip(b"\r\n"), path, number)
     try:
-        messages, _, flags = C.ChatRenderer.messages(_Options(chat), obj)
+        messages, _, flags = C.read_messages(chat, obj)
     except C._Failure:
         return f"roles: (line {number} of {path} is no longer a conversation)"
-    trained = set(C.ChatRenderer.trained_messages(_Options(chat, train_on), messages, flags)) if train_on else set()
+    trained = set(C.choose(chat, frozenset(train_on or ()), messages, flags)) if train_on is not None else set()
     roles = ", ".join(m["role"] + ("*" if i in trained else "") for i, m in enumerate(messages))
     return f"roles: {roles}" + (" (* trained)" if trained else "") + f"; from {path} line {number}"
-
-
-class _Options:
-    """The parts of a ChatRenderer that reading records needs (no template)."""
-
-    def __init__(self, opts: dict, train_on=None):
-        self.opts = opts
-        self.train_roles = frozenset(train_on or ())

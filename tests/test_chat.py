@@ -684,3 +684,18 @@ def test_real_both_ways_of_locating_spans_agree():
                                                                  "content": "value", "roles": SHAREGPT_ROLES},
                          ["assistant", "user"])
         assert _agree(r, rows) > 200
+
+
+def test_a_bad_record_in_a_build_names_its_line_and_message(tmp_path):
+    rows = [{"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]}, "",
+            {"conversations": [{"from": "human", "value": "hi"}, {"from": "robot", "value": "x"}]}]
+    src = write_jsonl(tmp_path / "c.jsonl", rows)
+    cfg = chat_config([src], chat={"messages": "conversations", "role": "from", "content": "value",
+                                   "roles": {"human": "user", "gpt": "assistant"}}, train_on=[["assistant"]])
+    cfg["lang"] = "both"
+    with pytest.raises(E.SampleSchemaError) as err:
+        build_in(tmp_path, cfg, cores=1)
+    text = str(err.value)
+    assert "Line: 3" in text and "Message: 1" in text and "unknown role 'robot'" in text
+    assert "Dòng: 3" in text and "Tin nhắn: 1" in text
+    assert not os.path.exists(tmp_path / "out" / "stats.json")
