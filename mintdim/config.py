@@ -27,16 +27,22 @@ If its violations need their own words, add a named constructor to errors.py
 and, at most, one small step to `STEPS`: its place in the list is its place in
 the order, and `bad.at(path...)` / `bad.under(path...)` give the schema's
 findings there. Resolve the key in `_entries`; a rule across files goes in
-`RULES`. E.g.:
+`RULES`. The extensions were added so:
 
-- `units.overflow` (a list of error|drop|truncate): an enum in the schema, its
-  words in a step beside `_unit_values`, its length in `_arity`'s table.
-- a key that makes another optional (`source.chat` for fields/templates,
-  `units.pack` for sizes): `if`/`then` `required` in the schema; `_missing`
-  lists only what the schema requires; steps read the optional key with `.get`.
-- a tokenizer kind (`tokenizer.hf_dir`: {path, pad_token, chat_template}): a
-  property of `tokenizer` in the schema with its item's $def; `ITEM_PROBLEMS`
-  gets an entry only if its words differ from a {path: ...} item's.
+- `units.pack` / `units.overflow` (packed rows instead of sizes): the schema
+  says pack or sizes, never both, overflow only with pack (`_missing` then
+  lists sizes only without pack); `_pack` words it; `_arity` counts them like
+  sizes; `_entries` sets the row length; `_packed_outputs` is its rule.
+- `source.chat` (conversations; fields/templates optional when no file is
+  null): its item's $def in the schema; `_chat` words it (with main's order:
+  before missing blocks); `_train_on` checks roles for conversation files;
+  `_chat_tokenizer` asks for hf_dir; `_entries` fills the options.
+- `tokenizer.hf_dir` ({path, pad_token, chat_template}): a property of
+  `tokenizer` with its item's $def; `ITEM_PROBLEMS` words its two options;
+  `_hf_dir_pads` is its rule (one directory, one pad_token).
+
+Extension fields of the entries stay out of the build id while unused
+(`EXTENSION_FIELDS`): a build that does not use them keeps its id.
 
 `resolve(raw, trusted=True)` skips the schema for a config that passed the
 whole check before (validated.json; the pre-flight cache): stage jobs never
@@ -51,6 +57,7 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from . import __version__
+from . import chat
 from . import errors as E
 from . import schema
 from . import template as T
@@ -82,6 +89,10 @@ class FileEntry:
     samples_per_shard: int
     tokenizer_train: dict | None = None  # tokenizer.train_bpe: options; the model goes to tokenizer_path
     train_on: list[str] | None = None  # source.train_on: fields whose tokens the loss mask trains
+    pack: int | None = None  # units.pack: row length of the packed layout (None: bucketed units)
+    overflow: str | None = None  # units.overflow with pack: error | drop | truncate
+    chat: dict | None = None  # source.chat: the conversation options (mintdim/chat.py); train_on holds roles
+    tokenizer_options: dict | None = None  # hf_dir: pad_token, chat_template (a path as declared)
 
     @property
     def compression(self) -> str | None:
@@ -105,6 +116,8 @@ class OutputEntry:
     samples_per_shard: int
     auto: dict | None = None  # the planning options when sizes are auto
     build_batches: list[int] = field(default_factory=list)
+    pack: int | None = None  # units.pack: packed rows of this length (sizes is then [pack])
+    overflow: str | None = None  # with pack: error | drop | truncate
 
 
 @dataclass
@@ -119,13 +132,23 @@ class BuildConfig:
     @property
     def build_id(self) -> str:
         """Identity of this build: the resolved config and the MintDim version, not the data."""
-        canon = {"version": __version__, "files": [asdict(f) for f in self.files],
-                 "outputs": [asdict(o) for o in self.outputs]}
+        canon = {"version": __version__, "files": [_canon(f) for f in self.files],
+                 "outputs": [_canon(o) for o in self.outputs]}
         return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
     def work_abs(self) -> str:
         return os.path.abspath(self.work_dir)
+
+
+# fields of extensions (units.pack, source.chat, hf_dir options): in the build id only when set, so
+# builds that do not use them keep the id (and work directory) they had before the extension
+EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options")
+
+
+def _canon(entry) -> dict:
+    """An entry for the build id, without the extension fields a build does not use."""
+    return {k: v for k, v in asdict(entry).items() if not (k in EXTENSION_FIELDS and v is None)}
 
 
 def _blank(value) -> bool:
@@ -143,6 +166,12 @@ def _pick(values: list, i: int):
 def _listed(value) -> list:
     """A block that is one value shared by every file, or a list mapped by file."""
     return value if isinstance(value, list) else [value]
+
+
+def _chats(src: dict, n: int) -> list:
+    """source.chat per file: its item, or None (no chat, or a null item: fields/templates)."""
+    value = src.get("chat")
+    return [None if value is None else _pick(_listed(value), i) for i in range(n)]
 
 
 def _extra_keys(err) -> list[str]:
@@ -191,11 +220,59 @@ def _lang(cfg, bad) -> None:
 
 
 def _unknown_keys(cfg, bad) -> None:
+    """Unknown keys, each with the closest key the schema knows there ('did you mean')."""
     for err in bad.at(keyword="additionalProperties"):
-        raise E.PipelineValidationError.unknown_keys(sorted(_extra_keys(err)))
+        raise E.PipelineValidationError.unknown_keys(sorted(_extra_keys(err)), err.schema["properties"])
     for block in ("source", "units", "output"):
         for err in bad.at(block, keyword="additionalProperties"):
-            raise E.PipelineValidationError.unknown_keys(sorted(_extra_keys(err)), block)
+            raise E.PipelineValidationError.unknown_keys(sorted(_extra_keys(err)), err.schema["properties"], block)
+
+
+def _chat(cfg, bad) -> None:
+    """source.chat: one item shared by every file, or a list mapped by file (a null item: that file uses
+    fields/templates; a list of one is shared, so never null). Checked before missing blocks: whether
+    fields/templates are needed depends on it."""
+    src = cfg.get("source")
+    if not isinstance(src, dict) or src.get("chat") is None:  # absent (an explicit null: the schema's words, last)
+        return
+    value, files = src["chat"], src.get("files")
+    n = max(len(files) if isinstance(files, list) else 0, 1)
+    if isinstance(value, list) and len(value) not in (1, n):
+        raise E.PipelineValidationError.chat_arity(n, len(value))
+    items = _listed(value)
+    for i, item in enumerate(items):
+        if item is None and len(items) > 1:
+            continue
+        at = ("source", "chat", i) if isinstance(value, list) else ("source", "chat")
+        problem = _chat_item_problem(item, at, f"source.chat[{i}]" if len(items) > 1 else "source.chat", bad)
+        if problem:
+            raise problem
+
+
+def _chat_item_problem(item, at: tuple, where: str, bad):
+    """One source.chat item: {messages, role, content, roles, system, extras, train, last_turn}, all optional."""
+    if not isinstance(item, dict):
+        return E.PipelineValidationError.chat_not_mapping(where, _tname(item))
+    for err in bad.at(*at, keyword="additionalProperties"):
+        known = list(err.schema["properties"])
+        return E.PipelineValidationError.chat_unknown_keys(where, sorted(_extra_keys(err)), known)
+    for key in ("messages", "role", "content", "system", "train"):
+        if bad.under(*at, key):
+            return E.PipelineValidationError.chat_key(where, key, item[key])
+    role, content = (item.get(k) or chat.DEFAULTS[k] for k in ("role", "content"))
+    if role == content:
+        return E.PipelineValidationError.chat_same_key(where, role)
+    if bad.under(*at, "roles"):
+        return E.PipelineValidationError.chat_roles(where)
+    extras = bad.under(*at, "extras")
+    if any(err.validator != "not" for err in extras):
+        return E.PipelineValidationError.chat_extras(where)
+    for err in extras:  # names the template gets from MintDim (the schema's `not: {enum}`)
+        return E.PipelineValidationError.chat_extras_reserved(where, sorted(set(err.validator_value["enum"])
+                                                                            & set(item["extras"])))
+    if bad.under(*at, "last_turn"):
+        return E.PipelineValidationError.chat_last_turn(where, item["last_turn"])
+    return None
 
 
 def _absent(cfg: dict, key: str) -> bool:
@@ -211,8 +288,9 @@ def _required(bad, key: str) -> bool:
     path = tuple(key.split("."))
     if bad.under(*path):
         return True
-    for depth in range(len(path)):  # at the root naming the block; in the block naming the key
-        if any(path[depth] in err.validator_value for err in bad.at(*path[:depth], keyword="required")):
+    for depth in range(len(path)):  # at the root naming the absent block; in the block naming the absent key
+        if any(path[depth] in err.validator_value and path[depth] not in err.instance
+               for err in bad.at(*path[:depth], keyword="required")):
             return True
     return any(bad.at(*path[:depth], keyword="type") for depth in range(1, len(path)))
 
@@ -224,13 +302,28 @@ def _missing(cfg, bad) -> None:
         raise E.PipelineValidationError.missing(missing)
 
 
+def _pack(cfg, bad) -> None:
+    """units.pack (packed rows instead of sizes) and units.overflow (with pack: error | drop | truncate)."""
+    units = cfg["units"]
+    if any(err.validator_value == {"required": ["sizes"]} for err in bad.at("units", keyword="not")):
+        raise E.UnitValidationError.pack("both")
+    if bad.at("units", keyword="dependentRequired"):
+        raise E.UnitValidationError.pack("overflow_alone")
+    if bad.under("units", "pack"):
+        raise E.UnitValidationError.pack("pack", units["pack"])
+    if bad.under("units", "overflow"):
+        raise E.UnitValidationError.pack("overflow", units["overflow"])
+
+
 def _files(cfg, bad) -> None:
     if bad.under("source", "files"):
         raise E.PipelineValidationError.files()
 
 
 def _fields(cfg, bad) -> None:
-    fields = cfg["source"]["fields"]
+    fields = cfg["source"].get("fields")
+    if fields is None:  # conversations only (source.chat): the schema did not require them
+        return
     if bad.at("source", "fields") or any(bad.at("source", "fields", i, keyword="type") for i in range(len(fields))):
         raise E.FieldMappingError.not_lists()
     for i, names in enumerate(fields):
@@ -299,7 +392,19 @@ def _train_item_problem(item, at: tuple, bad):
     return None
 
 
-ITEM_PROBLEMS = {training.KIND: _train_item_problem}  # a kind whose item is not {path: ...} words its own
+def _hf_dir_item_problem(item, at: tuple, bad):
+    """One hf_dir item: a {path: ...} item with two options, pad_token and chat_template."""
+    problem = _item_problem(item, at, bad)
+    if problem:
+        return problem
+    for key in ("pad_token", "chat_template"):
+        if bad.under(*at, key):
+            return E.TokenizerValidationError.option_not_string(key, item[key])
+    return None
+
+
+ITEM_PROBLEMS = {training.KIND: _train_item_problem,  # a kind whose item is not {path: ...} words its own
+                 "hf_dir": _hf_dir_item_problem}
 
 
 def check_train_item(item) -> dict:
@@ -313,12 +418,13 @@ def check_train_item(item) -> dict:
 def _auto_options(cfg, bad) -> None:
     """units: {sizes: auto, k: 4, multiple_of: 64, min_size: .., max_size: .., cost: linear|attention}."""
     units = cfg["units"]
-    if units["sizes"] != "auto":
+    if units.get("sizes") != "auto":
         for err in bad.at("units", keyword="not"):  # the planning options apply only with sizes: auto
-            named = {sub["required"][0] for sub in err.validator_value["anyOf"]}
-            raise E.UnitValidationError.auto_only(sorted(named & set(units)))
+            if "anyOf" in err.validator_value:
+                named = {sub["required"][0] for sub in err.validator_value["anyOf"]}
+                raise E.UnitValidationError.auto_only(sorted(named & set(units)))
         return
-    if bad.at("units", keyword="required") or bad.under("units", "k"):
+    if any("k" in err.validator_value for err in bad.at("units", keyword="required")) or bad.under("units", "k"):
         raise E.UnitValidationError.needs_k(units.get("k"))
     for key in ("multiple_of", "min_size", "max_size"):
         if units.get(key) is not None and bad.under("units", key):  # null: the schema's own words, last
@@ -329,15 +435,15 @@ def _auto_options(cfg, bad) -> None:
 
 def _auto_range(cfg, bad) -> None:
     units = cfg["units"]
-    if units["sizes"] == "auto" and units.get("min_size") and units.get("max_size"):
+    if units.get("sizes") == "auto" and units.get("min_size") and units.get("max_size"):
         if units["min_size"] > units["max_size"]:
             raise E.UnitValidationError.min_above_max()
 
 
 def _units_shapes(cfg, bad) -> None:
-    sizes = cfg["units"]["sizes"]
-    if sizes != "auto" and (bad.at("units", "sizes")
-                            or any(bad.at("units", "sizes", i, keyword="type") for i in range(len(sizes)))):
+    sizes = cfg["units"].get("sizes")  # absent with pack
+    if sizes not in ("auto", None) and (bad.at("units", "sizes")
+                                        or any(bad.at("units", "sizes", i, keyword="type") for i in range(len(sizes)))):
         raise E.UnitValidationError.sizes_not_lists()
     if bad.at("units", "build_batch"):
         raise E.UnitValidationError.build_batch_not_list()
@@ -354,13 +460,14 @@ def _arity_source(cfg, bad) -> None:
     """Mapping arity: len 1 (shared) or len N (mapped)."""
     src = cfg["source"]
     n = len(src["files"])
-    for values, error in ((src["fields"], E.FieldMappingError), (src["templates"], E.TemplateMappingError)):
-        if len(values) not in (1, n):
+    for values, error in ((src.get("fields"), E.FieldMappingError), (src.get("templates"), E.TemplateMappingError)):
+        if values is not None and len(values) not in (1, n):  # None: conversations only (source.chat)
             raise error.arity(n, len(values))
 
 
 def _train_on(cfg, bad) -> None:
-    """source.train_on: a list of lists of field names, shared (len 1) or mapped (len N) like fields."""
+    """source.train_on: a list of lists of field names, shared (len 1) or mapped (len N) like fields; a
+    conversation file (source.chat) names roles instead (after its `roles` map, when it has one)."""
     src = cfg["source"]
     train_on = src.get("train_on")
     if train_on is None:  # absent (an explicit null: the schema's own words, last)
@@ -371,18 +478,28 @@ def _train_on(cfg, bad) -> None:
     n = len(src["files"])
     if len(train_on) not in (1, n):
         raise E.FieldMappingError.train_on_arity(n, len(train_on))
-    for i in range(n):
+    for i, item in enumerate(_chats(src, n)):
+        at = i if len(train_on) > 1 else 0
+        if item is not None:
+            produced = sorted(set(item["roles"].values())) if item.get("roles") is not None else None
+            for name in _pick(train_on, i):
+                if not isinstance(name, str) or not name:
+                    raise E.FieldMappingError.train_on_role_name(at, name)
+                if produced is not None and name not in produced:
+                    raise E.FieldMappingError.train_on_role(at, name, produced)
+            continue
         declared = _pick(src["fields"], i)
         for name in _pick(train_on, i):
             if name not in declared:
-                raise E.FieldMappingError.train_on_name(i if len(train_on) > 1 else 0, name, declared)
+                raise E.FieldMappingError.train_on_name(at, name, declared)
 
 
 def _arity(cfg, bad) -> None:
     units, out = cfg["units"], cfg["output"]
     n = len(cfg["source"]["files"])
+    sizes = units["pack"] if "pack" in units else units["sizes"] if units["sizes"] != "auto" else [None]
     mapped = [(_listed(next(iter(cfg["tokenizer"].values()))), E.TokenizerMappingError),
-              (units["sizes"] if units["sizes"] != "auto" else [None], E.UnitMappingError),
+              (sizes, E.UnitMappingError), (units.get("overflow", [None]), E.UnitMappingError),
               (units["build_batch"], E.UnitMappingError), (_listed(out["dir"]), E.OutputMappingError),
               (out["samples_per_shard"], E.SamplesPerShardError)]
     for values, error in mapped:
@@ -392,7 +509,7 @@ def _arity(cfg, bad) -> None:
 
 def _unit_values(cfg, bad) -> None:
     units = cfg["units"]
-    for i, unit_sizes in enumerate(units["sizes"] if units["sizes"] != "auto" else []):
+    for i, unit_sizes in enumerate(units["sizes"] if isinstance(units.get("sizes"), list) else []):
         if bad.under("units", "sizes", i):
             raise E.UnitValidationError.sizes(i, unit_sizes)
         if any(a >= b for a, b in zip(unit_sizes, unit_sizes[1:])):
@@ -422,12 +539,19 @@ def _work(cfg, bad) -> None:
         raise E.PipelineValidationError.chunk_mb(cfg["chunk_mb"])
 
 
+def _chat_tokenizer(cfg, bad) -> None:
+    """A conversation is rendered with its model's chat template: source.chat needs the hf_dir kind."""
+    (kind,) = cfg["tokenizer"]
+    if kind != "hf_dir" and any(item is not None for item in _chats(cfg["source"], len(cfg["source"]["files"]))):
+        raise E.TokenizerValidationError.chat_needs_hf_dir(kind)
+
+
 STEPS = [
-    _a_mapping, _lang, _unknown_keys, _missing,  # what the config is
+    _a_mapping, _lang, _unknown_keys, _chat, _missing, _pack,  # what the config is
     _files, _fields, _templates, _tokenizer, _tokenizer_items, _auto_options, _auto_range, _units_shapes,
     _output_shapes,  # shapes
     _arity_source, _train_on, _arity,  # mapping arity
-    _unit_values, _output_values, _tokenizer_extension, _work,  # values
+    _unit_values, _output_values, _tokenizer_extension, _work, _chat_tokenizer,  # values
 ]
 
 
@@ -435,17 +559,37 @@ STEPS = [
 
 
 def _auto(units: dict) -> dict | None:
-    if units["sizes"] != "auto":
+    if units.get("sizes") != "auto":
         return None
     return {"k": units.get("k"), "multiple_of": units.get("multiple_of", 1), "min_size": units.get("min_size"),
             "max_size": units.get("max_size"), "cost": units.get("cost", "linear")}
+
+
+def _hf_dir_options(item: dict) -> dict | None:
+    opts = {key: item[key] for key in ("pad_token", "chat_template") if item.get(key) is not None}
+    return opts or None  # chat_template: a path as declared, loaded from the build's directory
+
+
+def _chat_options(item: dict) -> dict:
+    return {**chat.DEFAULTS, **{k: v for k, v in item.items() if v is not None}}
+
+
+def _chat_roles(train_on, opts: dict) -> list[str] | None:
+    """The roles a conversation file trains: train_on's, or with `train`/`last_turn` and no train_on the
+    assistant's; None: no masks."""
+    if train_on is not None:
+        return list(train_on)
+    return list(chat.DEFAULT_TRAIN_ROLES) if ("train" in opts or opts.get("last_turn")) else None
 
 
 def _entries(raw: dict) -> BuildConfig:
     src, units, out = raw["source"], raw["units"], raw["output"]
     ((kind, tok_value),) = raw["tokenizer"].items()
     tok_items, dirs, auto = _listed(tok_value), _listed(out["dir"]), _auto(units)
-    train_on = src.get("train_on")
+    train_on, chats = src.get("train_on"), _chats(src, len(src["files"]))
+    packs, overflows = units.get("pack"), units.get("overflow", ["error"])
+    if packs:
+        from .packing import NO_LIMIT  # here: a bucketed config does not import numpy for it
     out_index: dict[str, int] = {}
     outputs: list[OutputEntry] = []
     entries: list[FileEntry] = []
@@ -455,19 +599,29 @@ def _entries(raw: dict) -> BuildConfig:
         out_dir = _pick(dirs, i)
         absdir = os.path.abspath(out_dir)
         entry = FileEntry(
-            index=i, path=path, abspath=os.path.abspath(path), fields=list(_pick(src["fields"], i)),
-            template=_pick(src["templates"], i), tokenizer_kind="unitoken" if kind == training.KIND else kind,
+            index=i, path=path, abspath=os.path.abspath(path), fields=[], template="",
+            tokenizer_kind="unitoken" if kind == training.KIND else kind,
             tokenizer_path=tok_path, tokenizer_abspath=os.path.abspath(tok_path),
             tokenizer_train=training.options(tok_item) if kind == training.KIND else None,
-            sizes=None if auto else list(_pick(units["sizes"], i)),
+            sizes=None if auto or packs else list(_pick(units["sizes"], i)),
             build_batch=_pick(units["build_batch"], i), output=-1, samples_per_shard=_pick(out["samples_per_shard"], i),
-            train_on=list(_pick(train_on, i)) if train_on else None)
+            tokenizer_options=_hf_dir_options(tok_item) if kind == "hf_dir" else None)
+        if chats[i] is not None:  # a conversation file: no fields/template; train_on names roles
+            entry.chat = _chat_options(chats[i])
+            entry.train_on = _chat_roles(_pick(train_on, i) if train_on else None, entry.chat)
+        else:
+            entry.fields, entry.template = list(_pick(src["fields"], i)), _pick(src["templates"], i)
+            entry.train_on = list(_pick(train_on, i)) if train_on else None
+        if packs:  # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it
+            entry.pack, entry.overflow = _pick(packs, i), _pick(overflows, i)
+            entry.sizes = [entry.pack] if entry.overflow == "error" else [NO_LIMIT]
         if absdir not in out_index:
             out_index[absdir] = len(outputs)
             outputs.append(OutputEntry(index=len(outputs), dir=out_dir, absdir=absdir, files=[],
                                        tokenizer_kind=entry.tokenizer_kind, tokenizer_path=tok_path,
-                                       tokenizer_abspath=entry.tokenizer_abspath, sizes=entry.sizes, auto=auto,
-                                       samples_per_shard=entry.samples_per_shard))
+                                       tokenizer_abspath=entry.tokenizer_abspath, auto=auto,
+                                       sizes=[entry.pack] if packs else entry.sizes, pack=entry.pack,
+                                       overflow=entry.overflow, samples_per_shard=entry.samples_per_shard))
         entry.output = out_index[absdir]
         outputs[entry.output].files.append(i)
         outputs[entry.output].build_batches.append(entry.build_batch)
@@ -487,8 +641,9 @@ def _shared_outputs(build: BuildConfig) -> None:
         paths = [m.path for m in members]
         if len({m.tokenizer_abspath for m in members}) > 1:
             raise E.TokenizerMappingError.collision("tokenizer", o.dir, paths, [m.tokenizer_path for m in members])
-        if len({tuple(m.sizes or ()) for m in members}) > 1:
-            raise E.UnitMappingError.collision("unit sizes", o.dir, paths, [m.sizes for m in members])
+        sizes = [[m.pack] if m.pack is not None else m.sizes for m in members]  # as declared (pack: [row])
+        if len({tuple(s or ()) for s in sizes}) > 1:
+            raise E.UnitMappingError.collision("unit sizes", o.dir, paths, sizes)
         if len({m.samples_per_shard for m in members}) > 1:
             raise E.SamplesPerShardError.shared(o.dir, ", ".join(f"{m.path}: {m.samples_per_shard}" for m in members))
 
@@ -506,16 +661,35 @@ def _outputs_apart(build: BuildConfig) -> None:
             raise E.OutputValidationError.is_input(o.dir)
 
 
+def _packed_outputs(build: BuildConfig) -> None:
+    """Files sharing a packed output share its row length and overflow policy."""
+    for o in build.outputs:
+        members = [build.files[i] for i in o.files]
+        if len({(m.pack, m.overflow) for m in members}) > 1:
+            raise E.UnitMappingError.collision("pack and overflow", o.dir, [m.path for m in members],
+                                               [[m.pack, m.overflow] for m in members])
+
+
 def _train_out(build: BuildConfig) -> None:
     training.check_entries(build.files, build.outputs, build.work_dir)  # train_bpe: out apart, options agree
 
 
 def _templates_match(build: BuildConfig) -> None:
     for e in build.files:
-        check_template(e)
+        if e.chat is None:  # a conversation: the tokenizer's chat template (checked in pre-flight)
+            check_template(e)
 
 
-RULES = [_shared_outputs, _outputs_apart, _train_out, _templates_match]
+def _hf_dir_pads(build: BuildConfig) -> None:
+    """One tokenizer directory, one pad_token (its pad id)."""
+    pads: dict[str, object] = {}
+    for e in build.files:
+        pad = (e.tokenizer_options or {}).get("pad_token")
+        if e.tokenizer_kind == "hf_dir" and pads.setdefault(e.tokenizer_abspath, pad) != pad:
+            raise E.TokenizerValidationError.two_pad_tokens(e.tokenizer_path)
+
+
+RULES = [_shared_outputs, _outputs_apart, _packed_outputs, _train_out, _templates_match, _hf_dir_pads]
 
 
 def check_template(e: FileEntry) -> T.Template:

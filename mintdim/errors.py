@@ -92,12 +92,6 @@ class PipelineValidationError(MintDimError):
                            f"lang phải là en, vi hoặc both, hiện tại là {got!r}", **kw)
 
     @classmethod
-    def unknown_keys(cls, keys: list[str], block: str | None = None, **kw):
-        if block is None:
-            return cls.invalid(f"unknown config keys: {keys!r}", f"key cấu hình không hợp lệ: {keys!r}", **kw)
-        return cls.invalid(f"unknown keys in {block}: {keys!r}", f"key không hợp lệ trong {block}: {keys!r}", **kw)
-
-    @classmethod
     def files(cls, **kw):
         return cls.invalid("source.files must be a list of file paths (strings)",
                            "source.files phải là list đường dẫn file (string)", **kw)
@@ -117,6 +111,72 @@ class PipelineValidationError(MintDimError):
         return cls.invalid(f"unknown pipeline {name!r}; supported: {', '.join(supported)}",
                            f"pipeline {name!r} không tồn tại; hỗ trợ: {', '.join(supported)}", **kw)
 
+    @classmethod
+    def unknown_keys(cls, unknown: list[str], known, block: str | None = None, **kw):
+        """Unknown keys, each with the closest known key when there is one (difflib)."""
+        import difflib
+
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+            if close:
+                hints.append((key, close[0]))
+        where_en = f"unknown keys in {block}" if block else "unknown config keys"
+        where_vi = f"key không hợp lệ trong {block}" if block else "key cấu hình không hợp lệ"
+        en = f"{where_en}: {unknown!r}" + "".join(f"\n\nDid you mean {b!r} instead of {a!r}?" for a, b in hints)
+        vi = f"{where_vi}: {unknown!r}" + "".join(f"\n\nCó phải ý bạn là {b!r} thay vì {a!r}?" for a, b in hints)
+        return cls.invalid(en, vi, **kw)
+
+    # source.chat (conversations; mintdim/config.py checks the block, mintdim/chat.py renders)
+    @classmethod
+    def chat_arity(cls, n_files: int, n_items: int, **kw):
+        return cls.invalid(f"source.chat: received {n_files} input files but {n_items} chat entries (1: shared, "
+                           f"{n_files}: one per file)",
+                           f"source.chat: nhận {n_files} file đầu vào nhưng có {n_items} mục chat (1: dùng chung, "
+                           f"{n_files}: mỗi file một mục)", **kw)
+
+    @classmethod
+    def chat_not_mapping(cls, where: str, got: str, **kw):
+        return cls.invalid(f"{where} must be a mapping (e.g. {{}} for OpenAI messages), got {got}",
+                           f"{where} phải là mapping (ví dụ {{}} cho messages kiểu OpenAI), hiện tại là {got}", **kw)
+
+    @classmethod
+    def chat_unknown_keys(cls, where: str, keys: list[str], known: list[str], **kw):
+        return cls.invalid(f"unknown keys in {where}: {keys!r} (known: {', '.join(known)})",
+                           f"key không hợp lệ trong {where}: {keys!r} (hợp lệ: {', '.join(known)})", **kw)
+
+    @classmethod
+    def chat_key(cls, where: str, key: str, got, **kw):
+        return cls.invalid(f"{where}.{key} must be a non-empty string (a JSON key), got {got!r}",
+                           f"{where}.{key} phải là string không rỗng (một key JSON), hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def chat_same_key(cls, where: str, key: str, **kw):
+        return cls.invalid(f"{where}: role and content name the same key {key!r}",
+                           f"{where}: role và content cùng là key {key!r}", **kw)
+
+    @classmethod
+    def chat_roles(cls, where: str, **kw):
+        return cls.invalid(f"{where}.roles must map source roles to template roles (strings), e.g. "
+                           "{human: user, gpt: assistant}",
+                           f"{where}.roles phải ánh xạ role nguồn sang role của template (string), ví dụ "
+                           "{human: user, gpt: assistant}", **kw)
+
+    @classmethod
+    def chat_extras(cls, where: str, **kw):
+        return cls.invalid(f"{where}.extras must be a list of record keys (strings), e.g. [tools]",
+                           f"{where}.extras phải là list key của bản ghi (string), ví dụ [tools]", **kw)
+
+    @classmethod
+    def chat_extras_reserved(cls, where: str, names: list[str], **kw):
+        return cls.invalid(f"{where}.extras may not name {names}: the template receives them from MintDim",
+                           f"{where}.extras không được có {names}: MintDim truyền các biến này cho template", **kw)
+
+    @classmethod
+    def chat_last_turn(cls, where: str, got, **kw):
+        return cls.invalid(f"{where}.last_turn must be true or false, got {got!r}",
+                           f"{where}.last_turn phải là true hoặc false, hiện tại là {got!r}", **kw)
+
 
 class MintDimFileNotFoundError(MintDimError):
     @classmethod
@@ -126,6 +186,16 @@ class MintDimFileNotFoundError(MintDimError):
             f"Không tìm thấy file cần dùng.\n\nContext: {context}\n\nFile thiếu: {path}",
             **kw,
         )
+
+    @classmethod
+    def resolved(cls, context: str, path: str, base: str, **kw):
+        """A relative path: says which directory it was resolved from (the one the build ran in)."""
+        err = cls.make(context, path, **kw)
+        if not path.startswith("/"):
+            err.en += f"\n\nResolved from: {base} (relative paths start from the directory you run in)"
+            err.vi += f"\n\nTính từ thư mục: {base} (đường dẫn tương đối tính từ thư mục bạn chạy lệnh)"
+            err.with_lang(err.lang)
+        return err
 
 
 class SourceParseError(MintDimError):
@@ -169,6 +239,70 @@ class SampleSchemaError(MintDimError):
             f"Field của sample JSONL không phải string.\n\nFile: {path}\n\nDòng: {line}\n\n"
             f"Field: {field}\n\nKiểu JSON hiện có: {found}",
             file=path, line=line, **kw,
+        )
+
+
+    @classmethod
+    def chat(cls, path: str, line: int, message: int | None, problem_en: str, problem_vi: str, **kw):
+        """A conversation record (source.chat) MintDim cannot render: message is its 0-based index."""
+        where_en = f"\n\nMessage: {message}" if message is not None else ""
+        where_vi = f"\n\nTin nhắn: {message}" if message is not None else ""
+        return cls(
+            f"JSONL conversation is not valid.\n\nFile: {path}\n\nLine: {line}{where_en}\n\nProblem: {problem_en}",
+            f"Hội thoại JSONL không hợp lệ.\n\nFile: {path}\n\nDòng: {line}{where_vi}\n\nVấn đề: {problem_vi}",
+            file=path, line=line, **kw,
+        )
+
+
+class ChatTemplateError(MintDimError):
+    """The chat template raised on a conversation, or a trained span could not be located exactly."""
+
+    @classmethod
+    def raised(cls, path: str, line: int, message: str, **kw):
+        return cls(
+            f"The chat template raised an error on this conversation.\n\nFile: {path}\n\nLine: {line}\n\n"
+            f"Template message: {message}",
+            f"Chat template báo lỗi với hội thoại này.\n\nFile: {path}\n\nDòng: {line}\n\n"
+            f"Thông báo của template: {message}",
+            file=path, line=line, **kw,
+        )
+
+    @classmethod
+    def unlocated(cls, path: str, line: int, message: int, role: str, **kw):
+        return cls(
+            f"The loss mask of a trained message cannot be located exactly in the rendered conversation.\n\n"
+            f"File: {path}\n\nLine: {line}\n\nMessage: {message} (role {role})\n\n"
+            "Problem: the chat template does not render this message's content as a part of it (it rewrites "
+            "the text), so MintDim cannot tell which tokens to train; no mask is guessed\n\n"
+            "Fix: use a template that renders the content verbatim (or with {% generation %} tags), or do not "
+            "train this message",
+            f"Không xác định chính xác được loss mask của một tin nhắn được train trong hội thoại đã render.\n\n"
+            f"File: {path}\n\nDòng: {line}\n\nTin nhắn: {message} (role {role})\n\n"
+            "Vấn đề: chat template không render nội dung tin nhắn này thành một phần của nó (template viết lại "
+            "văn bản), nên MintDim không biết token nào cần train; MintDim không đoán mask\n\n"
+            "Cách sửa: dùng template render nguyên văn nội dung (hoặc có thẻ {% generation %}), hoặc không train "
+            "tin nhắn này",
+            file=path, line=line, **kw,
+        )
+
+    @classmethod
+    def missing(cls, tokenizer: str, **kw):
+        return cls(
+            f"No chat template was found for source.chat.\n\nTokenizer: {tokenizer}\n\n"
+            "Looked for: chat_template.jinja beside tokenizer.json, chat_template in tokenizer_config.json\n\n"
+            "Fix: name a Jinja template file: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}",
+            f"Không tìm thấy chat template cho source.chat.\n\nTokenizer: {tokenizer}\n\n"
+            "Đã tìm: chat_template.jinja cạnh tokenizer.json, chat_template trong tokenizer_config.json\n\n"
+            "Cách sửa: chỉ định file template Jinja: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}",
+            **kw,
+        )
+
+    @classmethod
+    def invalid(cls, template: str, problem: str, **kw):
+        return cls(
+            f"The chat template cannot be compiled.\n\nTemplate: {template}\n\nProblem: {problem}",
+            f"Không biên dịch được chat template.\n\nTemplate: {template}\n\nVấn đề: {problem}",
+            **kw,
         )
 
 
@@ -230,9 +364,11 @@ class TokenizerValidationError(MintDimError):
             en += f"\n\n{detail_en}"
             vi += f"\n\n{detail_vi or detail_en}"
         en += ("\n\nAlso supported: unitoken (a model directory saved by ffbpe: ffbpe.json, vocab.json, "
-               "merges.txt), and train_bpe (trains one from the data).")
+               "merges.txt), train_bpe (trains one from the data), and hf_dir (a model's tokenizer directory: "
+               "tokenizer.json + tokenizer_config.json).")
         vi += ("\n\nCũng được hỗ trợ: unitoken (thư mục model do ffbpe lưu: ffbpe.json, vocab.json, "
-               "merges.txt), và train_bpe (train từ dữ liệu).")
+               "merges.txt), train_bpe (train từ dữ liệu), và hf_dir (thư mục tokenizer của model: "
+               "tokenizer.json + tokenizer_config.json).")
         return cls(en, vi, **kw)
 
     # the config check's problems (mintdim/config.py): the block, then one {path} item
@@ -341,6 +477,24 @@ class TokenizerValidationError(MintDimError):
     def train_out_is_input(cls, out: str, **kw):
         return cls.train(f"out {out} is an input file", f"out {out} là file đầu vào", component="train_bpe.out", **kw)
 
+    # tokenizer.hf_dir's options, and source.chat's tokenizer
+    @classmethod
+    def option_not_string(cls, key: str, got, **kw):
+        return cls.config(f"{key} must be a non-empty string, got {got!r}",
+                          f"{key} phải là string không rỗng, hiện tại là {got!r}", component=key, **kw)
+
+    @classmethod
+    def two_pad_tokens(cls, path: str, **kw):
+        return cls.config(f"tokenizer {path} is declared with two pad_token values",
+                          f"tokenizer {path} được khai báo với hai giá trị pad_token", component="pad_token", **kw)
+
+    @classmethod
+    def chat_needs_hf_dir(cls, kind: str, **kw):
+        return cls.config(f"source.chat renders conversations with the model's chat template: use the hf_dir "
+                          f"tokenizer kind (a tokenizer directory), not {kind}",
+                          f"source.chat render hội thoại bằng chat template của model: dùng loại tokenizer hf_dir "
+                          f"(thư mục tokenizer), không phải {kind}", **kw)
+
 
 class TokenizerSpecialTokenError(MintDimError):
     @classmethod
@@ -358,6 +512,27 @@ class TokenizerSpecialTokenError(MintDimError):
         command = f"mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'"
         en += f"\n\nFix: write a copy that appends the missing token (existing ids unchanged): {command}"
         vi += f"\n\nCách sửa: tạo bản sao có thêm token còn thiếu (id hiện có không đổi): {command}"
+        return cls(en, vi, **kw)
+
+    @classmethod
+    def dir_pad(cls, path: str, candidates: list[str], total: int, declared: str | None = None, **kw):
+        """hf_dir: the directory declares no pad_token (Llama-3.1), or the config's pad_token is no token."""
+        en = f"Tokenizer library did not expose a required special token.\n\nSpecial token: pad_id\n\nTokenizer: {path}"
+        vi = f"Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: pad_id\n\nTokenizer: {path}"
+        if declared is not None:
+            en += f"\n\nProblem: pad_token {_quoted(declared)} is not a token of this tokenizer (no new id is added)"
+            vi += f"\n\nVấn đề: pad_token {_quoted(declared)} không phải token của tokenizer này (không thêm id mới)"
+        else:
+            en += "\n\nProblem: the directory declares no pad_token (tokenizer_config.json, special_tokens_map.json)"
+            vi += "\n\nVấn đề: thư mục không khai báo pad_token (tokenizer_config.json, special_tokens_map.json)"
+        shown = ", ".join(_quoted(c) for c in candidates)
+        more = f" (and {total - len(candidates)} more)" if total > len(candidates) else ""
+        more_vi = f" (và {total - len(candidates)} token khác)" if total > len(candidates) else ""
+        example = _quoted(candidates[0]) if candidates else '"<string>"'
+        en += (f"\n\nExisting special tokens it could pad with: {shown or 'none'}{more}\n\n"
+               f"Fix: name one in the tokenizer block: hf_dir: {{path: {path}, pad_token: {example}}}")
+        vi += (f"\n\nCác special token hiện có có thể dùng để pad: {shown or 'không có'}{more_vi}\n\n"
+               f"Cách sửa: chỉ định một token trong khối tokenizer: hf_dir: {{path: {path}, pad_token: {example}}}")
         return cls(en, vi, **kw)
 
 
@@ -442,6 +617,21 @@ class FieldMappingError(_MappingError):
     def train_on_name(cls, index: int, name, declared: list, **kw):
         return cls.invalid(f"train_on[{index}] names {name!r}, which is not one of the file's fields {declared!r}",
                            f"train_on[{index}] có {name!r}, không thuộc fields của file {declared!r}", **kw)
+
+    # a conversation file (source.chat) trains roles
+    @classmethod
+    def train_on_role_name(cls, index: int, name, **kw):
+        return cls.invalid(f"train_on[{index}] names {name!r}: a conversation file trains roles (strings), "
+                           "e.g. [[\"assistant\"]]",
+                           f"train_on[{index}] có {name!r}: file hội thoại train theo role (string), "
+                           "ví dụ [[\"assistant\"]]", **kw)
+
+    @classmethod
+    def train_on_role(cls, index: int, name: str, produced: list[str], **kw):
+        return cls.invalid(f"train_on[{index}] names role {name!r}, which source.chat.roles never produces "
+                           f"{produced!r}",
+                           f"train_on[{index}] có role {name!r}, không thuộc các role mà source.chat.roles tạo ra "
+                           f"{produced!r}", **kw)
 
 
 class TemplateMappingError(_MappingError):
@@ -586,6 +776,21 @@ class UnitValidationError(MintDimError):
     def build_batch(cls, index: int, got, **kw):
         return cls.make(f"build_batch[{index}] = {got!r}", f"build_batch[{index}] = {got!r}", **kw)
 
+    @classmethod
+    def pack(cls, problem: str, value=None, **kw):
+        """units.pack / units.overflow (packed rows): one of the problems below."""
+        texts = {
+            "both": ("declare either sizes or pack, not both (pack replaces sizes)",
+                     "chỉ khai báo sizes hoặc pack, không cả hai (pack thay cho sizes)"),
+            "overflow_alone": ("overflow applies only with pack (packed rows)",
+                               "overflow chỉ dùng được với pack (hàng đóng gói)"),
+            "pack": (f"pack must be a list of positive row lengths, e.g. [4096], got {value!r}",
+                     f"pack phải là list độ dài hàng dương, ví dụ [4096], hiện tại là {value!r}"),
+            "overflow": (f"overflow must be a list of error | drop | truncate, e.g. [drop], got {value!r}",
+                         f"overflow phải là list gồm error | drop | truncate, ví dụ [drop], hiện tại là {value!r}"),
+        }
+        return cls.make(*texts[problem], **kw)
+
 
 class UnitOverflowError(MintDimError):
     @classmethod
@@ -654,6 +859,69 @@ class OutputValidationError(MintDimError):
         err.vi += "\n\ntokenizer.train_bpe.out là nơi lưu tokenizer được train; MintDim không bao giờ ghi đè nó."
         return err.with_lang(err.lang)
 
+    @classmethod
+    def busy(cls, directory: str, pids: str, **kw):
+        """Another live build is filling this output directory."""
+        return cls.invalid(
+            f"{directory} is being built right now by another MintDim build (process {pids}). "
+            "Wait for it to finish, or choose another output directory.",
+            f"{directory} đang được một build MintDim khác tạo (tiến trình {pids}). "
+            "Hãy đợi nó xong hoặc chọn thư mục output khác.", **kw)
+
+    # --- a finished output met again (docs/reliability.md) --------------------------------------
+
+    @classmethod
+    def inputs_changed(cls, directory: str, changed: list[str], **kw):
+        what = "\n".join(f"• {c}" for c in changed)
+        return cls(
+            f"Output directory holds this config's finished output, built from inputs that have changed "
+            f"since.\n\nDirectory: {directory}\n\nChanged (size or modification time):\n\n{what}\n\n"
+            "Nothing was built. To rebuild it from the current inputs, run `mintdim build CONFIG --rebuild` "
+            "(replaces only this output, which MintDim wrote), or delete the directory first.",
+            f"Thư mục output chứa output đã hoàn tất của config này, nhưng dữ liệu đầu vào đã thay đổi "
+            f"từ đó.\n\nThư mục: {directory}\n\nĐã thay đổi (kích thước hoặc thời gian sửa):\n\n{what}\n\n"
+            "Chưa build gì. Để build lại từ dữ liệu hiện tại, hãy chạy `mintdim build CONFIG --rebuild` "
+            "(chỉ thay output này, do MintDim ghi), hoặc xoá thư mục trước.", **kw)
+
+    @classmethod
+    def other_config(cls, directory: str, build_id: str, **kw):
+        return cls(
+            f"Output directory holds the finished output of another MintDim config (build {build_id}).\n\n"
+            f"Directory: {directory}\n\nNothing was built. Use a new output directory; or, to replace that "
+            "output, run `mintdim build CONFIG --rebuild` (replaces only what MintDim wrote there), or delete it.",
+            f"Thư mục output chứa output đã hoàn tất của một config MintDim khác (build {build_id}).\n\n"
+            f"Thư mục: {directory}\n\nChưa build gì. Hãy dùng thư mục output mới; hoặc, để thay output đó, "
+            "chạy `mintdim build CONFIG --rebuild` (chỉ thay những gì MintDim đã ghi), hoặc xoá nó.", **kw)
+
+    @classmethod
+    def not_a_directory(cls, directory: str, **kw):
+        return cls(
+            f"Output path exists and is not a directory.\n\nPath: {directory}\n\n"
+            "Use a new output directory (or move that file away).",
+            f"Đường dẫn output đã tồn tại và không phải thư mục.\n\nĐường dẫn: {directory}\n\n"
+            "Hãy dùng thư mục output mới (hoặc chuyển file đó đi chỗ khác).", **kw)
+
+    @classmethod
+    def not_only_ours(cls, directory: str, files: list[str], **kw):
+        shown = "\n".join(f"• {f}" for f in files) or "• ?"
+        return cls(
+            f"--rebuild replaces only a finished output exactly as MintDim wrote it; this directory holds "
+            f"files MintDim did not write, or changed ones.\n\nDirectory: {directory}\n\n{shown}\n\n"
+            "Nothing was deleted. Move those files away, or delete the directory yourself.",
+            f"--rebuild chỉ thay một output đã hoàn tất đúng như MintDim đã ghi; thư mục này có file MintDim "
+            f"không ghi, hoặc file đã bị sửa.\n\nThư mục: {directory}\n\n{shown}\n\n"
+            "Không xoá gì. Hãy chuyển các file đó đi, hoặc tự xoá thư mục.", **kw)
+
+    @classmethod
+    def rebuilt_differs(cls, directory: str, first: str, **kw):
+        return cls(
+            f"The stages run again produced other bytes than the finished output in the directory.\n\n"
+            f"Directory: {directory}\n\nFirst difference: {first}\n\nThe finished output was kept. "
+            "To replace it, run `mintdim build CONFIG --rebuild`.",
+            f"Các giai đoạn chạy lại tạo ra bytes khác với output đã hoàn tất trong thư mục.\n\n"
+            f"Thư mục: {directory}\n\nKhác biệt đầu tiên: {first}\n\nOutput đã hoàn tất được giữ nguyên. "
+            "Để thay nó, hãy chạy `mintdim build CONFIG --rebuild`.", **kw)
+
 
 class TokenDTypeValidationError(MintDimError):
     @classmethod
@@ -709,6 +977,92 @@ class BuildError(MintDimError):
     @classmethod
     def make(cls, en_detail: str, vi_detail: str | None = None, **kw):
         return cls(f"The build failed.\n\n{en_detail}", f"Build thất bại.\n\n{vi_detail or en_detail}", **kw)
+
+    # --- the run machinery's messages (runner, guard, jobs) -------------------------------------
+
+    @classmethod
+    def stopped(cls, signal_name: str, log: str, **kw):
+        """`mintdim build` got SIGTERM/SIGHUP: Snakemake and its jobs were stopped with it."""
+        return cls.make(
+            f"The build was stopped ({signal_name}); Snakemake and its jobs were stopped with it.\n\n"
+            f"Log: {log}\n\nRun the same command again: the build resumes from the finished jobs, and its "
+            "output is the same as an uninterrupted build's.",
+            f"Build đã bị dừng ({signal_name}); Snakemake và các job của nó cũng đã dừng.\n\n"
+            f"Log: {log}\n\nHãy chạy lại đúng lệnh này: build tiếp tục từ các job đã xong, và output giống "
+            "hệt output của một build không bị gián đoạn.", **kw)
+
+    @classmethod
+    def interrupted(cls, stage: str, **kw):
+        """A job stopped by Ctrl-C (SIGINT to the process group)."""
+        return cls.make(
+            f"The build was interrupted (Ctrl-C) during {stage}.\n\n"
+            "Run the same command again: the build resumes from the finished jobs.",
+            f"Build đã bị ngắt (Ctrl-C) trong lúc chạy {stage}.\n\n"
+            "Hãy chạy lại đúng lệnh này: build tiếp tục từ các job đã xong.", **kw)
+
+    @classmethod
+    def killed(cls, signum: int, log: str, **kw):
+        return cls.make(
+            f"Snakemake was killed (signal {signum}).\n\nLog: {log}\n\n"
+            "Run the same command again: the build resumes from the finished jobs, and its output "
+            "is the same as an uninterrupted build's.",
+            f"Snakemake đã bị kill (tín hiệu {signum}).\n\nLog: {log}\n\n"
+            "Hãy chạy lại đúng lệnh này: build tiếp tục từ các job đã xong, và output giống hệt output của "
+            "một build không bị gián đoạn.", **kw)
+
+    @classmethod
+    def already_running(cls, root: str, pid: str, **kw):
+        who_en = f"process {pid}" if pid else "another process"
+        who_vi = f"tiến trình {pid}" if pid else "một tiến trình khác"
+        return cls.make(
+            f"This build is already running ({who_en}), with the same work directory.\n\n"
+            f"Work directory: {root}\n\n"
+            "Wait for it to finish, or stop it, then run the same command again.",
+            f"Build này đang chạy ({who_vi}), cùng thư mục làm việc.\n\n"
+            f"Thư mục làm việc: {root}\n\n"
+            "Hãy đợi nó chạy xong hoặc dừng nó, rồi chạy lại đúng lệnh này.", **kw)
+
+    @classmethod
+    def orphans_alive(cls, root: str, pids: str, waited: float, **kw):
+        return cls.make(
+            f"Jobs of an earlier, killed run of this build are still running after {waited:.0f} s "
+            f"(process {pids}).\n\nWork directory: {root}\n\n"
+            "Stop them (kill PID) or wait for them to end, then run the same command again.",
+            f"Các job của một lần chạy trước (đã bị dừng) của build này vẫn đang chạy sau {waited:.0f} s "
+            f"(tiến trình {pids}).\n\nThư mục làm việc: {root}\n\n"
+            "Hãy dừng chúng (kill PID) hoặc đợi chúng kết thúc, rồi chạy lại đúng lệnh này.", **kw)
+
+
+class MissingExtraError(MintDimError, ImportError):
+    """An optional part of MintDim used without its package (an ImportError: `except ImportError` works)."""
+
+    @classmethod
+    def make(cls, what: str, extra: str | None, package: str, **kw):
+        how = f"pip install 'mintdim[{extra}]'" + (f" (or pip install {package})" if package else "")
+        if extra is None:
+            how = f"pip install {package}"
+        return cls(f"{what} needs a package that is not installed: {package}.\n\nInstall it with: {how}",
+                   f"{what} cần một package chưa được cài: {package}.\n\nHãy cài bằng: {how}", **kw)
+
+
+class UsageError(MintDimError):
+    """A command-line value that cannot be right (exit code 2)."""
+
+    @classmethod
+    def sample_range(cls, sample: int, count: int, out: str, **kw):
+        return cls(f"--sample {sample} is not a sample of {out}: its ids are 0 to {count - 1} ({count} samples).",
+                   f"--sample {sample} không phải mẫu của {out}: id hợp lệ từ 0 đến {count - 1} ({count} mẫu).",
+                   **kw)
+
+    @classmethod
+    def fraction(cls, option: str, value: str, **kw):
+        return cls(f"{option} takes a fraction below 1 (0.05) or a percentage (5%), got {value!r}.",
+                   f"{option} nhận một phân số nhỏ hơn 1 (0.05) hoặc phần trăm (5%), hiện tại là {value!r}.", **kw)
+
+    @classmethod
+    def positive(cls, option: str, value: str, **kw):
+        return cls(f"{option} takes a positive integer, got {value!r}.",
+                   f"{option} nhận một số nguyên dương, hiện tại là {value!r}.", **kw)
 
 
 class TokenizerToolError(MintDimError):
@@ -870,7 +1224,8 @@ ERROR_CLASSES = {
         TokenizerValidationError, TokenizerSpecialTokenError, TokenizerMappingError, FieldMappingError,
         TemplateMappingError, TemplateFieldMismatchError, TemplateTokenizerError, UnitMappingError,
         OutputMappingError, UnitValidationError, UnitOverflowError, OutputValidationError,
-        TokenDTypeValidationError, SamplesPerShardError, BuildError, TokenizerToolError,
+        TokenDTypeValidationError, SamplesPerShardError, BuildError, TokenizerToolError, ChatTemplateError,
+        MissingExtraError, UsageError,
     ]
 }
 

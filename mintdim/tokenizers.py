@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-KINDS = ("sentencepiece", "hf_json", "unitoken")
-EXTENSIONS = {"sentencepiece": ".model", "hf_json": ".json"}  # unitoken: a model directory (mintdim/unitoken.py)
-DIRECTORY_KINDS = ("unitoken",)
+KINDS = ("sentencepiece", "hf_json", "unitoken", "hf_dir")
+EXTENSIONS = {"sentencepiece": ".model", "hf_json": ".json"}  # unitoken, hf_dir: model directories
+DIRECTORY_KINDS = ("unitoken", "hf_dir")
 UINT16_MAX_VOCAB = 65535
 UINT32_MAX_VOCAB = 2**32 - 1
 
@@ -98,19 +98,43 @@ class SentencePieceTokenizer:
 class HFJsonTokenizer:
     kind = "hf_json"
 
-    def __init__(self, path: str, threads: int = 1):
+    def __init__(self, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None):
         # Threads: the Rust pool reads RAYON_NUM_THREADS once, when first used; a workflow job sets it
         # from its own allocation (stages/job.py: use_threads), never this constructor: pre-flight loads
         # tokenizers in the runner, whose environment every job inherits.
-        from tokenizers import Tokenizer
+        self.path = os.fspath(path)
+        self._tok = None
+        # engine: "auto" checks whether tiktoken encodes this file exactly (mintdim/engines.py);
+        # "tiktoken" (pre-flight found it does) loads the library only if a text or a caller needs it;
+        # None keeps the library. engine_cache: the checked ranks by the file's SHA-256 (work dir).
+        self.engine, self.engine_reason, self._fast = "tokenizers", "not checked", None
+        if engine in ("auto", "tiktoken"):
+            from .engines import fast_encoder_for
 
-        self.tok = Tokenizer.from_file(os.fspath(path))
-        padding = self.tok.padding
-        self._pad_id = int(padding["pad_id"]) if padding and padding.get("pad_id") is not None else None
-        self._unk_id = self._find_unk()
-        # In-file padding/truncation would silently change token counts.
-        self.tok.no_padding()
-        self.tok.no_truncation()
+            self._fast, reason = fast_encoder_for(self.path, self._library if engine == "tiktoken" else self.tok,
+                                                  threads=threads, cache_dir=engine_cache)
+            self.engine, self.engine_reason = (self._fast.name, "") if self._fast else ("tokenizers", reason)
+        if self._fast is None:
+            self._library()
+
+    def _library(self):
+        if self._tok is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(self.path)
+            padding = tok.padding
+            self._pad_id = int(padding["pad_id"]) if padding and padding.get("pad_id") is not None else None
+            # In-file padding/truncation would silently change token counts.
+            tok.no_padding()
+            tok.no_truncation()
+            self._tok = tok
+            self._unk_id = self._find_unk()
+        return self._tok
+
+    @property
+    def tok(self):
+        """The library's Tokenizer (with engine="tiktoken", loaded on first use)."""
+        return self._library()
 
     def _find_unk(self) -> int | None:
         model = self.tok.model
@@ -128,13 +152,17 @@ class HFJsonTokenizer:
 
     @property
     def unk_id(self) -> int | None:
+        self._library()
         return self._unk_id
 
     @property
     def pad_id(self) -> int | None:
+        self._library()
         return self._pad_id
 
     def encode_ids(self, texts: list[str]) -> list[list[int]]:
+        if self._fast is not None:  # the same ids, proven per file (mintdim/engines.py, tests/test_engine.py)
+            return self._fast.encode_ids(texts)
         return [e.ids for e in self.tok.encode_batch_fast(texts, add_special_tokens=False)]
 
     def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -157,23 +185,50 @@ def _unitoken(path: str, threads: int = 1):
     return UnitokenTokenizer(path, threads=threads)
 
 
-_CLASSES = {"sentencepiece": SentencePieceTokenizer, "hf_json": HFJsonTokenizer, "unitoken": _unitoken}
+def _hf_dir(path: str, threads: int = 1, **options):
+    from .hfdir import HFDirTokenizer
+
+    return HFDirTokenizer(path, threads=threads, **options)
 
 
-def load(kind: str, path: str, threads: int = 1):
-    """Load a tokenizer of a known kind. Raises whatever the library raises on a bad file."""
-    return _CLASSES[kind](path, threads=threads)
+_CLASSES = {"sentencepiece": SentencePieceTokenizer, "hf_json": HFJsonTokenizer, "unitoken": _unitoken,
+            "hf_dir": _hf_dir}
+ENGINE_KINDS = ("hf_json", "hf_dir")  # kinds whose tokenizer.json may be encoded by a fast engine
+
+
+def load(kind: str, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None,
+         **options):
+    """Load a tokenizer of a known kind. Raises whatever the library raises on a bad file.
+    engine, engine_cache: hf_json and hf_dir (HFJsonTokenizer): "auto" (pre-flight: check the file),
+    "tiktoken" (a build job: pre-flight's check passed) or None (the library: every other caller,
+    and `mintdim verify`, which re-encodes with the library on purpose).
+    options: the hf_dir kind's pad_token and chat_template (mintdim/hfdir.py)."""
+    if kind in ENGINE_KINDS:
+        return _CLASSES[kind](path, threads=threads, engine=engine, engine_cache=engine_cache, **options)
+    return _CLASSES[kind](path, threads=threads, **options)
+
+
+def engine_of(tok) -> str | None:
+    """The fast engine a loaded tokenizer encodes with ("tiktoken"), or None for the library's own."""
+    engine = getattr(tok, "engine", None)
+    return engine if engine not in (None, "tokenizers") else None
 
 
 def exists(kind: str, path: str) -> bool:
-    """A file kind needs a file; a directory kind (unitoken) needs the path to exist (else: not found)."""
+    """A file kind needs a file; a directory kind (unitoken) needs the path to exist (else: not found);
+    hf_dir needs the directory's tokenizer.json."""
+    if kind == "hf_dir":
+        return os.path.isfile(os.path.join(path, "tokenizer.json"))
     return os.path.exists(path) if kind in DIRECTORY_KINDS else os.path.isfile(path)
 
 
 def stat_key(kind: str, path: str) -> str:
     """Size and mtime of what defines the tokenizer: the file, or a model directory's files."""
     if kind in DIRECTORY_KINDS:
-        from .unitoken import model_files
+        if kind == "hf_dir":
+            from .hfdir import model_files
+        else:
+            from .unitoken import model_files
 
         parts = []
         for p in model_files(path):

@@ -3,7 +3,9 @@
 A config with several problems reports the first in that order (what the config is, missing blocks,
 shapes, mapping arity, values, rules on the resolved entries, and last any violation no step words),
 with the same texts as before the schema moved first (each expected text below was printed by the
-previous check, config._resolve + the schema as a safety net). No config in a test needs a file.
+previous check, config._resolve + the schema as a safety net; those of source.chat, tokenizer.hf_dir,
+units.pack/overflow and 'did you mean' by main's check before the merge into this one, chat.check_block
+included). No config in a test needs a file.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 import pytest
 
 from conftest import GSM8K, HF_JSON, REPO
-from mintdim import config, errors as E, schema
+from mintdim import config, errors as E, packing, schema
 
 
 def base():
@@ -43,6 +45,12 @@ def case(**changes):
     return cfg
 
 
+def chat_case(**changes):
+    """base() as conversations (source.chat: {}, no fields/templates, an hf_dir tokenizer), with changes."""
+    return case(**{"source__fields": "<del>", "source__templates": "<del>", "source__chat": {},
+                   "tokenizer": {"hf_dir": {"path": "tokdir"}}, **changes})
+
+
 CASES = {
  "unknown_key_before_missing": case(foo=1, units="<del>"),
  "missing_all_at_once_before_shapes": case(source__templates=[], output__dir="", source__fields="x",
@@ -64,6 +72,36 @@ CASES = {
  "templates_before_unworded": case(source__train_on=None, source__templates=["{prompt}"]),
  "unworded_in_jsonschema_words": case(source__train_on=None),
  "unworded_auto_null": case(units__sizes="auto", units__k=2, units__multiple_of=None),
+ "did_you_mean_in_a_block": case(units__packs=[4096]),
+ "chat_item_before_missing": chat_case(source__chat={"speaker": "x"}, output="<del>"),
+ "chat_arity_empty_list": chat_case(source__chat=[]),
+ "chat_list_of_one_is_shared": chat_case(source__chat=[None]),
+ "chat_mapped_null_needs_fields": chat_case(source__chat=[None, {}]),
+ "chat_key_before_roles": chat_case(source__chat={"role": "", "roles": {}}),
+ "chat_same_key_after_defaults": chat_case(source__chat={"role": "content"}),
+ "chat_extras_shape_before_reserved": chat_case(source__chat={"extras": ["messages", "messages"]}),
+ "chat_extras_reserved": chat_case(source__chat={"extras": ["tools", "messages"]}),
+ "chat_train_on_roles": chat_case(source__chat={"roles": {"human": "user", "gpt": "assistant"}},
+                                  source__train_on=[["bot"]]),
+ "chat_train_on_role_strings": chat_case(source__train_on=[[""]]),
+ "chat_needs_hf_dir": chat_case(tokenizer={"hf_json": {"path": "t.json"}}),
+ "hf_dir_path_before_options": chat_case(tokenizer={"hf_dir": {"pad_token": 5}}),
+ "hf_dir_option": chat_case(tokenizer={"hf_dir": {"path": "tokdir", "chat_template": ""}}),
+ "hf_dir_templates_before_two_pads": case(tokenizer={"hf_dir": [{"path": "tk", "pad_token": "<a>"},
+                                                                 {"path": "tk", "pad_token": "<b>"}]},
+                                          output__dir=["o1", "o2"], source__templates=["{prompt}"]),
+ "hf_dir_two_pads": case(tokenizer={"hf_dir": [{"path": "tk", "pad_token": "<a>"}, {"path": "tk"}]},
+                         output__dir=["o1", "o2"], source__templates=["{prompt}{response}"]),
+ "pack_and_sizes_before_shapes": case(units__pack=[4096], source__fields="x"),
+ "overflow_only_with_pack": case(units__overflow=["drop"]),
+ "pack_values": case(units__sizes="<del>", units__pack=[4096.0]),
+ "overflow_values": case(units__sizes="<del>", units__pack=[4096], units__overflow=["keep"]),
+ "pack_arity_like_sizes": case(units__sizes="<del>", units__pack=[1, 2, 3]),
+ "pack_sizes_collide_as_declared": case(units__sizes="<del>", units__pack=[4096, 8192],
+                                        units__overflow=["drop"]),
+ "pack_overflow_collide": case(units__sizes="<del>", units__pack=[4096],
+                               units__overflow=["drop", "truncate"]),
+ "pack_planning_options_auto_only": case(units__sizes="<del>", units__pack=[4096], units__k=3),
 }
 
 
@@ -123,6 +161,86 @@ EXPECTED = {
     'unworded_auto_null': ('UnitValidationError',
         "Problem: units.multiple_of: None is not of type 'integer'",
         "Vấn đề: units.multiple_of: None is not of type 'integer'"),
+    'did_you_mean_in_a_block': ('PipelineValidationError',
+        "Problem: unknown keys in units: ['packs']\n\nDid you mean 'pack' instead of 'packs'?",
+        "Vấn đề: key không hợp lệ trong units: ['packs']\n\nCó phải ý bạn là 'pack' thay vì 'packs'?"),
+    'chat_item_before_missing': ('PipelineValidationError',
+        "Problem: unknown keys in source.chat: ['speaker'] (known: messages, role, content, roles, system, extras, "
+        "train, last_turn)",
+        "Vấn đề: key không hợp lệ trong source.chat: ['speaker'] (hợp lệ: messages, role, content, roles, system, "
+        "extras, train, last_turn)"),
+    'chat_arity_empty_list': ('PipelineValidationError',
+        'Problem: source.chat: received 2 input files but 0 chat entries (1: shared, 2: one per file)',
+        'Vấn đề: source.chat: nhận 2 file đầu vào nhưng có 0 mục chat (1: dùng chung, 2: mỗi file một mục)'),
+    'chat_list_of_one_is_shared': ('PipelineValidationError',
+        'Problem: source.chat must be a mapping (e.g. {} for OpenAI messages), got NoneType',
+        'Vấn đề: source.chat phải là mapping (ví dụ {} cho messages kiểu OpenAI), hiện tại là NoneType'),
+    'chat_mapped_null_needs_fields': ('PipelineValidationError',
+        'Missing:\n\n• source.fields\n• source.templates',
+        'Thiếu:\n\n• source.fields\n• source.templates'),
+    'chat_key_before_roles': ('PipelineValidationError',
+        "Problem: source.chat.role must be a non-empty string (a JSON key), got ''",
+        "Vấn đề: source.chat.role phải là string không rỗng (một key JSON), hiện tại là ''"),
+    'chat_same_key_after_defaults': ('PipelineValidationError',
+        "Problem: source.chat: role and content name the same key 'content'",
+        "Vấn đề: source.chat: role và content cùng là key 'content'"),
+    'chat_extras_shape_before_reserved': ('PipelineValidationError',
+        'Problem: source.chat.extras must be a list of record keys (strings), e.g. [tools]',
+        'Vấn đề: source.chat.extras phải là list key của bản ghi (string), ví dụ [tools]'),
+    'chat_extras_reserved': ('PipelineValidationError',
+        "Problem: source.chat.extras may not name ['messages']: the template receives them from MintDim",
+        "Vấn đề: source.chat.extras không được có ['messages']: MintDim truyền các biến này cho template"),
+    'chat_train_on_roles': ('FieldMappingError',
+        "Problem: train_on[0] names role 'bot', which source.chat.roles never produces ['assistant', 'user']",
+        "Vấn đề: train_on[0] có role 'bot', không thuộc các role mà source.chat.roles tạo ra "
+        "['assistant', 'user']"),
+    'chat_train_on_role_strings': ('FieldMappingError',
+        'Problem: train_on[0] names \'\': a conversation file trains roles (strings), e.g. [["assistant"]]',
+        'Vấn đề: train_on[0] có \'\': file hội thoại train theo role (string), ví dụ [["assistant"]]'),
+    'chat_needs_hf_dir': ('TokenizerValidationError',
+        "Problem: source.chat renders conversations with the model's chat template: use the hf_dir tokenizer kind "
+        "(a tokenizer directory), not hf_json",
+        'Vấn đề: source.chat render hội thoại bằng chat template của model: dùng loại tokenizer hf_dir '
+        '(thư mục tokenizer), không phải hf_json'),
+    'hf_dir_path_before_options': ('TokenizerValidationError',
+        'Problem: tokenizer config is missing key: path',
+        'Vấn đề: config tokenizer thiếu key: path'),
+    'hf_dir_option': ('TokenizerValidationError',
+        "Problem: chat_template must be a non-empty string, got ''",
+        "Vấn đề: chat_template phải là string không rỗng, hiện tại là ''"),
+    'hf_dir_templates_before_two_pads': ('TemplateFieldMismatchError',
+        'Field causing template mismatch: response Reason: fields declares response, but template does not use '
+        '{response}',
+        'Field gây lệch template: response Lý do: fields khai báo response, nhưng template không dùng {response}'),
+    'hf_dir_two_pads': ('TokenizerValidationError',
+        'Problem: tokenizer tk is declared with two pad_token values',
+        'Vấn đề: tokenizer tk được khai báo với hai giá trị pad_token'),
+    'pack_and_sizes_before_shapes': ('UnitValidationError',
+        'Problem: declare either sizes or pack, not both (pack replaces sizes)',
+        'Vấn đề: chỉ khai báo sizes hoặc pack, không cả hai (pack thay cho sizes)'),
+    'overflow_only_with_pack': ('UnitValidationError',
+        'Problem: overflow applies only with pack (packed rows)',
+        'Vấn đề: overflow chỉ dùng được với pack (hàng đóng gói)'),
+    'pack_values': ('UnitValidationError',
+        'Problem: pack must be a list of positive row lengths, e.g. [4096], got [4096.0]',
+        'Vấn đề: pack phải là list độ dài hàng dương, ví dụ [4096], hiện tại là [4096.0]'),
+    'overflow_values': ('UnitValidationError',
+        "Problem: overflow must be a list of error | drop | truncate, e.g. [drop], got ['keep']",
+        "Vấn đề: overflow phải là list gồm error | drop | truncate, ví dụ [drop], hiện tại là ['keep']"),
+    'pack_arity_like_sizes': ('UnitMappingError',
+        'Received 2 input files but 3 unit configs.',
+        'Nhận 2 file đầu vào nhưng chỉ có 3 unit config.'),
+    'pack_sizes_collide_as_declared': ('UnitMappingError',
+        'Output directory: out\n\nFiles and their unit sizes:\n\n• d/a.jsonl: [4096]\n• d/b.jsonl: [8192]',
+        'Thư mục output: out\n\nCác file và unit sizes của chúng:\n\n• d/a.jsonl: [4096]\n• d/b.jsonl: [8192]'),
+    'pack_overflow_collide': ('UnitMappingError',
+        "Output directory: out\n\nFiles and their pack and overflow:\n\n• d/a.jsonl: [4096, 'drop']\n"
+        "• d/b.jsonl: [4096, 'truncate']",
+        "Thư mục output: out\n\nCác file và pack and overflow của chúng:\n\n• d/a.jsonl: [4096, 'drop']\n"
+        "• d/b.jsonl: [4096, 'truncate']"),
+    'pack_planning_options_auto_only': ('UnitValidationError',
+        "Problem: ['k'] apply only with sizes: auto",
+        "Vấn đề: ['k'] chỉ dùng được với sizes: auto"),
 }
 
 
@@ -199,3 +317,24 @@ def test_preflight_trusts_a_config_that_passed_before_and_only_that_one(tmp_path
     assert preflight_in_a_new_process(cfg) == ["True", "False"]  # same config: trusted, no jsonschema
     cfg["units"]["build_batch"] = [32]
     assert preflight_in_a_new_process(cfg) == ["False", "True"]  # another config: checked in full
+
+
+def test_extensions_resolve_as_main_did_and_leave_unused_fields_out_of_the_build_id():
+    """source.chat, hf_dir options and units.pack fill their entry fields; a config that uses none of them
+    has entries without them in the build id (its id and work directory from before the extensions)."""
+    plain = config.resolve(base())
+    canon = [config._canon(f) for f in plain.files] + [config._canon(o) for o in plain.outputs]
+    assert not any(set(config.EXTENSION_FIELDS) & set(c) for c in canon)
+    talk = config.resolve(chat_case(source__chat={"last_turn": True, "roles": {"gpt": "x"}},
+                                    tokenizer={"hf_dir": {"path": "tokdir", "pad_token": "<p>"}}))
+    f = talk.files[0]
+    assert (f.fields, f.template, f.train_on, f.tokenizer_options) == ([], "", ["assistant"], {"pad_token": "<p>"})
+    assert f.chat == {"messages": "messages", "role": "role", "content": "content", "last_turn": True,
+                      "roles": {"gpt": "x"}}
+    packed = config.resolve(case(units__sizes="<del>", units__pack=[4096, 8192], units__overflow=["error", "drop"],
+                                 output__dir=["o1", "o2"]))
+    assert [(f.pack, f.overflow, f.sizes) for f in packed.files] == [(4096, "error", [4096]),
+                                                                     (8192, "drop", [packing.NO_LIMIT])]
+    assert [(o.pack, o.overflow, o.sizes, o.auto) for o in packed.outputs] == [(4096, "error", [4096], None),
+                                                                               (8192, "drop", [8192], None)]
+    assert len({plain.build_id, talk.build_id, packed.build_id}) == 3

@@ -19,7 +19,8 @@ from .. import outputs, schema
 from .. import template as T
 from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
 from .. import training
-from ..tokenizers import dtype_for_vocab, exists as tokenizer_exists, load, stat_key
+from ..engines import cache_dir
+from ..tokenizers import dtype_for_vocab, engine_of, exists as tokenizer_exists, load, stat_key
 
 
 @dataclass
@@ -31,6 +32,7 @@ class TokenizerMeta:
     pad_id: int
     dtype: str
     trained: dict | None = None  # tokenizer.train_bpe: what the model was trained from (manifest)
+    engine: str | None = None  # "tiktoken" when it encodes this file exactly (mintdim/engines.py), else None
 
     @property
     def bytes_per_token(self) -> int:
@@ -43,11 +45,21 @@ BYTES_PER_TOKEN = {"uint16": 2, "uint32": 4}  # the token dtypes dtype_for_vocab
 def check_files(build: BuildConfig) -> None:
     for f in build.files:
         if not os.path.isfile(f.abspath):
-            raise E.MintDimFileNotFoundError.make("source", f.path)
+            raise E.MintDimFileNotFoundError.resolved("source", f.path, os.getcwd())
 
 
-def _fingerprint(kind: str, abspath: str) -> str:
-    return f"{kind}|{abspath}|{stat_key(kind, abspath)}"
+def _fingerprint(kind: str, abspath: str, options: dict | None = None) -> str:
+    # MINTDIM_ENGINE=tokenizers: facts recorded without the fast engine, apart from the usual ones
+    key = f"{kind}|{abspath}|{stat_key(kind, abspath)}" + ("" if engines_allowed() else "|library")
+    return key + "|" + json.dumps(options, sort_keys=True) if options else key  # hf_dir: pad_token changes pad_id
+
+
+def engines_allowed() -> bool:
+    """MINTDIM_ENGINE=tokenizers keeps every file on its library's own encode (mintdim/engines.py)."""
+    return os.environ.get(ENGINE_ENV, "auto") != "tokenizers"
+
+
+ENGINE_ENV = "MINTDIM_ENGINE"
 
 
 def _cache_path(build_or_work_dir) -> str:
@@ -91,7 +103,7 @@ def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
         if f.tokenizer_abspath not in metas:  # tokenizer.train_bpe: not trained yet
             continue
         m = metas[f.tokenizer_abspath]
-        key = _fingerprint(f.tokenizer_kind, f.tokenizer_abspath)
+        key = _fingerprint(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options)
         entry = cache.setdefault(key, {"meta": {k: v for k, v in asdict(m).items() if k != "path"}, "templates": []})
         if f.template not in entry["templates"]:
             entry["templates"].append(f.template)
@@ -114,12 +126,12 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
             pending.add(key)
             continue
         if not tokenizer_exists(f.tokenizer_kind, key):
-            raise E.MintDimFileNotFoundError.make("tokenizer", f.tokenizer_path)
-        hit = cache.get(_fingerprint(f.tokenizer_kind, key))
+            raise E.MintDimFileNotFoundError.resolved("tokenizer", f.tokenizer_path, os.getcwd())
+        hit = cache.get(_fingerprint(f.tokenizer_kind, key, f.tokenizer_options))
         if hit:
             metas[key] = TokenizerMeta(path=f.tokenizer_path, **hit["meta"])
         else:
-            metas[key], loaded[key] = _load_checked(f)
+            metas[key], loaded[key] = _load_checked(f, cache_dir(build.work_dir))
         if f.tokenizer_train is not None:
             metas[key].trained = training.manifest_reference(key)
     if check_templates:
@@ -127,42 +139,65 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
             if f.tokenizer_abspath in pending:
                 training.check_pending(f)
                 continue
-            hit = cache.get(_fingerprint(f.tokenizer_kind, f.tokenizer_abspath))
+            if f.chat is not None:  # source.chat: the tokenizer's chat template, not a MintDim template
+                check_chat_template(f)
+                continue
+            hit = cache.get(_fingerprint(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options))
             if hit and f.template in hit["templates"]:
                 continue
             if f.tokenizer_abspath not in loaded:
-                loaded[f.tokenizer_abspath] = _load_checked(f)[1]
+                loaded[f.tokenizer_abspath] = _load_checked(f, cache_dir(build.work_dir))[1]
             check_template_literals(f, loaded[f.tokenizer_abspath], metas[f.tokenizer_abspath].unk_id)
     return metas
 
 
-def _load_checked(f) -> tuple["TokenizerMeta", object]:
+def _load_checked(f, engines_dir: str | None = None) -> tuple["TokenizerMeta", object]:
     try:
-        tok = load(f.tokenizer_kind, f.tokenizer_abspath)
+        tok = load(f.tokenizer_kind, f.tokenizer_abspath, engine="auto" if engines_allowed() else None,
+                   engine_cache=engines_dir, **(f.tokenizer_options or {}))
     except Exception as exc:  # the library's own words for a file it cannot read
         reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         raise E.TokenizerValidationError.unloadable(f.tokenizer_kind, f.tokenizer_path, reason) from None
     vocab = tok.vocab_size
     unk, pad = tok.unk_id, tok.pad_id
-    if unk is None or not 0 <= unk < vocab:
+    # hf_dir: a tokenizer that encodes every string (byte-level, byte fallback) needs no UNK
+    if (unk is None and not getattr(tok, "encodes_every_string", False)) or (unk is not None and not 0 <= unk < vocab):
         raise E.TokenizerSpecialTokenError.make("unk_id", f.tokenizer_path)
+    if f.tokenizer_kind == "hf_dir" and pad is None:
+        names, total = tok.pad_candidates()
+        raise E.TokenizerSpecialTokenError.dir_pad(f.tokenizer_path, names, total, tok.declared_pad)
     if pad is None or not 0 <= pad < vocab:
         raise E.TokenizerSpecialTokenError.make("pad_id", f.tokenizer_path)
     dtype = dtype_for_vocab(vocab)
     if dtype is None:
         raise E.TokenDTypeValidationError.make(vocab)
-    return TokenizerMeta(f.tokenizer_kind, f.tokenizer_path, vocab, unk, pad, dtype), tok
+    return TokenizerMeta(f.tokenizer_kind, f.tokenizer_path, vocab, unk, pad, dtype, engine=engine_of(tok)), tok
 
 
 def check_template_literals(f, tok, unk_id: int) -> None:
     """Tier 1: each non-empty literal segment, encoded on its own, must hold no UNK."""
     tpl = T.parse(f.template)
     parts = tpl.static_parts
-    if not parts:
+    if not parts or unk_id is None:  # no UNK id (hf_dir, byte-level): nothing can produce one
         return
     for literal, ids in zip(parts, tok.encode_ids(parts)):
         if unk_id in ids:
             raise E.TemplateTokenizerError.make(f.index, f.template, literal)
+
+
+def check_chat_template(f) -> None:
+    """source.chat: the tokenizer directory (or the config) supplies a chat template that compiles."""
+    from .. import chat, hfdir
+
+    opts = f.tokenizer_options or {}
+    override = opts.get("chat_template")
+    if override is not None and not os.path.isfile(override):
+        raise E.MintDimFileNotFoundError.make("tokenizer chat_template", override)
+    config = hfdir._read_json(os.path.join(f.tokenizer_abspath, hfdir.CONFIG_FILE))
+    text = hfdir.read_chat_template(f.tokenizer_abspath, config, override)
+    if text is None:
+        raise E.ChatTemplateError.missing(f.tokenizer_path)
+    chat.check_template(text, override or f.tokenizer_path)
 
 
 def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True
@@ -184,7 +219,15 @@ def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True
 
 def validated_record(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> dict:
     return {"build_id": build.build_id, "config": build.raw,
-            "tokenizers": {k: asdict(v) for k, v in metas.items()}}
+            "tokenizers": {k: asdict(v) for k, v in metas.items()},
+            # what each output is built from, as the build starts: recorded with the finished output
+            "inputs": {str(o.index): outputs.input_keys(build, o) for o in build.outputs}}
+
+
+def recorded_inputs(path: str, out_index: int) -> dict | None:
+    """The inputs validated.json recorded for an output (see validated_record)."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get("inputs", {}).get(str(out_index))
 
 
 def read_validated(path: str) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:

@@ -1,0 +1,368 @@
+"""An exact faster engine for byte-level BPE `tokenizer.json` files: tiktoken.
+
+Llama-3, Qwen2/3 and similar models ship byte-level BPE tokenizer.json files
+whose vocabularies came from tiktoken. tiktoken's Rust core encodes the same
+texts several times faster than `tokenizers` (docs/performance.md). It is used
+when, and only when, the file itself shows that it gives the library's ids:
+
+- model: BPE without byte fallback, dropout, subword prefix or word suffix;
+  every one of the 256 byte symbols in the vocabulary;
+- normalizer: none, an empty Sequence, or NFC;
+- pre-tokenizer: ByteLevel(add_prefix_space=false, use_regex=true) (GPT-2's
+  pattern), or Sequence[Split(Regex, Isolated, not inverted),
+  ByteLevel(add_prefix_space=false, use_regex=false)]: the Split regex becomes
+  tiktoken's pattern (tiktoken, like the Split, drops nothing: the patterns
+  accepted match every character; checked by the tests on every code point);
+- added tokens: none with lstrip, rstrip, single_word or normalized set, and
+  none a prefix of another (tiktoken picks the first alternative of its
+  special-token regex; `tokenizers` the longest match: the same only then);
+- merges vs ranks (the check below): tiktoken merges, in a word, the adjacent
+  pair whose concatenation has the lowest rank (= token id); `tokenizers`
+  merges the adjacent pair listed first in `merges`. They agree when every
+  token tiktoken can build has, as its last merge on its own bytes, a pair
+  that `merges` lists, and these pairs are listed in token-id order. Tokens
+  BPE can never build are never merged into by either engine (below); they
+  are emitted only for a word equal to them, by tiktoken always and by the
+  library only with ignore_merges=true: with ignore_merges=false they get no
+  rank.
+
+Why that check suffices: parts only ever merge, so when two adjacent parts
+x, y exist, the merges made inside their span are exactly those of tiktoken's
+BPE on the bytes of x+y alone; if x+y is a token, that BPE's last merge is
+(x, y). So every pair either engine can merge is such a "last merge" pair,
+listed (checked), and both engines pick the same one: lowest id = first
+listed (checked), leftmost on a tie in both. The whole-word shortcut of
+tiktoken then gives what BPE gives for a buildable token.
+
+Added tokens are matched in the text as `tokenizers` matches them with
+add_special_tokens=False (special or not), by tiktoken's special-token
+handling; the text between them is pre-tokenized and merged segment by
+segment in both. With an NFC normalizer `tokenizers` normalizes each segment
+between added tokens: a text that the file's own normalizer leaves unchanged
+(every ASCII text, and checked with that normalizer otherwise) has every
+segment unchanged too, so tiktoken encodes it as it is; any other text is
+encoded by the library.
+
+Offsets (loss masks) are not computed: callers keep the library for them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+TIKTOKEN = "tiktoken"
+LIBRARY = "tokenizers"
+
+# tokenizers' ByteLevel(use_regex=true) pattern (GPT-2's)
+GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's table: each byte -> the printable character byte-level BPE vocabularies store it as."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+class NotEligible(ValueError):
+    """The file is not one tiktoken encodes exactly like `tokenizers` (the message says why)."""
+
+
+def _pattern(pre) -> str:
+    if not isinstance(pre, dict):
+        raise NotEligible("no pre-tokenizer")
+    if pre.get("type") == "ByteLevel":
+        if pre.get("add_prefix_space") or not pre.get("use_regex", True):
+            raise NotEligible("ByteLevel pre-tokenizer with add_prefix_space or without its regex")
+        return GPT2_PATTERN
+    if pre.get("type") != "Sequence" or len(pre.get("pretokenizers") or []) != 2:
+        raise NotEligible(f"pre-tokenizer {pre.get('type')} is not Split + ByteLevel or ByteLevel")
+    split, byte_level = pre["pretokenizers"]
+    if split.get("type") != "Split" or byte_level.get("type") != "ByteLevel":
+        raise NotEligible("pre-tokenizer sequence is not Split + ByteLevel")
+    if byte_level.get("add_prefix_space") or byte_level.get("use_regex", True):
+        raise NotEligible("ByteLevel after Split with add_prefix_space or its own regex")
+    regex = (split.get("pattern") or {}).get("Regex")
+    if regex is None or split.get("behavior") != "Isolated" or split.get("invert"):
+        raise NotEligible("Split is not an isolated, non-inverted regex split")
+    return regex
+
+
+def _normalizer(norm) -> str | None:
+    """None (identity) or "NFC"; anything else is refused."""
+    if norm is None:
+        return None
+    kind = norm.get("type")
+    if kind == "NFC":
+        return "NFC"
+    if kind == "Sequence":
+        inner = [_normalizer(n) for n in norm.get("normalizers") or []]
+        inner = [n for n in inner if n]
+        if len(inner) <= 1:
+            return inner[0] if inner else None
+    raise NotEligible(f"normalizer {kind}")
+
+
+def _model_checks(model: dict) -> None:
+    if model.get("type") != "BPE":
+        raise NotEligible(f"model {model.get('type')}, not BPE")
+    if model.get("byte_fallback"):
+        raise NotEligible("byte_fallback")
+    if model.get("dropout"):
+        raise NotEligible("dropout")
+    if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
+        raise NotEligible("continuing_subword_prefix / end_of_word_suffix")
+
+
+def _added_tokens(added: list) -> dict[str, int]:
+    specials = {}
+    for a in added:
+        if a.get("lstrip") or a.get("rstrip") or a.get("single_word") or a.get("normalized"):
+            raise NotEligible(f"added token {a.get('content')!r} has lstrip/rstrip/single_word/normalized")
+        if not a.get("content"):
+            raise NotEligible("an empty added token")
+        specials[a["content"]] = int(a["id"])
+    contents = sorted(specials)
+    for x, y in zip(contents, contents[1:]):  # sorted: a prefix sorts right before some extension of it
+        if y.startswith(x):
+            raise NotEligible(f"added token {x!r} is a prefix of {y!r}")
+    return specials
+
+
+def _split_merge(m) -> tuple[str, str]:
+    if isinstance(m, str):
+        a, sep, b = m.partition(" ")
+        if not sep:
+            raise NotEligible(f"merge {m!r} is not two symbols")
+        return a, b
+    return m[0], m[1]
+
+
+def buildable_ranks(vocab: dict[str, int], merges: list, ignore_merges: bool) -> dict[str, int]:
+    """The vocabulary (as byte-level strings) tiktoken gets as ranks, after the merges-vs-ranks check
+    of the module docstring. ~1.5 s of Python for a 128k-151k vocabulary."""
+    table = set(bytes_to_unicode().values())
+    missing = table.difference(vocab)
+    if missing:
+        raise NotEligible(f"{len(missing)} of the 256 byte symbols are not in the vocabulary")
+    # tokens holding a character that is no byte symbol can never be met in byte-level text
+    ranks = {t: i for t, i in vocab.items() if all(c in table for c in t)}
+    if len(set(ranks.values())) != len(ranks):
+        raise NotEligible("two tokens share an id")
+    first_listed: dict[tuple[str, str], int] = {}
+    for index, m in enumerate(merges):
+        first_listed.setdefault(_split_merge(m), index)
+    get = ranks.get
+    NONE = 1 << 62
+    last_merge_index: dict[int, int] = {}  # id -> index in merges of its last merge
+    unbuildable = []
+    for t, r in ranks.items():
+        if len(t) == 1:
+            continue
+        parts = list(t)  # tiktoken's byte_pair_merge on t's bytes alone: lowest rank first, leftmost on ties
+        pair = [get(a + b, NONE) for a, b in zip(parts, parts[1:])]
+        last = None
+        while pair:
+            best = min(pair)
+            if best == NONE:
+                break
+            i = pair.index(best)
+            last = (parts[i], parts[i + 1])
+            parts[i] += parts.pop(i + 1)
+            del pair[i]
+            if i:
+                pair[i - 1] = get(parts[i - 1] + parts[i], NONE)
+            if i < len(pair):
+                pair[i] = get(parts[i] + parts[i + 1], NONE)
+        if len(parts) != 1:
+            unbuildable.append(t)
+            continue
+        index = first_listed.get(last)
+        if index is None:
+            raise NotEligible(f"tiktoken builds {t!r} from {last!r}, a pair merges does not list")
+        last_merge_index[r] = index
+    previous = -1
+    for r in sorted(last_merge_index):
+        if last_merge_index[r] <= previous:
+            raise NotEligible("merges are not listed in the order of their tokens' ids")
+        previous = last_merge_index[r]
+    if not ignore_merges:  # the library's BPE cannot emit them; tiktoken would, for a whole word
+        for t in unbuildable:
+            del ranks[t]
+    return ranks
+
+
+class TiktokenEncoder:
+    """Encodes like the file's `tokenizers` Tokenizer with add_special_tokens=False (ids only).
+
+    library: a no-argument callable returning the file's `tokenizers` Tokenizer, called only when
+    a text needs it (NFC normalizer and a text it changes)."""
+
+    name = TIKTOKEN
+
+    def __init__(self, mergeable: dict[bytes, int], pattern: str, specials: dict[str, int], normalizer: str | None,
+                 library=None, threads: int = 1):
+        import tiktoken
+
+        self._core = tiktoken.Encoding("mintdim", pat_str=pattern, mergeable_ranks=mergeable,
+                                       special_tokens=specials)._core_bpe
+        self._allowed = set(specials)
+        self._normalize = None
+        if normalizer == "NFC":
+            from tokenizers.normalizers import NFC  # the library's own NFC (its Unicode version)
+
+            self._normalize = NFC().normalize_str
+        self._library = library
+        self.threads = max(1, int(threads))
+        self._pool = None
+        if self.threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.threads)
+
+    def _encode_list(self, texts: list[str]) -> list[list[int]]:
+        encode, allowed, normalize = self._core.encode, self._allowed, self._normalize
+        if normalize is None:
+            return [encode(t, allowed) for t in texts]
+        out: list = []
+        changed = []  # texts the normalizer changes: the library encodes them (rare)
+        for t in texts:
+            if t.isascii() or normalize(t) == t:
+                out.append(encode(t, allowed))
+            else:
+                changed.append(len(out))
+                out.append(None)
+        if changed:
+            encs = self._library().encode_batch_fast([texts[i] for i in changed], add_special_tokens=False)
+            for i, e in zip(changed, encs):
+                out[i] = e.ids
+        return out
+
+    def encode_ids(self, texts: list[str]) -> list[list[int]]:
+        """tiktoken's Rust encode releases the GIL: `threads` slices of the batch run in parallel."""
+        if self._pool is None or len(texts) < 2 * self.threads:
+            return self._encode_list(texts)
+        step = -(-len(texts) // self.threads)
+        parts = self._pool.map(self._encode_list, [texts[i:i + step] for i in range(0, len(texts), step)])
+        return [ids for part in parts for ids in part]
+
+
+CACHE_VERSION = 1
+
+
+def cache_dir(work_dir: str) -> str:
+    """Where pre-flight leaves the checked tables for a build's tokenize jobs."""
+    return os.path.join(work_dir, "engines")
+
+
+def _digest(path: str | None, text: str | None) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    if text is not None:
+        h.update(text.encode("utf-8"))
+        return h.hexdigest()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_cache(cache_file: str):
+    import msgpack
+    import numpy as np
+
+    try:
+        with open(cache_file, "rb") as f:
+            data = msgpack.unpackb(f.read(), raw=False)
+    except (OSError, ValueError, msgpack.UnpackException):
+        return None
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+        return None
+    ends = np.cumsum(np.frombuffer(data["lengths"], dtype=np.uint16)).tolist()
+    ids = np.frombuffer(data["ids"], dtype=np.uint32).tolist()
+    blob = data["tokens"]
+    starts = [0] + ends[:-1]
+    return {blob[a:b]: i for a, b, i in zip(starts, ends, ids)}, data["pattern"], data["specials"], data["normalizer"]
+
+
+def _write_cache(cache_file: str, mergeable: dict[bytes, int], pattern, specials, normalizer) -> None:
+    import msgpack
+    import numpy as np
+
+    tokens = list(mergeable)
+    data = {"version": CACHE_VERSION, "pattern": pattern, "specials": specials, "normalizer": normalizer,
+            "tokens": b"".join(tokens), "lengths": np.asarray([len(t) for t in tokens], dtype=np.uint16).tobytes(),
+            "ids": np.asarray([mergeable[t] for t in tokens], dtype=np.uint32).tobytes()}
+    os.makedirs(os.path.dirname(cache_file), exist_ok=True)
+    tmp = f"{cache_file}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(msgpack.packb(data, use_bin_type=True))
+    os.replace(tmp, cache_file)
+
+
+def _eligible_spec(path: str | None, text: str | None = None):
+    """(mergeable ranks as bytes -> id, pattern, specials, normalizer) of an eligible file, else NotEligible."""
+    if text is None:
+        with open(os.fspath(path), encoding="utf-8") as f:
+            text = f.read()
+    spec = json.loads(text)
+    if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
+        raise NotEligible("not a tokenizer.json")
+    model = spec["model"]
+    _model_checks(model)
+    normalizer = _normalizer(spec.get("normalizer"))
+    pattern = _pattern(spec.get("pre_tokenizer"))
+    specials = _added_tokens(spec.get("added_tokens") or [])
+    vocab, merges = model.get("vocab") or {}, model.get("merges") or []
+    if not isinstance(vocab, dict):
+        raise NotEligible("vocab is not a mapping")
+    ranks = buildable_ranks(vocab, merges, bool(model.get("ignore_merges")))
+    decode = {c: b for b, c in bytes_to_unicode().items()}
+    mergeable = {bytes(decode[c] for c in t): i for t, i in ranks.items()}
+    return mergeable, pattern, specials, normalizer
+
+
+def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir: str | None = None,
+                     tokenizer_json: str | None = None):
+    """(encoder, reason): a TiktokenEncoder when the tokenizer.json at `path` is eligible, else (None, why not).
+
+    tokenizer_json: the serialization to decide from instead of the file (`Tokenizer.to_str()` of the
+    object actually used, when a loader such as transformers changed it after reading the file).
+
+    library: the file's `tokenizers` Tokenizer, or a no-argument callable returning it (loaded only
+    when a text needs it). cache_dir: where a passed check leaves the checked ranks under the file's
+    SHA-256 (the build's work dir: pre-flight checks, each tokenize job reads them in ~0.1 s instead
+    of ~2 s for the check); only a passed check of the same bytes writes there."""
+    try:
+        import tiktoken  # noqa: F401
+    except ImportError:
+        return None, "tiktoken is not installed"
+    if library is not None and not callable(library):
+        if getattr(library, "encode_special_tokens", False):
+            return None, "encode_special_tokens is on"
+        tokenizer = library
+        library = lambda: tokenizer  # noqa: E731
+    try:
+        cache_file = (os.path.join(cache_dir, f"tiktoken-{_digest(path, tokenizer_json)}.msgpack")
+                      if cache_dir else None)
+        found = _read_cache(cache_file) if cache_file else None
+        if found is None:
+            found = _eligible_spec(path, tokenizer_json)
+            if cache_file:
+                try:
+                    _write_cache(cache_file, *found)
+                except OSError:
+                    pass  # only a cache
+        return TiktokenEncoder(*found, library=library, threads=threads), TIKTOKEN
+    except NotEligible as exc:
+        return None, str(exc)
+    except Exception as exc:  # tiktoken refusing the pattern or the ranks: stay on the library
+        return None, f"tiktoken could not be built ({type(exc).__name__}: {str(exc)[:200]})"

@@ -1,0 +1,369 @@
+"""The fast byte-level BPE engine (mintdim/engines.py): tiktoken gives the library's own ids, or is not used.
+
+CI: byte-level BPE tokenizers trained here on the shipped GSM8K file (a Llama-3 Split pattern with
+NFC, and GPT-2's ByteLevel regex), compared with `tokenizers` on GSM8K, adversarial strings and
+every Unicode code point in several contexts (the regex dialects: Oniguruma in `tokenizers`,
+fancy-regex in tiktoken); files the engine must refuse; a build with and without the engine.
+With /work/assets (MINTDIM_ASSETS): Llama-3.2, Llama-3.1 and Qwen3 on adversarial strings, the
+multilingual gettext catalogues of this machine (/usr/share/locale) and, with MINTDIM_SLOW=1,
+the full ShareGPT pairs.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import pytest
+
+from conftest import GSM8K, HF_JSON, basic_config, build_in, read_json, write_jsonl
+
+tokenizers = pytest.importorskip("tokenizers")
+pytest.importorskip("tiktoken")
+
+from tokenizers import AddedToken, Regex, Tokenizer, normalizers, pre_tokenizers, trainers  # noqa: E402
+from tokenizers import models as hf_models  # noqa: E402
+
+from mintdim import engines  # noqa: E402
+from mintdim.tokenizers import load  # noqa: E402
+
+ASSETS = os.environ.get("MINTDIM_ASSETS", "/work/assets")
+SLOW = os.environ.get("MINTDIM_SLOW") == "1"
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                  r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+SPECIALS = ["<unk>", "<pad>", "<|im_start|>", "<|im_end|>", "<|eot_id|>"]
+
+
+def gsm8k_texts() -> list[str]:
+    with open(GSM8K, encoding="utf-8") as f:
+        return [(lambda o: o["question"] + "\n" + o["answer"])(json.loads(line)) for line in f]
+
+
+def adversarial() -> list[str]:
+    """Unicode edge cases, long runs, special-token strings inside text and next to it."""
+    texts = [
+        "", " ", "  ", "\n", "\r\n", "\r\n\r\n  \r\n", "\t\t x", "a\u00a0b\u2003c\u3000d\u2028e\u2029f\u0085g",
+        "e\u0301 cafe\u0301 caf\u00e9 \u212b \u212a elvin \u1100\u1161\u11a8 \ud55c\uae00",  # NFC changes these
+        "<|im_start|>\u0338 >\u0338 <\u0338",  # NFC composes '>' + U+0338 into U+226F
+        "\U0001F468\u200D\U0001F469\u200D\U0001F467 \U0001F3F3\uFE0F\u200D\U0001F308 \u0915\u094d\u200d\u0937",
+        "漢字とかなカナ、한국어, 中文標點。「引用」 ｆｕｌｌｗｉｄｔｈ １２３",
+        "עברית שלום, العربية مرحبا \u200f\u202e reversed \u202c",
+        "Ελληνικά, русский язык, ქართული, हिन्दी, தமிழ், ไทย ภาษา",
+        "I'M HE'S they'RE we'VE you'LL she'D it'S 'ſ 'K 'İ ’s ʼs",
+        " " * 5000, " " * 4999 + "x", "\n" * 3000, "\t \n" * 1000, "x" + " " * 3000 + "\ny",
+        "1" * 5000, "12 345 6789 ٣٤٥ ۱۲۳ १२३ ①②③ ¼½ Ⅻ 𝟙𝟚𝟛", "a1b22c333d4444",
+        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "x<|im_start|>y", "<|im_start|><|im_start|>",
+        "<|im_sta", "<|im_start", "<|im_start|", "|im_start|>", "<<|im_start|>>", "<|eot_id|><|eot_id|>x",
+        " <|eot_id|> ", "<pad><unk>", "text<pad>text", "<tool_call>{}</tool_call>", "<tool_call",
+        "!!!???...,,,;;; --- ___ ***", "\\\\\\ ``` code ```\n\tdef f(x):\n\t\treturn x",
+        "\x00\x01\x1b[31m\x7f", "\ufeffBOM \ufffe\uffff", "\U000E0001\U000E0020 tags", "\U0010FFFF\U000F0000",
+    ]
+    return texts
+
+
+def code_point_texts(step: int = 1) -> list[str]:
+    """Code points (not surrogates), each next to letters, digits, spaces, an apostrophe and newlines:
+    every one of the BMP and, above it, every `step`-th (MINTDIM_SLOW=1: every one, ~30 s CPU a file)."""
+    texts, chunk = [], []
+    for cp in range(0, 0x110000):
+        if 0xD800 <= cp < 0xE000 or (cp > 0xFFFF and cp % step):
+            continue
+        c = chr(cp)
+        chunk.append(f"a{c} {c}{c}'{c}1{c} {c}\n{c}")
+        if len(chunk) == 256:
+            texts.append("".join(chunk))
+            chunk = []
+    texts.append("".join(chunk))
+    return texts
+
+
+def train(path: str, pattern: str | None, nfc: bool, vocab: int = 1500) -> str:
+    """A byte-level BPE tokenizer.json trained on GSM8K, with UNK and PAD as MintDim's hf_json kind needs."""
+    tok = Tokenizer(hf_models.BPE(unk_token="<unk>"))
+    if nfc:
+        tok.normalizer = normalizers.NFC()
+    if pattern:
+        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+                                                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    else:
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=SPECIALS, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(gsm8k_texts(), trainer)
+    tok.add_tokens([AddedToken("<tool_call>", special=False, normalized=False)])
+    tok.enable_padding(pad_id=tok.token_to_id("<pad>"), pad_token="<pad>")
+    tok.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("bl")
+    return {"llama3-nfc": train(str(d / "llama3-nfc.json"), LLAMA3_PATTERN, nfc=True),
+            "gpt2": train(str(d / "gpt2.json"), None, nfc=False)}
+
+
+def library(path: str) -> Tokenizer:
+    tok = Tokenizer.from_file(path)
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+def assert_same_ids(path: str, texts: list[str], threads: int = 1, batch: int = 2048) -> int:
+    lib = library(path)
+    fast, reason = engines.fast_encoder_for(path, lib, threads=threads)
+    assert fast is not None, reason
+    tokens = 0
+    for i in range(0, len(texts), batch):
+        part = texts[i:i + batch]
+        want = [e.ids for e in lib.encode_batch_fast(part, add_special_tokens=False)]
+        got = fast.encode_ids(part)
+        for k, (a, b) in enumerate(zip(want, got)):
+            assert a == b, f"text {i + k}: {part[k][:80]!r}"
+        assert len(got) == len(part)
+        tokens += sum(map(len, want))
+    return tokens
+
+
+@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2"])
+def test_small_byte_level_files_are_eligible_and_encode_identically(small, name):
+    assert assert_same_ids(small[name], gsm8k_texts() + adversarial()) > 100_000
+
+
+@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2"])
+def test_every_code_point_in_context(small, name):
+    """The Split regexes' classes (\\p{L}, \\p{N}, \\s, case folding) agree between the two regex engines."""
+    assert_same_ids(small[name], code_point_texts(step=1 if SLOW else 17))
+
+
+def test_threads_do_not_change_ids(small):
+    texts = gsm8k_texts()[:400] + adversarial()
+    lib = library(small["llama3-nfc"])
+    one, _ = engines.fast_encoder_for(small["llama3-nfc"], lib, threads=1)
+    two, _ = engines.fast_encoder_for(small["llama3-nfc"], lib, threads=2)
+    assert one.encode_ids(texts) == two.encode_ids(texts) == [e.ids for e in lib.encode_batch_fast(texts)]
+
+
+def test_special_token_strings_are_matched_in_text_like_the_library(small):
+    lib = library(small["llama3-nfc"])
+    fast, _ = engines.fast_encoder_for(small["llama3-nfc"], lib)
+    ids = fast.encode_ids(["x<|im_start|>y<tool_call><|im_sta"])[0]
+    assert lib.token_to_id("<|im_start|>") in ids and lib.token_to_id("<tool_call>") in ids
+    assert ids == lib.encode("x<|im_start|>y<tool_call><|im_sta", add_special_tokens=False).ids
+
+
+def test_nfc_changed_texts_go_to_the_library_and_match(small):
+    path = small["llama3-nfc"]
+    calls = []
+    lib = library(path)
+
+    def counted():
+        calls.append(1)
+        return lib
+
+    fast, _ = engines.fast_encoder_for(path, counted)
+    texts = ["plain ascii", "caf\u00e9 already NFC", "cafe\u0301 not NFC", "<|im_start|>\u0338"]
+    assert fast.encode_ids(texts) == [e.ids for e in lib.encode_batch_fast(texts, add_special_tokens=False)]
+    assert calls  # only the texts NFC changes needed the library
+
+
+def _edited(src: str, dst, edit) -> str:
+    with open(src, encoding="utf-8") as f:
+        spec = json.load(f)
+    edit(spec)
+    with open(dst, "w", encoding="utf-8") as f:
+        json.dump(spec, f, ensure_ascii=False)
+    return str(dst)
+
+
+def _first_merge_last(spec):
+    merges = spec["model"]["merges"]
+    merges.append(merges.pop(0))
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (lambda s: s["model"].update(byte_fallback=True), "byte_fallback"),
+    (lambda s: s.update(normalizer={"type": "NFKC"}), "normalizer NFKC"),
+    (lambda s: s.update(normalizer={"type": "Lowercase"}), "normalizer Lowercase"),
+    (lambda s: s["added_tokens"][2].update(lstrip=True), "lstrip"),
+    (lambda s: s["added_tokens"][3].update(normalized=True), "normalized"),
+    (lambda s: s["added_tokens"].append(dict(s["added_tokens"][2], id=1500, content="<|im_start|>x")), "prefix"),
+    (lambda s: s["pre_tokenizer"]["pretokenizers"][0].update(behavior="Removed"), "isolated"),
+    (lambda s: s["pre_tokenizer"]["pretokenizers"][1].update(add_prefix_space=True), "add_prefix_space"),
+    (lambda s: s["pre_tokenizer"]["pretokenizers"].insert(0, s["pre_tokenizer"]["pretokenizers"][0]), "Split + ByteLevel"),
+    (_first_merge_last, "merges"),
+    (lambda s: s["model"].update(dropout=0.1), "dropout"),
+])
+def test_ineligible_files_keep_the_library(small, tmp_path, edit, reason):
+    path = _edited(small["llama3-nfc"], tmp_path / "edited.json", edit)
+    fast, why = engines.fast_encoder_for(path, library(path))
+    assert fast is None and reason in why
+    tok = load("hf_json", path, engine="auto")
+    assert tok.engine == "tokenizers" and reason in tok.engine_reason
+    texts = gsm8k_texts()[:50] + adversarial()
+    if reason != "dropout":  # random by design
+        assert tok.encode_ids(texts) == [e.ids for e in library(path).encode_batch_fast(texts, add_special_tokens=False)]
+
+
+def test_merges_out_of_id_order_would_change_ids(small, tmp_path):
+    """The merges-order check is needed: with the first merge listed last, the library's ids change
+    while ranks taken from the ids (tiktoken's rule) would still give the old ones."""
+    path = _edited(small["llama3-nfc"], tmp_path / "moved.json", _first_merge_last)
+    texts = gsm8k_texts()[:200]
+    with open(path, encoding="utf-8") as f:
+        spec = json.load(f)
+    byte = {c: b for b, c in engines.bytes_to_unicode().items()}
+    ranks = {bytes(byte[c] for c in t): i for t, i in spec["model"]["vocab"].items() if all(c in byte for c in t)}
+    naive = engines.TiktokenEncoder(ranks, LLAMA3_PATTERN, {t: i for i, t in enumerate(SPECIALS)}, None)
+    ascii_texts = [t for t in texts if t.isascii()]
+    assert naive.encode_ids(ascii_texts) != [e.ids for e in library(path).encode_batch_fast(ascii_texts)]
+    assert spec["model"]["merges"][-1] == json.load(open(small["llama3-nfc"]))["model"]["merges"][0]
+
+
+def test_mintdim_exported_tokenizer_is_eligible_and_identical(tmp_path):
+    """`mintdim tokenizer export` of a byte-unit model trained by MintDim (ffbpe) gets the engine."""
+    from mintdim import training
+    from mintdim.export import export
+
+    training.train_texts(iter(gsm8k_texts()), str(tmp_path / "byte"), vocab_size=1500, unit="byte")
+    export(str(tmp_path / "byte"), str(tmp_path / "hf.json"))
+    assert assert_same_ids(str(tmp_path / "hf.json"), gsm8k_texts() + adversarial()) > 100_000
+
+
+def test_decided_from_the_tokenizer_object_when_given_its_serialization(small):
+    """A loader that changed the tokenizer after reading the file (hf_dir via transformers) passes
+    to_str() of the object it uses: an added lstrip token makes it ineligible though the file is."""
+    lib = library(small["gpt2"])
+    lib.add_special_tokens([AddedToken("<extra>", lstrip=True)])
+    assert engines.fast_encoder_for(small["gpt2"], lib)[0] is not None
+    fast, why = engines.fast_encoder_for(small["gpt2"], lib, tokenizer_json=lib.to_str())
+    assert fast is None and "lstrip" in why
+
+
+def test_wordpiece_is_not_eligible():
+    fast, why = engines.fast_encoder_for(HF_JSON, library(HF_JSON))
+    assert fast is None and "WordPiece" in why
+    assert load("hf_json", HF_JSON, engine="auto").engine == "tokenizers"
+
+
+def test_build_jobs_read_the_checked_ranks_without_the_library(small, tmp_path):
+    path = small["llama3-nfc"]
+    cache = str(tmp_path / "engines")
+    checked = load("hf_json", path, engine="auto", engine_cache=cache)
+    assert checked.engine == "tiktoken" and len(os.listdir(cache)) == 1
+    job = load("hf_json", path, engine="tiktoken", engine_cache=cache)
+    assert job._tok is None  # a build job does not load the library for ASCII texts
+    texts = gsm8k_texts()[:300] + adversarial()
+    assert job.encode_ids(texts) == checked.encode_ids(texts)
+    assert job._tok is not None  # the NFC-changed adversarial texts needed it
+
+
+def test_the_cache_is_by_content(small, tmp_path):
+    """A changed file (same path) is checked again: the cache is keyed by the file's SHA-256."""
+    cache = str(tmp_path / "engines")
+    path = _edited(small["llama3-nfc"], tmp_path / "t.json", lambda s: None)
+    assert load("hf_json", path, engine="auto", engine_cache=cache).engine == "tiktoken"
+    _edited(small["llama3-nfc"], path, _first_merge_last)
+    tok = load("hf_json", path, engine="tiktoken", engine_cache=cache)
+    assert tok.engine == "tokenizers" and "merges" in tok.engine_reason
+
+
+def _tree(root: str) -> dict[str, bytes]:
+    out = {}
+    for p in sorted(glob.glob(os.path.join(root, "**", "*"), recursive=True)):
+        if os.path.isfile(p):
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, root)] = f.read()
+    return out
+
+
+def test_build_with_engine_equals_library_build(small, tmp_path, monkeypatch):
+    """Shards and indexes byte-identical with and without the engine; the manifest says which was used."""
+    rows = [json.loads(line) for line in open(GSM8K, encoding="utf-8")]
+    rows += [{"question": t, "answer": "<|im_start|>" + t[:20]} for t in adversarial() if t.strip()]
+    data = write_jsonl(tmp_path / "in.jsonl", rows)
+    trees, manifests = {}, {}
+    for mode in ("auto", "tokenizers"):
+        monkeypatch.setenv("MINTDIM_ENGINE", mode)
+        cfg = basic_config([data], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
+                           tokenizer={"hf_json": {"path": small["llama3-nfc"]}}, sizes=[[64, 128, 256, 8192]],
+                           out=f"out-{mode}", work_dir=f"work-{mode}")
+        build_in(tmp_path, cfg)
+        out = str(tmp_path / f"out-{mode}")
+        manifests[mode] = read_json(os.path.join(out, "manifest.json"))
+        trees[mode] = {k: v for k, v in _tree(out).items() if k != "manifest.json"}
+    assert trees["auto"] == trees["tokenizers"] and len(trees["auto"]) > 5
+    assert manifests["auto"]["tokenizer"].pop("engine") == "tiktoken"
+    assert "engine" not in manifests["tokenizers"]["tokenizer"]
+    for m in manifests.values():
+        m["source"] = m["output"] = None
+    assert manifests["auto"] == manifests["tokenizers"]
+
+
+# ---- real model files (skipped without /work/assets) ----
+
+REAL = {"llama3.2": "hf/llama3.2/tokenizer.json", "llama3_1": "hf/llama3_1/tokenizer.json",
+        "qwen3": "hf/qwen3/tokenizer.json"}
+
+
+def real(name: str) -> str:
+    path = os.path.join(ASSETS, REAL.get(name, name))
+    if not os.path.isfile(path):
+        pytest.skip(f"{path} not present")
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_real_byte_level_files_adversarial_and_code_points(name):
+    path = real(name)
+    texts = adversarial() + [t.replace("<|im_start|>", s) for t in adversarial()
+                             for s in ("<|eot_id|>", "<|begin_of_text|>", "<|endoftext|>", "</think>")]
+    assert_same_ids(path, texts + code_point_texts(step=1 if SLOW else 17))
+
+
+def test_deepseek_is_refused_for_its_three_splits():
+    path = real("hf/deepseek/tokenizer.json")
+    fast, why = engines.fast_encoder_for(path, library(path))
+    assert fast is None and "pre-tokenizer" in why
+
+
+def gettext_texts(limit: int | None = None) -> list[str]:
+    """Every translated message of this machine's gettext catalogues (Debian packages' translations,
+    ~190 languages), 40 messages to a text."""
+    import gettext
+
+    texts = []
+    for p in sorted(glob.glob("/usr/share/locale/*/LC_MESSAGES/*.mo")):
+        try:
+            with open(p, "rb") as f:
+                catalog = gettext.GNUTranslations(f)._catalog
+        except Exception:  # noqa: BLE001 - a catalogue Python cannot read is simply not used
+            continue
+        values = [v for v in catalog.values() if isinstance(v, str) and v]
+        texts += ["\n".join(values[i:i + 40]) for i in range(0, len(values), 40)]
+    if not texts:
+        pytest.skip("no gettext catalogues on this machine")
+    return texts[:limit] if limit else texts
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_real_files_on_multilingual_catalogues(name):
+    path = real(name)
+    texts = gettext_texts(None if SLOW else 3000)
+    assert sum(not t.isascii() for t in texts) > len(texts) // 3
+    assert_same_ids(path, texts)
+
+
+@pytest.mark.skipif(not SLOW, reason="MINTDIM_SLOW=1: the full ShareGPT pairs (107 MB) per tokenizer")
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_real_files_on_full_sharegpt_pairs(name):
+    path = real(name)
+    data = os.path.join(ASSETS, "data", "sharegpt_pairs.jsonl")
+    if not os.path.isfile(data):
+        pytest.skip("no ShareGPT pairs")
+    with open(data, encoding="utf-8") as f:
+        texts = [(lambda o: f"{o['prompt']}\n{o['response']}")(json.loads(line)) for line in f]
+    assert len(texts) == 61223
+    assert_same_ids(path, texts, threads=2, batch=4096)
