@@ -290,6 +290,114 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
     return lo
 
 
+def read_messages(o: dict, obj: dict) -> tuple[list[dict], dict, list]:
+    """(messages as the template gets them, extras, per-message train flag or None) of one record,
+    by the chat options `o`. Raises _Failure."""
+    key = o["messages"]
+    if key not in obj:
+        raise _Failure(None, f"the record has no key {key!r} (keys: {', '.join(obj)})",
+                       f"bản ghi không có key {key!r} (các key: {', '.join(obj)})")
+    raw = obj[key]
+    if not isinstance(raw, list):
+        found = _JSON_TYPES.get(type(raw), "unknown")
+        raise _Failure(None, f"{key!r} must be a list of messages, found JSON type {found}",
+                       f"{key!r} phải là list tin nhắn, kiểu JSON hiện có: {found}")
+    if not raw:
+        raise _Failure(None, f"{key!r} is an empty list: a conversation needs at least one message",
+                       f"{key!r} là list rỗng: hội thoại cần ít nhất một tin nhắn")
+    role_key, content_key, train_key, roles = o["role"], o["content"], o.get("train"), o.get("roles")
+    out, flags = [], []
+    system = o.get("system")
+    if system is not None and obj.get(system) is not None:
+        prompt = obj[system]
+        if not isinstance(prompt, str):
+            found = _JSON_TYPES.get(type(prompt), "unknown")
+            raise _Failure(None, f"the system prompt {system!r} must be a string, found JSON type {found}",
+                           f"system prompt {system!r} phải là string, kiểu JSON hiện có: {found}")
+        out.append({"role": "system", "content": prompt})
+        flags.append(None)
+    for i, m in enumerate(raw):
+        at = i
+        if not isinstance(m, dict):
+            found = _JSON_TYPES.get(type(m), "unknown")
+            raise _Failure(at, f"a message must be a JSON object, found JSON type {found}",
+                           f"tin nhắn phải là JSON object, kiểu JSON hiện có: {found}")
+        role = m.get(role_key)
+        if role is None:
+            raise _Failure(at, f"the message has no role (key {role_key!r})",
+                           f"tin nhắn không có role (key {role_key!r})")
+        if not isinstance(role, str):
+            found = _JSON_TYPES.get(type(role), "unknown")
+            raise _Failure(at, f"the role (key {role_key!r}) must be a string, found JSON type {found}",
+                           f"role (key {role_key!r}) phải là string, kiểu JSON hiện có: {found}")
+        if roles is not None:
+            if role not in roles:
+                raise _Failure(at, f"unknown role {role!r} (source.chat.roles maps {', '.join(roles)})",
+                               f"role {role!r} không xác định (source.chat.roles ánh xạ {', '.join(roles)})")
+            role = roles[role]
+        content = m.get(content_key)
+        if isinstance(content, list):
+            content = _text_parts(content, at, content_key)
+        elif content is None and m.get("tool_calls"):
+            pass  # an assistant tool call without text (OpenAI: content null): the key is dropped
+        elif not isinstance(content, str):
+            found = "missing" if content_key not in m else _JSON_TYPES.get(type(content), "unknown")
+            raise _Failure(at, f"content (key {content_key!r}) must be a string or a list of text parts, "
+                               f"found {found}",
+                           f"content (key {content_key!r}) phải là string hoặc list các phần text, "
+                           f"hiện có: {found}")
+        flag = None
+        if train_key is not None and train_key in m:
+            flag = m[train_key]
+            if not isinstance(flag, bool):
+                found = _JSON_TYPES.get(type(flag), "unknown")
+                raise _Failure(at, f"the train flag (key {train_key!r}) must be true or false, found {found}",
+                               f"cờ train (key {train_key!r}) phải là true hoặc false, hiện có: {found}")
+        message = {"role": role, "content": content}
+        for k, v in m.items():
+            if k not in (role_key, content_key, train_key) and k not in message:
+                message[k] = v
+        out.append(message)
+        flags.append(flag)
+    if system is not None and obj.get(system) is not None and len(out) > 1 and out[1]["role"] == "system":
+        raise _Failure(0, f"the record has both a system prompt {system!r} and a system message",
+                       f"bản ghi có cả system prompt {system!r} lẫn tin nhắn system")
+    extras = {}
+    for k in o.get("extras") or ():
+        if k in obj and obj[k] is not None:
+            extras[k] = obj[k]
+    for k in NAMED_EXTRAS:
+        value = extras.get(k)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(t, dict) for t in value)):
+            raise _Failure(None, f"{k!r} must be a list of JSON objects (schemas)",
+                           f"{k!r} phải là list JSON object (schema)")
+    return out, extras, flags
+
+
+def _text_parts(parts: list, at: int, key: str) -> str:
+    if not parts:
+        raise _Failure(at, f"content (key {key!r}) is an empty list of parts",
+                       f"content (key {key!r}) là list rỗng")
+    texts = []
+    for part in parts:
+        if not (isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)):
+            kind = part.get("type") if isinstance(part, dict) else _JSON_TYPES.get(type(part), "unknown")
+            raise _Failure(at, f"content part of type {kind!r}: only text parts "
+                               "({\"type\": \"text\", \"text\": ...}) can be rendered",
+                           f"phần content kiểu {kind!r}: chỉ render được phần text "
+                           "({\"type\": \"text\", \"text\": ...})")
+        texts.append(part["text"])
+    return "".join(texts)  # MintDim's rule: text parts are joined with no separator
+
+
+def choose(o: dict, roles: frozenset, messages: list[dict], flags: list) -> list[int]:
+    """Indexes of the trained messages: a message's own flag, else its role (only the last such
+    message with last_turn)."""
+    by_role = [i for i, m in enumerate(messages) if flags[i] is None and m["role"] in roles]
+    if o.get("last_turn") and by_role:
+        by_role = by_role[-1:]
+    return sorted(set(by_role) | {i for i, f in enumerate(flags) if f is True})
+
 class ChatRenderer:
     """Renders one file's conversations; with train roles, also the trained character spans."""
 
@@ -305,103 +413,10 @@ class ChatRenderer:
 
     # -- records -> messages
     def messages(self, obj: dict) -> tuple[list[dict], dict, list]:
-        """(messages as the template gets them, extras, per-message train flag or None). Raises _Failure."""
-        o = self.opts
-        key = o["messages"]
-        if key not in obj:
-            raise _Failure(None, f"the record has no key {key!r} (keys: {', '.join(obj)})",
-                           f"bản ghi không có key {key!r} (các key: {', '.join(obj)})")
-        raw = obj[key]
-        if not isinstance(raw, list):
-            found = _JSON_TYPES.get(type(raw), "unknown")
-            raise _Failure(None, f"{key!r} must be a list of messages, found JSON type {found}",
-                           f"{key!r} phải là list tin nhắn, kiểu JSON hiện có: {found}")
-        if not raw:
-            raise _Failure(None, f"{key!r} is an empty list: a conversation needs at least one message",
-                           f"{key!r} là list rỗng: hội thoại cần ít nhất một tin nhắn")
-        role_key, content_key, train_key, roles = o["role"], o["content"], o.get("train"), o.get("roles")
-        out, flags = [], []
-        system = o.get("system")
-        if system is not None and obj.get(system) is not None:
-            prompt = obj[system]
-            if not isinstance(prompt, str):
-                found = _JSON_TYPES.get(type(prompt), "unknown")
-                raise _Failure(None, f"the system prompt {system!r} must be a string, found JSON type {found}",
-                               f"system prompt {system!r} phải là string, kiểu JSON hiện có: {found}")
-            out.append({"role": "system", "content": prompt})
-            flags.append(None)
-        for i, m in enumerate(raw):
-            at = i
-            if not isinstance(m, dict):
-                found = _JSON_TYPES.get(type(m), "unknown")
-                raise _Failure(at, f"a message must be a JSON object, found JSON type {found}",
-                               f"tin nhắn phải là JSON object, kiểu JSON hiện có: {found}")
-            role = m.get(role_key)
-            if role is None:
-                raise _Failure(at, f"the message has no role (key {role_key!r})",
-                               f"tin nhắn không có role (key {role_key!r})")
-            if not isinstance(role, str):
-                found = _JSON_TYPES.get(type(role), "unknown")
-                raise _Failure(at, f"the role (key {role_key!r}) must be a string, found JSON type {found}",
-                               f"role (key {role_key!r}) phải là string, kiểu JSON hiện có: {found}")
-            if roles is not None:
-                if role not in roles:
-                    raise _Failure(at, f"unknown role {role!r} (source.chat.roles maps {', '.join(roles)})",
-                                   f"role {role!r} không xác định (source.chat.roles ánh xạ {', '.join(roles)})")
-                role = roles[role]
-            content = m.get(content_key)
-            if isinstance(content, list):
-                content = self._text_parts(content, at, content_key)
-            elif content is None and m.get("tool_calls"):
-                pass  # an assistant tool call without text (OpenAI: content null): the key is dropped
-            elif not isinstance(content, str):
-                found = "missing" if content_key not in m else _JSON_TYPES.get(type(content), "unknown")
-                raise _Failure(at, f"content (key {content_key!r}) must be a string or a list of text parts, "
-                                   f"found {found}",
-                               f"content (key {content_key!r}) phải là string hoặc list các phần text, "
-                               f"hiện có: {found}")
-            flag = None
-            if train_key is not None and train_key in m:
-                flag = m[train_key]
-                if not isinstance(flag, bool):
-                    found = _JSON_TYPES.get(type(flag), "unknown")
-                    raise _Failure(at, f"the train flag (key {train_key!r}) must be true or false, found {found}",
-                                   f"cờ train (key {train_key!r}) phải là true hoặc false, hiện có: {found}")
-            message = {"role": role, "content": content}
-            for k, v in m.items():
-                if k not in (role_key, content_key, train_key) and k not in message:
-                    message[k] = v
-            out.append(message)
-            flags.append(flag)
-        if system is not None and obj.get(system) is not None and len(out) > 1 and out[1]["role"] == "system":
-            raise _Failure(0, f"the record has both a system prompt {system!r} and a system message",
-                           f"bản ghi có cả system prompt {system!r} lẫn tin nhắn system")
-        extras = {}
-        for k in o.get("extras") or ():
-            if k in obj and obj[k] is not None:
-                extras[k] = obj[k]
-        for k in NAMED_EXTRAS:
-            value = extras.get(k)
-            if value is not None and (not isinstance(value, list) or not all(isinstance(t, dict) for t in value)):
-                raise _Failure(None, f"{k!r} must be a list of JSON objects (schemas)",
-                               f"{k!r} phải là list JSON object (schema)")
-        return out, extras, flags
+        return read_messages(self.opts, obj)
 
-    @staticmethod
-    def _text_parts(parts: list, at: int, key: str) -> str:
-        if not parts:
-            raise _Failure(at, f"content (key {key!r}) is an empty list of parts",
-                           f"content (key {key!r}) là list rỗng")
-        texts = []
-        for part in parts:
-            if not (isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)):
-                kind = part.get("type") if isinstance(part, dict) else _JSON_TYPES.get(type(part), "unknown")
-                raise _Failure(at, f"content part of type {kind!r}: only text parts "
-                                   "({\"type\": \"text\", \"text\": ...}) can be rendered",
-                               f"phần content kiểu {kind!r}: chỉ render được phần text "
-                               "({\"type\": \"text\", \"text\": ...})")
-            texts.append(part["text"])
-        return "".join(texts)  # MintDim's rule: text parts are joined with no separator
+    def trained_messages(self, messages: list[dict], flags: list) -> list[int]:
+        return choose(self.opts, self.train_roles or frozenset(), messages, flags)
 
     # -- rendering
     def _kwargs(self, extras: dict) -> dict:
@@ -422,14 +437,6 @@ class ChatRenderer:
                 blocks.append(block)
             text = "".join(blocks)
         return text, indices
-
-    def trained_messages(self, messages: list[dict], flags: list) -> list[int]:
-        roles = self.train_roles or frozenset()
-        by_role = [i for i, m in enumerate(messages) if flags[i] is None and m["role"] in roles]
-        if self.opts.get("last_turn") and by_role:
-            by_role = by_role[-1:]
-        chosen = set(by_role) | {i for i, f in enumerate(flags) if f is True}
-        return sorted(chosen)
 
     def render(self, obj: dict, path: str, line: int) -> str:
         try:

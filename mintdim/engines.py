@@ -199,34 +199,6 @@ def buildable_ranks(vocab: dict[str, int], merges: list, ignore_merges: bool) ->
     return ranks
 
 
-def _trusted_ranks(vocab: dict[str, int], ignore_merges: bool) -> dict[str, int]:
-    """The ranks buildable_ranks returns, without its check: the tokens BPE cannot build are found
-    by tiktoken's own Rust BPE (~0.2 s instead of ~1.5 s): each token's bytes followed by a byte that
-    no multi-byte token holds (so it never merges) encode to the token itself plus that byte only
-    when BPE builds the token."""
-    import tiktoken
-
-    table = bytes_to_unicode()
-    symbols = set(table.values())
-    ranks = {t: i for t, i in vocab.items() if all(c in symbols for c in t)}
-    if ignore_merges:
-        return ranks
-    used = {c for t in ranks if len(t) > 1 for c in t}
-    free = [b for b, c in table.items() if c not in used]
-    if not free:
-        raise NotEligible("no byte is free of merges to probe the vocabulary with")
-    decode = {c: b for b, c in table.items()}
-    as_bytes = {t: bytes(decode[c] for c in t) for t in ranks}
-    core = tiktoken.Encoding("probe", pat_str=".", mergeable_ranks={b: ranks[t] for t, b in as_bytes.items()},
-                             special_tokens={})._core_bpe
-    tail = bytes([free[0]])
-    tail_id = ranks[table[free[0]]]
-    for t, b in as_bytes.items():
-        if len(t) > 1 and core.encode_single_piece(b + tail) != [ranks[t], tail_id]:
-            del ranks[t]
-    return ranks
-
-
 class TiktokenEncoder:
     """Encodes like the file's `tokenizers` Tokenizer with add_special_tokens=False (ids only).
 
@@ -290,10 +262,13 @@ def cache_dir(work_dir: str) -> str:
     return os.path.join(work_dir, "engines")
 
 
-def _file_digest(path: str) -> str:
+def _digest(path: str | None, text: str | None) -> str:
     import hashlib
 
     h = hashlib.sha256()
+    if text is not None:
+        h.update(text.encode("utf-8"))
+        return h.hexdigest()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
@@ -333,10 +308,12 @@ def _write_cache(cache_file: str, mergeable: dict[bytes, int], pattern, specials
     os.replace(tmp, cache_file)
 
 
-def _eligible_spec(path: str, checked: bool):
+def _eligible_spec(path: str | None, text: str | None = None):
     """(mergeable ranks as bytes -> id, pattern, specials, normalizer) of an eligible file, else NotEligible."""
-    with open(os.fspath(path), encoding="utf-8") as f:
-        spec = json.load(f)
+    if text is None:
+        with open(os.fspath(path), encoding="utf-8") as f:
+            text = f.read()
+    spec = json.loads(text)
     if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
         raise NotEligible("not a tokenizer.json")
     model = spec["model"]
@@ -347,23 +324,23 @@ def _eligible_spec(path: str, checked: bool):
     vocab, merges = model.get("vocab") or {}, model.get("merges") or []
     if not isinstance(vocab, dict):
         raise NotEligible("vocab is not a mapping")
-    if checked:
-        ranks = buildable_ranks(vocab, merges, bool(model.get("ignore_merges")))
-    else:
-        ranks = _trusted_ranks(vocab, bool(model.get("ignore_merges")))
+    ranks = buildable_ranks(vocab, merges, bool(model.get("ignore_merges")))
     decode = {c: b for b, c in bytes_to_unicode().items()}
     mergeable = {bytes(decode[c] for c in t): i for t, i in ranks.items()}
     return mergeable, pattern, specials, normalizer
 
 
-def fast_encoder_for(path: str, library=None, threads: int = 1, trusted: bool = False, cache_dir: str | None = None):
+def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir: str | None = None,
+                     tokenizer_json: str | None = None):
     """(encoder, reason): a TiktokenEncoder when the tokenizer.json at `path` is eligible, else (None, why not).
 
+    tokenizer_json: the serialization to decide from instead of the file (`Tokenizer.to_str()` of the
+    object actually used, when a loader such as transformers changed it after reading the file).
+
     library: the file's `tokenizers` Tokenizer, or a no-argument callable returning it (loaded only
-    when needed). trusted: an earlier full check of this file passed (pre-flight, recorded in the
-    build's tokenizer facts): the merges-vs-ranks check is not run again. cache_dir: where a full
-    check leaves the checked ranks, by the file's SHA-256 (the build's work dir), so that each
-    tokenize job reads them in ~0.1 s instead of deriving them again."""
+    when a text needs it). cache_dir: where a passed check leaves the checked ranks under the file's
+    SHA-256 (the build's work dir: pre-flight checks, each tokenize job reads them in ~0.1 s instead
+    of ~2 s for the check); only a passed check of the same bytes writes there."""
     try:
         import tiktoken  # noqa: F401
     except ImportError:
@@ -374,11 +351,12 @@ def fast_encoder_for(path: str, library=None, threads: int = 1, trusted: bool = 
         tokenizer = library
         library = lambda: tokenizer  # noqa: E731
     try:
-        cache_file = os.path.join(cache_dir, f"tiktoken-{_file_digest(path)}.msgpack") if cache_dir else None
-        found = _read_cache(cache_file) if cache_file and trusted else None
+        cache_file = (os.path.join(cache_dir, f"tiktoken-{_digest(path, tokenizer_json)}.msgpack")
+                      if cache_dir else None)
+        found = _read_cache(cache_file) if cache_file else None
         if found is None:
-            found = _eligible_spec(path, checked=not trusted)
-            if cache_file and not trusted:
+            found = _eligible_spec(path, tokenizer_json)
+            if cache_file:
                 try:
                     _write_cache(cache_file, *found)
                 except OSError:

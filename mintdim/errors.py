@@ -275,9 +275,11 @@ class TokenizerValidationError(MintDimError):
             en += f"\n\n{detail_en}"
             vi += f"\n\n{detail_vi or detail_en}"
         en += ("\n\nAlso supported: unitoken (a model directory saved by ffbpe: ffbpe.json, vocab.json, "
-               "merges.txt), and train_bpe (trains one from the data).")
+               "merges.txt), train_bpe (trains one from the data), and hf_dir (a model's tokenizer directory: "
+               "tokenizer.json + tokenizer_config.json).")
         vi += ("\n\nCũng được hỗ trợ: unitoken (thư mục model do ffbpe lưu: ffbpe.json, vocab.json, "
-               "merges.txt), và train_bpe (train từ dữ liệu).")
+               "merges.txt), train_bpe (train từ dữ liệu), và hf_dir (thư mục tokenizer của model: "
+               "tokenizer.json + tokenizer_config.json).")
         return cls(en, vi, **kw)
 
 

@@ -39,7 +39,6 @@ from . import errors as E
 from . import outputs
 
 SNAKEMAKE_PID_ENV = "MINTDIM_SNAKEMAKE_PID"  # the main Snakemake process, for stage jobs (test hooks)
-ERROR_FILE_ENV = "MINTDIM_ERROR_FILE"  # the runner's file for an error raised in the main Snakemake process
 ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
 
 _ACTIVE: "BuildGuard | None" = None
@@ -123,7 +122,9 @@ def orphans_alive(layout, pids: list[int], waited: float, lang: str) -> E.MintDi
 
 def report_error(err: E.MintDimError) -> None:
     """Hand an error raised in the main Snakemake process to the runner that started it (if any)."""
-    path = os.environ.get(ERROR_FILE_ENV)
+    from .snakemake_main import RUN
+
+    path = RUN.get("error_file")
     if not path:
         return
     try:

@@ -3,7 +3,7 @@
 Pre-flight runs here first, in the caller's process, so config errors are
 raised directly. The workflow then runs as a `python -m snakemake`
 subprocess (isolated, honours profiles and executors; started through
-mintdim/snakemake_main.py, which skips the interpreter's teardown). Its output goes to a
+mintdim/snakemake_main.py, which skips the interpreter's teardown and stops with its launcher). Its output goes to a
 log file; the console gets MintDim's own lines and Snakemake's progress.
 A failed build re-raises the MintDim error that the failing job recorded.
 """
@@ -23,10 +23,9 @@ import yaml
 
 from . import errors as E
 from . import guard, outputs
-from .dag import PREFLIGHT_ENV
 from .layout import Layout
 from .paths import snakefile
-from .snakemake_main import LAUNCHER_ARG, _signal, stop_group
+from .snakemake_main import ERROR_FILE_ARG, LAUNCHER_ARG, PREFLIGHT_ARG, _signal, stop_group
 from .stages import failure
 from .stages.job import ERROR_LINE, unexpected_failure
 from .stages.validate import preflight, write_cache
@@ -59,12 +58,13 @@ class BuildResult:
 
 
 def snakemake_command(config_path: str, cores: int, profile: str | None, keep_intermediates: bool,
-                      dry_run: bool, extra: list[str] | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", "mintdim.snakemake_main", LAUNCHER_ARG, str(os.getpid()),
+                      dry_run: bool, extra: list[str] | None = None, run_args: list[str] | None = None) -> list[str]:
+    cmd = [sys.executable, "-m", "mintdim.snakemake_main", LAUNCHER_ARG, str(os.getpid()), *(run_args or []),
            "--snakefile", snakefile(), "--directory", os.getcwd(),
            "--configfile", config_path, "--cores", str(cores), "--rerun-incomplete",
-           # MintDim's own locks (mintdim/guard.py) guard builds and outputs; Snakemake's lock files add
-           # nothing to them, go stale after a kill, and a Snakemake run that ends removes the whole lock
+           # Correctness, not speed (measured again, issue 13: 0.03 s CPU either way): MintDim's own
+           # locks (mintdim/guard.py) guard builds and outputs; Snakemake's lock files add nothing to
+           # them, go stale after a kill, and a Snakemake run that ends removes the whole lock
            # directory, which breaks another run starting in the same directory at that moment
            "--nolock",
            # the default ILP scheduler starts a solver process (cbc) before every job; the DAG is small
@@ -111,10 +111,10 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     extra = list(extra_args or [])
     extra += ["--until", *until] if until else []
     extra += ["--forcerun", *forcerun] if forcerun else []
-    cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra)
     error_file = os.path.join(layout.root, f"runner-{os.getpid()}.error.json")
     _unlink(error_file)
-    env = dict(os.environ, **{PREFLIGHT_ENV: build.build_id, guard.ERROR_FILE_ENV: error_file})
+    cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra,
+                            run_args=[PREFLIGHT_ARG, build.build_id, ERROR_FILE_ARG, error_file])
     tail: list[str] = []
     result_flags = {"nothing": False}
     console_errors: list[E.MintDimError] = []
@@ -123,8 +123,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     # forwarded to the group, and the group stops by itself when this process dies (kill -9;
     # snakemake_main.py). A user's Ctrl-C reaches this process and is forwarded as SIGINT.
     with _Log(log_path) as log, subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-            start_new_session=True) as proc, _Forward(proc) as forwarded:
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True) as proc, _Forward(proc) as forwarded:
         for line in proc.stdout:
             log.write(line)
             line = line.rstrip("\n")

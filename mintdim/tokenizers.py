@@ -105,15 +105,14 @@ class HFJsonTokenizer:
         self.path = os.fspath(path)
         self._tok = None
         # engine: "auto" checks whether tiktoken encodes this file exactly (mintdim/engines.py);
-        # "tiktoken" trusts an earlier check of the same file (the build's tokenizer facts) and loads
-        # the library only if a text or a caller needs it; None keeps the library.
+        # "tiktoken" (pre-flight found it does) loads the library only if a text or a caller needs it;
+        # None keeps the library. engine_cache: the checked ranks by the file's SHA-256 (work dir).
         self.engine, self.engine_reason, self._fast = "tokenizers", "not checked", None
         if engine in ("auto", "tiktoken"):
             from .engines import fast_encoder_for
 
             self._fast, reason = fast_encoder_for(self.path, self._library if engine == "tiktoken" else self.tok,
-                                                  threads=threads, trusted=engine == "tiktoken",
-                                                  cache_dir=engine_cache)
+                                                  threads=threads, cache_dir=engine_cache)
             self.engine, self.engine_reason = (self._fast.name, "") if self._fast else ("tokenizers", reason)
         if self._fast is None:
             self._library()
@@ -134,7 +133,7 @@ class HFJsonTokenizer:
 
     @property
     def tok(self):
-        """The library's Tokenizer (loaded on first use when the fast engine was trusted)."""
+        """The library's Tokenizer (with engine="tiktoken", loaded on first use)."""
         return self._library()
 
     def _find_unk(self) -> int | None:

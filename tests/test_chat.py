@@ -572,6 +572,7 @@ def test_shipped_chat_example_builds(tmp_path):
     assert stats["total_samples"] == 300 and stats["trained_tokens_by_role"]["assistant"] == stats["trained_tokens"] > 0
     res = run_cli(tmp_path, "inspect", str(out), "--sample", "0")
     assert res.returncode == 0 and "<|im_start|>system\nYou are a careful math tutor" in res.stdout
+    assert "roles: system, user, assistant*, user, assistant* (* trained)" in res.stdout
 
 
 # --- real tokenizers and ShareGPT (optional: /work/assets) -------------------------------------------
@@ -683,3 +684,18 @@ def test_real_both_ways_of_locating_spans_agree():
                                                                  "content": "value", "roles": SHAREGPT_ROLES},
                          ["assistant", "user"])
         assert _agree(r, rows) > 200
+
+
+def test_a_bad_record_in_a_build_names_its_line_and_message(tmp_path):
+    rows = [{"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]}, "",
+            {"conversations": [{"from": "human", "value": "hi"}, {"from": "robot", "value": "x"}]}]
+    src = write_jsonl(tmp_path / "c.jsonl", rows)
+    cfg = chat_config([src], chat={"messages": "conversations", "role": "from", "content": "value",
+                                   "roles": {"human": "user", "gpt": "assistant"}}, train_on=[["assistant"]])
+    cfg["lang"] = "both"
+    with pytest.raises(E.SampleSchemaError) as err:
+        build_in(tmp_path, cfg, cores=1)
+    text = str(err.value)
+    assert "Line: 3" in text and "Message: 1" in text and "unknown role 'robot'" in text
+    assert "Dòng: 3" in text and "Tin nhắn: 1" in text
+    assert not os.path.exists(tmp_path / "out" / "stats.json")

@@ -142,3 +142,50 @@ def test_a_missing_relative_input_names_the_directory_it_was_resolved_from(tmp_p
     proc = build(root)
     assert proc.returncode == 1 and "Missing file: data/missing.jsonl" in proc.stderr
     assert f"Resolved from: {root}" in proc.stderr
+
+
+# --- case 6: debugging from mintdim build, the workflow's path, a short console ------------------------
+
+
+def test_workflow_path_prints_the_snakefile_that_build_runs(tmp_path):
+    from conftest import SNAKEFILE
+    from test_reliability import cli
+
+    proc = cli(tmp_path, "workflow-path")
+    assert proc.returncode == 0 and proc.stdout.strip() == SNAKEFILE and os.path.isfile(proc.stdout.strip())
+    proc = cli(tmp_path, "workflow-path", "--dir")
+    assert os.path.isfile(os.path.join(proc.stdout.strip(), "Snakefile"))
+
+
+def test_build_until_a_stage_keeps_its_files_then_the_build_completes(tmp_path):
+    from test_reliability import build, cli, msgpack_left, project
+    from conftest import tree_bytes
+    from mintdim.verify import verify
+
+    root = project(tmp_path)
+    proc = cli(root, "build", "c.yaml", "--cores", "2", "--until", "plan", "--keep-intermediates")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[unit-build] stopped after plan (--until)" in proc.stdout
+    assert any(p.endswith(os.path.join("plan", "o0.msgpack")) for p in msgpack_left(root))
+    assert not os.path.exists(os.path.join(root, "out")) or not os.listdir(os.path.join(root, "out"))
+    assert not any("write" in p for p in msgpack_left(root))
+    proc = build(root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert verify(os.path.join(root, "out")).ok and tree_bytes(os.path.join(root, "out"))
+
+
+def test_a_direct_snakemake_console_is_short_and_names_its_log(tmp_path):
+    """It printed ~200 lines for 9 jobs, the whole config as JSON inside the validate command among them."""
+    from test_reliability import project, snakemake_cmd
+    import subprocess
+
+    root = project(tmp_path)
+    cmd = [c for c in snakemake_cmd(root) if c not in ("--workflow-profile", "none")]  # as a user runs it
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=300)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-3000:]
+    assert '"samples_per_shard"' not in text and "--config '" not in text
+    assert "[unit-build] shard=000000 samples=10" in text and "9 of 9 steps (100%) done" in text
+    assert len(text.splitlines()) < 100, len(text.splitlines())
+    log = [line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("Complete log(s): ")]
+    assert log and os.path.isfile(log[0].strip())

@@ -214,11 +214,32 @@ def test_merges_out_of_id_order_would_change_ids(small, tmp_path):
     texts = gsm8k_texts()[:200]
     with open(path, encoding="utf-8") as f:
         spec = json.load(f)
-    naive = engines.TiktokenEncoder(engines._eligible_spec(small["llama3-nfc"], checked=False)[0],
-                                    LLAMA3_PATTERN, {t: i for i, t in enumerate(SPECIALS)}, None)
+    byte = {c: b for b, c in engines.bytes_to_unicode().items()}
+    ranks = {bytes(byte[c] for c in t): i for t, i in spec["model"]["vocab"].items() if all(c in byte for c in t)}
+    naive = engines.TiktokenEncoder(ranks, LLAMA3_PATTERN, {t: i for i, t in enumerate(SPECIALS)}, None)
     ascii_texts = [t for t in texts if t.isascii()]
     assert naive.encode_ids(ascii_texts) != [e.ids for e in library(path).encode_batch_fast(ascii_texts)]
     assert spec["model"]["merges"][-1] == json.load(open(small["llama3-nfc"]))["model"]["merges"][0]
+
+
+def test_mintdim_exported_tokenizer_is_eligible_and_identical(tmp_path):
+    """`mintdim tokenizer export` of a byte-unit model trained by MintDim (ffbpe) gets the engine."""
+    from mintdim import training
+    from mintdim.export import export
+
+    training.train_texts(iter(gsm8k_texts()), str(tmp_path / "byte"), vocab_size=1500, unit="byte")
+    export(str(tmp_path / "byte"), str(tmp_path / "hf.json"))
+    assert assert_same_ids(str(tmp_path / "hf.json"), gsm8k_texts() + adversarial()) > 100_000
+
+
+def test_decided_from_the_tokenizer_object_when_given_its_serialization(small):
+    """A loader that changed the tokenizer after reading the file (hf_dir via transformers) passes
+    to_str() of the object it uses: an added lstrip token makes it ineligible though the file is."""
+    lib = library(small["gpt2"])
+    lib.add_special_tokens([AddedToken("<extra>", lstrip=True)])
+    assert engines.fast_encoder_for(small["gpt2"], lib)[0] is not None
+    fast, why = engines.fast_encoder_for(small["gpt2"], lib, tokenizer_json=lib.to_str())
+    assert fast is None and "lstrip" in why
 
 
 def test_wordpiece_is_not_eligible():
@@ -227,17 +248,26 @@ def test_wordpiece_is_not_eligible():
     assert load("hf_json", HF_JSON, engine="auto").engine == "tokenizers"
 
 
-def test_trusted_load_gives_the_checked_ranks_without_the_library(small, tmp_path):
+def test_build_jobs_read_the_checked_ranks_without_the_library(small, tmp_path):
     path = small["llama3-nfc"]
     cache = str(tmp_path / "engines")
     checked = load("hf_json", path, engine="auto", engine_cache=cache)
-    assert checked.engine == "tiktoken" and os.listdir(cache)
-    trusted = load("hf_json", path, engine="tiktoken", engine_cache=cache)
-    assert trusted._tok is None  # a build job does not load the library for ASCII texts
+    assert checked.engine == "tiktoken" and len(os.listdir(cache)) == 1
+    job = load("hf_json", path, engine="tiktoken", engine_cache=cache)
+    assert job._tok is None  # a build job does not load the library for ASCII texts
     texts = gsm8k_texts()[:300] + adversarial()
-    assert trusted.encode_ids(texts) == checked.encode_ids(texts)
-    no_cache = load("hf_json", path, engine="tiktoken")  # the ranks derived again, without the check
-    assert no_cache.encode_ids(texts) == checked.encode_ids(texts)
+    assert job.encode_ids(texts) == checked.encode_ids(texts)
+    assert job._tok is not None  # the NFC-changed adversarial texts needed it
+
+
+def test_the_cache_is_by_content(small, tmp_path):
+    """A changed file (same path) is checked again: the cache is keyed by the file's SHA-256."""
+    cache = str(tmp_path / "engines")
+    path = _edited(small["llama3-nfc"], tmp_path / "t.json", lambda s: None)
+    assert load("hf_json", path, engine="auto", engine_cache=cache).engine == "tiktoken"
+    _edited(small["llama3-nfc"], path, _first_merge_last)
+    tok = load("hf_json", path, engine="tiktoken", engine_cache=cache)
+    assert tok.engine == "tokenizers" and "merges" in tok.engine_reason
 
 
 def _tree(root: str) -> dict[str, bytes]:

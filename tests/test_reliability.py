@@ -763,3 +763,61 @@ def test_a_job_log_honours_lang_vi(tmp_path, monkeypatch):
     assert rc == 1
     text = open(log_path, encoding="utf-8").read()
     assert "Độ dài token của mẫu vượt quá unit lớn nhất." in text and "exceeds max unit size" not in text
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. the speed hacks change no byte (issue 13)
+# ---------------------------------------------------------------------------------------------
+
+PLAIN = '''
+import os, sys
+import mintdim.fastexit, mintdim.dag, mintdim.guard
+mintdim.fastexit.install = lambda: None  # every process ends with the interpreter's own teardown
+mintdim.dag.cancel_pending_timers = lambda: None  # Snakemake's Timer is waited for
+mintdim.guard.BuildGuard.clear_stale_snakemake_locks = lambda self, d: []  # Snakemake's lock files stay as they are
+with open(os.environ["MINTDIM_TEST_PLAIN_LOG"], "a") as f:
+    f.write(" ".join(sys.argv[:2]) + "\\n")
+'''
+
+
+def test_plain_snakemake_without_the_speed_hacks_builds_the_same_bytes(tmp_path, reference):
+    """`python -m snakemake` with Snakemake's own locks and defaults (no --nolock, no workflow profile:
+    no greedy scheduler, metadata recorded), and with the package's hacks switched off in every process
+    (a sitecustomize: fastexit, the Timer cancel, the stale-lock removal), gives the reference bytes."""
+    root = project(tmp_path / "p")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(PLAIN)
+    log = tmp_path / "plain.log"
+    env = dict(os.environ, MINTDIM_TEST_PLAIN_LOG=str(log),
+               PYTHONPATH=os.pathsep.join([str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                          if p]))
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", root, "--configfile",
+           os.path.join(root, "c.yaml"), "--cores", "2", "--workflow-profile", "none"]
+    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert tree_bytes(os.path.join(root, "out")) == reference
+    ran = log.read_text()
+    assert ran.splitlines()[0] == "-m --snakefile"  # Snakemake itself (sys.argv of `python -m` at startup)
+    assert "tokenize_chunk.py" in ran and "write_shards.py" in ran  # the jobs ran without the hacks too
+
+
+def test_parsing_the_snakefile_writes_nothing_the_jobs_read_and_sniffs_no_argv(tmp_path):
+    """issue 13: a dry run (or --report, --lint) must not replace what a running build's jobs read
+    (jobs.json, config.json: written when a run starts executing), nor clear its recorded errors."""
+    root = project(tmp_path)
+    proc = _smk(root, "-n")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    lay_root = os.path.join(root, ".mintdim", next(d for d in os.listdir(os.path.join(root, ".mintdim"))
+                                                      if len(d) == 16))
+    assert not os.path.exists(os.path.join(lay_root, "jobs.json"))
+    assert not os.path.exists(os.path.join(lay_root, "config.json"))
+    os.makedirs(os.path.join(lay_root, "errors"))
+    with open(os.path.join(lay_root, "errors", "keep.json"), "w") as f:
+        f.write("{}")
+    assert _smk(root, "-n").returncode == 0
+    assert os.path.exists(os.path.join(lay_root, "errors", "keep.json"))
+    with open(SNAKEFILE, encoding="utf-8") as f:
+        assert "sys.argv" not in f.read()
+    assert build(root).returncode == 0  # a run that executes writes them, and clears old errors
+    assert os.path.exists(os.path.join(lay_root, "jobs.json")) and not os.path.exists(os.path.join(lay_root, "errors"))

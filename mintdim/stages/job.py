@@ -210,4 +210,34 @@ def entry(name: str, description: str, add_args, body, argv=None) -> int:
                failed_flag=os.path.join(root, "FAILED"), lang=lambda: state["lang"], writes=writes)
 
 
+def config_entry(name: str, description: str, add_args, body, argv=None) -> int:
+    """Command-line door of the stages that run before validated.json exists (validate, train):
+    `--config-file` is the build's config.json, in the build's root (mintdim/dag.py writes it), so
+    the root, the errors directory and the language come from it.
+
+    `body(args, raw, log)` does the work."""
+    import argparse
+
+    from ..config import lang_of
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--config-file", required=True, help="the build's config.json (WORK/<build id>/)")
+    parser.add_argument("--log", default=None, help="log file (lines also go to stderr)")
+    add_args(parser)
+    args = parser.parse_args(argv)
+    log = JobLog(args.log)
+    root = os.path.dirname(os.path.abspath(args.config_file))
+    state = {"lang": "en"}
+
+    def go():
+        with open(args.config_file, encoding="utf-8") as f:
+            raw = json.load(f)
+        state["lang"] = lang_of(raw)
+        body(args, raw, log)
+
+    writes = [getattr(args, k) for k in _WRITE_ARGS if isinstance(getattr(args, k, None), str)]
+    return run(name.format(**vars(args)), go, log=log, errors_dir=os.path.join(root, "errors"),
+               failed_flag=os.path.join(root, "FAILED"), lang=lambda: state["lang"], writes=writes)
+
+
 _WRITE_ARGS = ("out", "units", "stage", "written", "agg", "done")  # where stage jobs write

@@ -24,8 +24,8 @@ rule train_tokenizer:
     params:
         py=PY,
         script=script("train_tokenizer.py"),
-        config=lambda wc: MINT.config_arg(),
+        config=MINT.config_file,
         version=VERSION,
     shell:
-        "{params.py} {params.script} --config {params.config:q} --index {wildcards.tok} --out {output:q}"
+        "{params.py} {params.script} --config-file {params.config:q} --index {wildcards.tok} --out {output:q}"
         " --threads {threads} --log {log:q}"
