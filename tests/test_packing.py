@@ -398,6 +398,16 @@ def test_reader_batches_positions_labels_and_boundaries(masked):
     assert not set(seen) & set(other)
 
 
+def test_torch_adapter_without_torch_is_a_clear_error(masked):
+    try:
+        import torch  # noqa: F401
+        pytest.skip("torch is installed")
+    except ModuleNotFoundError:
+        pass
+    with pytest.raises(E.MissingExtraError, match=r"mintdim\[torch\]"):
+        mintdim.open(masked[0]).torch_loader(2)
+
+
 def test_torch_adapter_gives_flattening_batches(masked):
     torch = pytest.importorskip("torch")
     out, _rows = masked
