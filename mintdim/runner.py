@@ -159,18 +159,12 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
             raise E.BuildError.killed(-rc, log_path, lang=build.lang)
         text = "\n".join(tail)
         if "LockException" in text or "cannot be locked" in text:
-            raise E.BuildError.make(
-                "The working directory is locked by another Snakemake run, or by a killed one.\n\n"
-                "If no other build is running here, remove the stale lock with:\n\n"
-                f"    snakemake --unlock --snakefile {snakefile()} --configfile {config_path}\n\n"
-                "then run the same command again.", lang=build.lang)
+            raise E.BuildError.snakemake_locked(snakefile(), config_path, lang=build.lang)
         full = failure.full_disks([layout.root] + [o.absdir for o in build.outputs])
         if full or "No space left on device" in text:
-            raise failure.first_error(layout, build.lang, build) if full else E.BuildError.make(
-                f"A file system the build writes to is full (No space left on device).\n\nLog: {log_path}\n\n"
-                + "\n".join(tail[-12:]), lang=build.lang)
-        raise E.BuildError.make(f"Snakemake exited with status {rc}.\n\nLog: {log_path}\n\n" + "\n".join(tail[-12:]),
-                                lang=build.lang)
+            raise failure.first_error(layout, build.lang, build) if full else E.BuildError.disk_full_seen(
+                log_path, "\n".join(tail[-12:]), lang=build.lang)
+        raise E.BuildError.snakemake_failed(rc, log_path, "\n".join(tail[-12:]), lang=build.lang)
     _unlink(error_file)
     if not dry_run:
         for out in build.outputs:
@@ -180,9 +174,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
                 with open(layout.done(out.index), encoding="utf-8") as f:
                     done = json.load(f)
             except (OSError, ValueError) as exc:
-                raise E.BuildError.make(
-                    f"Snakemake ended without the completion record of {out.dir} ({exc}).\n\nLog: {log_path}\n\n"
-                    "Run the same command again.", lang=build.lang) from None
+                raise E.BuildError.no_completion_record(out.dir, str(exc), log_path, lang=build.lang) from None
             result.outputs.append(OutputResult(dir=out.dir, path=out.absdir, stats=done["stats"]))
     return result
 
