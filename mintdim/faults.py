@@ -53,6 +53,10 @@ def kill_point(point: str) -> None:
         group = os.getpgid(0)
         launcher = _launcher_of(group)  # `mintdim build` runs Snakemake in a group of its own: kill it too
         if launcher > 1:
+            # stopped first: Snakemake (the group's leader) reacts to its launcher's death by stopping
+            # its group and writing failure markers; a kill of a whole session gives it no such moment
+            # (seen under load: markers after aggregate:end@group)
+            os.kill(group, signal.SIGSTOP)
             os.kill(launcher, signal.SIGKILL)
         os.killpg(group, signal.SIGKILL)
     elif target == "snakemake":
