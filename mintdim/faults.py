@@ -31,6 +31,7 @@ import time
 KILL_ENV = "MINTDIM_TEST_KILL_AT"
 LINGER_ENV = "MINTDIM_TEST_KILL_LINGER"
 SLEEP_ENV = "MINTDIM_TEST_SLEEP_AT"
+SNAKEMAKE_PID_ENV = "MINTDIM_SNAKEMAKE_PID"  # the main Snakemake process (set by guard.py), for the "snakemake" target
 
 
 def kill_point(point: str) -> None:
@@ -60,8 +61,6 @@ def kill_point(point: str) -> None:
             os.kill(launcher, signal.SIGKILL)
         os.killpg(group, signal.SIGKILL)
     elif target == "snakemake":
-        from .guard import SNAKEMAKE_PID_ENV
-
         pid = int(os.environ.get(SNAKEMAKE_PID_ENV, "0") or 0)
         if pid > 1:
             os.kill(pid, signal.SIGKILL)

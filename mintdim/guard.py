@@ -37,8 +37,8 @@ import time
 
 from . import errors as E
 from . import outputs
+from .faults import SNAKEMAKE_PID_ENV  # set for stage jobs: the test hooks read it
 
-SNAKEMAKE_PID_ENV = "MINTDIM_SNAKEMAKE_PID"  # the main Snakemake process, for stage jobs (test hooks)
 ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
 
 _ACTIVE: "BuildGuard | None" = None
