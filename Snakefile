@@ -13,7 +13,6 @@ report: "workflow/report/workflow.rst"
 
 
 sys.path.insert(0, workflow.basedir)  # a plain checkout works before `pip install`
-import mintdim
 from mintdim.dag import BuildDAG, load_default_config
 from mintdim.errors import MintDimError
 from mintdim.config import lang_of
@@ -40,7 +39,6 @@ except MintDimError as err:
     print(f"\n{err.render(lang_of(RAW))}", file=sys.stderr)
     sys.exit(1)
 LAYOUT = MINT.layout
-VERSION = mintdim.__version__
 
 
 wildcard_constraints:

@@ -39,15 +39,18 @@ SIZES = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 10
 BATCH = 1024
 
 RAW_CHILD = r"""
-import json, sys, time
+import json, resource, sys, time
 from tokenizers import Tokenizer
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 texts = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
 tok = Tokenizer.from_file(sys.argv[2]); tok.no_padding(); tok.no_truncation()
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), cpu()
 n = 0
 for i in range(0, len(texts), %d):
     n += sum(len(e.ids) for e in tok.encode_batch_fast(texts[i:i + %d], add_special_tokens=False))
-print(json.dumps({"encode_s": time.perf_counter() - t0, "tokens": n}))
+print(json.dumps({"encode_s": time.perf_counter() - t0, "encode_cpu_s": cpu() - c0, "tokens": n}))
 """ % (BATCH, BATCH)
 
 
@@ -78,12 +81,12 @@ def render_all(data: str, tok_dir: str, chat: dict):
     return texts, t1 - t0, t2 - t1
 
 
-def run_raw(texts_path: str, tok_dir: str, cores: int) -> tuple[float, int]:
+def run_raw(texts_path: str, tok_dir: str, cores: int) -> tuple[float, float, int]:
     env = dict(os.environ, RAYON_NUM_THREADS=str(cores))
     out = subprocess.run([sys.executable, "-c", RAW_CHILD, texts_path, os.path.join(tok_dir, "tokenizer.json")],
                          env=env, check=True, capture_output=True, text=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    return got["encode_s"], got["tokens"]
+    return got["encode_s"], got["encode_cpu_s"], got["tokens"]
 
 
 def run_build(work: str, config: dict, cores: int) -> tuple[float, float, dict]:
@@ -123,7 +126,7 @@ def main() -> None:
     masked = json.loads(json.dumps(base))
     masked["source"]["train_on"] = [["assistant"]]
     res = {"raw": [], "build": [], "build+masks": []}
-    cpu = {"build": [], "build+masks": []}
+    cpu = {"raw": [], "build": [], "build+masks": []}
     with tempfile.TemporaryDirectory(prefix="mintdim-chat-bench-") as work:
         texts_path = os.path.join(work, "texts.jsonl")
         with open(texts_path, "w", encoding="utf-8") as f:
@@ -131,20 +134,24 @@ def main() -> None:
                 f.write(json.dumps(t, ensure_ascii=False) + "\n")
         del texts
         for r in range(args.runs):
-            raw, tokens = run_raw(texts_path, tok_dir, args.cores)
+            raw, raw_cpu, tokens = run_raw(texts_path, tok_dir, args.cores)
             res["raw"].append(raw)
-            line = [f"run {r + 1}: raw {raw:6.2f} s"]
+            cpu["raw"].append(raw_cpu)
+            line = [f"run {r + 1}: raw {raw:6.2f} s (cpu {raw_cpu:.2f})"]
             for name, cfg in (("build", base), ("build+masks", masked)):
                 wall, c, stats = run_build(work, cfg, args.cores)
                 assert stats["total_tokens"] == tokens, (stats["total_tokens"], tokens)  # the same texts
                 res[name].append(wall)
                 cpu[name].append(c)
-                line.append(f"{name} {wall:6.2f} s")
+                line.append(f"{name} {wall:6.2f} s (cpu {c:.2f})")
             print(", ".join(line), f"(load {os.getloadavg()[0]:.1f})", flush=True)
     med = {k: statistics.median(v) for k, v in res.items()}
     print(f"\nmedians of {args.runs}: raw encode {med['raw']:.2f} s; mintdim build {med['build']:.2f} s = "
           f"{med['build'] / med['raw']:.3f}x; with train_on assistant {med['build+masks']:.2f} s = "
           f"{med['build+masks'] / med['raw']:.3f}x")
+    mc = {k: statistics.median(v) for k, v in cpu.items()}
+    print(f"CPU medians: raw encode {mc['raw']:.2f} s; build {mc['build']:.2f} s = {mc['build'] / mc['raw']:.3f}x; "
+          f"with masks {mc['build+masks']:.2f} s = {mc['build+masks'] / mc['raw']:.3f}x")
     for name in ("build", "build+masks"):
         c = statistics.median(cpu[name])
         share = (render_s if name == "build" else spans_s) / c

@@ -107,11 +107,12 @@ class Pipeline:
         return preflight(self.to_config())[0]
 
     def run(self, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
-            dry_run: bool = False):
+            dry_run: bool = False, rebuild: bool = False):
+        """rebuild: replace a finished output MintDim wrote (docs/reliability.md), as `mintdim build --rebuild`."""
         from .runner import run_build
 
         return run_build(self.to_config(), cores=cores, profile=profile, keep_intermediates=keep_intermediates,
-                         dry_run=dry_run)
+                         dry_run=dry_run, rebuild=rebuild)
 
 
 def pipeline(name: str, **options) -> Pipeline:

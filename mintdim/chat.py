@@ -308,13 +308,17 @@ class ChatRenderer:
     """Renders one file's conversations; with train roles, also the trained character spans."""
 
     def __init__(self, template_text: str, special_tokens: dict, options: dict, train_roles: list | None = None,
-                 added_special: list[str] = ()):
+                 added_special: list[str] = (), tool_template_text: str | None = None):
         self.template_text = template_text
         self.template = compile_template(template_text)
+        # records that pass tools use a directory's "tool_use" template, as transformers does
+        self.tool_template = (compile_template(tool_template_text)
+                              if tool_template_text not in (None, template_text) else self.template)
         self.special_tokens = dict(special_tokens)
         self.opts = options
         self.train_roles = frozenset(train_roles) if train_roles is not None else None
         self.tagged = bool(GENERATION_TAG.search(template_text))
+        self.tool_tagged = bool(GENERATION_TAG.search(tool_template_text)) if tool_template_text else self.tagged
         self.ends = end_markers(special_tokens, list(added_special))
 
     # -- records -> messages
@@ -330,14 +334,16 @@ class ChatRenderer:
         return kw
 
     def render_messages(self, messages: list[dict], extras: dict) -> str:
-        return self.template.render(messages=prepare_messages(messages), tools=extras.get("tools"),
+        template = self.tool_template if extras.get("tools") is not None else self.template
+        return template.render(messages=prepare_messages(messages), tools=extras.get("tools"),
                                     documents=extras.get("documents"), add_generation_prompt=False,
                                     **self._kwargs(extras))
 
     def _render_tracked(self, messages: list[dict], extras: dict) -> tuple[str, list]:
         blocks, indices = [], []
-        with self.template.environment.activate_tracker(blocks, indices):
-            for block in self.template.generate(messages=prepare_messages(messages), tools=extras.get("tools"),
+        template = self.tool_template if extras.get("tools") is not None else self.template
+        with template.environment.activate_tracker(blocks, indices):
+            for block in template.generate(messages=prepare_messages(messages), tools=extras.get("tools"),
                                                 documents=extras.get("documents"), add_generation_prompt=False,
                                                 **self._kwargs(extras)):
                 blocks.append(block)
@@ -367,7 +373,7 @@ class ChatRenderer:
         except _Failure as bad:
             raise E.SampleSchemaError.chat(path, line, bad.message, bad.en, bad.vi) from None
         chosen = self.trained_messages(messages, flags)
-        if self.tagged:
+        if self.tool_tagged if extras.get("tools") is not None else self.tagged:
             text, blocks = self._safe(lambda: self._render_tracked(messages, extras), path, line)
         else:
             text, blocks = self._safe(lambda: self.render_messages(messages, extras), path, line), None
@@ -513,7 +519,7 @@ def renderer_for(entry, tok) -> ChatRenderer:
     if template is None:
         raise E.ChatTemplateError.missing(entry.tokenizer_path)
     added = [t.content for t in tok.tok.get_added_tokens_decoder().values() if t.special]
-    return ChatRenderer(template, tok.special_tokens, entry.chat, entry.train_on, added)
+    return ChatRenderer(template, tok.special_tokens, entry.chat, entry.train_on, added, tok.tool_chat_template)
 
 
 def check_template(template_text: str, where: str) -> None:

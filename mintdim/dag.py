@@ -146,9 +146,6 @@ class BuildDAG:
         """The unit sizes (slots) one write job writes, as its --slots argument."""
         return ",".join(str(s) for s in self.write_groups[int(out_index)][int(part)])
 
-    def tokenize_targets(self) -> list[str]:
-        return [self.layout.tok_dir(i, k) for i, n in self.chunks.items() for k in range(n)]
-
     def done_targets(self) -> list[str]:
         return [self.layout.done(o.index) for o in self.build.outputs]
 

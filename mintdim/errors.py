@@ -1023,6 +1023,73 @@ class BuildError(MintDimError):
             "Hãy đợi nó chạy xong hoặc dừng nó, rồi chạy lại đúng lệnh này.", **kw)
 
     @classmethod
+    def job_failed(cls, stage: str, cause: str, paths: str | None = None, named: bool = True,
+                   space: bool = False, **kw):
+        """A job failed without a MintDim error (an OSError, a bug): its cause, the path where there
+        is one (named: the system named it; else where the job writes), advice when a disk is full."""
+        en = f"Stage: {stage}\n\nCause: {cause}"
+        vi = f"Giai đoạn: {stage}\n\nNguyên nhân: {cause}"
+        if paths:
+            en += f"\n\n{'Path' if named else 'Writing to'}: {paths}"
+            vi += f"\n\n{'Đường dẫn' if named else 'Đang ghi vào'}: {paths}"
+        if space:
+            en += ("\n\nThe file system is full, or a file size or quota limit was reached. Free space "
+                   "(or set work_dir / output.dir on a larger disk), then run the same command again.")
+            vi += ("\n\nHệ thống file đã đầy, hoặc đã chạm giới hạn kích thước file hay quota. Hãy giải phóng "
+                   "dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng lệnh này.")
+        return cls.make(en, vi, **kw)
+
+    @classmethod
+    def snakemake_locked(cls, snakefile: str, config: str, **kw):
+        return cls.make(
+            "The working directory is locked by another Snakemake run, or by a killed one.\n\n"
+            "If no other build is running here, remove the stale lock with:\n\n"
+            f"    snakemake --unlock --snakefile {snakefile} --configfile {config}\n\n"
+            "then run the same command again.",
+            "Thư mục làm việc đang bị khoá bởi một lần chạy Snakemake khác, hoặc bởi một lần đã bị dừng.\n\n"
+            "Nếu không có build nào khác đang chạy ở đây, hãy gỡ khoá cũ bằng:\n\n"
+            f"    snakemake --unlock --snakefile {snakefile} --configfile {config}\n\n"
+            "rồi chạy lại đúng lệnh này.", **kw)
+
+    @classmethod
+    def disk_full_seen(cls, log: str, tail: str, **kw):
+        """Snakemake's output said `No space left on device`; no job recorded where."""
+        return cls.make(
+            f"A file system the build writes to is full (No space left on device).\n\nLog: {log}\n\n{tail}",
+            f"Hệ thống file mà build ghi vào đã đầy (No space left on device).\n\nLog: {log}\n\n{tail}", **kw)
+
+    @classmethod
+    def disk_full(cls, where: str, logs: str, **kw):
+        return cls.make(
+            f"A file system the build writes to is full.\n\nPath: {where}\n\n"
+            "Free space (or set work_dir / output.dir on a larger disk), then run the same command again.\n\n"
+            f"Logs: {logs}",
+            f"Hệ thống file mà build ghi vào đã đầy.\n\nĐường dẫn: {where}\n\n"
+            "Hãy giải phóng dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng lệnh này."
+            f"\n\nLogs: {logs}", **kw)
+
+    @classmethod
+    def snakemake_failed(cls, status: int, log: str, tail: str, **kw):
+        return cls.make(f"Snakemake exited with status {status}.\n\nLog: {log}\n\n{tail}",
+                        f"Snakemake kết thúc với mã {status}.\n\nLog: {log}\n\n{tail}", **kw)
+
+    @classmethod
+    def no_completion_record(cls, directory: str, reason: str, log: str, **kw):
+        return cls.make(
+            f"Snakemake ended without the completion record of {directory} ({reason}).\n\nLog: {log}\n\n"
+            "Run the same command again.",
+            f"Snakemake kết thúc mà không có bản ghi hoàn tất của {directory} ({reason}).\n\nLog: {log}\n\n"
+            "Hãy chạy lại đúng lệnh này.", **kw)
+
+    @classmethod
+    def no_mintdim_error(cls, logs: str, **kw):
+        return cls.make(
+            f"A job stopped without a MintDim error (killed, out of memory, or an executor failure).\n\n"
+            f"Logs: {logs}",
+            f"Một job đã dừng mà không có lỗi MintDim (bị kill, hết bộ nhớ, hoặc executor gặp lỗi).\n\n"
+            f"Logs: {logs}", **kw)
+
+    @classmethod
     def orphans_alive(cls, root: str, pids: str, waited: float, **kw):
         return cls.make(
             f"Jobs of an earlier, killed run of this build are still running after {waited:.0f} s "

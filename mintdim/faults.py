@@ -31,6 +31,7 @@ import time
 KILL_ENV = "MINTDIM_TEST_KILL_AT"
 LINGER_ENV = "MINTDIM_TEST_KILL_LINGER"
 SLEEP_ENV = "MINTDIM_TEST_SLEEP_AT"
+SNAKEMAKE_PID_ENV = "MINTDIM_SNAKEMAKE_PID"  # the main Snakemake process (set by guard.py), for the "snakemake" target
 
 
 def kill_point(point: str) -> None:
@@ -53,11 +54,13 @@ def kill_point(point: str) -> None:
         group = os.getpgid(0)
         launcher = _launcher_of(group)  # `mintdim build` runs Snakemake in a group of its own: kill it too
         if launcher > 1:
+            # stopped first: Snakemake (the group's leader) reacts to its launcher's death by stopping
+            # its group and writing failure markers; a kill of a whole session gives it no such moment
+            # (seen under load: markers after aggregate:end@group)
+            os.kill(group, signal.SIGSTOP)
             os.kill(launcher, signal.SIGKILL)
         os.killpg(group, signal.SIGKILL)
     elif target == "snakemake":
-        from .guard import SNAKEMAKE_PID_ENV
-
         pid = int(os.environ.get(SNAKEMAKE_PID_ENV, "0") or 0)
         if pid > 1:
             os.kill(pid, signal.SIGKILL)

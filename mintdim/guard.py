@@ -37,8 +37,8 @@ import time
 
 from . import errors as E
 from . import outputs
+from .faults import SNAKEMAKE_PID_ENV  # set for stage jobs: the test hooks read it
 
-SNAKEMAKE_PID_ENV = "MINTDIM_SNAKEMAKE_PID"  # the main Snakemake process, for stage jobs (test hooks)
 ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
 
 _ACTIVE: "BuildGuard | None" = None
@@ -202,7 +202,10 @@ class BuildGuard:
             os.close(fd)
 
     def clear_stale_snakemake_locks(self, snakemake_dir: str) -> list[str]:
-        """Remove Snakemake lock files that name a file of this build (only a killed run of it left them)."""
+        """Remove Snakemake lock files that name a file of this build (only a killed run of it left them).
+
+        For correctness, not speed (issue 13): without it a direct `snakemake` rerun after a kill
+        stops with `LockException` until the user runs `snakemake --unlock`."""
         lockdir = os.path.join(snakemake_dir, ".snakemake", "locks")
         root = os.path.abspath(self.layout.root) + os.sep
         removed = []

@@ -77,21 +77,30 @@ def read_special_tokens(config: dict, special_map: dict) -> dict[str, str]:
     return out
 
 
-def read_chat_template(path: str, config: dict, override: str | None = None) -> str | None:
+def read_chat_template(path: str, config: dict, override: str | None = None, tools: bool = False) -> str | None:
     """The template transformers would use: a named file (override), chat_template.jinja beside
-    the tokenizer, or the config's chat_template (a string, or named templates: "default")."""
+    the tokenizer (named ones in additional_chat_templates/), or the config's chat_template (a
+    string, or named templates). Of named templates: "tool_use" when the record passes tools and
+    the directory has one, else "default" (transformers' get_chat_template)."""
     if override:
         with open(override, encoding="utf-8") as f:
             return f.read()
+    named: dict = {}
     beside = os.path.join(path, TEMPLATE_FILE)
     if os.path.isfile(beside):
         with open(beside, encoding="utf-8") as f:
-            return f.read()
-    value = config.get("chat_template")
-    if isinstance(value, list):
-        value = {item.get("name"): item.get("template") for item in value if isinstance(item, dict)}
-    if isinstance(value, dict):
-        value = value.get("default")
+            named["default"] = f.read()
+        extra = os.path.join(path, "additional_chat_templates")
+        for name in sorted(os.listdir(extra)) if os.path.isdir(extra) else ():
+            if name.endswith(".jinja"):
+                with open(os.path.join(extra, name), encoding="utf-8") as f:
+                    named[name[: -len(".jinja")]] = f.read()
+    else:
+        value = config.get("chat_template")
+        if isinstance(value, list):
+            value = {item.get("name"): item.get("template") for item in value if isinstance(item, dict)}
+        named = value if isinstance(value, dict) else {"default": value}
+    value = named.get("tool_use") if tools and "tool_use" in named else named.get("default")
     return value if isinstance(value, str) else None
 
 
@@ -156,6 +165,11 @@ class HFDirTokenizer(HFJsonTokenizer):
     @property
     def chat_template(self) -> str | None:
         return read_chat_template(self.dir, self.config, self.chat_template_path)
+
+    @property
+    def tool_chat_template(self) -> str | None:
+        """The template for records that pass tools (a directory's "tool_use" template, if any)."""
+        return read_chat_template(self.dir, self.config, self.chat_template_path, tools=True)
 
     @property
     def encodes_every_string(self) -> bool:

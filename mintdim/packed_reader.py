@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
+from . import errors as E
 from .formats import output as fmt
 from .formats import shards as fs
 from .reader import MAX_OPEN_SHARDS, BucketBatchSampler, _not_a_dataset, load_output
@@ -314,6 +315,10 @@ class PackedDataset:
     def torch_loader(self, batch_size: int, *, num_workers: int = 0, **kw):
         """A torch DataLoader of padding-free batches, as HF DataCollatorWithFlattening gives them
         (input_ids, position_ids, labels of shape (1, T); cu_seq_lens_q/k, max_length_q/k)."""
-        from .torch_data import make_packed_loader
-
+        try:
+            from .torch_data import make_packed_loader
+        except ModuleNotFoundError as exc:
+            if exc.name != "torch":
+                raise
+            raise E.MissingExtraError.make("torch_loader()", "torch", "torch") from None
         return make_packed_loader(self, batch_size, num_workers=num_workers, **kw)

@@ -25,7 +25,7 @@ from . import errors as E
 from . import guard, outputs
 from .layout import Layout
 from .paths import snakefile
-from .snakemake_main import ERROR_FILE_ARG, LAUNCHER_ARG, PREFLIGHT_ARG, _signal, stop_group
+from .snakemake_main import ERROR_FILE_ARG, LAUNCHER_ARG, PREFLIGHT_ARG, signal_group, stop_group
 from .stages import failure
 from .stages.job import ERROR_LINE, unexpected_failure
 from .stages.validate import preflight, write_cache
@@ -116,14 +116,14 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra,
                             run_args=[PREFLIGHT_ARG, build.build_id, ERROR_FILE_ARG, error_file])
     tail: list[str] = []
-    result_flags = {"nothing": False}
+    nothing_to_do = False
     console_errors: list[E.MintDimError] = []
     # Snakemake runs in a process group of its own (start_new_session), which this process stops
     # as a whole: a signal sent to this process alone (kill PID, timeout, a closed terminal) is
     # forwarded to the group, and the group stops by itself when this process dies (kill -9;
     # snakemake_main.py). A user's Ctrl-C reaches this process and is forwarded as SIGINT.
-    with _Log(log_path) as log, subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True) as proc, _Forward(proc) as forwarded:
+    with _Log(log_path) as log, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                                 start_new_session=True) as proc, _Forward(proc) as forwarded:
         for line in proc.stdout:
             log.write(line)
             line = line.rstrip("\n")
@@ -135,7 +135,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
                 continue
             tail = (tail + [line])[-40:]
             if line.startswith("Nothing to be done"):
-                result_flags["nothing"] = True
+                nothing_to_do = True
             found = _PASS.search(line)
             if dry_run:
                 echo(line)
@@ -143,7 +143,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
                 echo(line[found.start():])
         rc = proc.wait()
     result = BuildResult(build_id=build.build_id, work_dir=build.work_dir, dry_run=dry_run, log=log_path,
-                         already_built=result_flags["nothing"] and not dry_run)
+                         already_built=nothing_to_do and not dry_run)
     if forwarded.signals:
         _unlink(error_file)
         if forwarded.signals[0] == signal.SIGINT:
@@ -159,18 +159,12 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
             raise E.BuildError.killed(-rc, log_path, lang=build.lang)
         text = "\n".join(tail)
         if "LockException" in text or "cannot be locked" in text:
-            raise E.BuildError.make(
-                "The working directory is locked by another Snakemake run, or by a killed one.\n\n"
-                "If no other build is running here, remove the stale lock with:\n\n"
-                f"    snakemake --unlock --snakefile {snakefile()} --configfile {config_path}\n\n"
-                "then run the same command again.", lang=build.lang)
+            raise E.BuildError.snakemake_locked(snakefile(), config_path, lang=build.lang)
         full = failure.full_disks([layout.root] + [o.absdir for o in build.outputs])
         if full or "No space left on device" in text:
-            raise failure.first_error(layout, build.lang, build) if full else E.BuildError.make(
-                f"A file system the build writes to is full (No space left on device).\n\nLog: {log_path}\n\n"
-                + "\n".join(tail[-12:]), lang=build.lang)
-        raise E.BuildError.make(f"Snakemake exited with status {rc}.\n\nLog: {log_path}\n\n" + "\n".join(tail[-12:]),
-                                lang=build.lang)
+            raise failure.first_error(layout, build.lang, build) if full else E.BuildError.disk_full_seen(
+                log_path, "\n".join(tail[-12:]), lang=build.lang)
+        raise E.BuildError.snakemake_failed(rc, log_path, "\n".join(tail[-12:]), lang=build.lang)
     _unlink(error_file)
     if not dry_run:
         for out in build.outputs:
@@ -180,9 +174,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
                 with open(layout.done(out.index), encoding="utf-8") as f:
                     done = json.load(f)
             except (OSError, ValueError) as exc:
-                raise E.BuildError.make(
-                    f"Snakemake ended without the completion record of {out.dir} ({exc}).\n\nLog: {log_path}\n\n"
-                    "Run the same command again.", lang=build.lang) from None
+                raise E.BuildError.no_completion_record(out.dir, str(exc), log_path, lang=build.lang) from None
             result.outputs.append(OutputResult(dir=out.dir, path=out.absdir, stats=done["stats"]))
     return result
 
@@ -280,8 +272,9 @@ class _Log:
 
 class _Forward:
     """While Snakemake runs: SIGINT, SIGTERM and SIGHUP sent to this process go to Snakemake's
-    process group (SIGHUP as SIGTERM: to Snakemake it means its launcher is gone). Only in the main
-    thread (Python delivers signals there); elsewhere the group still ends with this process."""
+    process group (SIGINT as it is; SIGTERM and SIGHUP as SIGTERM, repeated until Snakemake has
+    ended: snakemake_main.stop_group). Only in the main thread (Python delivers signals there);
+    elsewhere the group still ends with this process (snakemake_main.py)."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -289,13 +282,16 @@ class _Forward:
         self.proc = proc
         self.signals: list[int] = []
         self._old = {}
+        self._ended = threading.Event()
+        self._stopping = False
 
     def _handle(self, signum, _frame):
         self.signals.append(signum)
         if signum == signal.SIGINT:
-            _signal(self.proc.pid, signum)
-        elif len(self.signals) == 1 or signal.SIGINT in self.signals[:-1]:
-            threading.Thread(target=stop_group, args=(self.proc.pid, self.proc.poll), daemon=True).start()
+            signal_group(self.proc.pid, signum)
+        elif not self._stopping:
+            self._stopping = True
+            threading.Thread(target=stop_group, args=(self.proc.pid, self._ended), daemon=True).start()
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
@@ -307,5 +303,5 @@ class _Forward:
         for sig, old in self._old.items():
             signal.signal(sig, old)
         if exc[0] is not None and self.proc.poll() is None:  # this process fails: the group goes with it
-            _signal(self.proc.pid, signal.SIGTERM)
-
+            signal_group(self.proc.pid, signal.SIGTERM)
+        self._ended.set()  # no signal to that group id any more: it may be reused

@@ -62,22 +62,22 @@ def _launcher_gone(*_args) -> None:
         pass
     group = os.getpgid(0)
     if group == os.getpid():  # started by the runner in a group of its own: stop it all
-        threading.Thread(target=stop_group, args=(group, lambda: None), daemon=True).start()
+        threading.Thread(target=stop_group, args=(group, threading.Event()), daemon=True).start()
     else:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def stop_group(group: int, ended, every: float = 1.0, kill_after: float = 10.0) -> None:
-    """SIGTERM to a process group, again every second while `ended()` is None (a job Snakemake was
+def stop_group(group: int, ended: threading.Event, every: float = 1.0, kill_after: float = 10.0) -> None:
+    """SIGTERM to a process group, again every second until `ended` is set (a job Snakemake was
     starting at that moment misses the first one, and Snakemake waits for its running jobs), then
     SIGKILL after `kill_after` seconds."""
     t0 = time.monotonic()
-    while ended() is None:
-        _signal(group, signal.SIGKILL if time.monotonic() - t0 >= kill_after else signal.SIGTERM)
-        time.sleep(every)
+    while not ended.is_set():
+        signal_group(group, signal.SIGKILL if time.monotonic() - t0 >= kill_after else signal.SIGTERM)
+        ended.wait(every)
 
 
-def _signal(group: int, sig: int) -> None:
+def signal_group(group: int, sig: int) -> None:
     try:
         os.killpg(group, sig)
     except OSError:  # already gone

@@ -12,7 +12,6 @@ from __future__ import annotations
 import array
 import json
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -44,15 +43,6 @@ def _flatten(id_lists) -> tuple[np.ndarray, np.ndarray]:
     for ids in id_lists:
         flat.extend(ids)
     return np.frombuffer(flat, dtype=np.uint32) if len(flat) else np.zeros(0, dtype=np.uint32), lengths
-
-
-@dataclass
-class TokenizerInfo:
-    kind: str
-    path: str  # as declared
-    vocab_size: int
-    unk_id: int | None
-    pad_id: int | None
 
 
 class SentencePieceTokenizer:

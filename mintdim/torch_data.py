@@ -21,7 +21,10 @@ from torch.utils.data import DataLoader, Sampler
 from torch.utils.data import Dataset as _TorchDataset
 from torch.utils.data._utils.collate import default_collate
 
-from .reader import Batch, BucketBatchSampler, Dataset
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: the reader imports this module (lazily), never the reverse
+    from .reader import Batch, BucketBatchSampler, Dataset
 
 
 def _batch_dict(batch: Batch, dtype) -> dict:

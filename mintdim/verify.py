@@ -634,7 +634,7 @@ def _chat_template(manifest: dict, chat: dict, root: str, decl: str):
     if opts.get("chat_template") and not os.path.isabs(opts["chat_template"]):
         opts["chat_template"] = os.path.join(root, opts["chat_template"])
     tok = load("hf_dir", tpath if os.path.isabs(tpath) else os.path.join(root, tpath), **opts)
-    return ChatRenderer(tok.chat_template, tok.special_tokens, chat).as_template(decl)
+    return ChatRenderer(tok.chat_template, tok.special_tokens, chat, None, (), tok.tool_chat_template).as_template(decl)
 
 
 def main_lines(report: Report, limit: int | None = 50) -> list[str]:

@@ -699,3 +699,31 @@ def test_a_bad_record_in_a_build_names_its_line_and_message(tmp_path):
     assert "Line: 3" in text and "Message: 1" in text and "unknown role 'robot'" in text
     assert "Dòng: 3" in text and "Tin nhắn: 1" in text
     assert not os.path.exists(tmp_path / "out" / "stats.json")
+
+
+def test_named_templates_tool_use_when_the_record_passes_tools(tmp_path, ref):
+    """A config with named templates: "tool_use" for records with tools, "default" otherwise."""
+    from mintdim.chat import renderer_for
+    from mintdim.tokenizers import load
+
+    d = tmp_path / "named"
+    shutil.copytree(TOK_DIR, d)
+    config = json.loads((d / "tokenizer_config.json").read_text(encoding="utf-8"))
+    default = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    config["chat_template"] = [{"name": "default", "template": default},
+                               {"name": "tool_use", "template": "TOOLS {{ tools | tojson }}\n" + default}]
+    (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    reference = hf(str(d))
+    tok = load("hf_dir", str(d))
+    entry = type("Entry", (), {"tokenizer_path": str(d), "train_on": ["assistant"],
+                               "chat": {"messages": "messages", "role": "role", "content": "content",
+                                        "extras": ["tools"]}})()
+    r = renderer_for(entry, tok)
+    msgs = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    for rec, kw in (({"messages": msgs}, {}), ({"messages": msgs, "tools": tools}, {"tools": tools})):
+        want = reference.apply_chat_template(msgs, tokenize=False, **kw)
+        assert r.render(rec, "f", 1) == want
+        text, spans = r.render_with_spans(rec, "f", 1)
+        assert text == want and [text[a:b] for a, b, _, _ in spans] == ["y", "<|im_end|>"]
+    assert r.render({"messages": msgs, "tools": tools}, "f", 1).startswith("TOOLS [")

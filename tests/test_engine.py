@@ -302,6 +302,16 @@ def test_build_with_engine_equals_library_build(small, tmp_path, monkeypatch):
     assert manifests["auto"] == manifests["tokenizers"]
 
 
+def test_loss_mask_build_keeps_the_library(small, tmp_path):
+    """train_on needs the library's offsets: no engine in that build's manifest."""
+    cfg = basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
+                       tokenizer={"hf_json": {"path": small["gpt2"]}}, sizes=[[512]], out="out")
+    cfg["source"]["train_on"] = [["answer"]]
+    build_in(tmp_path, cfg)
+    manifest = read_json(os.path.join(str(tmp_path), "out", "manifest.json"))
+    assert "engine" not in manifest["tokenizer"] and manifest["loss_mask"]["train_on"] == [["answer"]]
+
+
 # ---- real model files (skipped without /work/assets) ----
 
 REAL = {"llama3.2": "hf/llama3.2/tokenizer.json", "llama3_1": "hf/llama3_1/tokenizer.json",

@@ -398,6 +398,16 @@ def test_reader_batches_positions_labels_and_boundaries(masked):
     assert not set(seen) & set(other)
 
 
+def test_torch_adapter_without_torch_is_a_clear_error(masked):
+    try:
+        import torch  # noqa: F401
+        pytest.skip("torch is installed")
+    except ModuleNotFoundError:
+        pass
+    with pytest.raises(E.MissingExtraError, match=r"mintdim\[torch\]"):
+        mintdim.open(masked[0]).torch_loader(2)
+
+
 def test_torch_adapter_gives_flattening_batches(masked):
     torch = pytest.importorskip("torch")
     out, _rows = masked
@@ -512,3 +522,24 @@ def test_config_form_and_its_errors(tmp_path):
         resolve(two)
     two["output"]["dir"] = ["o1", "o2"]
     assert [o.pack for o in resolve(two).outputs] == [128, 256]
+
+
+def test_torch_adapter_equals_transformers_data_collator_with_flattening(masked):
+    """The adapter's batch is what Hugging Face's DataCollatorWithFlattening makes of the same samples
+    (each sample's tokens, labels = its trained tokens, -100 elsewhere), with flash-attention kwargs."""
+    torch = pytest.importorskip("torch")
+    collator_mod = pytest.importorskip("transformers.data.data_collator")
+    out, _rows = masked
+    ds = mintdim.open(out)
+    batch = next(iter(ds.torch_loader(3, shuffle=False)))
+    ids = [int(s) for r in range(3) for s in ds.row_sample_ids(r)]
+    assert [int(s) for s in batch["sample_ids"]] == ids
+    features = []
+    for s in ids:
+        tokens = ds.tokens(s).astype(np.int64)
+        labels = np.where(ds.loss_mask(s), tokens, -100)
+        features.append({"input_ids": tokens.tolist(), "labels": labels.tolist()})
+    ref = collator_mod.DataCollatorWithFlattening(return_flash_attn_kwargs=True, return_tensors="pt")(features)
+    for key in ("input_ids", "labels", "position_ids", "cu_seq_lens_q", "cu_seq_lens_k"):
+        assert torch.equal(batch[key].to(ref[key].dtype), ref[key]), key
+    assert int(batch["max_length_q"]) == int(ref["max_length_q"]) and int(batch["max_length_k"]) == int(ref["max_length_k"])

@@ -310,6 +310,24 @@ def test_killing_only_the_launcher_stops_snakemake_and_its_jobs_and_the_rerun_co
         assert "already running" not in done["text"]
 
 
+def test_ctrl_c_at_mintdim_build_reaches_snakemake_in_its_own_group(tmp_path, reference):
+    """Snakemake runs in a process group of its own, so a terminal's Ctrl-C (SIGINT to the launcher's
+    group) reaches only the launcher: it must forward it, and end with `interrupted` (exit 130)."""
+    root = project(tmp_path)
+    k = _kill_launcher(root, "write", signal.SIGINT)
+    assert k["survivors"] == {}, k
+    assert k["rc"] == 130 and k["text"].rstrip().endswith("interrupted") and "Traceback" not in k["text"], k["text"]
+    _assert_finished("ctrl-c at mintdim build", _finish(root), reference)
+
+
+def test_a_closed_terminal_sighup_to_the_launcher_stops_the_build(tmp_path, reference):
+    root = project(tmp_path)
+    k = _kill_launcher(root, "tokenize", signal.SIGHUP)
+    assert k["survivors"] == {}, k
+    assert k["rc"] == 128 + signal.SIGHUP and "The build was stopped (SIGHUP)" in k["text"], k["text"][-2000:]
+    _assert_finished("sighup", _finish(root), reference)
+
+
 def test_ctrl_c_under_a_direct_snakemake_run_says_interrupted_without_a_traceback(tmp_path, reference):
     """issue 14, case 2: SIGINT to the whole process group (Ctrl-C in a terminal) while a job runs."""
     root = project(tmp_path)

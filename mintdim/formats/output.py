@@ -117,10 +117,6 @@ def duplicate_groups(digests: np.ndarray) -> list[np.ndarray]:
     return groups
 
 
-def relpath_join(*parts: str) -> str:
-    return "/".join(parts).replace(os.sep, "/")
-
-
 _SAMPLE_LINE = ('{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"source_file":%s,"source_line":%d,'
                 '"shard_path":"' + shards.UNIT_DIR + '/' + shards.SHARD_NAME + '","shard_row":%d')
 

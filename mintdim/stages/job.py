@@ -155,21 +155,12 @@ def unexpected_failure(name: str, exc: BaseException, writes=None) -> E.MintDimE
     cause = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, OSError) and exc.strerror:  # the path goes on a line of its own
         cause = f"{type(exc).__name__}: " + (f"[Errno {exc.errno}] " if exc.errno else "") + exc.strerror
-    en = f"Stage: {name}\n\nCause: {cause}"
-    vi = f"Giai đoạn: {name}\n\nNguyên nhân: {cause}"
-    if isinstance(exc, OSError):
-        paths = [p for p in (exc.filename, exc.filename2) if p] or [p for p in (writes or []) if p]
-        if paths:
-            shown = ", ".join(os.fsdecode(p) for p in paths)
-            label = "Path" if exc.filename else "Writing to"
-            en += f"\n\n{label}: {shown}"
-            vi += f"\n\n{'Đường dẫn' if exc.filename else 'Đang ghi vào'}: {shown}"
-        if exc.errno in _SPACE_ERRNOS or (exc.errno is None and "written" in str(exc)):  # numpy: a short write
-            en += ("\n\nThe file system is full, or a file size or quota limit was reached. Free space "
-                   "(or set work_dir / output.dir on a larger disk), then run the same command again.")
-            vi += ("\n\nHệ thống file đã đầy, hoặc đã chạm giới hạn kích thước file hay quota. Hãy giải phóng "
-                   "dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng lệnh này.")
-    return E.BuildError.make(en, vi)
+    if not isinstance(exc, OSError):
+        return E.BuildError.job_failed(name, cause)
+    paths = [p for p in (exc.filename, exc.filename2) if p] or [p for p in (writes or []) if p]
+    space = exc.errno in _SPACE_ERRNOS or (exc.errno is None and "written" in str(exc))  # numpy: a short write
+    return E.BuildError.job_failed(name, cause, ", ".join(os.fsdecode(p) for p in paths) or None,
+                                   named=bool(exc.filename), space=space)
 
 
 def use_threads(threads: int) -> None:

@@ -25,7 +25,6 @@ rule train_tokenizer:
         py=PY,
         script=script("train_tokenizer.py"),
         config=MINT.config_file,
-        version=VERSION,
     shell:
         "{params.py} {params.script} --config-file {params.config:q} --index {wildcards.tok} --out {output:q}"
         " --threads {threads} --log {log:q}"

@@ -17,6 +17,5 @@ rule validate:
         py=PY,
         script=script("validate_config.py"),
         config=MINT.config_file,
-        version=VERSION,
     shell:
         "{params.py} {params.script} --config-file {params.config:q} --out {output:q} --log {log:q}"

@@ -24,7 +24,6 @@ rule write:
         script=script("write_shards.py"),
         slots=lambda wc: MINT.write_slots(int(wc.out), int(wc.part)),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
-        version=VERSION,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --part {wildcards.part} --slots {params.slots} --units-plan {input.units:q} --table {input.table:q} --stage {params.stage:q}"
