@@ -57,7 +57,6 @@ import os
 from dataclasses import asdict, dataclass, field
 
 from . import __version__
-from . import chat
 from . import errors as E
 from . import schema
 from . import template as T
@@ -174,6 +173,13 @@ def _chats(src: dict, n: int) -> list:
     return [None if value is None else _pick(_listed(value), i) for i in range(n)]
 
 
+def _chat_module():
+    """mintdim.chat, imported only for a config with conversations (a job spares ~10 ms otherwise)."""
+    from . import chat
+
+    return chat
+
+
 def _extra_keys(err) -> list[str]:
     """The keys an additionalProperties violation names, in the config's order."""
     return [k for k in err.instance if k not in err.schema.get("properties", {})]
@@ -259,7 +265,7 @@ def _chat_item_problem(item, at: tuple, where: str, bad):
     for key in ("messages", "role", "content", "system", "train"):
         if bad.under(*at, key):
             return E.PipelineValidationError.chat_key(where, key, item[key])
-    role, content = (item.get(k) or chat.DEFAULTS[k] for k in ("role", "content"))
+    role, content = (item.get(k) or _chat_module().DEFAULTS[k] for k in ("role", "content"))
     if role == content:
         return E.PipelineValidationError.chat_same_key(where, role)
     if bad.under(*at, "roles"):
@@ -571,7 +577,7 @@ def _hf_dir_options(item: dict) -> dict | None:
 
 
 def _chat_options(item: dict) -> dict:
-    return {**chat.DEFAULTS, **{k: v for k, v in item.items() if v is not None}}
+    return {**_chat_module().DEFAULTS, **{k: v for k, v in item.items() if v is not None}}
 
 
 def _chat_roles(train_on, opts: dict) -> list[str] | None:
@@ -579,7 +585,7 @@ def _chat_roles(train_on, opts: dict) -> list[str] | None:
     assistant's; None: no masks."""
     if train_on is not None:
         return list(train_on)
-    return list(chat.DEFAULT_TRAIN_ROLES) if ("train" in opts or opts.get("last_turn")) else None
+    return list(_chat_module().DEFAULT_TRAIN_ROLES) if ("train" in opts or opts.get("last_turn")) else None
 
 
 def _entries(raw: dict) -> BuildConfig:
