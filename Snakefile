@@ -13,18 +13,18 @@ report: "workflow/report/workflow.rst"
 
 
 sys.path.insert(0, workflow.basedir)  # a plain checkout works before `pip install`
-import mintdim
 from mintdim.dag import BuildDAG, load_default_config
 from mintdim.errors import MintDimError
 from mintdim.config import lang_of
 
 RAW = load_default_config(config, workflow.basedir)
+# `snakemake --report` and `--lint` only read the build: no pre-flight, no run lock. Snakemake
+# parses them without cores (--report) and without checking environment variables (--lint).
+READ_ONLY = not workflow.check_envvars
 try:
     CORES = workflow.cores
-except WorkflowError:  # `snakemake --report` and `--lint` run without --cores
-    CORES = 1
-# `snakemake --report` and `--lint` only read the build: no pre-flight, no run lock, nothing written
-READ_ONLY = any(a.split("=")[0] in ("--report", "--lint") for a in sys.argv)
+except WorkflowError:
+    CORES, READ_ONLY = 1, True
 try:
     MINT = BuildDAG(
         RAW,
@@ -39,7 +39,6 @@ except MintDimError as err:
     print(f"\n{err.render(lang_of(RAW))}", file=sys.stderr)
     sys.exit(1)
 LAYOUT = MINT.layout
-VERSION = mintdim.__version__
 
 
 wildcard_constraints:
@@ -76,9 +75,7 @@ rule all:
 
 
 onstart:
-    from mintdim.guard import on_start
-
-    on_start()  # hold the output directories; another live build into one of them stops here
+    MINT.on_start()  # hold the outputs (another live build's: stop here), record what the jobs read
 
 
 onsuccess:

@@ -6,7 +6,9 @@
 
 Token lengths come from MintDim's own tokenize stage (mintdim.suggest_units with a
 config); for each K the table compares a power-of-two list (the usual hand-made
-choice, the largest size raised to fit the longest sample) with the exact optimum.
+choice, the largest size raised to fit the longest sample) with the exact optimum; then the
+packed layout (units.pack, mintdim.packing) for each --pack row length, with the samples longer
+than a row truncated (overflow: truncate) and dropped (overflow: drop).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from mintdim import padding
+from mintdim import packing, padding
 from mintdim.suggest import lengths_from_config
 
 
@@ -34,6 +36,7 @@ def main() -> None:
     p.add_argument("--k", default="4,8,12")
     p.add_argument("--multiple-of", type=int, default=64)
     p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--pack", default="4096,8192", help="row lengths of the packed layout ('' for none)")
     args = p.parse_args()
     kind = "sentencepiece" if args.tokenizer.endswith(".model") else "hf_json"
     cfg = {"source": {"files": [os.path.abspath(args.data)], "fields": [args.fields.split(",")],
@@ -52,6 +55,14 @@ def main() -> None:
         best = padding.suggest(values=values, counts=counts, k=k, multiple_of=args.multiple_of)
         print(f"{k:>3}  {str(hand):<60} {padding.measure(values, counts, hand).padding_ratio:>8.2%}   "
               f"{str(best.sizes):<60} {best.report.padding_ratio:>8.2%}")
+    for row in [int(r) for r in args.pack.split(",") if r]:
+        for policy in ("truncate", "drop"):
+            p = packing.plan(lengths, row, policy)
+            over = int((p.status != 0).sum())
+            print(f"packed rows of {row}, overflow {policy}: padding {1 - p.efficiency:.3%} (efficiency "
+                  f"{p.efficiency:.3%}), {p.n_rows} rows, lower bound {p.lower_bound} "
+                  f"(+{p.n_rows / p.lower_bound - 1:.3%}), {over} samples longer than a row, "
+                  f"{int(p.tokens)} of {int(lengths.sum())} tokens kept")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,16 @@ class _Source(_Namespace):
         return self._p
 
 
+    def chat(self, files=None, chat=None, train_on=None, fields=None, templates=None) -> "Pipeline":
+        """Conversations rendered with the model's chat template (source.chat; mintdim/chat.py):
+        chat={} is the OpenAI shape, or {"messages": ..., "role": ..., "content": ..., "roles": {...},
+        "system": KEY, "extras": [KEYS], "train": KEY, "last_turn": bool}; a list maps by file.
+        train_on: per file, the roles whose turns the loss mask trains (e.g. [["assistant"]])."""
+        self._p._config["source"] = {"files": files, "chat": copy.deepcopy(chat), "train_on": train_on,
+                                     "fields": fields, "templates": templates}
+        return self._p
+
+
 class _Tokenizer(_Namespace):
     def sentencepiece(self, config) -> "Pipeline":
         self._p._config["tokenizer"] = {"sentencepiece": copy.deepcopy(config)}
@@ -34,6 +44,12 @@ class _Tokenizer(_Namespace):
 
     def hf_json(self, config) -> "Pipeline":
         self._p._config["tokenizer"] = {"hf_json": copy.deepcopy(config)}
+        return self._p
+
+    def hf_dir(self, config) -> "Pipeline":
+        """A model's tokenizer directory (tokenizer.json + tokenizer_config.json [+ chat template]):
+        {"path": DIR, "pad_token": "<existing token>", "chat_template": FILE} (both optional)."""
+        self._p._config["tokenizer"] = {"hf_dir": copy.deepcopy(config)}
         return self._p
 
     def unitoken(self, config) -> "Pipeline":
@@ -70,7 +86,9 @@ class Pipeline:
 
     def units(self, sizes=None, build_batch=None, **planning) -> "Pipeline":
         """sizes: a list of lists (declared), or "auto" with planning options k, multiple_of,
-        min_size, max_size, cost: sizes then minimise padding for the data (mintdim.padding)."""
+        min_size, max_size, cost: sizes then minimise padding for the data (mintdim.padding).
+        Packed rows instead of sizes: pack=[4096] (row lengths), overflow=["drop"] (error, the
+        default | drop | truncate), e.g. .units(pack=[4096], overflow=["drop"], build_batch=[4096])."""
         self._config["units"] = {"sizes": sizes, "build_batch": build_batch, **planning}
         return self
 
@@ -89,11 +107,12 @@ class Pipeline:
         return preflight(self.to_config())[0]
 
     def run(self, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
-            dry_run: bool = False):
+            dry_run: bool = False, rebuild: bool = False):
+        """rebuild: replace a finished output MintDim wrote (docs/reliability.md), as `mintdim build --rebuild`."""
         from .runner import run_build
 
         return run_build(self.to_config(), cores=cores, profile=profile, keep_intermediates=keep_intermediates,
-                         dry_run=dry_run)
+                         dry_run=dry_run, rebuild=rebuild)
 
 
 def pipeline(name: str, **options) -> Pipeline:

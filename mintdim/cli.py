@@ -24,7 +24,8 @@ exit codes:
   0    success
   1    build or validation error (one clear message on stderr, never a traceback)
   2    usage error (unknown command or option, missing argument)
-  130  interrupted (Ctrl-C)"""
+  130  interrupted (Ctrl-C)
+  143  stopped by SIGTERM (129: SIGHUP); Snakemake and its jobs stop with it"""
 
 
 SUB_EXIT_CODES = "Exit codes: 0 ok, 1 error (one clear message on stderr), 2 usage error."
@@ -54,9 +55,12 @@ def main(argv=None) -> int:
         return 2
     try:
         return args.func(args)
+    except E.UsageError as err:
+        print(f"mintdim {args.command}: {err}", file=sys.stderr)
+        return 2
     except E.MintDimError as err:
         print(str(err), file=sys.stderr)
-        return 1
+        return getattr(err, "exit_code", 1)  # 128 + N: the build was stopped by signal N
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0

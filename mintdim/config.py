@@ -27,10 +27,12 @@ DEFAULT_WORK_DIR = ".mintdim"
 DEFAULT_CHUNK_MB = 256
 TOP_KEYS = {"source", "tokenizer", "units", "output", "lang", "work_dir", "chunk_mb"}
 AUTO_KEYS = {"k", "multiple_of", "max_size", "min_size", "cost"}  # units: {sizes: auto, ...}
-BLOCK_KEYS = {"source": {"files", "fields", "templates", "train_on"}, "units": {"sizes", "build_batch"} | AUTO_KEYS,
+BLOCK_KEYS = {"source": {"files", "fields", "templates", "train_on", "chat"}, "units": {"sizes", "build_batch"} | AUTO_KEYS,
               "output": {"dir", "samples_per_shard"}}
 MISSING_ORDER = ["source.files", "source.fields", "source.templates", "tokenizer", "units.sizes",
                  "units.build_batch", "output.dir", "output.samples_per_shard"]
+PACK_KEYS = {"pack", "overflow"}  # units: {pack: [4096], overflow: [drop]}: packed rows instead of sizes
+BLOCK_KEYS["units"] = BLOCK_KEYS["units"] | PACK_KEYS
 
 
 @dataclass
@@ -49,6 +51,10 @@ class FileEntry:
     samples_per_shard: int
     tokenizer_train: dict | None = None  # tokenizer.train_bpe: options; the model goes to tokenizer_path
     train_on: list[str] | None = None  # source.train_on: fields whose tokens the loss mask trains
+    pack: int | None = None  # units.pack: row length of the packed layout (None: bucketed units)
+    overflow: str | None = None  # units.overflow with pack: error | drop | truncate
+    chat: dict | None = None  # source.chat: the conversation options (mintdim/chat.py); train_on holds roles
+    tokenizer_options: dict | None = None  # hf_dir: pad_token, chat_template (a path as declared)
 
     @property
     def compression(self) -> str | None:
@@ -72,6 +78,8 @@ class OutputEntry:
     samples_per_shard: int
     auto: dict | None = None  # the planning options when sizes are auto
     build_batches: list[int] = field(default_factory=list)
+    pack: int | None = None  # units.pack: packed rows of this length (sizes is then [pack])
+    overflow: str | None = None  # with pack: error | drop | truncate
 
 
 @dataclass
@@ -86,8 +94,8 @@ class BuildConfig:
     @property
     def build_id(self) -> str:
         """Identity of this build: the resolved config and the MintDim version, not the data."""
-        canon = {"version": __version__, "files": [asdict(f) for f in self.files],
-                 "outputs": [asdict(o) for o in self.outputs]}
+        canon = {"version": __version__, "files": [_canon(f) for f in self.files],
+                 "outputs": [_canon(o) for o in self.outputs]}
         return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -97,6 +105,16 @@ class BuildConfig:
     @property
     def build_dir(self) -> str:
         return os.path.join(self.work_dir, self.build_id)
+
+
+# fields of extensions (units.pack, source.chat, hf_dir options): in the build id only when set, so
+# builds that do not use them keep the id (and work directory) they had before the extension
+EXTENSION_FIELDS = PACK_KEYS | {"chat", "tokenizer_options"}
+
+
+def _canon(entry) -> dict:
+    """An entry for the build id, without the extension fields a build does not use."""
+    return {k: v for k, v in asdict(entry).items() if not (k in EXTENSION_FIELDS and v is None)}
 
 
 def _is_int(value) -> bool:
@@ -148,7 +166,7 @@ def _check_tokenizer_item(item, index: int, kind: str) -> None:
         raise E.TokenizerValidationError.config(
             f"tokenizer config must be a dict with key: path, got {_tname(item)}",
             f"config tokenizer phải là dict có key: path, hiện tại là {_tname(item)}")
-    unknown = [k for k in item if k != "path"]
+    unknown = [k for k in item if k != "path" and not (kind == "hf_dir" and k in HF_DIR_KEYS)]
     if unknown:
         raise E.TokenizerValidationError.unknown_keys(unknown)
     if "path" not in item:
@@ -176,6 +194,8 @@ def _find_missing(raw: dict) -> list[str]:
             continue
         block, name = key.split(".")
         section = raw.get(block)
+        if key == "units.sizes" and isinstance(section, dict) and "pack" in section:
+            continue  # pack replaces sizes
         if not isinstance(section, dict) or _blank(section.get(name)):
             missing.append(key)
     return missing
@@ -202,22 +222,22 @@ def _resolve(raw, lang: str) -> BuildConfig:
                                                 f"lang phải là en, vi hoặc both, hiện tại là {raw.get('lang')!r}")
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
-        raise E.PipelineValidationError.invalid(f"unknown config keys: {unknown!r}",
-                                                f"key cấu hình không hợp lệ: {unknown!r}")
+        raise E.PipelineValidationError.unknown_keys(unknown, TOP_KEYS)
     for block, keys in BLOCK_KEYS.items():
         if isinstance(raw.get(block), dict):
             extra = sorted(set(raw[block]) - keys)
             if extra:
-                raise E.PipelineValidationError.invalid(f"unknown keys in {block}: {extra!r}",
-                                                        f"key không hợp lệ trong {block}: {extra!r}")
+                raise E.PipelineValidationError.unknown_keys(extra, keys, block)
 
-    # 1. missing blocks, all listed at once
-    missing = _find_missing(raw)
+    # 1. missing blocks, all listed at once (source.chat: conversation files need no fields/templates)
+    chats, raw_view = _chat_view(raw)
+    missing = _find_missing(raw_view)
     if missing:
         raise E.PipelineValidationError.missing(missing)
-    src, units, out = raw["source"], raw["units"], raw["output"]
+    src, units, out = raw_view["source"], raw["units"], raw["output"]
     files, fields, templates = src["files"], src["fields"], src["templates"]
-    sizes, batches = units["sizes"], units["build_batch"]
+    packs = _pack_options(units)  # units.pack: (row lengths, overflow policies), else None
+    sizes, batches = ([[p] for p in packs[0]] if packs else units["sizes"]), units["build_batch"]
     dirs_raw, sps = out["dir"], out["samples_per_shard"]
 
     # 2. shapes
@@ -271,11 +291,13 @@ def _resolve(raw, lang: str) -> BuildConfig:
         raise E.FieldMappingError.arity(n, len(fields))
     if not arity_ok(templates):
         raise E.TemplateMappingError.arity(n, len(templates))
-    train_on = _check_train_on(src.get("train_on"), fields, n)
+    train_on = _check_train_on(src.get("train_on"), fields, n, chats)
     if not arity_ok(tok_items):
         raise E.TokenizerMappingError.arity(n, len(tok_items))
     if not arity_ok(sizes):
         raise E.UnitMappingError.arity(n, len(sizes))
+    if packs and not arity_ok(packs[1]):
+        raise E.UnitMappingError.arity(n, len(packs[1]))
     if not arity_ok(batches):
         raise E.UnitMappingError.arity(n, len(batches))
     if not arity_ok(dirs):
@@ -326,6 +348,10 @@ def _resolve(raw, lang: str) -> BuildConfig:
             sizes=None if auto else list(_pick(sizes, i)),
             build_batch=_pick(batches, i), output=-1, samples_per_shard=_pick(sps, i),
             train_on=list(_pick(train_on, i)) if train_on else None)
+        if chats is not None:
+            _chat_entry(entry, chats, i, src.get("train_on"), kind, tok_item)
+        elif kind == "hf_dir":
+            entry.tokenizer_options = _hf_dir_options(tok_item)
         if absdir not in out_index:
             out_index[absdir] = len(outputs)
             outputs.append(OutputEntry(index=len(outputs), dir=out_dir, absdir=absdir, files=[],
@@ -365,16 +391,21 @@ def _resolve(raw, lang: str) -> BuildConfig:
                 raise E.OutputValidationError.invalid(f"output {o.dir} is an input file",
                                                       f"output {o.dir} là một file đầu vào")
 
+    if packs:
+        _resolve_pack(entries, outputs, packs)
     training.check_entries(entries, outputs, work_dir)  # tokenizer.train_bpe: out apart from outputs and work
     # 6. templates against fields
     for e in entries:
-        check_template(e)
+        if e.chat is None:
+            check_template(e)
+    _check_hf_dir_items(kind, tok_items)
     return BuildConfig(files=entries, outputs=outputs, lang=lang, work_dir=work_dir, chunk_mb=float(chunk_mb),
                        raw=raw)
 
 
-def _check_train_on(train_on, fields: list, n: int) -> list | None:
-    """source.train_on: a list of lists of field names, shared (len 1) or mapped (len N) like fields."""
+def _check_train_on(train_on, fields: list, n: int, chats: list | None = None) -> list | None:
+    """source.train_on: a list of lists of field names, shared (len 1) or mapped (len N) like fields.
+    A conversation file (source.chat) names roles instead: mintdim/chat.py checks those."""
     if train_on is None:
         return None
     if not isinstance(train_on, list) or not train_on or not all(isinstance(t, list) for t in train_on):
@@ -384,6 +415,8 @@ def _check_train_on(train_on, fields: list, n: int) -> list | None:
         raise E.FieldMappingError.invalid(f"Received {n} input files but {len(train_on)} train_on entries",
                                           f"Nhận {n} file đầu vào nhưng chỉ có {len(train_on)} train_on")
     for i in range(n):
+        if chats is not None and chats[i] is not None:
+            continue
         names, declared = _pick(train_on, i), _pick(fields, i)
         for name in names:
             if not isinstance(name, str) or name not in declared:
@@ -439,3 +472,108 @@ def check_template(e: FileEntry) -> T.Template:
                 f"fields declares {name}, but template does not use {{{name}}}",
                 f"fields khai báo {name}, nhưng template không dùng {{{name}}}")
     return tpl
+
+
+def _pack_options(units: dict) -> tuple[list, list] | None:
+    """units.pack (row lengths, shared or mapped) and units.overflow (error | drop | truncate);
+    None for the bucketed layout. Checked here; arity with the other lists in _resolve."""
+    if "pack" not in units:
+        if "overflow" in units:
+            raise E.UnitValidationError.pack("overflow_alone")
+        return None
+    from .packing import OVERFLOW  # here: a bucketed build's Snakefile parse does not import numpy for it
+    if "sizes" in units:
+        raise E.UnitValidationError.pack("both")
+    packs, overflow = units["pack"], units.get("overflow", ["error"])
+    if not isinstance(packs, list) or not packs or not all(_is_pos_int(p) for p in packs):
+        raise E.UnitValidationError.pack("pack", packs)
+    if not isinstance(overflow, list) or not overflow or not all(o in OVERFLOW for o in overflow):
+        raise E.UnitValidationError.pack("overflow", overflow)
+    return packs, overflow
+
+
+def _resolve_pack(entries: list, outputs: list, packs: tuple[list, list]) -> None:
+    """Packed outputs: every file of one output shares its row length and overflow policy. The
+    tokenize stage bounds a sample by the row length (UnitOverflowError) only with overflow: error;
+    with drop or truncate it bounds nothing and the plan stage applies the policy."""
+    from .packing import NO_LIMIT
+
+    for e in entries:
+        e.pack, e.overflow = _pick(packs[0], e.index), _pick(packs[1], e.index)
+        e.sizes = [e.pack] if e.overflow == "error" else [NO_LIMIT]
+    for o in outputs:
+        members = [entries[i] for i in o.files]
+        if len({(m.pack, m.overflow) for m in members}) > 1:
+            raise E.UnitMappingError.collision("pack and overflow", o.dir, [m.path for m in members],
+                                               [[m.pack, m.overflow] for m in members])
+        o.pack, o.overflow, o.sizes = members[0].pack, members[0].overflow, [members[0].pack]
+
+
+# --- source.chat and the hf_dir tokenizer kind (extensions; mintdim/chat.py, mintdim/hfdir.py) -----
+
+HF_DIR_KEYS = ("pad_token", "chat_template")  # besides path
+_CHAT_STUB = {"fields": [["__chat__"]], "templates": ["{__chat__}"]}  # stands in for unused fields/templates
+
+
+def _chat_view(raw: dict) -> tuple[list | None, dict]:
+    """(per-file chat options or None, the config as the field checks see it). Conversation files
+    take no fields/templates: when every file is one, neutral stand-ins fill those keys."""
+    src = raw.get("source") if isinstance(raw.get("source"), dict) else None
+    if src is None or src.get("chat") is None:
+        return None, raw
+    from . import chat
+
+    files = src.get("files")
+    n = len(files) if isinstance(files, list) else 0
+    chats = chat.check_block(src["chat"], max(n, 1))
+    if all(c is not None for c in chats):
+        view = dict(raw)
+        view["source"] = {**src, **{k: v for k, v in _CHAT_STUB.items() if _blank(src.get(k))}}
+        return chats, view
+    return chats, raw
+
+
+def _hf_dir_options(item: dict) -> dict | None:
+    opts = {}
+    if item.get("pad_token") is not None:
+        opts["pad_token"] = item["pad_token"]
+    if item.get("chat_template") is not None:
+        opts["chat_template"] = item["chat_template"]  # as declared: loaded from the build's directory
+    return opts or None
+
+
+def _chat_entry(entry: FileEntry, chats: list, i: int, train_on, kind: str, tok_item: dict) -> None:
+    """Fill a file entry's conversation settings (train_on: roles) and hf_dir options."""
+    from . import chat
+
+    if kind == "hf_dir":
+        entry.tokenizer_options = _hf_dir_options(tok_item)
+    if chats[i] is None:
+        return
+    if kind != "hf_dir":
+        raise E.TokenizerValidationError.config(
+            f"source.chat renders conversations with the model's chat template: use the hf_dir tokenizer kind "
+            f"(a tokenizer directory), not {kind}",
+            f"source.chat render hội thoại bằng chat template của model: dùng loại tokenizer hf_dir "
+            f"(thư mục tokenizer), không phải {kind}")
+    entry.chat = chats[i]
+    entry.fields, entry.template = [], ""
+    entry.train_on = chat.check_train_on(train_on, chats, len(chats))[i]
+
+
+def _check_hf_dir_items(kind: str, items: list) -> None:
+    """hf_dir: pad_token a non-empty string, chat_template a path; one directory, one pad_token."""
+    if kind != "hf_dir":
+        return
+    pads: dict[str, object] = {}
+    for item in items:
+        for key in HF_DIR_KEYS:
+            if key in item and not (isinstance(item[key], str) and item[key]):
+                raise E.TokenizerValidationError.config(
+                    f"{key} must be a non-empty string, got {item[key]!r}",
+                    f"{key} phải là string không rỗng, hiện tại là {item[key]!r}", component=key)
+        where = os.path.abspath(item["path"])
+        if pads.setdefault(where, item.get("pad_token")) != item.get("pad_token"):
+            raise E.TokenizerValidationError.config(
+                f"tokenizer {item['path']} is declared with two pad_token values",
+                f"tokenizer {item['path']} được khai báo với hai giá trị pad_token", component="pad_token")

@@ -18,7 +18,8 @@ TARGET is what dies:
     MINTDIM_TEST_SLEEP_AT=POINT=SECONDS
 
 holds the build that long at POINT (to start a second build while the first one runs).
-Unset in normal use; each check is one environment lookup.
+Unset in normal use: then `kill_point` is a function that does nothing (decided once, when this
+module is imported), so the hooks cost a production build nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import time
 KILL_ENV = "MINTDIM_TEST_KILL_AT"
 LINGER_ENV = "MINTDIM_TEST_KILL_LINGER"
 SLEEP_ENV = "MINTDIM_TEST_SLEEP_AT"
+SNAKEMAKE_PID_ENV = "MINTDIM_SNAKEMAKE_PID"  # the main Snakemake process (set by guard.py), for the "snakemake" target
 
 
 def kill_point(point: str) -> None:
@@ -46,10 +48,19 @@ def kill_point(point: str) -> None:
         return
     target = target or "self"
     if target == "group":
-        os.killpg(os.getpgid(0), signal.SIGKILL)
+        # all at once, as the kernel does: the launcher's death makes Snakemake SIGTERM its group
+        # (snakemake_main.py), which must not stop this job before it sends the SIGKILL
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+        group = os.getpgid(0)
+        launcher = _launcher_of(group)  # `mintdim build` runs Snakemake in a group of its own: kill it too
+        if launcher > 1:
+            # stopped first: Snakemake (the group's leader) reacts to its launcher's death by stopping
+            # its group and writing failure markers; a kill of a whole session gives it no such moment
+            # (seen under load: markers after aggregate:end@group)
+            os.kill(group, signal.SIGSTOP)
+            os.kill(launcher, signal.SIGKILL)
+        os.killpg(group, signal.SIGKILL)
     elif target == "snakemake":
-        from .guard import SNAKEMAKE_PID_ENV
-
         pid = int(os.environ.get(SNAKEMAKE_PID_ENV, "0") or 0)
         if pid > 1:
             os.kill(pid, signal.SIGKILL)
@@ -58,3 +69,26 @@ def kill_point(point: str) -> None:
             time.sleep(linger)
         return  # the job itself goes on
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _nothing(point: str) -> None:
+    pass
+
+
+if not (os.environ.get(KILL_ENV) or os.environ.get(SLEEP_ENV)):
+    kill_point = _nothing  # noqa: F811  (production: no test hook set)
+
+
+def _launcher_of(group: int) -> int:
+    """The `mintdim build` (runner) process that started the group's leader, if it is the runner's
+    Snakemake (`python -m mintdim.snakemake_main --mintdim-launcher PID ...`); else 0."""
+    try:
+        with open(f"/proc/{group}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return 0
+    if b"mintdim.snakemake_main" in argv and b"--mintdim-launcher" in argv:
+        i = argv.index(b"--mintdim-launcher")
+        if i + 1 < len(argv) and argv[i + 1].isdigit():
+            return int(argv[i + 1])
+    return 0

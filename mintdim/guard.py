@@ -28,6 +28,7 @@ before Snakemake writes a lock file of its own.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import os
@@ -36,9 +37,8 @@ import time
 
 from . import errors as E
 from . import outputs
+from .faults import SNAKEMAKE_PID_ENV  # set for stage jobs: the test hooks read it
 
-SNAKEMAKE_PID_ENV = "MINTDIM_SNAKEMAKE_PID"  # the main Snakemake process, for stage jobs (test hooks)
-ERROR_FILE_ENV = "MINTDIM_ERROR_FILE"  # the runner's file for an error raised in the main Snakemake process
 ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
 
 _ACTIVE: "BuildGuard | None" = None
@@ -109,37 +109,22 @@ def jobs_lock_path(layout) -> str:
 
 
 def already_running(layout, pid: str, lang: str) -> E.MintDimError:
-    who = f"process {pid}" if pid else "another process"
-    return E.BuildError.make(
-        f"This build is already running ({who}), with the same work directory.\n\n"
-        f"Work directory: {layout.root}\n\n"
-        "Wait for it to finish, or stop it, then run the same command again.",
-        f"Build này đang chạy ({'tiến trình ' + pid if pid else 'một tiến trình khác'}), cùng thư mục làm việc.\n\n"
-        f"Thư mục làm việc: {layout.root}\n\n"
-        "Hãy đợi nó chạy xong hoặc dừng nó, rồi chạy lại đúng lệnh này.", lang=lang)
+    return E.BuildError.already_running(layout.root, pid, lang=lang)
 
 
 def output_busy(out, pids: list[int], lang: str) -> E.MintDimError:
-    return E.OutputValidationError.invalid(
-        f"{out.dir} is being built right now by another MintDim build (process {_pids_text(pids)}). "
-        "Wait for it to finish, or choose another output directory.",
-        f"{out.dir} đang được một build MintDim khác tạo (tiến trình {_pids_text(pids)}). "
-        "Hãy đợi nó xong hoặc chọn thư mục output khác.", lang=lang)
+    return E.OutputValidationError.busy(out.dir, _pids_text(pids), lang=lang)
 
 
 def orphans_alive(layout, pids: list[int], waited: float, lang: str) -> E.MintDimError:
-    return E.BuildError.make(
-        f"Jobs of an earlier, killed run of this build are still running after {waited:.0f} s "
-        f"(process {_pids_text(pids)}).\n\nWork directory: {layout.root}\n\n"
-        "Stop them (kill PID) or wait for them to end, then run the same command again.",
-        f"Các job của một lần chạy trước (đã bị dừng) của build này vẫn đang chạy sau {waited:.0f} s "
-        f"(tiến trình {_pids_text(pids)}).\n\nThư mục làm việc: {layout.root}\n\n"
-        "Hãy dừng chúng (kill PID) hoặc đợi chúng kết thúc, rồi chạy lại đúng lệnh này.", lang=lang)
+    return E.BuildError.orphans_alive(layout.root, _pids_text(pids), waited, lang=lang)
 
 
 def report_error(err: E.MintDimError) -> None:
     """Hand an error raised in the main Snakemake process to the runner that started it (if any)."""
-    path = os.environ.get(ERROR_FILE_ENV)
+    from .snakemake_main import RUN
+
+    path = RUN.get("error_file")
     if not path:
         return
     try:
@@ -171,8 +156,13 @@ class BuildGuard:
             os.close(fd)
             raise already_running(self.layout, "" if pid == "unknown" else pid, lang)
         self._run_fd = fd
+        before = _read_pid(fd)  # a run that ended cleared it: one that was killed left its pid behind
+        if before and int(before) != os.getpid():
+            self.echo(f"[unit-build] taking over the run lock of process {before}, which is no longer running "
+                      "(an earlier run of this build was killed)")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        atexit.register(self.release)  # an ending run clears its pid (fastexit runs after this)
         os.environ[SNAKEMAKE_PID_ENV] = str(os.getpid())
         self.check_outputs_free()  # refused before Snakemake writes (or later removes) any lock file
         self.wait_for_orphans()
@@ -212,7 +202,10 @@ class BuildGuard:
             os.close(fd)
 
     def clear_stale_snakemake_locks(self, snakemake_dir: str) -> list[str]:
-        """Remove Snakemake lock files that name a file of this build (only a killed run of it left them)."""
+        """Remove Snakemake lock files that name a file of this build (only a killed run of it left them).
+
+        For correctness, not speed (issue 13): without it a direct `snakemake` rerun after a kill
+        stops with `LockException` until the user runs `snakemake --unlock`."""
         lockdir = os.path.join(snakemake_dir, ".snakemake", "locks")
         root = os.path.abspath(self.layout.root) + os.sep
         removed = []
@@ -270,6 +263,7 @@ class BuildGuard:
         self._claim_fds = []
         if self._run_fd is not None:
             try:
+                os.ftruncate(self._run_fd, 0)
                 os.close(self._run_fd)
             except OSError:
                 pass

@@ -56,10 +56,3 @@ class Layout:
     def failed_flag(self) -> str:
         return self._p("FAILED")
 
-    @property
-    def registry_dir(self) -> str:
-        return os.path.join(self.work_dir, "outputs")
-
-
-def chunk_file(tok_dir: str, name: str) -> str:
-    return os.path.join(tok_dir, name)

@@ -107,9 +107,109 @@ def identity(path: str) -> int | None:
 
 
 def check_outputs(build) -> None:
+    """Pre-flight, before anything is tokenized: each output directory is new, empty, MintDim's own
+    failed attempt, or this config's own finished output from unchanged inputs ("already built").
+    Anything else is refused here, never after a whole build (docs/reliability.md)."""
     for out in build.outputs:
-        if state(build.work_dir, out.absdir, build.build_id) == "foreign":
+        st = state(build.work_dir, out.absdir, build.build_id)
+        if st == "ours-complete":
+            changed = changed_inputs((read_record(build.work_dir, out.absdir) or {}).get("inputs"),
+                                     input_keys(build, out))
+            if changed:
+                raise E.OutputValidationError.inputs_changed(out.dir, changed)
+        elif st == "foreign":
+            if os.path.lexists(out.absdir) and not os.path.isdir(out.absdir):
+                raise E.OutputValidationError.not_a_directory(out.dir)
+            record = finished_record(build.work_dir, out.absdir)
+            if record is not None:  # MintDim's finished output of another config (this work directory)
+                raise E.OutputValidationError.other_config(out.dir, record.get("build_id", "?"))
             raise E.OutputValidationError.not_empty(out.dir)
+
+
+# --- what a finished output was built from (recorded at finalize; docs/reliability.md) -------------
+
+
+def input_keys(build, out) -> dict[str, str]:
+    """What defines an output besides its config (the build id): each source file's and the
+    tokenizer's size and modification time (a model directory: its files'). Cheap: no file is read."""
+    from .tokenizers import stat_key
+
+    keys = {}
+    for i in out.files:
+        f = build.files[i]
+        try:
+            st = os.stat(f.abspath)
+            keys[f"source {f.path}"] = f"{st.st_size}|{st.st_mtime_ns}"
+        except OSError:
+            keys[f"source {f.path}"] = "missing"
+    try:
+        keys[f"tokenizer {out.tokenizer_path}"] = stat_key(out.tokenizer_kind, out.tokenizer_abspath)
+    except OSError:
+        keys[f"tokenizer {out.tokenizer_path}"] = "missing"
+    return keys
+
+
+def changed_inputs(recorded: dict | None, current: dict) -> list[str]:
+    """The inputs (as "source d.jsonl") whose size or modification time differ from the record.
+    A record without inputs (an older MintDim's) is taken as unchanged."""
+    if not recorded:
+        return []
+    return [k for k in sorted(set(recorded) | set(current)) if recorded.get(k) != current.get(k)]
+
+
+def finished_record(work_dir: str, absdir: str) -> dict | None:
+    """The record of a finished output MintDim placed at absdir (any config of this work dir), if the
+    directory there is still the one it placed."""
+    record = read_record(work_dir, absdir)
+    if (record is None or record.get("state") != "complete" or record.get("ident") is None
+            or record.get("ident") != identity(absdir) or os.path.islink(absdir)):
+        return None
+    return record
+
+
+def listing(absdir: str) -> dict[str, int]:
+    """Every file under absdir (relative path -> size)."""
+    found = {}
+    for base, _dirs, files in os.walk(absdir):
+        for name in files:
+            path = os.path.join(base, name)
+            found[os.path.relpath(path, absdir)] = os.path.getsize(path)
+    return found
+
+
+def same_tree(a: str, b: str) -> str | None:
+    """None when the two directories hold the same files with the same bytes; else the first difference."""
+    import filecmp
+
+    la, lb = listing(a), listing(b)
+    if la.keys() != lb.keys():
+        return sorted(set(la) ^ set(lb))[0]
+    for rel in sorted(la):
+        if la[rel] != lb[rel] or not filecmp.cmp(os.path.join(a, rel), os.path.join(b, rel), shallow=False):
+            return rel
+    return None
+
+
+def remove_finished(work_dir: str, absdir: str, shown: str) -> bool:
+    """`mintdim build --rebuild`: delete the finished output MintDim recorded at absdir, only when it
+    holds exactly the files MintDim wrote there (same names and sizes). False when there is none."""
+    record = finished_record(work_dir, absdir)
+    if record is None:
+        return False
+    wrote = record.get("files")
+    now = listing(absdir)
+    if wrote is None or now != wrote:
+        extra = sorted(set(now) - set(wrote or {})) or sorted(k for k in now if now[k] != (wrote or {}).get(k))
+        raise E.OutputValidationError.not_only_ours(shown, extra[:5])
+    for rel in sorted(now):
+        os.unlink(os.path.join(absdir, rel))
+    for base, _dirs, _files in sorted(os.walk(absdir), key=lambda t: -len(t[0])):
+        os.rmdir(base)
+    try:
+        os.unlink(_record_path(work_dir, absdir))
+    except OSError:
+        pass
+    return True
 
 
 def marker_text(err: E.MintDimError) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import builtins
 import json
 import os
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -28,16 +27,43 @@ import numpy as np
 import orjson
 
 from . import errors as E
+from .formats import output as fmt
+from .formats import shards as fs
 from .outputs import FAILED_MARKER
 
 _open = builtins.open
-_SHARD = re.compile(r"^shard_(\d{6})\.bin$")
 MAX_OPEN_SHARDS = 256  # memmaps kept open per dataset (each holds a file descriptor)
 
 
-def open(path: str) -> "Dataset":  # noqa: A001  (mintdim.open is the public name)
-    """Open a finished output directory for reading (see `Dataset`)."""
+def open(path: str):  # noqa: A001  (mintdim.open is the public name)
+    """Open a finished output directory for reading: a `Dataset` (unit sizes), or a
+    `mintdim.packed_reader.PackedDataset` when the output holds packed rows (units.pack)."""
+    manifest, _stats = load_output(os.fspath(path))
+    if (manifest.get("units") or {}).get("layout") == "packed":
+        from .packed_reader import PackedDataset
+
+        return PackedDataset(path)
     return Dataset(path)
+
+
+def load_output(path: str) -> tuple[dict, dict]:
+    """(manifest, stats) of a finished output directory; the reader's errors when it is not one."""
+    manifest = os.path.join(path, fmt.MANIFEST)
+    if not os.path.isdir(path):
+        raise E.MintDimFileNotFoundError.make("reader", path)
+    if not os.path.isfile(manifest):
+        if any(os.path.exists(os.path.join(path, d, FAILED_MARKER)) for d in os.listdir(path)):
+            raise _not_a_dataset(path, f"its build failed (see {FAILED_MARKER} in its unit directories)",
+                                 f"lần build đã thất bại (xem {FAILED_MARKER} trong các thư mục unit)")
+        raise E.MintDimFileNotFoundError.make("reader", manifest)
+    with _open(manifest, "rb") as f:
+        manifest = json.loads(f.read())
+    stats = os.path.join(path, fmt.STATS)
+    if not os.path.isfile(stats):
+        raise E.MintDimFileNotFoundError.make("reader", stats)
+    with _open(stats, "rb") as f:
+        stats = json.loads(f.read())
+    return manifest, stats
 
 
 read = open
@@ -76,8 +102,7 @@ class Unit:
 
     def mask_shard(self, k: int) -> np.memmap:
         """Bit-packed loss masks of shard k: (records, ceil(size/8)) uint8, little bit order."""
-        path = self.shard_paths[k].replace(os.sep + "shard_", os.sep + "mask_")
-        return self._ds._memmap(path, -(-self.size // 8), np.dtype(np.uint8))
+        return self._ds._memmap(fs.mask_path(self.shard_paths[k]), fs.mask_width(self.size), np.dtype(np.uint8))
 
     @property
     def sample_ids(self) -> np.ndarray:
@@ -109,25 +134,12 @@ class Dataset:
 
     def __init__(self, path: str):
         self.path = os.fspath(path)
-        manifest = os.path.join(self.path, "manifest.json")
-        if not os.path.isdir(self.path):
-            raise E.MintDimFileNotFoundError.make("reader", self.path)
-        if not os.path.isfile(manifest):
-            if any(os.path.exists(os.path.join(self.path, d, FAILED_MARKER)) for d in os.listdir(self.path)):
-                raise _not_a_dataset(self.path, f"its build failed (see {FAILED_MARKER} in its unit directories)",
-                                     f"lần build đã thất bại (xem {FAILED_MARKER} trong các thư mục unit)")
-            raise E.MintDimFileNotFoundError.make("reader", manifest)
-        with _open(manifest, "rb") as f:
-            self.manifest = json.loads(f.read())
-        stats = os.path.join(self.path, "stats.json")
-        if not os.path.isfile(stats):
-            raise E.MintDimFileNotFoundError.make("reader", stats)
-        with _open(stats, "rb") as f:
-            self.stats = json.loads(f.read())
+        self.manifest, self.stats = load_output(self.path)
         m = self.manifest
         self.dtype = np.dtype(m["token_dtype"]).newbyteorder("<")
         self.pad_id = int(m["tokenizer"]["pad_id"])
-        self.unk_id = int(m["tokenizer"]["unk_id"])
+        unk = m["tokenizer"]["unk_id"]
+        self.unk_id = int(unk) if unk is not None else None  # None: an hf_dir tokenizer with no UNK (byte-level)
         self.vocab_size = int(m["tokenizer"]["vocab_size"])
         self.sizes: list[int] = [int(s) for s in m["units"]["sizes"]]
         self.samples_per_shard = int(m["output"]["samples_per_shard"])
@@ -136,11 +148,11 @@ class Dataset:
         counts = self.stats["unit_distribution"]
         self.units: list[Unit] = []
         for size in self.sizes:
-            unit_dir = os.path.join(self.path, f"unit_{size}")
-            names = sorted(n for n in os.listdir(unit_dir) if _SHARD.match(n)) if os.path.isdir(unit_dir) else []
+            unit_dir = os.path.join(self.path, fs.unit_dir(size))
+            names = fs.list_shards(unit_dir)
             n = int(counts.get(str(size), 0))
             expected = -(-n // self.samples_per_shard)
-            if len(names) != expected or [int(_SHARD.match(x).group(1)) for x in names] != list(range(expected)):
+            if len(names) != expected or [fs.shard_index(x) for x in names] != list(range(expected)):
                 raise _not_a_dataset(self.path, f"unit_{size} should hold {expected} shards, found {len(names)}",
                                      f"unit_{size} phải có {expected} shard, thấy {len(names)}")
             if not os.path.isdir(unit_dir):
@@ -174,13 +186,11 @@ class Dataset:
         if mm is not None:
             self._maps.move_to_end(path)
             return mm
-        dtype = self.dtype if dtype is None else dtype
-        nbytes = os.path.getsize(path)
-        record = size * dtype.itemsize
-        if nbytes % record:
+        try:
+            mm = fs.open_records(path, size, self.dtype if dtype is None else dtype)
+        except ValueError:
             raise _not_a_dataset(self.path, f"{path} is not a whole number of {size}-token records",
-                                 f"{path} không phải số nguyên lần bản ghi {size} token")
-        mm = np.memmap(path, dtype=dtype, mode="r", shape=(nbytes // record, size))
+                                 f"{path} không phải số nguyên lần bản ghi {size} token") from None
         self._maps[path] = mm
         while len(self._maps) > MAX_OPEN_SHARDS:
             self._maps.popitem(last=False)
@@ -196,7 +206,7 @@ class Dataset:
             counts = np.zeros(n, dtype=np.int32)
             shard_rows = np.zeros(n, dtype=np.int64)
             seen = 0
-            with _open(os.path.join(self.path, "sample_index.jsonl"), "rb") as f:
+            with _open(os.path.join(self.path, fmt.SAMPLE_INDEX), "rb") as f:
                 for line in f:
                     if not line.strip():
                         continue
@@ -336,8 +346,12 @@ class Dataset:
 
     def torch_loader(self, batch_size: int, *, num_workers: int = 0, dtype=None, **kw):
         """A torch DataLoader yielding dict batches (input_ids, attention_mask, lengths, sample_ids)."""
-        from .torch_data import make_loader
-
+        try:
+            from .torch_data import make_loader
+        except ModuleNotFoundError as exc:
+            if exc.name != "torch":
+                raise
+            raise E.MissingExtraError.make("torch_loader()", "torch", "torch") from None
         return make_loader(self, batch_size, num_workers=num_workers, dtype=dtype, **kw)
 
 

@@ -18,9 +18,9 @@ from .tokenizers import load
 GREEN, DIM, RESET = "\033[1;32m", "\033[2m", "\033[0m"
 
 
-def _decoder(kind: str, path: str):
-    tok = load(kind, path)
-    if kind == "hf_json":
+def _decoder(kind: str, path: str, options: dict | None = None):
+    tok = load(kind, path, **(options or {}))
+    if kind in ("hf_json", "hf_dir"):
         return lambda ids: tok.tok.decode(list(map(int, ids)), skip_special_tokens=False)
     if kind == "sentencepiece":
         return lambda ids: tok.sp.decode(list(map(int, ids)))
@@ -43,7 +43,7 @@ def render_sample(out_dir: str, sample_id: int, tokenizer: str | None = None, co
     path = tokenizer or tok_meta["path"]
     if not os.path.exists(path):
         raise E.MintDimFileNotFoundError.make("tokenizer", f"{path} (give --tokenizer PATH)")
-    decode = _decoder(tok_meta["type"], path)
+    decode = _decoder(tok_meta["type"], path, ds.manifest.get("tokenizer_options"))
     ids = np.asarray(ds.tokens(sample_id))
     mask = ds.loss_mask(sample_id) if ds.has_loss_mask else np.zeros(len(ids), dtype=bool)
     size, shard, row = ds.locate(sample_id)
@@ -57,5 +57,42 @@ def render_sample(out_dir: str, sample_id: int, tokenizer: str | None = None, co
             parts.append(f"{GREEN}{text}{RESET}" if color else f"⟦{text}⟧")
         else:
             parts.append(f"{DIM}{text}{RESET}" if color and ds.has_loss_mask else text)
+    if "chat" in ds.manifest:  # source.chat: the conversation's roles, read from its source line
+        head += "\n" + _roles_line(ds.manifest, out_dir, sample_id)
     legend = ("trained tokens in green" if color else "trained tokens inside ⟦ ⟧") if ds.has_loss_mask else ""
     return "\n".join(x for x in (head, legend, "", "".join(parts) if parts else "(no tokens)") if x is not None)
+
+
+def _roles_line(manifest: dict, out_dir: str, sample_id: int) -> str:
+    """`roles: system, user, assistant*` (* trained) from the sample's source line, rendered again
+    with the build's chat options; the source path as declared, from the current directory."""
+    import json
+
+    with open(os.path.join(out_dir, "sample_index.jsonl"), encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i == sample_id:
+                row = json.loads(line)
+                break
+        else:
+            return "roles: (sample not in sample_index.jsonl)"
+    path, number = row["source_file"], row["source_line"]
+    files = manifest["source"]["files"]
+    chat = manifest["chat"]["source"][files.index(path)] if path in files else None
+    if chat is None or not os.path.isfile(path):
+        return f"roles: (source {path} not found from this directory)"
+    with open(path, "rb") as f:
+        for i, raw in enumerate(f, start=1):
+            if i == number:
+                break
+    from . import chat as C
+    from . import jsonl
+
+    train_on = manifest["chat"]["train_on"][files.index(path)]
+    obj = jsonl.parse_object(raw.rstrip(b"\r\n"), path, number)
+    try:
+        messages, _, flags = C.read_messages(chat, obj)
+    except C._Failure:
+        return f"roles: (line {number} of {path} is no longer a conversation)"
+    trained = set(C.choose(chat, frozenset(train_on or ()), messages, flags)) if train_on is not None else set()
+    roles = ", ".join(m["role"] + ("*" if i in trained else "") for i, m in enumerate(messages))
+    return f"roles: {roles}" + (" (* trained)" if trained else "") + f"; from {path} line {number}"

@@ -14,10 +14,10 @@ import tempfile
 from dataclasses import dataclass
 
 import numpy as np
-import orjson
 
 from . import errors as E
 from . import jsonl, padding
+from .formats import output as fmt
 
 
 @dataclass
@@ -28,6 +28,7 @@ class OutputSuggestion:
     current_sizes: list[int] | None
     current: padding.PaddingReport | None
     suggestion: padding.Suggestion
+    packed: list = None  # per row length: the packed layout's figures on the same lengths (mintdim.packing)
 
     def as_dict(self) -> dict:
         s = self.suggestion
@@ -38,20 +39,20 @@ class OutputSuggestion:
             "suggested_sizes": s.sizes, "suggested_padding_ratio": s.report.padding_ratio,
             "suggested_slots": s.report.total_slots, "cost": s.cost, "objective": s.objective,
             "note": s.note, "padding_by_k": {str(k): v for k, v in s.by_k.items()},
+            "packed": self.packed or [],
         }
 
 
 def lengths_from_output(out_dir: str) -> tuple[np.ndarray, list[int] | None]:
-    """Token counts from sample_index.jsonl, and the output's unit sizes."""
-    index = os.path.join(out_dir, "sample_index.jsonl")
+    """Token counts from sample_index.jsonl, and the output's unit sizes (None for packed rows)."""
+    index = os.path.join(out_dir, fmt.SAMPLE_INDEX)
     if not os.path.isfile(index):
         raise E.MintDimFileNotFoundError.make("output", index)
-    with open(index, "rb") as f:
-        lengths = np.fromiter((orjson.loads(line)["token_count"] for line in f if line.strip()), dtype=np.int64)
+    lengths = fmt.token_counts(out_dir, source=True)  # a packed output's over-long samples: whole lengths
     sizes = None
     try:
-        with open(os.path.join(out_dir, "manifest.json"), "rb") as f:
-            sizes = orjson.loads(f.read())["units"]["sizes"]
+        units = fmt.read_json(out_dir, fmt.MANIFEST)["units"]
+        sizes = None if units.get("layout") == "packed" else units["sizes"]
     except (OSError, KeyError, ValueError):
         pass
     return lengths, sizes
@@ -67,7 +68,7 @@ def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, 
     units = auto.setdefault("units", {}) if isinstance(auto, dict) else {}
     declared = units.get("sizes") if isinstance(units, dict) else None
     if isinstance(units, dict):
-        for key in ("k", "multiple_of", "min_size", "max_size", "cost"):
+        for key in ("k", "multiple_of", "min_size", "max_size", "cost", "pack", "overflow"):
             units.pop(key, None)
         units.update(sizes="auto", k=1)
     build, metas = preflight(auto, check_outputs=False)
@@ -80,7 +81,7 @@ def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, 
             for k, bounds in enumerate(jsonl.chunk_bounds(f.abspath, build.chunk_mb)):
                 d = os.path.join(tmp, f"f{f.index}_c{k}")
                 tokenize_chunk(build, metas, f.index, k, d, threads=threads, log=lambda *a: None, bounds=bounds)
-                per_output[f.output].append(inter.unarr(inter.read(os.path.join(d, "meta.msgpack"))["lengths"]))
+                per_output[f.output].append(inter.unarr(inter.read(inter.meta_path(d))["lengths"]))
                 shutil.rmtree(d)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -96,7 +97,7 @@ def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, 
 
 def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_size: int | None = None,
                   max_size: int | None = None, max_padding: float | None = None, cost: str = "linear",
-                  cores: int | None = None) -> list[OutputSuggestion]:
+                  cores: int | None = None, pack=(4096, 8192)) -> list[OutputSuggestion]:
     """source: an output directory, a YAML config path, or a config dict. One answer per output."""
     if isinstance(source, dict):
         groups = lengths_from_config(source, cores)
@@ -118,5 +119,19 @@ def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_siz
         current = None
         if sizes and (not len(values) or values[-1] <= sizes[-1]):
             current = padding.measure(values, counts, sizes)
-        answers.append(OutputSuggestion(name, int(counts.sum()), int(len(values)), sizes, current, found))
+        answers.append(OutputSuggestion(name, int(counts.sum()), int(len(values)), sizes, current, found,
+                                        [packed_figures(lengths, row) for row in pack or ()]))
     return answers
+
+
+def packed_figures(lengths: np.ndarray, row_length: int) -> dict:
+    """The packed layout (units.pack) on these lengths: rows, padding, and the samples longer than
+    a row (left out here, as overflow: drop would)."""
+    from . import packing
+
+    p = packing.plan(lengths, row_length, "drop")
+    over = int(np.count_nonzero(p.status == packing.DROPPED))
+    return {"row_length": int(row_length), "rows": p.n_rows, "lower_bound_rows": p.lower_bound,
+            "total_slots": p.slots, "pad_tokens": p.slots - p.tokens,
+            "padding_ratio": 1 - p.efficiency if p.slots else 0.0, "efficiency": p.efficiency,
+            "longer_than_row": over}

@@ -7,6 +7,7 @@ Padding is computed from token counts and unit sizes: a unit's padding ratio is
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -43,7 +44,9 @@ def length_histogram(lengths: np.ndarray, sizes: list[int], width: int | None = 
 
 def summarize(target) -> dict:
     """Figures of a finished output (a path or an open Dataset)."""
-    ds = target if isinstance(target, Dataset) else open_dataset(target)
+    ds = target if not isinstance(target, str) else open_dataset(target)
+    if not isinstance(ds, Dataset):  # packed rows (units.pack)
+        return _summarize_packed(ds)
     lengths = ds.token_counts.astype(np.int64)
     unit_of = ds._lookup()[0]
     units = []
@@ -90,8 +93,8 @@ def summarize(target) -> dict:
     }
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def _pct(x: float, digits: int = 1) -> str:
+    return f"{100 * x:.{digits}f}%"
 
 
 def _mib(n: int) -> str:
@@ -137,16 +140,26 @@ def format_summary(s: dict) -> str:
     lines = [
         f"MintDim output {s['path']}",
         f"  samples     {s['samples']:,}",
-        f"  tokens      {s['tokens']:,} in {s['slots']:,} record slots: padding {_pct(s['padding_ratio'])}",
+        f"  tokens      {s['tokens']:,} in {s['slots']:,} {'row' if s.get('packing') else 'record'} slots: "
+        f"padding {_pct(s['padding_ratio'], 3 if s.get('packing') else 1)}",
         f"  dtype       {s['token_dtype']} ({s['bytes_per_token']} bytes/token, little-endian), "
         f"pad_id {tok.get('pad_id')}, unk_id {tok.get('unk_id')}",
         f"  tokenizer   {tok.get('type')} {tok.get('path')} (vocab {tok.get('vocab_size'):,})",
-        f"  shards      {s['shards']} files, {_mib(s['bytes'])}, {s['samples_per_shard']:,} samples per shard",
+        f"  shards      {s['shards']} files, {_mib(s['bytes'])}, {s['samples_per_shard']:,} {'rows' if s.get('packing') else 'samples'} per shard",
         f"  duplicates  {s['duplicate_groups']:,} groups, {s['duplicate_samples']:,} samples",
         f"  UNK         {s['samples_with_unk']:,} samples, {s['unk_tokens']:,} tokens "
         f"({_pct(s['unk_tokens'] / s['tokens']) if s['tokens'] else '0.0%'} of tokens)",
         "",
     ]
+    if s.get("packing"):
+        p = s["packing"]
+        o = p["overflow"]
+        lines[3:3] = [f"  packing     {p['rows']:,} rows of {p['row_length']:,} tokens: efficiency "
+                      f"{_pct(p['efficiency'], 3)} (lower bound {p['lower_bound_rows']:,} rows)",
+                      f"  overflow    {o['policy']}: {o['dropped']:,} dropped, {o['truncated']:,} truncated"
+                      + (f" (ids {', '.join(map(str, (o['dropped_ids'] + o['truncated_ids'])[:10]))}"
+                         f"{', ...' if o['dropped'] + o['truncated'] > 10 else ''})"
+                         if o['dropped'] + o['truncated'] else "")]
     header, rows = stats_rows(s)
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     for r in [header] + rows:
@@ -154,3 +167,34 @@ def format_summary(s: dict) -> str:
     lines.append("")
     lines += text_histogram(s)
     return "\n".join(lines)
+
+
+def _summarize_packed(ds) -> dict:
+    """The figures of an output of packed rows: one 'unit' (the rows) and the packing block."""
+    counts = ds.token_counts.astype(np.int64)
+    rows, _offsets, _counts, _order, _first = ds._lookup()
+    lengths = counts[rows >= 0]
+    L = ds.row_length
+    slots = ds.num_rows * L
+    tokens = int(lengths.sum())
+    nbytes = sum(os.path.getsize(p) for p in ds.shard_paths)
+    st = ds.stats
+    unit = {"unit_size": L, "samples": int(len(lengths)), "shards": len(ds.shard_paths), "tokens": tokens,
+            "slots": slots, "padding_ratio": (1 - tokens / slots) if slots else 0.0, "bytes": nbytes,
+            "min_length": int(lengths.min()) if len(lengths) else None,
+            "mean_length": float(lengths.mean()) if len(lengths) else None,
+            "max_length": int(lengths.max()) if len(lengths) else None}
+    pk = st["packing"]
+    return {
+        "path": ds.path, "samples": ds.num_samples, "tokens": tokens, "slots": slots,
+        "padding_ratio": unit["padding_ratio"], "bytes": nbytes, "shards": len(ds.shard_paths),
+        "token_dtype": ds.dtype.name, "bytes_per_token": ds.dtype.itemsize,
+        "tokenizer": dict(ds.manifest["tokenizer"]), "samples_per_shard": ds.samples_per_shard,
+        "duplicate_groups": int(st.get("duplicate_groups", 0)),
+        "duplicate_samples": int(st.get("duplicate_samples", 0)),
+        "samples_with_unk": int(st.get("samples_with_unk", 0)), "unk_tokens": int(st.get("unk_tokens", 0)),
+        "min_length": unit["min_length"], "mean_length": unit["mean_length"], "max_length": unit["max_length"],
+        "units": [unit], "histogram": length_histogram(lengths, [L]), "unit_sizes": [L],
+        "packing": {"row_length": L, "rows": ds.num_rows, "efficiency": tokens / slots if slots else 1.0,
+                    "lower_bound_rows": -(-tokens // L), "overflow": pk["overflow"]},
+    }

@@ -12,16 +12,15 @@ from __future__ import annotations
 import array
 import json
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
 
 
-KINDS = ("sentencepiece", "hf_json", "unitoken")
-EXTENSIONS = {"sentencepiece": ".model", "hf_json": ".json"}  # unitoken: a model directory (mintdim/unitoken.py)
-DIRECTORY_KINDS = ("unitoken",)
+KINDS = ("sentencepiece", "hf_json", "unitoken", "hf_dir")
+EXTENSIONS = {"sentencepiece": ".model", "hf_json": ".json"}  # unitoken, hf_dir: model directories
+DIRECTORY_KINDS = ("unitoken", "hf_dir")
 UINT16_MAX_VOCAB = 65535
 UINT32_MAX_VOCAB = 2**32 - 1
 
@@ -44,15 +43,6 @@ def _flatten(id_lists) -> tuple[np.ndarray, np.ndarray]:
     for ids in id_lists:
         flat.extend(ids)
     return np.frombuffer(flat, dtype=np.uint32) if len(flat) else np.zeros(0, dtype=np.uint32), lengths
-
-
-@dataclass
-class TokenizerInfo:
-    kind: str
-    path: str  # as declared
-    vocab_size: int
-    unk_id: int | None
-    pad_id: int | None
 
 
 class SentencePieceTokenizer:
@@ -185,17 +175,27 @@ def _unitoken(path: str, threads: int = 1):
     return UnitokenTokenizer(path, threads=threads)
 
 
-_CLASSES = {"sentencepiece": SentencePieceTokenizer, "hf_json": HFJsonTokenizer, "unitoken": _unitoken}
+def _hf_dir(path: str, threads: int = 1, **options):
+    from .hfdir import HFDirTokenizer
+
+    return HFDirTokenizer(path, threads=threads, **options)
 
 
-def load(kind: str, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None):
+_CLASSES = {"sentencepiece": SentencePieceTokenizer, "hf_json": HFJsonTokenizer, "unitoken": _unitoken,
+            "hf_dir": _hf_dir}
+ENGINE_KINDS = ("hf_json", "hf_dir")  # kinds whose tokenizer.json may be encoded by a fast engine
+
+
+def load(kind: str, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None,
+         **options):
     """Load a tokenizer of a known kind. Raises whatever the library raises on a bad file.
-    engine, engine_cache: hf_json only (HFJsonTokenizer): "auto" (pre-flight: check the file),
+    engine, engine_cache: hf_json and hf_dir (HFJsonTokenizer): "auto" (pre-flight: check the file),
     "tiktoken" (a build job: pre-flight's check passed) or None (the library: every other caller,
-    and `mintdim verify`, which re-encodes with the library on purpose)."""
-    if kind == "hf_json":
-        return HFJsonTokenizer(path, threads=threads, engine=engine, engine_cache=engine_cache)
-    return _CLASSES[kind](path, threads=threads)
+    and `mintdim verify`, which re-encodes with the library on purpose).
+    options: the hf_dir kind's pad_token and chat_template (mintdim/hfdir.py)."""
+    if kind in ENGINE_KINDS:
+        return _CLASSES[kind](path, threads=threads, engine=engine, engine_cache=engine_cache, **options)
+    return _CLASSES[kind](path, threads=threads, **options)
 
 
 def engine_of(tok) -> str | None:
@@ -205,14 +205,20 @@ def engine_of(tok) -> str | None:
 
 
 def exists(kind: str, path: str) -> bool:
-    """A file kind needs a file; a directory kind (unitoken) needs the path to exist (else: not found)."""
+    """A file kind needs a file; a directory kind (unitoken) needs the path to exist (else: not found);
+    hf_dir needs the directory's tokenizer.json."""
+    if kind == "hf_dir":
+        return os.path.isfile(os.path.join(path, "tokenizer.json"))
     return os.path.exists(path) if kind in DIRECTORY_KINDS else os.path.isfile(path)
 
 
 def stat_key(kind: str, path: str) -> str:
     """Size and mtime of what defines the tokenizer: the file, or a model directory's files."""
     if kind in DIRECTORY_KINDS:
-        from .unitoken import model_files
+        if kind == "hf_dir":
+            from .hfdir import model_files
+        else:
+            from .unitoken import model_files
 
         parts = []
         for p in model_files(path):

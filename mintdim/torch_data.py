@@ -21,7 +21,10 @@ from torch.utils.data import DataLoader, Sampler
 from torch.utils.data import Dataset as _TorchDataset
 from torch.utils.data._utils.collate import default_collate
 
-from .reader import Batch, BucketBatchSampler, Dataset
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: the reader imports this module (lazily), never the reverse
+    from .reader import Batch, BucketBatchSampler, Dataset
 
 
 def _batch_dict(batch: Batch, dtype) -> dict:
@@ -96,5 +99,47 @@ class TorchBucketSampler(Sampler):
 
 def make_loader(dataset: Dataset, batch_size: int, *, num_workers: int = 0, dtype=None, **sampler_kw) -> DataLoader:
     return DataLoader(TokenDataset(dataset, dtype=dtype),
+                      batch_sampler=TorchBucketSampler(dataset.sampler(batch_size, **sampler_kw)),
+                      collate_fn=collate, num_workers=num_workers)
+
+
+# --- packed rows (units.pack) ---------------------------------------------------------------------
+
+
+def packed_batch_dict(batch) -> dict:
+    """A PackedBatch as HF DataCollatorWithFlattening(return_flash_attn_kwargs=True) returns a batch:
+    input_ids, position_ids, labels (1, T) without padding (labels -100 on the first token of every
+    sample and on untrained tokens), cu_seq_lens_q/k (S + 1,) int32, max_length_q/k; plus
+    sample_ids (S,)."""
+    flat = batch.flat()
+    cu = torch.from_numpy(flat["cu_seqlens"].astype(np.int32))
+    return {
+        "input_ids": torch.from_numpy(flat["input_ids"])[None, :],
+        "position_ids": torch.from_numpy(flat["position_ids"])[None, :],
+        "labels": torch.from_numpy(flat["labels"])[None, :],
+        "cu_seq_lens_q": cu, "cu_seq_lens_k": cu.clone(),
+        "max_length_q": int(flat["max_seqlen"]), "max_length_k": int(flat["max_seqlen"]),
+        "sample_ids": torch.from_numpy(flat["sample_ids"]),
+    }
+
+
+class PackedRowDataset(_TorchDataset):
+    """Map-style over row ids; a batch sampler's list of rows comes back as one flattened batch."""
+
+    def __init__(self, dataset):
+        self.dataset = dataset
+
+    def __len__(self) -> int:
+        return self.dataset.num_rows
+
+    def __getitem__(self, row: int) -> dict:
+        return packed_batch_dict(self.dataset.gather_rows([int(row)]))
+
+    def __getitems__(self, rows):
+        return packed_batch_dict(self.dataset.gather_rows(rows))
+
+
+def make_packed_loader(dataset, batch_size: int, *, num_workers: int = 0, **sampler_kw) -> DataLoader:
+    return DataLoader(PackedRowDataset(dataset),
                       batch_sampler=TorchBucketSampler(dataset.sampler(batch_size, **sampler_kw)),
                       collate_fn=collate, num_workers=num_workers)

@@ -37,15 +37,16 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from .formats import output as fmt
+from .formats import shards as fs
+from .formats.output import INDEX_FILES
 from .outputs import EMPTY_MARKER, FAILED_MARKER
 
-INDEX_FILES = ("manifest.json", "histogram.json", "stats.json", "sample_index.jsonl", "duplicate_index.jsonl",
-               "unk_index.jsonl")
 MAX_PROBLEMS = 10_000  # kept in the report; the count goes on
 BLOCK_ROWS = 65_536
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_SHARD = re.compile(r"^shard_(\d{6})\.bin$")
-_UNIT = re.compile(r"^unit_(\d+)$")
+_SHARD = fs.SHARD_RE  # names and layout come from the format modules; every figure is recomputed here
+_UNIT = fs.UNIT_RE
 
 
 @dataclass
@@ -165,17 +166,21 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
             rel = os.path.relpath(os.path.join(base, FAILED_MARKER), out)
             report.add(rel, "failure marker: the build failed or did not finish; this is not a usable output")
 
-    manifest = _load_json(out, "manifest.json", report)
-    histogram = _load_json(out, "histogram.json", report)
-    stats = _load_json(out, "stats.json", report)
+    manifest = _load_json(out, fmt.MANIFEST, report)
+    histogram = _load_json(out, fmt.HISTOGRAM, report)
+    stats = _load_json(out, fmt.STATS, report)
     m = _check_manifest(manifest, report)
     if m is None:
         return report
     sizes, sps, dtype, pad, unk, vocab, files = m
+    if (manifest.get("units") or {}).get("layout") == "packed":  # units.pack
+        from .verify_packed import verify_packed
+
+        return verify_packed(out, manifest, histogram, stats, m, report, source, all, sample, root, seed)
     has_masks = "loss_mask" in manifest  # source.train_on: mask_XXXXXX.bin beside every shard
 
     entries = sorted(os.listdir(out))
-    declared = {f"unit_{s}" for s in sizes}
+    declared = {fs.unit_dir(s) for s in sizes}
     for name in entries:
         full = os.path.join(out, name)
         if _UNIT.match(name) and name not in declared:
@@ -198,27 +203,27 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
     found_unk: dict[int, list[int]] = {}
     bpt = dtype.itemsize
     for s in sizes:
-        udir = os.path.join(out, f"unit_{s}")
+        udir = os.path.join(out, fs.unit_dir(s))
         if not os.path.isdir(udir):
             continue
         names = sorted(os.listdir(udir))
         count = counts[s]
-        want = [f"shard_{k:06d}.bin" for k in range(-(-count // sps))]
-        masks = [f"mask_{k:06d}.bin" for k in range(len(want))] if has_masks else []
+        want = [fs.shard_name(k) for k in range(-(-count // sps))]
+        masks = [fs.mask_name(k) for k in range(len(want))] if has_masks else []
         allowed = set(want) | set(masks) | ({EMPTY_MARKER} if count == 0 else set()) | {FAILED_MARKER}
         for name in names:
             if name not in allowed:
                 why = ("an empty unit holds no shard" if count == 0 and _SHARD.match(name) else
                        f"not expected: unit {s} has {count} samples in {len(want)} shards" if _SHARD.match(name)
                        else "unexpected file")
-                report.add(f"unit_{s}/{name}", why)
+                report.add(f"{fs.unit_dir(s)}/{name}", why)
         if count == 0 and EMPTY_MARKER not in names:
-            report.add(f"unit_{s}", f"empty unit without {EMPTY_MARKER}")
+            report.add(fs.unit_dir(s), f"empty unit without {EMPTY_MARKER}")
         if count and EMPTY_MARKER in names:
-            report.add(f"unit_{s}/{EMPTY_MARKER}", f"unit {s} is not empty ({count} samples)")
+            report.add(f"{fs.unit_dir(s)}/{EMPTY_MARKER}", f"unit {s} is not empty ({count} samples)")
         ids = per_unit[s]
         for k, name in enumerate(want):
-            rel = f"unit_{s}/{name}"
+            rel = f"{fs.unit_dir(s)}/{name}"
             path = os.path.join(udir, name)
             members = ids[k * sps:(k + 1) * sps]
             if not os.path.isfile(path):
@@ -234,7 +239,7 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
                     continue  # not whole records: the rows cannot be trusted
             _check_shard(path, rel, s, members, idx, dtype, pad, unk, vocab, report, found_unk)
             if has_masks:
-                _check_mask(os.path.join(udir, masks[k]), f"unit_{s}/{masks[k]}", s, members, idx, report)
+                _check_mask(os.path.join(udir, masks[k]), f"{fs.unit_dir(s)}/{masks[k]}", s, members, idx, report)
 
     # --- histogram, stats ---------------------------------------------------------------------------
     dist = {str(s): counts[s] for s in sizes}
@@ -295,7 +300,9 @@ def _check_manifest(manifest, report: Report):
                                         f"{dname} ({dtype.itemsize})")
         tok = manifest.get("tokenizer") or {}
         vocab, pad, unk = tok.get("vocab_size"), tok.get("pad_id"), tok.get("unk_id")
-        if not all(_is_int(v) for v in (vocab, pad, unk)) or not (0 <= pad < vocab and 0 <= unk < vocab):
+        no_unk = unk is None and tok.get("type") == "hf_dir"  # a byte-level tokenizer directory: no UNK id
+        if not all(_is_int(v) for v in (vocab, pad) + (() if no_unk else (unk,))) \
+                or not (0 <= pad < vocab and (no_unk or 0 <= unk < vocab)):
             report.add("manifest.json", f"tokenizer vocab_size/pad_id/unk_id invalid: {vocab!r}/{pad!r}/{unk!r}")
             return None
         if (vocab <= 65535) != (dname == "uint16"):
@@ -323,9 +330,9 @@ def _check_manifest(manifest, report: Report):
 
 
 def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
-    rows = list(_jsonl_rows(out, "sample_index.jsonl", report))
+    rows = list(_jsonl_rows(out, fmt.SAMPLE_INDEX, report))
     idx = _Index(len(rows))
-    name = "sample_index.jsonl"
+    name = fmt.SAMPLE_INDEX
     file_of = {f: i for i, f in enumerate(files)}
     seen_in_unit = {s: 0 for s in sizes}
     last = (-1, 0)  # (file index, line) of the previous sample
@@ -345,24 +352,10 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
         fit = next((s for s in sizes if s >= tc), None)
         if fit != unit:
             report.add(name, f"token_count {tc} belongs in unit {fit}, not {unit}", i)
-        h = obj.get("hash")
-        if not isinstance(h, str) or not _HEX64.match(h):
-            report.add(name, f"hash {h!r} is not a SHA-256 hex digest", i)
-            h = ""
-        src, line = obj.get("source_file"), obj.get("source_line")
-        fi = file_of.get(src, -1)
-        if fi < 0:
-            report.add(name, f"source_file {src!r} is not a source file of manifest.json", i)
-        if not _is_int(line) or line < 1:
-            report.add(name, f"source_line {line!r} is not a positive int", i)
-            line = 0
-        elif fi >= 0 and (fi, line) <= last:
-            report.add(name, f"{src}:{line} is not after the previous sample's line (input order)", i)
-        if fi >= 0 and line:
-            last = (fi, line)
+        h, fi, line, last = _check_origin(obj, i, file_of, last, report)
         k = seen_in_unit[unit]
         seen_in_unit[unit] = k + 1
-        want_path = f"unit_{unit}/shard_{k // sps:06d}.bin"
+        want_path = fs.shard_path(unit, k // sps)
         if obj.get("shard_path") != want_path:
             report.add(name, f"shard_path {obj.get('shard_path')!r}, expected {want_path!r}", i)
         if "shard_row" in obj and obj["shard_row"] != k % sps:
@@ -372,6 +365,28 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
         idx.shard_path[i] = want_path
         idx.valid[i] = True
     return idx
+
+
+def _check_origin(obj: dict, i: int, file_of: dict, last: tuple, report: Report):
+    """A sample_index.jsonl line's hash and source: (hash or "", file index or -1, line or 0, the
+    (file, line) the next sample must follow)."""
+    name = fmt.SAMPLE_INDEX
+    h = obj.get("hash")
+    if not isinstance(h, str) or not _HEX64.match(h):
+        report.add(name, f"hash {h!r} is not a SHA-256 hex digest", i)
+        h = ""
+    src, line = obj.get("source_file"), obj.get("source_line")
+    fi = file_of.get(src, -1)
+    if fi < 0:
+        report.add(name, f"source_file {src!r} is not a source file of manifest.json", i)
+    if not _is_int(line) or line < 1:
+        report.add(name, f"source_line {line!r} is not a positive int", i)
+        line = 0
+    elif fi >= 0 and (fi, line) <= last:
+        report.add(name, f"{src}:{line} is not after the previous sample's line (input order)", i)
+    if fi >= 0 and line:
+        last = (fi, line)
+    return h, fi, line, last
 
 
 def _check_shard(path, rel, unit, members, idx: _Index, dtype, pad, unk, vocab, report: Report, found_unk) -> None:
@@ -423,7 +438,7 @@ def _check_duplicates(out: str, idx: _Index, files, report: Report) -> list[list
             groups.setdefault(h, []).append(i)
     want = [ids for ids in groups.values() if len(ids) > 1]
     want.sort(key=lambda ids: ids[0])
-    name = "duplicate_index.jsonl"
+    name = fmt.DUPLICATE_INDEX
     got = list(_jsonl_rows(out, name, report))
     for k, (n, obj) in enumerate(got):
         if obj is None:
@@ -449,7 +464,7 @@ def _check_duplicates(out: str, idx: _Index, files, report: Report) -> list[list
 
 
 def _check_unk(out: str, idx: _Index, files, found_unk: dict[int, list[int]], report: Report) -> None:
-    name = "unk_index.jsonl"
+    name = fmt.UNK_INDEX
     listed: dict[int, list[int]] = {}
     for n, obj in _jsonl_rows(out, name, report):
         if obj is None:
@@ -491,7 +506,8 @@ def _check_unk(out: str, idx: _Index, files, found_unk: dict[int, list[int]], re
 
 
 def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, report: Report, all_samples: bool,
-                  sample: int, root: str | None, seed: int) -> None:
+                  sample: int, root: str | None, seed: int, packed=None) -> None:
+    """packed (units.pack): (locate(i) -> (shard path, row in shard, offset) or None, encoded counts)."""
     import numpy as np
     from . import errors as E
     from . import jsonl
@@ -517,10 +533,14 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
             sid = int(np.searchsorted(idx.file, fi, side="right")) if len(idx.file) else sid
             continue
         names = fields[fi] if fi < len(fields) else []
+        chat = ((manifest.get("chat") or {}).get("source") or [None] * (fi + 1))[fi]
         try:
-            tpl = T.parse(templates[fi])
+            tpl = _chat_template(manifest, chat, root, decl) if chat is not None else T.parse(templates[fi])
         except (IndexError, T.TemplateSyntaxError):
             report.add("manifest.json", f"no valid template for source file {decl}")
+            continue
+        except Exception as exc:  # source.chat: the tokenizer directory or its template
+            report.add("manifest.json", f"cannot render the conversations of {decl}: {str(exc).splitlines()[0]}")
             continue
         reader = jsonl.ChunkReader(path, 0, os.path.getsize(path), decl)
         try:
@@ -555,7 +575,7 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
     tpath = tok_cfg.get("path", "")
     tpath = tpath if os.path.isabs(tpath) else os.path.join(root, tpath)
     try:
-        tok = load(tok_cfg.get("type"), tpath)
+        tok = load(tok_cfg.get("type"), tpath, **(manifest.get("tokenizer_options") or {}))
     except Exception as exc:  # the library's own words
         report.add("manifest.json", f"tokenizer {tok_cfg.get('path')!r} cannot be loaded from {tpath}: "
                                     f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
@@ -572,25 +592,49 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
         for j, i in enumerate(batch):
             tokens = flat[ends[j] - lengths[j]:ends[j]]
             report.encoded += 1
-            if len(tokens) != idx.tc[i]:
-                report.add("sample_index.jsonl", f"token_count {int(idx.tc[i])}, the tokenizer gives {len(tokens)}", i)
+            want = int(idx.tc[i]) if packed is None else int(packed[1][i])
+            if len(tokens) != want:
+                report.add("sample_index.jsonl", f"token_count {want}, the tokenizer gives {len(tokens)}", i)
                 continue
             unit = int(idx.unit[i])
-            rel = idx.shard_path[i]
+            offset = 0
+            if packed is not None:
+                place = packed[0](i)
+                if place is None:  # dropped: nothing to compare
+                    continue
+                rel, row, offset = place
+                tokens = tokens[:int(idx.tc[i])]
+            else:
+                rel = idx.shard_path[i]
             path = os.path.join(out, rel)
             if rel not in shards:
                 try:
                     shards[rel] = np.memmap(path, dtype=dtype, mode="r").reshape(-1, unit)
                 except (OSError, ValueError):
                     shards[rel] = np.zeros((0, unit), dtype=dtype)
-            k = int(np.searchsorted(per_unit[unit], i))
-            row = k % sps
+            if packed is None:
+                row = int(np.searchsorted(per_unit[unit], i)) % sps
             if row >= len(shards[rel]):
                 continue  # a missing or short shard is reported already
-            if not np.array_equal(shards[rel][row, :len(tokens)], tokens.astype(dtype)):
-                where = int(np.flatnonzero(shards[rel][row, :len(tokens)] != tokens.astype(dtype))[0])
+            stored = shards[rel][row, offset:offset + len(tokens)]
+            if not np.array_equal(stored, tokens.astype(dtype)):
+                where = offset + int(np.flatnonzero(stored != tokens.astype(dtype))[0])
                 report.add(rel, f"row {row}: tokens differ from the tokenizer's encode of the source "
                                 f"(first at slot {where})", i)
+
+
+def _chat_template(manifest: dict, chat: dict, root: str, decl: str):
+    """source.chat: the build's renderer (its tokenizer directory's chat template) for one file."""
+    from .chat import ChatRenderer
+    from .tokenizers import load
+
+    tok_cfg = manifest.get("tokenizer") or {}
+    tpath = tok_cfg.get("path", "")
+    opts = dict(manifest.get("tokenizer_options") or {})
+    if opts.get("chat_template") and not os.path.isabs(opts["chat_template"]):
+        opts["chat_template"] = os.path.join(root, opts["chat_template"])
+    tok = load("hf_dir", tpath if os.path.isabs(tpath) else os.path.join(root, tpath), **opts)
+    return ChatRenderer(tok.chat_template, tok.special_tokens, chat, None, (), tok.tool_chat_template).as_template(decl)
 
 
 def main_lines(report: Report, limit: int | None = 50) -> list[str]:

@@ -2,7 +2,11 @@
 (no install), and ends the job without the interpreter's teardown (mintdim/fastexit.py; the
 scripts exit through fastexit.exit)."""
 import os
+import signal
 import sys
+
+# Ctrl-C before the job's own handling starts (job.run): end quietly, no traceback of an import
+signal.signal(signal.SIGINT, lambda *_: os._exit(130))
 
 try:
     import mintdim  # noqa: F401

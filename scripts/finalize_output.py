@@ -5,6 +5,7 @@ import _door  # noqa: F401
 from mintdim import fastexit
 from mintdim.stages import job
 from mintdim.stages.finalize import finalize_output
+from mintdim.stages.validate import recorded_inputs
 
 
 def add_args(p):
@@ -15,7 +16,8 @@ def add_args(p):
 
 
 def body(args, build, metas, log, stop):
-    finalize_output(build, args.out_index, args.agg, args.stage, args.done, log=log)
+    finalize_output(build, args.out_index, args.agg, args.stage, args.done, log=log,
+                    inputs=recorded_inputs(args.validated, args.out_index))
 
 
 fastexit.exit(job.entry("finalize_o{out_index}", __doc__, add_args, body))

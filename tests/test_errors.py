@@ -900,7 +900,9 @@ def test_config_error_direct_snakemake(tmp_path, case):
     elif case == "missing-source":
         cfg = basic_config(["./data/nothere.jsonl"])
         cls, text = E.MintDimFileNotFoundError, ("MintDimFileNotFoundError: Required file was not found.\n\n"
-                                                 "Context: source\n\nMissing file: ./data/nothere.jsonl")
+                                                 "Context: source\n\nMissing file: ./data/nothere.jsonl\n\n"
+                                                 f"Resolved from: {ws} (relative paths start from the directory you "
+                                                 "run in)")  # the spec's text, then one line of advice (issue 14)
     elif case == "template":
         cfg = basic_config([path], templates=["{prompt}\n{answer}"])
         cls, text = E.TemplateFieldMismatchError, (

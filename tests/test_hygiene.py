@@ -99,7 +99,8 @@ def test_conda_env_matches_the_package_dependencies():
 
 def test_slurm_profile_dry_runs(tmp_path):
     pytest.importorskip("snakemake_executor_plugin_slurm")
-    res = snakemake(tmp_path, "--profile", os.path.join(REPO, "profiles", "slurm"), "--dry-run")
+    res = snakemake(tmp_path, "--profile", os.path.join(REPO, "profiles", "slurm"), "--dry-run", "--quiet", "host",
+                    "-p")  # each job's rule block (profiles/default hides them)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "slurm_partition=CHANGE_ME" in res.stdout
     assert "--threads 4" in res.stdout  # set-threads reaches the tokenize command
@@ -108,7 +109,8 @@ def test_slurm_profile_dry_runs(tmp_path):
 
 def test_profiles_are_complete():
     default = yaml.safe_load(open(os.path.join(REPO, "profiles", "default", "config.yaml")))
-    assert default["rerun-incomplete"] is True and default["printshellcmds"] is True
+    assert default["rerun-incomplete"] is True
+    assert default["quiet"] == ["rules", "host"] and default["printshellcmds"] is False  # issue 14: a short console
     local = os.path.join(REPO, "profiles", "local-cluster")
     cfg = yaml.safe_load(open(os.path.join(local, "config.yaml")))
     assert cfg["executor"] == "cluster-generic" and cfg["seconds-between-status-checks"] == 1

@@ -232,6 +232,149 @@ def test_sigkill_at_every_stage_then_the_same_command_completes_byte_identical(t
     _assert_finished("copy", done, reference)
 
 
+# --- the launcher alone is killed (kill PID, timeout, a closed terminal, kill -9 of `mintdim build`) ---
+
+STAGE_SCRIPTS = {"validate": "validate_config.py", "tokenize": "tokenize_chunk.py", "plan": "plan_units.py",
+                 "write": "write_shards.py", "aggregate": "aggregate_output.py", "finalize": "finalize_output.py"}
+
+
+def _tagged(tag: str) -> dict[int, str]:
+    """Live processes (not zombies) whose environment holds MINTDIM_TEST_TAG=tag: pid -> command line."""
+    found = {}
+    want = f"MINTDIM_TEST_TAG={tag}".encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if want not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{name}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    continue
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                found[int(name)] = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+def _kill_launcher(root: str, stage: str, sig: int) -> dict:
+    """`mintdim build` held at the start of `stage`; then `sig` to the launcher process alone."""
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    env = dict(os.environ, MINTDIM_TEST_SLEEP_AT=f"{stage}:start=60", MINTDIM_TEST_TAG=tag)
+    with open(os.path.join(root, f"launcher-{stage}.log"), "w") as log:
+        launcher = subprocess.Popen([sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"], cwd=root,
+                                    env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        t0 = time.monotonic()
+        while not any(STAGE_SCRIPTS[stage] in cmd for cmd in _tagged(tag).values()):
+            assert launcher.poll() is None, open(log.name).read()[-3000:]
+            assert time.monotonic() - t0 < 120, f"{stage} never started"
+            time.sleep(0.1)
+        os.kill(launcher.pid, sig)
+        rc = launcher.wait(timeout=60)
+    t0 = time.monotonic()
+    while _tagged(tag) and time.monotonic() - t0 < 20:
+        time.sleep(0.2)
+    survivors = _tagged(tag)
+    for pid in survivors:  # leave nothing behind, whatever the outcome
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return {"stage": stage, "rc": rc, "survivors": survivors, "text": open(os.path.join(root, f"launcher-{stage}.log")).read()}
+
+
+def _launcher_chain(root: str, sig: int) -> list[dict]:
+    project(root)
+    return [_kill_launcher(root, stage, sig) for stage in STAGE_SCRIPTS] + [_finish(root)]
+
+
+def test_killing_only_the_launcher_stops_snakemake_and_its_jobs_and_the_rerun_completes(tmp_path, reference):
+    """issue 14, case 1: `kill -TERM` or `kill -9` of the `mintdim build` process alone, at every stage.
+    Snakemake and its jobs must not outlive it (they used to run on, or hang writing to a broken pipe),
+    and the same command afterwards must complete (it used to say `This build is already running`)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        chains = {sig: pool.submit(_launcher_chain, str(tmp_path / sig.name), sig)
+                  for sig in (signal.SIGTERM, signal.SIGKILL)}
+        chains = {sig: f.result() for sig, f in chains.items()}
+    for sig, (*kills, done) in chains.items():
+        for k in kills:
+            assert k["survivors"] == {}, (sig.name, k["stage"], k["survivors"], k["text"][-2000:])
+            if sig == signal.SIGTERM:  # the launcher stops the build and says so
+                assert k["rc"] == 128 + signal.SIGTERM, (k["stage"], k["text"][-2000:])
+                assert "The build was stopped (SIGTERM)" in k["text"] and "Traceback" not in k["text"]
+            else:
+                assert k["rc"] == -signal.SIGKILL
+        _assert_finished(sig.name, done, reference)
+        assert "already running" not in done["text"]
+
+
+def test_ctrl_c_at_mintdim_build_reaches_snakemake_in_its_own_group(tmp_path, reference):
+    """Snakemake runs in a process group of its own, so a terminal's Ctrl-C (SIGINT to the launcher's
+    group) reaches only the launcher: it must forward it, and end with `interrupted` (exit 130)."""
+    root = project(tmp_path)
+    k = _kill_launcher(root, "write", signal.SIGINT)
+    assert k["survivors"] == {}, k
+    assert k["rc"] == 130 and k["text"].rstrip().endswith("interrupted") and "Traceback" not in k["text"], k["text"]
+    _assert_finished("ctrl-c at mintdim build", _finish(root), reference)
+
+
+def test_a_closed_terminal_sighup_to_the_launcher_stops_the_build(tmp_path, reference):
+    root = project(tmp_path)
+    k = _kill_launcher(root, "tokenize", signal.SIGHUP)
+    assert k["survivors"] == {}, k
+    assert k["rc"] == 128 + signal.SIGHUP and "The build was stopped (SIGHUP)" in k["text"], k["text"][-2000:]
+    _assert_finished("sighup", _finish(root), reference)
+
+
+def test_ctrl_c_under_a_direct_snakemake_run_says_interrupted_without_a_traceback(tmp_path, reference):
+    """issue 14, case 2: SIGINT to the whole process group (Ctrl-C in a terminal) while a job runs."""
+    root = project(tmp_path)
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    env = dict(os.environ, MINTDIM_TEST_SLEEP_AT="plan:start=60", MINTDIM_TEST_TAG=tag)
+    proc = subprocess.Popen(snakemake_cmd(root), cwd=root, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    t0 = time.monotonic()
+    while not any(STAGE_SCRIPTS["plan"] in cmd for cmd in _tagged(tag).values()):
+        assert proc.poll() is None and time.monotonic() - t0 < 120
+        time.sleep(0.1)
+    time.sleep(0.5)  # inside the job's body
+    os.killpg(proc.pid, signal.SIGINT)
+    text, _ = proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert "KeyboardInterrupt" not in text and "Traceback" not in text, text[-4000:]
+    assert "A job stopped without a MintDim error" not in text
+    assert "The build was interrupted (Ctrl-C) during plan_o0." in text, text[-3000:]
+    done = _finish(root)
+    _assert_finished("ctrl-c", done, reference)
+
+
+def test_a_run_lock_left_by_a_killed_run_is_taken_over_with_a_line_saying_so(tmp_path, monkeypatch):
+    from mintdim.config import resolve
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path)
+    b = resolve(config())
+    lay = Layout(b.work_dir, b.build_id)
+    os.makedirs(lay.root)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    with open(guard.run_lock_path(lay), "w") as f:  # what a killed run leaves: its pid, no flock
+        f.write(f"{dead.pid}\n")
+    said = []
+    g = guard.BuildGuard(b, lay, echo=said.append).start(str(tmp_path))
+    try:
+        assert any(f"taking over the run lock of process {dead.pid}" in line for line in said), said
+    finally:
+        g.release()
+    assert open(guard.run_lock_path(lay)).read() == ""  # a run that ends clears its pid
+    said.clear()
+    g = guard.BuildGuard(b, lay, echo=said.append).start(str(tmp_path))
+    g.release()
+    assert not any("taking over" in line for line in said)
+
+
 def test_orphan_wait_has_a_limit_and_names_the_process(tmp_path, monkeypatch):
     from mintdim.config import resolve
     from mintdim.layout import Layout
@@ -533,3 +676,166 @@ def test_a_job_that_cannot_record_its_error_still_reaches_the_runner(tmp_path, m
     assert len(line) == 1
     err = E.MintDimError.from_dict(json.loads(line[0][len(job.ERROR_LINE):]))
     assert "Path: /data/out/x.bin" in err.render("en") and "file system is full" in err.render("en")
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. a finished output met again (issue 14, case 3; docs/reliability.md)
+# ---------------------------------------------------------------------------------------------
+
+def _smk(root, *extra) -> subprocess.CompletedProcess:
+    return subprocess.run(snakemake_cmd(root) + list(extra), cwd=str(root), capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_forced_stages_after_success_find_the_same_bytes_and_nothing_is_poisoned(tmp_path, reference):
+    """The README's debugging recipe after a successful build (`snakemake --forcerun plan`, `-R aggregate`,
+    `mintdim build --forcerun`, `--touch`): each ends with the same finished output, and every later run
+    says it is already built (they used to fail at finalize, and every run after that too)."""
+    root = project(tmp_path)
+    assert build(root).returncode == 0
+    out = os.path.join(root, "out")
+    for extra in (["--forcerun", "plan"], ["-R", "aggregate"], ["--touch"]):
+        proc = _smk(root, *extra)
+        text = proc.stdout + proc.stderr
+        assert proc.returncode == 0, (extra, text[-3000:])
+        assert tree_bytes(out) == reference, extra
+        if extra != ["--touch"]:
+            assert "out is already built: the stages run again gave the same bytes" in text, extra
+    forced = cli(root, "build", "c.yaml", "--cores", "2", "--forcerun", "write")
+    assert forced.returncode == 0, forced.stderr[-3000:]
+    assert "the stages run again gave the same bytes" in forced.stderr
+    again = build(root)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "[unit-build] already built (same config and inputs; nothing to do) out: 40 samples" in again.stdout
+    assert tree_bytes(out) == reference and verify(out).ok
+    assert msgpack_left(root) == []
+
+
+def test_an_input_changed_after_success_is_said_before_any_tokenizing_and_rebuild_replaces_only_ours(tmp_path):
+    root = project(tmp_path)
+    assert build(root).returncode == 0
+    out = os.path.join(root, "out")
+    before = tree_bytes(out)
+    logs = os.path.join(root, ".mintdim", next(d for d in os.listdir(os.path.join(root, ".mintdim"))
+                                                 if len(d) == 16), "logs")
+    stamp = {n: os.stat(os.path.join(logs, n)).st_mtime_ns for n in os.listdir(logs)}
+    with open(os.path.join(root, "d.jsonl"), "a") as f:
+        f.write(json.dumps({"prompt": "one more", "response": "row"}) + "\n")
+    for proc in (build(root), _smk(root)):
+        text = proc.stdout + proc.stderr
+        assert proc.returncode != 0
+        assert "OutputValidationError: Output directory holds this config's finished output, built from inputs " \
+               "that have changed since." in text
+        assert "• source d.jsonl" in text and "--rebuild" in text and "Traceback" not in text
+        # said at once: no job ran (the job logs are untouched) and the output is as it was
+        assert {n: os.stat(os.path.join(logs, n)).st_mtime_ns for n in os.listdir(logs)} == stamp
+        assert tree_bytes(out) == before
+    # --rebuild never deletes what MintDim did not write
+    with open(os.path.join(out, "notes.txt"), "w") as f:
+        f.write("mine\n")
+    refused = cli(root, "build", "c.yaml", "--cores", "2", "--rebuild")
+    assert refused.returncode == 1 and "holds files MintDim did not write" in refused.stderr
+    assert "notes.txt" in refused.stderr and os.path.exists(os.path.join(out, "notes.txt"))
+    os.unlink(os.path.join(out, "notes.txt"))
+    rebuilt = cli(root, "build", "c.yaml", "--cores", "2", "--rebuild")
+    assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
+    assert "--rebuild: removed the finished output out" in rebuilt.stderr
+    assert "built out: 41 samples" in rebuilt.stdout and verify(out).ok
+    assert build(root).returncode == 0  # and it is "already built" from then on
+
+
+def test_another_configs_output_and_a_file_in_the_way_get_their_own_text(tmp_path):
+    root = project(tmp_path)
+    assert build(root).returncode == 0
+    project(tmp_path, "other.yaml", samples_per_shard=[5])  # same output dir, another config
+    proc = build(root, "other.yaml")
+    assert proc.returncode == 1
+    assert "holds the finished output of another MintDim config (build " in proc.stderr
+    assert "--rebuild" in proc.stderr
+    project(tmp_path, "file.yaml", dir="taken")
+    with open(os.path.join(root, "taken"), "w") as f:
+        f.write("a user's file\n")
+    proc = build(root, "file.yaml")
+    assert proc.returncode == 1 and "Output path exists and is not a directory." in proc.stderr
+    assert "not empty" not in proc.stderr
+    assert open(os.path.join(root, "taken")).read() == "a user's file\n"
+    proc = cli(root, "build", "other.yaml", "--cores", "2", "--rebuild")  # replaces the other config's output
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert verify(os.path.join(root, "out")).ok
+
+
+def test_a_job_log_honours_lang_vi(tmp_path, monkeypatch):
+    """issue 13: the job entry read the config's `lang` before the config was read: always English."""
+    from mintdim.stages import job, validate
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path)
+    path = str(tmp_path / "validated.json")
+    validate.run(config(lang="vi"), path)
+
+    def body(args, build, metas, log, stop):
+        raise E.UnitOverflowError.make("d.jsonl", 3, 900, 512)
+
+    log_path = str(tmp_path / "job.log")
+    rc = job.entry("plan_o0", "test", lambda p: None, body, argv=["--validated", path, "--log", log_path])
+    assert rc == 1
+    text = open(log_path, encoding="utf-8").read()
+    assert "Độ dài token của mẫu vượt quá unit lớn nhất." in text and "exceeds max unit size" not in text
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. the speed hacks change no byte (issue 13)
+# ---------------------------------------------------------------------------------------------
+
+PLAIN = '''
+import os, sys
+import mintdim.fastexit, mintdim.dag, mintdim.guard
+mintdim.fastexit.install = lambda: None  # every process ends with the interpreter's own teardown
+mintdim.dag.cancel_pending_timers = lambda: None  # Snakemake's Timer is waited for
+mintdim.guard.BuildGuard.clear_stale_snakemake_locks = lambda self, d: []  # Snakemake's lock files stay as they are
+with open(os.environ["MINTDIM_TEST_PLAIN_LOG"], "a") as f:
+    f.write(" ".join(sys.argv[:2]) + "\\n")
+'''
+
+
+def test_plain_snakemake_without_the_speed_hacks_builds_the_same_bytes(tmp_path, reference):
+    """`python -m snakemake` with Snakemake's own locks and defaults (no --nolock, no workflow profile:
+    no greedy scheduler, metadata recorded), and with the package's hacks switched off in every process
+    (a sitecustomize: fastexit, the Timer cancel, the stale-lock removal), gives the reference bytes."""
+    root = project(tmp_path / "p")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(PLAIN)
+    log = tmp_path / "plain.log"
+    env = dict(os.environ, MINTDIM_TEST_PLAIN_LOG=str(log),
+               PYTHONPATH=os.pathsep.join([str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                          if p]))
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", root, "--configfile",
+           os.path.join(root, "c.yaml"), "--cores", "2", "--workflow-profile", "none"]
+    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert tree_bytes(os.path.join(root, "out")) == reference
+    ran = log.read_text()
+    assert ran.splitlines()[0] == "-m --snakefile"  # Snakemake itself (sys.argv of `python -m` at startup)
+    assert "tokenize_chunk.py" in ran and "write_shards.py" in ran  # the jobs ran without the hacks too
+
+
+def test_parsing_the_snakefile_writes_nothing_the_jobs_read_and_sniffs_no_argv(tmp_path):
+    """issue 13: a dry run (or --report, --lint) must not replace what a running build's jobs read
+    (jobs.json, config.json: written when a run starts executing), nor clear its recorded errors."""
+    root = project(tmp_path)
+    proc = _smk(root, "-n")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    lay_root = os.path.join(root, ".mintdim", next(d for d in os.listdir(os.path.join(root, ".mintdim"))
+                                                      if len(d) == 16))
+    assert not os.path.exists(os.path.join(lay_root, "jobs.json"))
+    assert not os.path.exists(os.path.join(lay_root, "config.json"))
+    os.makedirs(os.path.join(lay_root, "errors"))
+    with open(os.path.join(lay_root, "errors", "keep.json"), "w") as f:
+        f.write("{}")
+    assert _smk(root, "-n").returncode == 0
+    assert os.path.exists(os.path.join(lay_root, "errors", "keep.json"))
+    with open(SNAKEFILE, encoding="utf-8") as f:
+        assert "sys.argv" not in f.read()
+    assert build(root).returncode == 0  # a run that executes writes them, and clears old errors
+    assert os.path.exists(os.path.join(lay_root, "jobs.json")) and not os.path.exists(os.path.join(lay_root, "errors"))

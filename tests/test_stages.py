@@ -22,7 +22,7 @@ from mintdim import __version__
 from mintdim import errors as E
 from mintdim import jsonl, outputs
 from mintdim.config import resolve
-from mintdim.formats import indexes, shards
+from mintdim.formats import output as indexes, shards
 from mintdim.layout import Layout
 from mintdim.stages.aggregate import aggregate_output
 from mintdim.stages.finalize import finalize_output

@@ -222,7 +222,7 @@ def test_dtype_for_vocab_too_large():
 
 
 def test_kinds_and_extensions():
-    assert T.KINDS == ("sentencepiece", "hf_json", "unitoken")  # unitoken: a model directory (no extension)
+    assert T.KINDS == ("sentencepiece", "hf_json", "unitoken", "hf_dir")  # unitoken, hf_dir: directories
     assert T.EXTENSIONS == {"sentencepiece": ".model", "hf_json": ".json"}
 
 

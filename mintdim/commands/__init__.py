@@ -4,4 +4,4 @@ To add a command: write mintdim/commands/<name>.py with a `register` that adds
 its parser and sets `func`, and list the module in COMMANDS.
 """
 
-COMMANDS = ["build", "suggest_units", "inspect", "verify", "tokenizer"]
+COMMANDS = ["build", "suggest_units", "inspect", "verify", "tokenizer", "workflow_path"]

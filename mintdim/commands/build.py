@@ -40,10 +40,14 @@ def run(args) -> int:
         raw["lang"] = args.lang
     result = run_build(raw, cores=args.cores, profile=shipped_profile(args.profile),
                        keep_intermediates=args.keep_intermediates,
-                       dry_run=args.dry_run)
+                       dry_run=args.dry_run, rebuild=args.rebuild, until=args.until, forcerun=args.forcerun)
+    if args.until and not result.outputs and not args.dry_run:
+        print(f"[unit-build] stopped after {', '.join(args.until)} (--until); files of this build: "
+              f"{os.path.join(result.work_dir, result.build_id)}")
     for out in result.outputs:
         s = out.stats
-        print(f"[unit-build] built {out.dir}: {s['total_samples']} samples, {s['total_tokens']} tokens, "
+        what = "already built (same config and inputs; nothing to do)" if result.already_built else "built"
+        print(f"[unit-build] {what} {out.dir}: {s['total_samples']} samples, {s['total_tokens']} tokens, "
               f"dtype {s['token_dtype']}")
     return 0
 
@@ -64,5 +68,14 @@ def register(sub) -> None:
     b.add_argument("--keep-intermediates", action="store_true", help="keep msgpack intermediates in the work dir")
     b.add_argument("--dry-run", action="store_true",
                    help="show the planned jobs (a count per rule, then each job), run nothing")
+    b.add_argument("--rebuild", action="store_true",
+                   help="replace a finished output that MintDim wrote (same or another config of this work dir), "
+                        "e.g. after an input changed; a directory holding anything else is never touched")
+    b.add_argument("--until", action="append", metavar="RULE", default=None,
+                   help="run only up to this rule (validate, tokenize, plan, write, aggregate, finalize); "
+                        "with --keep-intermediates to look at its files (repeatable)")
+    b.add_argument("--forcerun", action="append", metavar="RULE", default=None,
+                   help="run this rule (and what depends on it) again even if its outputs exist (repeatable); "
+                        "on a finished output the result must be the same bytes")
     b.add_argument("--lang", choices=E.LANGS, default=None, help="language of error messages (overrides config)")
     b.set_defaults(func=run)

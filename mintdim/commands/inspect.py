@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from .. import errors as E
+
 
 def run(args) -> int:
     import sys
@@ -11,7 +13,12 @@ def run(args) -> int:
     from ..summary import format_summary, summarize
 
     if args.sample is not None:
+        from ..reader import open as open_dataset
         from ..sample_view import render_sample
+
+        count = open_dataset(args.output).num_samples
+        if not 0 <= args.sample < count:
+            raise E.UsageError.sample_range(args.sample, count, args.output)
 
         print(render_sample(args.output, args.sample, args.tokenizer, color=sys.stdout.isatty() and not args.json))
         return 0

@@ -39,12 +39,23 @@ def _corpus(args):
         if not args.fields:
             raise E.FieldMappingError.invalid("--jsonl needs --fields (the keys to render)",
                                               "--jsonl cần --fields (các key để render)")
-        template = args.template if args.template is not None else "\n".join(f"{{{n}}}" for n in args.fields)
+        template = unescape(args.template) if args.template is not None else "\n".join(f"{{{n}}}" for n in args.fields)
         entry = SimpleNamespace(index=i, path=path, abspath=os.path.abspath(path), fields=list(args.fields),
                                 template=template)
         check_template(entry)
         files.append(entry)
     return SimpleNamespace(files=files, chunk_mb=64), [f.index for f in files]
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"'}
+
+
+def unescape(text: str) -> str:
+    """A template typed on a command line (`--template '{q}\\n\\n{a}'`, the README's form) means what
+    the same text means in a config's double-quoted YAML string: \\n newline, \\t tab, \\r, \\\\ and \\"."""
+    import re
+
+    return re.sub(r'\\([nrt"\\])', lambda m: _ESCAPES[m.group(1)], text)
 
 
 def _text_lines(paths):
@@ -165,7 +176,9 @@ def register(sub) -> None:
     t.add_argument("--config", help="a MintDim config: train on its source files, rendered")
     t.add_argument("--jsonl", nargs="+", help="JSONL files to render")
     t.add_argument("--fields", nargs="+", help="with --jsonl: the keys to render")
-    t.add_argument("--template", help="with --jsonl: the template (default: the fields joined by newlines)")
+    t.add_argument("--template", help="with --jsonl: the template (default: the fields joined by newlines); "
+                                      "\\n, \\t, \\r, \\\\ and \\\" mean what they mean in the config's YAML: "
+                                      "'{prompt}\\n{response}'")
     t.add_argument("--text", nargs="+", help="plain UTF-8 text files, one record per line")
     t.add_argument("--json", action="store_true", help="print the result as JSON")
     t.add_argument("--quiet", action="store_true", help="no progress lines")

@@ -1,7 +1,16 @@
-"""msgpack intermediates between stages: flat numpy arrays stored as raw bytes.
+"""The intermediates' format: msgpack files between stages, flat numpy arrays stored as raw bytes.
 
-Flat token bytes plus a lengths array are smaller than lists of id lists and
-unpack without per-token Python objects (np.frombuffer on the bytes).
+One tokenize job writes one chunk directory (see docs/intermediates.md):
+
+    meta.msgpack     one object: per-sample facts of the chunk (lines, lengths, units, hashes, UNK)
+    u<size>.msgpack  a stream: one {lengths, tokens[, mask]} object per batch, the samples assigned
+                     to that unit size, in input order
+    uall.msgpack     (units.sizes: auto) the same stream of every sample: sizes are planned later
+
+A stream is several msgpack objects in a row, so `msgpack.unpackb` on the whole file fails
+with ExtraData: read it with `iter_objects` (public). Flat token bytes plus a lengths array
+are smaller than lists of id lists and unpack without per-token Python objects
+(np.frombuffer on the bytes).
 """
 
 from __future__ import annotations
@@ -12,6 +21,21 @@ import msgpack
 import numpy as np
 
 FORMAT_VERSION = 1
+META = "meta.msgpack"
+ALL = "all"  # the part name of the stream of every sample (units.sizes: auto)
+
+
+def stream_name(part) -> str:
+    """A chunk's token stream of one unit size (or of ALL samples): u<size>.msgpack / uall.msgpack."""
+    return f"u{part}.msgpack"
+
+
+def meta_path(chunk_dir: str) -> str:
+    return os.path.join(chunk_dir, META)
+
+
+def stream_path(chunk_dir: str, part) -> str:
+    return os.path.join(chunk_dir, stream_name(part))
 
 
 def arr(a: np.ndarray, dtype) -> dict:
@@ -62,3 +86,29 @@ def iter_stream(path: str):
     """The objects of a stream written by StreamWriter, one at a time."""
     with open(path, "rb") as f:
         yield from msgpack.Unpacker(f, raw=False, max_buffer_size=2**31 - 1)
+
+
+def decode(obj):
+    """An intermediate object with every stored array ({dtype, data}) as a numpy array."""
+    if isinstance(obj, dict):
+        if set(obj) == {"dtype", "data"} and isinstance(obj["data"], bytes):
+            return unarr(obj)
+        return {k: decode(v) for k, v in obj.items()}
+    return obj
+
+
+def iter_objects(path: str, arrays: bool = True):
+    """Public reader of any intermediate file: yields its msgpack objects in order (one for
+    meta.msgpack and the plan, one per batch for a u<size>.msgpack stream). With `arrays`,
+    stored arrays come back as read-only numpy arrays (little-endian, the stored dtype)."""
+    for obj in iter_stream(path):
+        yield decode(obj) if arrays else obj
+
+
+def read_chunk(chunk_dir: str) -> tuple[dict, dict[str, list[dict]]]:
+    """A whole chunk directory: (meta, {stream name: [batch objects]}), arrays decoded.
+    For inspection and tests; the stages stream instead."""
+    meta = next(iter_objects(meta_path(chunk_dir)))
+    streams = {name: list(iter_objects(os.path.join(chunk_dir, name)))
+               for name in sorted(os.listdir(chunk_dir)) if name != META and name.endswith(".msgpack")}
+    return meta, streams

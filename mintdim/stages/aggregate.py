@@ -10,18 +10,17 @@ import json
 import os
 
 import numpy as np
-import orjson
 
 from .. import __version__, padding
 from ..formats import intermediate as inter
-from ..formats.indexes import JsonlWriter, duplicate_groups, write_json
-from ..formats.shards import SHARD_NAME
+from ..formats import output as fmt
+from ..formats.output import JsonlWriter, duplicate_groups, write_json, write_packed_sample_index, write_sample_index
 from ..outputs import atomic_write_text
 from ..progress import Progress
 from .written import check_shard_counts
 
 
-def manifest(build, meta, out, sizes: list[int]) -> dict:
+def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
     files = [build.files[i] for i in out.files]
     batches = [f.build_batch for f in files]
     return {
@@ -35,53 +34,43 @@ def manifest(build, meta, out, sizes: list[int]) -> dict:
                          and any(f.train_on is None for f in files) else {})},
         "token_storage": {"dtype": meta.dtype, "bytes_per_token": meta.bytes_per_token, "byte_order": "little"},
         "units": {"sizes": sizes, "build_batch": batches[0] if len(set(batches)) == 1 else batches,
-                  **({"planned": {"from": "data", **out.auto}} if out.auto else {})},
+                  **({"planned": {"from": "data", **out.auto}} if out.auto else {}),
+                  **(packed_layout(out) if packed else {})},
         "source": {"files": [f.path for f in files], "fields": [f.fields for f in files],
                    "templates": [f.template for f in files]},
         "output": {"samples_per_shard": out.samples_per_shard},
         "token_dtype": meta.dtype,
         "hash": {"algorithm": "sha256"},
-        **({"loss_mask": loss_mask_layout(files)} if any(f.train_on is not None for f in files) else {}),
-    }
+        **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size")}
+           if any(f.train_on is not None for f in files) else {}),
+    } | _chat_manifest(files, meta)
 
 
-def loss_mask_layout(files) -> dict:
+def _chat_manifest(files, meta) -> dict:
+    """source.chat and hf_dir options, only in builds that use them (other manifests keep their bytes)."""
+    extra = {}
+    if any(getattr(f, "chat", None) is not None for f in files):
+        extra["chat"] = {"source": [f.chat for f in files], "train_on": [f.train_on for f in files],
+                         "rule": "a message's span is the text its content renders to (found by rendering again "
+                                 "with only that content changed) plus the end-of-turn token after it; "
+                                 "{% generation %} spans for assistant turns of a tagged template"}
+    opts = next((f.tokenizer_options for f in files if getattr(f, "tokenizer_options", None)), None)
+    if opts:
+        extra["tokenizer_options"] = {k: v for k, v in opts.items()}
+    return extra
+
+
+def loss_mask_layout(files, width: str = "unit_size") -> dict:
     """How to read the loss masks (source.train_on) that sit beside the shards."""
     return {
         "train_on": [f.train_on or [] for f in files],
         "file": "unit_<size>/mask_XXXXXX.bin beside unit_<size>/shard_XXXXXX.bin, same record order",
-        "record_bytes": "ceil(unit_size / 8)",
+        "record_bytes": f"ceil({width} / 8)",
         "bit_order": "little",
         "padding_bits": 0,
         "rule": "a token is trained when the character it starts at (the tokenizer's own offsets, "
                 "from the same encode call) lies inside the rendered span of a train_on field",
     }
-
-
-_SAMPLE_LINE = ('{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"source_file":%s,"source_line":%d,'
-                '"shard_path":"unit_%d/' + SHARD_NAME + '","shard_row":%d')
-
-
-def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: int, file_ids, paths, lines,
-                       trained, progress, block: int = 1 << 16) -> None:
-    """sample_index.jsonl, in sample_id order. Each line is formatted directly, as the same bytes
-    orjson gives for the record (same keys, same order): a dict and a dumps call per sample took
-    most of the aggregate stage."""
-    files = [orjson.dumps(p).decode("utf-8") for p in paths]  # JSON strings, non-ASCII kept as is
-    line = _SAMPLE_LINE + (',"trained_tokens":%d}\n' if trained is not None else "}\n")
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        for start in range(0, len(lengths), block):
-            progress.update(start)
-            end = min(start + block, len(lengths))
-            unit_size = [sizes[k] for k in units[start:end].tolist()]  # twice: the field and the shard's dir
-            r = rows[start:end]
-            cols = [range(start, end), (hexes[64 * i:64 * i + 64] for i in range(start, end)),
-                    lengths[start:end].tolist(), unit_size,
-                    [files[k] for k in file_ids[start:end].tolist()], lines[start:end].tolist(),
-                    unit_size, (r // sps).tolist(), (r % sps).tolist()]
-            if trained is not None:
-                cols.append(trained[start:end].tolist())
-            fh.write("".join([line % row for row in zip(*cols)]))
 
 
 def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths: list[str] | None, stage_dir: str,
@@ -107,12 +96,19 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
 
     os.makedirs(stage_dir, exist_ok=True)
     progress = Progress(log, f"[unit-build] aggregate {out.dir}", n, "samples indexed")
-    write_sample_index(os.path.join(stage_dir, "sample_index.jsonl"), hexes, lengths, sizes, units, rows, sps,
-                       file_ids, paths, lines, trained, progress)
+    packed = _packed(plan, trained, written_paths) if plan.get("layout") == "packed" else None
+    if packed is not None:  # units.pack
+        trained = packed["trained"]
+        write_packed_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, packed["kept"],
+                                  packed["status"], sizes[0], rows, packed["offsets"], sps, file_ids, paths, lines,
+                                  None if trained is None else trained.tolist(), progress)
+    else:
+        write_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, sizes, units, rows, sps,
+                           file_ids, paths, lines, trained, progress)
 
     # duplicate_index.jsonl: groups by first sample_id, members in sample_id order
     groups = duplicate_groups(digests)
-    writer = JsonlWriter(os.path.join(stage_dir, "duplicate_index.jsonl"))
+    writer = JsonlWriter(os.path.join(stage_dir, fmt.DUPLICATE_INDEX))
     for members in groups:
         first = int(members[0])
         writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
@@ -124,7 +120,9 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     unk_samples = inter.unarr(plan["unk_samples"])
     unk_counts = inter.unarr(plan["unk_counts"])
     unk_positions = inter.unarr(plan["unk_positions"])
-    writer = JsonlWriter(os.path.join(stage_dir, "unk_index.jsonl"))
+    if packed is not None:  # UNK figures describe the tokens written
+        unk_samples, unk_counts, unk_positions = _stored_unk(unk_samples, unk_counts, unk_positions, packed["kept"])
+    writer = JsonlWriter(os.path.join(stage_dir, fmt.UNK_INDEX))
     offset = 0
     for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
         writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": paths[file_ids[s]],
@@ -134,11 +132,13 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     writer.close()
 
     counts = np.bincount(units, minlength=len(sizes)).tolist()
+    if packed is not None:
+        counts = [int(np.count_nonzero(packed["status"] != 1))]
     distribution = {str(s): int(c) for s, c in zip(sizes, counts)}
-    write_json(os.path.join(stage_dir, "histogram.json"), distribution)
+    write_json(os.path.join(stage_dir, fmt.HISTOGRAM), distribution)
     stats = {
         "total_samples": int(n),
-        "total_tokens": int(lengths.astype(np.int64).sum()),
+        "total_tokens": int((lengths if packed is None else packed["kept"]).astype(np.int64).sum()),
         "token_dtype": meta.dtype,
         "bytes_per_token": meta.bytes_per_token,
         "duplicate_groups": len(groups),
@@ -147,15 +147,100 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "unk_tokens": int(unk_counts.astype(np.int64).sum()),
         "unit_distribution": distribution,
         "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
-        "padding": padding.measure(*padding.histogram(lengths), sizes).as_stats(),
+        "padding": padding.measure(*padding.histogram(lengths), sizes).as_stats() if packed is None else None,
     }
+    if packed is not None:  # shards and padding of the rows, and the packing block
+        stats.update(_packed_stats(plan, packed, sps))
     if trained is not None:
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
+    if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
+        stats["trained_tokens_by_role"] = plan["trained_roles"]
     if written_paths:
         check_shard_counts(stats, written_paths)
-    write_json(os.path.join(stage_dir, "manifest.json"), manifest(build, meta, out, sizes))
-    write_json(os.path.join(stage_dir, "stats.json"), stats)
+    write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None))
+    write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
         f"{stats['duplicate_groups']} duplicate groups, {stats['samples_with_unk']} samples with UNK")
     return stats
+
+
+# --- packed rows (units.pack) ------------------------------------------------------------------
+
+
+def packed_layout(out) -> dict:
+    """The manifest's units keys of the packed layout: how rows, boundaries and samples are laid out."""
+    return {
+        "layout": "packed",
+        "row_length": out.pack,
+        "overflow": out.overflow,
+        "pack": {
+            "rows": "unit_<row_length>/shard_XXXXXX.bin: rows of row_length tokens, the samples of a row back to "
+                    "back in sample_id order, then pad_id; samples_per_shard rows per shard",
+            "boundaries": "unit_<row_length>/cu_XXXXXX.bin beside each shard, int32 little-endian: R + 1 row "
+                          "pointers ptr (R rows in the shard), then per row its cumulative sequence lengths "
+                          "[0, ..., tokens in the row]; row r's are cu[ptr[r]:ptr[r + 1]] of the values after "
+                          "the pointers",
+            "sample_index": "shard_path, shard_row (row in the shard), row_offset (first slot in the row)",
+            "algorithm": "best-fit decreasing over the token counts (docs/packing.md)",
+        },
+    }
+
+
+def _packed(plan: dict, trained, written_paths) -> dict:
+    """The plan's packing columns, and the trained tokens written per sample (source.train_on:
+    truncated samples count only the row's part, as the write job reports it)."""
+    status = inter.unarr(plan["status"])
+    kept = inter.unarr(plan["kept"]).astype(np.int64)
+    if trained is not None:
+        trained = trained.astype(np.int64)
+        trained[status == 1] = 0
+        reported = {}
+        for p in written_paths or []:
+            with open(p, encoding="utf-8") as f:
+                for u in json.load(f).get("units", []):
+                    reported.update(u.get("trained_kept", {}))
+        for sid in np.flatnonzero(status == 2).tolist():
+            if str(sid) not in reported:
+                raise RuntimeError(f"the write job did not report the trained tokens of truncated sample {sid}")
+            trained[sid] = reported[str(sid)]
+    return {"status": status, "kept": kept, "offsets": inter.unarr(plan["offsets"]).astype(np.int64),
+            "trained": trained, "n_rows": int(plan["n_rows"]), "row_length": int(plan["row_length"]),
+            "overflow": plan["overflow"]}
+
+
+def _stored_unk(samples, counts, positions, kept):
+    """UNK positions inside the tokens written: a dropped sample has none, a truncated one those in its row."""
+    owner = np.repeat(samples.astype(np.int64), counts.astype(np.int64))
+    keep = positions.astype(np.int64) < kept[owner]
+    per = np.bincount(owner[keep], minlength=len(kept))[samples.astype(np.int64)] if len(samples) else counts
+    has = per > 0
+    return samples[has], per[has].astype(np.uint32), positions[keep]
+
+
+def _packed_stats(plan, packed, rows_per_shard) -> dict:
+    from .. import packing
+
+    L, n_rows = packed["row_length"], packed["n_rows"]
+    status, kept = packed["status"], packed["kept"]
+    tokens = int(kept.sum())
+    slots = n_rows * L
+    written = int(np.count_nonzero(status != packing.DROPPED))
+    dropped = np.flatnonzero(status == packing.DROPPED)
+    truncated = np.flatnonzero(status == packing.TRUNCATED)
+    lengths = inter.unarr(plan["lengths"]).astype(np.int64)
+    ratio = (slots - tokens) / slots if slots else 0.0
+    return {
+        "shards": {str(L): -(-n_rows // rows_per_shard)},
+        "padding": {"total_slots": slots, "pad_tokens": slots - tokens, "padding_ratio": ratio,
+                    "per_unit": {str(L): {"samples": written, "tokens": tokens, "slots": slots,
+                                          "pad_tokens": slots - tokens, "padding_ratio": ratio}}},
+        "packing": {
+            "row_length": L, "rows": n_rows, "samples": written, "tokens": tokens, "slots": slots,
+            "efficiency": tokens / slots if slots else 1.0, "lower_bound_rows": -(-tokens // L),
+            "overflow": {"policy": packed["overflow"], "dropped": int(len(dropped)),
+                         "truncated": int(len(truncated)),
+                         "truncated_tokens_lost": int((lengths[truncated] - L).sum()),
+                         "dropped_ids": dropped.tolist(), "truncated_ids": truncated.tolist()},
+        },
+    }

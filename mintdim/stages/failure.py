@@ -37,18 +37,10 @@ def first_error(layout, lang: str = "en", build=None) -> E.MintDimError:
     if errs:
         return errs[0].with_lang(lang)
     full = full_disks([layout.root] + ([o.absdir for o in build.outputs] if build else []))
+    logs = os.path.join(layout.root, "logs")
     if full:
-        where = ", ".join(full)
-        return E.BuildError.make(
-            f"A file system the build writes to is full.\n\nPath: {where}\n\n"
-            "Free space (or set work_dir / output.dir on a larger disk), then run the same command again.\n\n"
-            f"Logs: {os.path.join(layout.root, 'logs')}",
-            f"Hệ thống file mà build ghi vào đã đầy.\n\nĐường dẫn: {where}\n\n"
-            "Hãy giải phóng dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng lệnh này."
-            f"\n\nLogs: {os.path.join(layout.root, 'logs')}", lang=lang)
-    return E.BuildError.make(
-        f"A job stopped without a MintDim error (killed, out of memory, or an executor failure).\n\n"
-        f"Logs: {os.path.join(layout.root, 'logs')}", lang=lang)
+        return E.BuildError.disk_full(", ".join(full), logs, lang=lang)
+    return E.BuildError.no_mintdim_error(logs, lang=lang)
 
 
 def full_disks(paths, below: int = 64 * 1024) -> list[str]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -46,8 +48,11 @@ class JobLog:
         if self.console:
             # one write per line: parallel jobs share the console, and an unbuffered stream
             # would otherwise split text and newline into two writes
-            sys.stderr.write(message + "\n")
-            sys.stderr.flush()
+            try:
+                sys.stderr.write(message + "\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):  # nobody reads the console any more (launcher gone): the log file
+                self.console = False      # still gets every line, and the job is not failed by it
 
     def detail(self, message: str) -> None:
         """Only to the log file (tracebacks, internals)."""
@@ -85,11 +90,16 @@ def record_failure(errors_dir: str, failed_flag: str, name: str, err: E.MintDimE
     atomic_write_text(failed_flag, name + "\n")
 
 
-def run(name: str, body, *, log: JobLog, errors_dir: str | None, failed_flag: str | None, lang: str = "en",
+def run(name: str, body, *, log: JobLog, errors_dir: str | None, failed_flag: str | None, lang="en",
         writes=None) -> int:
-    """Run a stage body; turn every failure into one clear message and an exit code."""
+    """Run a stage body; turn every failure into one clear message and an exit code.
+
+    lang: the language of the message, or a function giving it once the body has run (the job
+    entry learns the config's `lang` only inside the body)."""
     # held while the job runs: a rerun after a killed Snakemake waits for this job to end
     lock = job_lock(os.path.dirname(errors_dir)) if errors_dir else None
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # _door.py ends quietly until here
     try:
         return _run(name, body, log=log, errors_dir=errors_dir, failed_flag=failed_flag, lang=lang, writes=writes)
     finally:
@@ -107,6 +117,15 @@ def _run(name: str, body, *, log, errors_dir, failed_flag, lang, writes) -> int:
     except BuildStopped:
         log(f"[unit-build] {name}: stopped because another job of this build failed")
         return 1
+    except KeyboardInterrupt:  # Ctrl-C reaches every process of the group: one line, no traceback
+        failure = E.BuildError.interrupted(name)
+        if errors_dir and failed_flag:
+            try:
+                record_failure(errors_dir, failed_flag, name, failure)
+            except OSError:
+                pass
+        log(f"[unit-build] {name}: interrupted")
+        return 130
     except E.MintDimError as err:
         failure = err
     except Exception as exc:  # disk full, unreadable file, a bug: still one clear message
@@ -119,7 +138,7 @@ def _run(name: str, body, *, log, errors_dir, failed_flag, lang, writes) -> int:
             recorded = True
         except OSError:
             pass
-    log(failure.render(lang))
+    log(failure.render(lang() if callable(lang) else lang))
     if errors_dir and not recorded:  # e.g. the disk is full: the runner reads the error from the console
         log(ERROR_LINE + json.dumps(failure.to_dict(), ensure_ascii=True))
     return 1
@@ -136,21 +155,12 @@ def unexpected_failure(name: str, exc: BaseException, writes=None) -> E.MintDimE
     cause = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, OSError) and exc.strerror:  # the path goes on a line of its own
         cause = f"{type(exc).__name__}: " + (f"[Errno {exc.errno}] " if exc.errno else "") + exc.strerror
-    en = f"Stage: {name}\n\nCause: {cause}"
-    vi = f"Giai đoạn: {name}\n\nNguyên nhân: {cause}"
-    if isinstance(exc, OSError):
-        paths = [p for p in (exc.filename, exc.filename2) if p] or [p for p in (writes or []) if p]
-        if paths:
-            shown = ", ".join(os.fsdecode(p) for p in paths)
-            label = "Path" if exc.filename else "Writing to"
-            en += f"\n\n{label}: {shown}"
-            vi += f"\n\n{'Đường dẫn' if exc.filename else 'Đang ghi vào'}: {shown}"
-        if exc.errno in _SPACE_ERRNOS or (exc.errno is None and "written" in str(exc)):  # numpy: a short write
-            en += ("\n\nThe file system is full, or a file size or quota limit was reached. Free space "
-                   "(or set work_dir / output.dir on a larger disk), then run the same command again.")
-            vi += ("\n\nHệ thống file đã đầy, hoặc đã chạm giới hạn kích thước file hay quota. Hãy giải phóng "
-                   "dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng lệnh này.")
-    return E.BuildError.make(en, vi)
+    if not isinstance(exc, OSError):
+        return E.BuildError.job_failed(name, cause)
+    paths = [p for p in (exc.filename, exc.filename2) if p] or [p for p in (writes or []) if p]
+    space = exc.errno in _SPACE_ERRNOS or (exc.errno is None and "written" in str(exc))  # numpy: a short write
+    return E.BuildError.job_failed(name, cause, ", ".join(os.fsdecode(p) for p in paths) or None,
+                                   named=bool(exc.filename), space=space)
 
 
 def use_threads(threads: int) -> None:
@@ -188,7 +198,37 @@ def entry(name: str, description: str, add_args, body, argv=None) -> int:
 
     writes = [getattr(args, k) for k in _WRITE_ARGS if isinstance(getattr(args, k, None), str)]
     return run(job_name, go, log=log, errors_dir=os.path.join(root, "errors"),
-               failed_flag=os.path.join(root, "FAILED"), lang=state["lang"], writes=writes)
+               failed_flag=os.path.join(root, "FAILED"), lang=lambda: state["lang"], writes=writes)
+
+
+def config_entry(name: str, description: str, add_args, body, argv=None) -> int:
+    """Command-line door of the stages that run before validated.json exists (validate, train):
+    `--config-file` is the build's config.json, in the build's root (mintdim/dag.py writes it), so
+    the root, the errors directory and the language come from it.
+
+    `body(args, raw, log)` does the work."""
+    import argparse
+
+    from ..config import lang_of
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--config-file", required=True, help="the build's config.json (WORK/<build id>/)")
+    parser.add_argument("--log", default=None, help="log file (lines also go to stderr)")
+    add_args(parser)
+    args = parser.parse_args(argv)
+    log = JobLog(args.log)
+    root = os.path.dirname(os.path.abspath(args.config_file))
+    state = {"lang": "en"}
+
+    def go():
+        with open(args.config_file, encoding="utf-8") as f:
+            raw = json.load(f)
+        state["lang"] = lang_of(raw)
+        body(args, raw, log)
+
+    writes = [getattr(args, k) for k in _WRITE_ARGS if isinstance(getattr(args, k, None), str)]
+    return run(name.format(**vars(args)), go, log=log, errors_dir=os.path.join(root, "errors"),
+               failed_flag=os.path.join(root, "FAILED"), lang=lambda: state["lang"], writes=writes)
 
 
 _WRITE_ARGS = ("out", "units", "stage", "written", "agg", "done")  # where stage jobs write

@@ -23,6 +23,11 @@ def render_html(s: dict) -> str:
         ("tokens", f"{s['tokens']:,}"),
         ("record slots", f"{s['slots']:,}"),
         ("padding ratio", f"{100 * s['padding_ratio']:.1f}%"),
+        *([("packing", f"{s['packing']['rows']:,} rows of {s['packing']['row_length']:,}: efficiency "
+                       f"{100 * s['packing']['efficiency']:.3f}% (lower bound {s['packing']['lower_bound_rows']:,} "
+                       f"rows); overflow {s['packing']['overflow']['policy']}: "
+                       f"{s['packing']['overflow']['dropped']:,} dropped, "
+                       f"{s['packing']['overflow']['truncated']:,} truncated")] if s.get("packing") else []),
         ("dtype", f"{s['token_dtype']} ({s['bytes_per_token']} bytes/token, little-endian)"),
         ("tokenizer", f"{tok.get('type')} {tok.get('path')} (vocab {tok.get('vocab_size')}, "
                       f"pad_id {tok.get('pad_id')}, unk_id {tok.get('unk_id')})"),

@@ -50,8 +50,9 @@ class _Accumulator:
         self.part_dir = part_dir
         shutil.rmtree(part_dir, ignore_errors=True)  # a killed earlier attempt's leftovers (ours)
         os.makedirs(part_dir)
-        self.parts = [inter.StreamWriter(os.path.join(part_dir, f"u{name}.msgpack")) for name in part_names]
+        self.parts = [inter.StreamWriter(inter.stream_path(part_dir, name)) for name in part_names]
         self.trained: list[np.ndarray] = []  # per-sample trained-token counts (source.train_on)
+        self.trained_roles: dict[str, int] = {}  # source.chat: trained tokens per role
         self.count = 0
         self.tokens = 0
 
@@ -75,10 +76,39 @@ def trained_tokens(starts: np.ndarray, lengths: np.ndarray, spans: list) -> np.n
     return trained
 
 
+def chat_trained(starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, spans: list) -> tuple[np.ndarray, dict]:
+    """Loss mask of a batch of conversations and its trained tokens per role. spans: per sample,
+    (start, end, rule, role): rule 0 trains a token that starts inside [start, end) (the train_on
+    rule), rule 1 one that overlaps it (transformers' {% generation %} rule)."""
+    trained = np.zeros(len(starts), dtype=bool)
+    roles: dict[str, int] = {}
+    first = np.cumsum(lengths) - lengths
+    for k, sample in enumerate(spans):
+        if not sample:
+            continue
+        lo0, hi0 = int(first[k]), int(first[k] + lengths[k])
+        s, e = starts[lo0:hi0], ends[lo0:hi0]
+        for a, b, rule, role in sample:
+            hi = int(np.searchsorted(s, b, side="left"))
+            lo = int(np.searchsorted(s, a, side="left")) if rule == 0 else int(np.searchsorted(e, a, side="right"))
+            if hi > lo:
+                seg = trained[lo0 + lo:lo0 + hi]
+                roles[role] = roles.get(role, 0) + int(len(seg) - seg.sum())
+                seg[:] = True
+    return trained, roles
+
+
 def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_arr, spans=None):
     if spans is None:
         flat, lengths = tok.encode_batch(texts)
         trained = None
+    elif entry.chat is not None:  # conversations: spans by message, counted by role
+        flat, lengths, starts, ends = tok.encode_batch_with_offsets(texts)
+        trained, roles = chat_trained(starts, ends, lengths, spans)
+        for role, count in roles.items():
+            acc.trained_roles[role] = acc.trained_roles.get(role, 0) + count
+        sample_of = np.repeat(np.arange(len(lengths)), lengths)
+        acc.trained.append(np.bincount(sample_of, weights=trained, minlength=len(lengths)).astype(np.int64))
     else:  # the ids and the offsets come from one encode call of the whole rendered text
         flat, lengths, starts = tok.encode_batch_with_starts(texts)
         trained = trained_tokens(starts, lengths, spans)
@@ -91,8 +121,8 @@ def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_ar
         _raise_overflow(reader, entry, lines_arr, lengths, overflow, int(sizes_arr[-1]))
     starts = np.cumsum(lengths) - lengths  # each sample's first token in `flat`
     # UNK positions: 0-based indexes into each sample's own token sequence
-    unk_mask = flat == unk_id
-    if unk_mask.any():
+    unk_mask = flat == unk_id if unk_id is not None else None  # hf_dir byte-level: no UNK id at all
+    if unk_mask is not None and unk_mask.any():
         where = np.flatnonzero(unk_mask)
         sample_of = np.searchsorted(starts, where, side="right") - 1
         samples, counts = np.unique(sample_of, return_counts=True)
@@ -160,12 +190,18 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     # pre-flight's verdict on a fast engine (None: the library); loss masks need the library's offsets
     engine = getattr(meta, "engine", None) if entry.train_on is None else None
     tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=threads, engine=engine,
-               engine_cache=cache_dir(build.work_dir) if engine else None)
-    tpl = T.parse(entry.template)
+               engine_cache=cache_dir(build.work_dir) if engine else None, **(entry.tokenizer_options or {}))
+    if entry.chat is not None:  # source.chat: the model's chat template renders each record
+        from ..chat import renderer_for
+
+        renderer = renderer_for(entry, tok)
+        tpl = renderer.as_template(entry.path)
+    else:
+        tpl = T.parse(entry.template)
     fields = entry.fields
     if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
         limit = build.outputs[entry.output].auto.get("max_size") or UNBOUNDED
-        acc = _Accumulator([limit], meta.dtype, ["all"], _partial(out_dir))
+        acc = _Accumulator([limit], meta.dtype, [inter.ALL], _partial(out_dir))
     else:
         acc = _Accumulator(entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir))
     sizes_arr = np.asarray(acc.sizes, dtype=np.int64)
@@ -175,6 +211,9 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     lines: list[int] = []
     trained_fields = frozenset(entry.train_on) if entry.train_on is not None else None
     spans: list | None = [] if trained_fields else None
+    if entry.chat is not None:  # conversations: masks whenever train_on resolved to roles (even none)
+        spans = [] if entry.train_on is not None else None
+        trained_fields = frozenset(entry.train_on) if entry.train_on is not None else None
     hashes = acc.hashes
     sha256 = hashlib.sha256
     t0 = time.monotonic()
@@ -187,7 +226,8 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     for local, raw in reader:
         try:
             obj = jsonl.parse_object(raw, entry.path, 0)
-            jsonl.declared_values(obj, fields, entry.path, 0)
+            if fields:
+                jsonl.declared_values(obj, fields, entry.path, 0)
             if trained_fields is None:
                 text = tpl.render(obj)
             else:
@@ -196,7 +236,9 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
         except E.MintDimError:
             # parse again with the real line number, computed only on this error path
             line = line_no(local)
-            jsonl.declared_values(jsonl.parse_object(raw, entry.path, line), fields, entry.path, line)
+            again = jsonl.declared_values(jsonl.parse_object(raw, entry.path, line), fields, entry.path, line)
+            if entry.chat is not None:  # the same render again, now with the real line number
+                tpl.render_at(again, line, trained_fields is not None)
             raise
         except UnicodeEncodeError:
             raise E.SourceParseError.make(entry.path, line_no(local), "surrogate") from None
@@ -240,7 +282,7 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
     tmp = acc.part_dir
     for part in acc.parts:
         part.close()
-    inter.write(os.path.join(tmp, "meta.msgpack"), {
+    inter.write(inter.meta_path(tmp), {
         "file": entry.index, "chunk": chunk_index, "n": acc.count, "newlines": newlines,
         "lines": inter.arr(_cat(acc.lines, np.int64), np.uint64),
         "lengths": inter.arr(_cat(acc.lengths, np.int64), np.uint32),
@@ -250,6 +292,7 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
         "unk_counts": inter.arr(_cat(acc.unk_counts, np.int64), np.uint32),
         "unk_positions": inter.arr(_cat(acc.unk_positions, np.int64), np.uint32),
         **({"trained": inter.arr(_cat(acc.trained, np.int64), np.uint32)} if entry.train_on is not None else {}),
+        **({"trained_roles": acc.trained_roles} if entry.chat is not None and entry.train_on is not None else {}),
     })
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)

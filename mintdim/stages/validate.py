@@ -44,12 +44,13 @@ BYTES_PER_TOKEN = {"uint16": 2, "uint32": 4}  # the token dtypes dtype_for_vocab
 def check_files(build: BuildConfig) -> None:
     for f in build.files:
         if not os.path.isfile(f.abspath):
-            raise E.MintDimFileNotFoundError.make("source", f.path)
+            raise E.MintDimFileNotFoundError.resolved("source", f.path, os.getcwd())
 
 
-def _fingerprint(kind: str, abspath: str) -> str:
+def _fingerprint(kind: str, abspath: str, options: dict | None = None) -> str:
     # MINTDIM_ENGINE=tokenizers: facts recorded without the fast engine, apart from the usual ones
-    return f"{kind}|{abspath}|{stat_key(kind, abspath)}" + ("" if engines_allowed() else "|library")
+    key = f"{kind}|{abspath}|{stat_key(kind, abspath)}" + ("" if engines_allowed() else "|library")
+    return key + "|" + json.dumps(options, sort_keys=True) if options else key  # hf_dir: pad_token changes pad_id
 
 
 def engines_allowed() -> bool:
@@ -91,7 +92,7 @@ def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
         if f.tokenizer_abspath not in metas:  # tokenizer.train_bpe: not trained yet
             continue
         m = metas[f.tokenizer_abspath]
-        key = _fingerprint(f.tokenizer_kind, f.tokenizer_abspath)
+        key = _fingerprint(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options)
         entry = cache.setdefault(key, {"meta": {k: v for k, v in asdict(m).items() if k != "path"}, "templates": []})
         if f.template not in entry["templates"]:
             entry["templates"].append(f.template)
@@ -114,8 +115,8 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
             pending.add(key)
             continue
         if not tokenizer_exists(f.tokenizer_kind, key):
-            raise E.MintDimFileNotFoundError.make("tokenizer", f.tokenizer_path)
-        hit = cache.get(_fingerprint(f.tokenizer_kind, key))
+            raise E.MintDimFileNotFoundError.resolved("tokenizer", f.tokenizer_path, os.getcwd())
+        hit = cache.get(_fingerprint(f.tokenizer_kind, key, f.tokenizer_options))
         if hit:
             metas[key] = TokenizerMeta(path=f.tokenizer_path, **hit["meta"])
         else:
@@ -127,7 +128,10 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
             if f.tokenizer_abspath in pending:
                 training.check_pending(f)
                 continue
-            hit = cache.get(_fingerprint(f.tokenizer_kind, f.tokenizer_abspath))
+            if f.chat is not None:  # source.chat: the tokenizer's chat template, not a MintDim template
+                check_chat_template(f)
+                continue
+            hit = cache.get(_fingerprint(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options))
             if hit and f.template in hit["templates"]:
                 continue
             if f.tokenizer_abspath not in loaded:
@@ -139,7 +143,7 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
 def _load_checked(f, engines_dir: str | None = None) -> tuple["TokenizerMeta", object]:
     try:
         tok = load(f.tokenizer_kind, f.tokenizer_abspath, engine="auto" if engines_allowed() else None,
-                   engine_cache=engines_dir)
+                   engine_cache=engines_dir, **(f.tokenizer_options or {}))
     except Exception as exc:  # the library's own words for a file it cannot read
         reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         raise E.TokenizerValidationError.unsupported(
@@ -147,8 +151,12 @@ def _load_checked(f, engines_dir: str | None = None) -> tuple["TokenizerMeta", o
             f"Không tải được file dạng {f.tokenizer_kind}: {f.tokenizer_path} ({reason})") from None
     vocab = tok.vocab_size
     unk, pad = tok.unk_id, tok.pad_id
-    if unk is None or not 0 <= unk < vocab:
+    # hf_dir: a tokenizer that encodes every string (byte-level, byte fallback) needs no UNK
+    if (unk is None and not getattr(tok, "encodes_every_string", False)) or (unk is not None and not 0 <= unk < vocab):
         raise E.TokenizerSpecialTokenError.make("unk_id", f.tokenizer_path)
+    if f.tokenizer_kind == "hf_dir" and pad is None:
+        names, total = tok.pad_candidates()
+        raise E.TokenizerSpecialTokenError.dir_pad(f.tokenizer_path, names, total, tok.declared_pad)
     if pad is None or not 0 <= pad < vocab:
         raise E.TokenizerSpecialTokenError.make("pad_id", f.tokenizer_path)
     dtype = dtype_for_vocab(vocab)
@@ -161,11 +169,26 @@ def check_template_literals(f, tok, unk_id: int) -> None:
     """Tier 1: each non-empty literal segment, encoded on its own, must hold no UNK."""
     tpl = T.parse(f.template)
     parts = tpl.static_parts
-    if not parts:
+    if not parts or unk_id is None:  # no UNK id (hf_dir, byte-level): nothing can produce one
         return
     for literal, ids in zip(parts, tok.encode_ids(parts)):
         if unk_id in ids:
             raise E.TemplateTokenizerError.make(f.index, f.template, literal)
+
+
+def check_chat_template(f) -> None:
+    """source.chat: the tokenizer directory (or the config) supplies a chat template that compiles."""
+    from .. import chat, hfdir
+
+    opts = f.tokenizer_options or {}
+    override = opts.get("chat_template")
+    if override is not None and not os.path.isfile(override):
+        raise E.MintDimFileNotFoundError.make("tokenizer chat_template", override)
+    config = hfdir._read_json(os.path.join(f.tokenizer_abspath, hfdir.CONFIG_FILE))
+    text = hfdir.read_chat_template(f.tokenizer_abspath, config, override)
+    if text is None:
+        raise E.ChatTemplateError.missing(f.tokenizer_path)
+    chat.check_template(text, override or f.tokenizer_path)
 
 
 def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True
@@ -189,7 +212,15 @@ def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True
 
 def validated_record(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> dict:
     return {"build_id": build.build_id, "config": build.raw,
-            "tokenizers": {k: asdict(v) for k, v in metas.items()}}
+            "tokenizers": {k: asdict(v) for k, v in metas.items()},
+            # what each output is built from, as the build starts: recorded with the finished output
+            "inputs": {str(o.index): outputs.input_keys(build, o) for o in build.outputs}}
+
+
+def recorded_inputs(path: str, out_index: int) -> dict | None:
+    """The inputs validated.json recorded for an output (see validated_record)."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get("inputs", {}).get(str(out_index))
 
 
 def read_validated(path: str) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..faults import kill_point
 from ..formats import intermediate as inter
-from ..formats.shards import ShardWriter, shard_line, shard_warning
+from ..formats.shards import PackedWriter, ShardWriter, shard_line, shard_warning
+from ..formats.shards import unit_dir as unit_dir_name
 from ..progress import Progress
 from ..outputs import EMPTY_MARKER, atomic_write_text
 
@@ -18,6 +19,27 @@ from ..outputs import EMPTY_MARKER, atomic_write_text
 def empty_unit_text(unit: int) -> str:
     return (f"# Empty unit\n\nNo sample of this build was assigned to unit size {unit}.\n"
             "The unit is declared in the config, so its directory exists; it holds no shard.\n")
+
+
+def _fresh_unit_dir(stage_dir: str, unit: int) -> str:
+    unit_dir = os.path.join(stage_dir, unit_dir_name(unit))
+    shutil.rmtree(unit_dir, ignore_errors=True)  # a killed earlier attempt's leftovers (ours)
+    os.makedirs(unit_dir)
+    return unit_dir
+
+
+def _shard_closed(build, out, unit: int, count_key: str, log):
+    """The writer's on_close: the shard line (its `count_key` as samples=) and the size warning."""
+    suffix = out.dir if len(build.outputs) > 1 else None
+
+    def closed(index: int, info: dict) -> None:
+        log(shard_line(index, info[count_key], info["bytes"], unit, suffix))
+        warning = shard_warning(index, info["bytes"])
+        if warning:
+            log(warning)
+        kill_point("write:shard")  # tests: a kill with shards half written
+
+    return closed
 
 
 def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], units_plan: str,
@@ -28,18 +50,8 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
     with open(units_plan, encoding="utf-8") as f:
         plan = json.load(f)
     expected = plan["counts"][plan["sizes"].index(unit)]
-    unit_dir = os.path.join(stage_dir, f"unit_{unit}")
-    shutil.rmtree(unit_dir, ignore_errors=True)  # a killed earlier attempt's leftovers (ours)
-    os.makedirs(unit_dir)
-    suffix = out.dir if len(build.outputs) > 1 else None
-
-    def closed(index: int, info: dict) -> None:
-        log(shard_line(index, info["records"], info["bytes"], unit, suffix))
-        warning = shard_warning(index, info["bytes"])
-        if warning:
-            log(warning)
-        kill_point("write:shard")  # tests: a kill with shards half written
-
+    unit_dir = _fresh_unit_dir(stage_dir, unit)
+    closed = _shard_closed(build, out, unit, "records", log)
     masks = any(build.files[i].train_on is not None for i in out.files)
     writer = ShardWriter(unit_dir, unit, out.samples_per_shard, meta.pad_id, meta.dtype, on_close=closed,
                          masks=masks)
@@ -67,14 +79,14 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
 def _unit_batches(chunk_dir: str, unit: int, lower: int):
     """(lengths, flat tokens) of one chunk's samples for this unit, batch by batch: the chunk's own
     stream for the unit, or (sizes planned after tokenizing) the samples with lower < length <= unit."""
-    own = os.path.join(chunk_dir, f"u{unit}.msgpack")
+    own = inter.stream_path(chunk_dir, unit)
     if os.path.exists(own):
         for part in inter.iter_stream(own):
             lengths = inter.unarr(part["lengths"]).astype(np.int64)
             if len(lengths):
                 yield lengths, inter.unarr(part["tokens"]), _bits(part, int(lengths.sum()))
         return
-    for part in inter.iter_stream(os.path.join(chunk_dir, "uall.msgpack")):
+    for part in inter.iter_stream(inter.stream_path(chunk_dir, inter.ALL)):
         lengths = inter.unarr(part["lengths"]).astype(np.int64)
         sel = (lengths > lower) & (lengths <= unit)
         if sel.any():
@@ -91,11 +103,19 @@ def _bits(part: dict, count: int) -> np.ndarray | None:
 
 
 def write_slots(build, metas, out_index: int, slots: list[int], chunk_dirs: list[str], units_plan: str,
-                stage_dir: str, written_path: str, log=print, stop_check=lambda: None) -> dict:
+                stage_dir: str, written_path: str, log=print, stop_check=lambda: None,
+                plan_table: str | None = None) -> dict:
     """One write job: the unit sizes at these positions of the output's sizes (which may have been
     planned from the data, and be fewer than the k asked for), one after another."""
     with open(units_plan, encoding="utf-8") as f:
-        sizes = json.load(f)["sizes"]
+        plan = json.load(f)
+    sizes = plan["sizes"]
+    if plan.get("layout") == "packed":  # units.pack: one write job writes every row
+        units = [write_packed(build, metas, out_index, chunk_dirs, plan_table,
+                              stage_dir, log=log, stop_check=stop_check)] if 0 in slots else []
+        summary = {"output": out_index, "slots": list(slots), "units": units}
+        atomic_write_text(written_path, json.dumps(summary))
+        return summary
     units = [write_unit(build, metas, out_index, sizes[slot], chunk_dirs, units_plan, stage_dir, None,
                         log=log, stop_check=stop_check)
              for slot in slots if slot < len(sizes)]
@@ -103,3 +123,47 @@ def write_slots(build, metas, out_index: int, slots: list[int], chunk_dirs: list
     atomic_write_text(written_path, json.dumps(summary))
     return summary
 
+
+
+def write_packed(build, metas, out_index: int, chunk_dirs: list[str], plan_table: str, stage_dir: str,
+                 log=print, stop_check=lambda: None) -> dict:
+    """units.pack: every row of the output. The shards are laid out (pad_id) and the boundaries
+    written from the plan, then the chunks' token streams are read in sample order and each
+    sample's tokens scattered to its row and offset (mintdim.packing decided them)."""
+    from .. import packing
+
+    out = build.outputs[out_index]
+    meta = metas[out.tokenizer_abspath]
+    plan = inter.read(plan_table)
+    L, n_rows, n = plan["row_length"], plan["n_rows"], plan["n"]
+    rows = inter.unarr(plan["rows"]).astype(np.int64)
+    status = inter.unarr(plan["status"])
+    rows[status == packing.DROPPED] = -1
+    offsets = inter.unarr(plan["offsets"]).astype(np.int64)
+    kept = inter.unarr(plan["kept"]).astype(np.int64)
+    unit_dir = _fresh_unit_dir(stage_dir, L)
+    closed = _shard_closed(build, out, L, "samples", log)
+    masks = any(build.files[i].train_on is not None for i in out.files)
+    writer = PackedWriter(unit_dir, L, out.samples_per_shard, n_rows, meta.pad_id, meta.dtype, masks=masks,
+                          on_close=closed)
+    writer.write_boundaries(rows, offsets, kept)
+    stream = build.files[out.files[0]].sizes[0]  # every sample of a packed output is in this one stream
+    progress = Progress(log, f"[unit-build] write rows of {L}", n)
+    trained_kept = {}  # truncated samples: trained tokens inside the row (source.train_on)
+    sid = 0
+    for d in chunk_dirs:
+        stop_check()
+        for lengths, tokens, bits in _unit_batches(d, stream, -1):
+            m = len(lengths)
+            got = writer.scatter(rows[sid:sid + m], offsets[sid:sid + m], kept[sid:sid + m], lengths, tokens, bits)
+            if got is not None:
+                for j in np.flatnonzero(status[sid:sid + m] == packing.TRUNCATED).tolist():
+                    trained_kept[str(sid + j)] = int(got[j])
+            sid += m
+            progress.update(sid, sid * meta.bytes_per_token)
+    if sid != n:
+        raise RuntimeError(f"packed rows: read {sid} samples but the plan counted {n}")
+    shards = writer.close()
+    if n_rows == 0:
+        atomic_write_text(os.path.join(unit_dir, EMPTY_MARKER), empty_unit_text(L))
+    return {"output": out_index, "unit": L, "records": n_rows, "shards": shards, "trained_kept": trained_kept}

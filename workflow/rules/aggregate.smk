@@ -20,7 +20,6 @@ rule aggregate:
         py=PY,
         script=script("aggregate_output.py"),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
-        version=VERSION,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --table {input.table:q} --stage {params.stage:q} --agg {output:q} --log {log:q}"

@@ -19,7 +19,6 @@ rule finalize:
         py=PY,
         script=script("finalize_output.py"),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
-        version=VERSION,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --agg {input.agg:q} --stage {params.stage:q} --done {output:q} --log {log:q}"

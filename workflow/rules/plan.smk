@@ -18,7 +18,6 @@ rule plan:
     params:
         py=PY,
         script=script("plan_units.py"),
-        version=VERSION,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --table {output.table:q} --units {output.units:q} --log {log:q} --chunks {input.chunks:q}"

@@ -24,6 +24,5 @@ rule report:
     params:
         py=PY,
         script=script("report_output.py"),
-        version=VERSION,
     shell:
         "{params.py} {params.script} --done {input.done:q} --out {output:q} --log {log:q}"

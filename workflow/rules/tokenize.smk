@@ -19,7 +19,6 @@ rule tokenize:
         py=PY,
         script=script("tokenize_chunk.py"),
         range=lambda wc: MINT.chunk_range(int(wc.file), int(wc.chunk)),
-        version=VERSION,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --file {wildcards.file}"
         " --chunk {wildcards.chunk} {params.range} --out {output:q} --threads {threads} --log {log:q}"

@@ -24,8 +24,7 @@ rule train_tokenizer:
     params:
         py=PY,
         script=script("train_tokenizer.py"),
-        config=lambda wc: MINT.config_arg(),
-        version=VERSION,
+        config=MINT.config_file,
     shell:
-        "{params.py} {params.script} --config {params.config:q} --index {wildcards.tok} --out {output:q}"
+        "{params.py} {params.script} --config-file {params.config:q} --index {wildcards.tok} --out {output:q}"
         " --threads {threads} --log {log:q}"

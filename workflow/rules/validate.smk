@@ -16,7 +16,6 @@ rule validate:
     params:
         py=PY,
         script=script("validate_config.py"),
-        config=lambda wc: MINT.config_arg(),
-        version=VERSION,
+        config=MINT.config_file,
     shell:
-        "{params.py} {params.script} --config {params.config:q} --out {output:q} --log {log:q}"
+        "{params.py} {params.script} --config-file {params.config:q} --out {output:q} --log {log:q}"

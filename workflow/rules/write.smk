@@ -5,6 +5,7 @@ rule write:
     input:
         validated=LAYOUT.validated,
         units=LAYOUT.plan_units("{out}"),
+        table=LAYOUT.plan("{out}"),
         chunks=lambda wc: MINT.chunk_dirs(int(wc.out)),
     output:
         temp(LAYOUT.written("{out}", "{part}")),
@@ -23,8 +24,7 @@ rule write:
         script=script("write_shards.py"),
         slots=lambda wc: MINT.write_slots(int(wc.out), int(wc.part)),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
-        version=VERSION,
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
-        " --part {wildcards.part} --slots {params.slots} --units-plan {input.units:q} --stage {params.stage:q}"
+        " --part {wildcards.part} --slots {params.slots} --units-plan {input.units:q} --table {input.table:q} --stage {params.stage:q}"
         " --written {output:q} --log {log:q} --chunks {input.chunks:q}"

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Conversations (source.chat): a MintDim build against the raw encode of the same rendered texts.
+
+    python benchmarks/chat.py --data ../assets/data/sharegpt_conversations.jsonl \\
+        --tokenizer ../assets/hf/qwen3 --cores 2 --runs 3
+
+One run, interleaved, medians of --runs:
+- raw: a fresh process reads the conversations already rendered (by MintDim's renderer, which
+  the tests hold equal to transformers' apply_chat_template), loads tokenizer.json and encodes
+  them with the library's own batch call (`encode_batch_fast`, RAYON_NUM_THREADS=cores, batches of
+  1024); only the encode is timed: the limit any tool reaches;
+- mintdim: `mintdim build` of the conversation file (render, encode, units, shards, indexes),
+  whole command wall, without train_on and with train_on [["assistant"]] (loss masks);
+- render: rendering every conversation once in this process (one thread), and rendering with
+  the mask spans (render_with_spans), as a share of the build's CPU time.
+The default --chat is ShareGPT's shape with every assistant-like role mapped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+SHAREGPT = {"messages": "conversations", "role": "from", "content": "value",
+            "roles": {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+                      "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "system": "system"}}
+SIZES = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576]
+BATCH = 1024
+
+RAW_CHILD = r"""
+import json, resource, sys, time
+from tokenizers import Tokenizer
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+texts = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+tok = Tokenizer.from_file(sys.argv[2]); tok.no_padding(); tok.no_truncation()
+t0, c0 = time.perf_counter(), cpu()
+n = 0
+for i in range(0, len(texts), %d):
+    n += sum(len(e.ids) for e in tok.encode_batch_fast(texts[i:i + %d], add_special_tokens=False))
+print(json.dumps({"encode_s": time.perf_counter() - t0, "encode_cpu_s": cpu() - c0, "tokens": n}))
+""" % (BATCH, BATCH)
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def render_all(data: str, tok_dir: str, chat: dict):
+    import orjson
+
+    from mintdim.chat import ChatRenderer
+    from mintdim.tokenizers import load
+
+    tok = load("hf_dir", tok_dir)
+    added = [t.content for t in tok.tok.get_added_tokens_decoder().values() if t.special]
+    opts = {"messages": "messages", "role": "role", "content": "content", **chat}
+    plain = ChatRenderer(tok.chat_template, tok.special_tokens, opts)
+    masked = ChatRenderer(tok.chat_template, tok.special_tokens, opts, ["assistant"], added)
+    with open(data, "rb") as f:
+        rows = [orjson.loads(line) for line in f if line.strip()]
+    t0 = time.process_time()
+    texts = [plain.render(o, data, 0) for o in rows]
+    t1 = time.process_time()
+    for o in rows:
+        masked.render_with_spans(o, data, 0)
+    t2 = time.process_time()
+    return texts, t1 - t0, t2 - t1
+
+
+def run_raw(texts_path: str, tok_dir: str, cores: int) -> tuple[float, float, int]:
+    env = dict(os.environ, RAYON_NUM_THREADS=str(cores))
+    out = subprocess.run([sys.executable, "-c", RAW_CHILD, texts_path, os.path.join(tok_dir, "tokenizer.json")],
+                         env=env, check=True, capture_output=True, text=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return got["encode_s"], got["encode_cpu_s"], got["tokens"]
+
+
+def run_build(work: str, config: dict, cores: int) -> tuple[float, float, dict]:
+    shutil.rmtree(os.path.join(work, "out"), ignore_errors=True)
+    shutil.rmtree(os.path.join(work, ".mintdim"), ignore_errors=True)
+    path = os.path.join(work, "cfg.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(config, f)
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("RAYON_NUM_THREADS", None)
+    c0, t0 = children_cpu(), time.perf_counter()
+    subprocess.run([sys.executable, "-m", "mintdim", "build", path, "--cores", str(cores)], cwd=work, env=env,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall, cpu = time.perf_counter() - t0, children_cpu() - c0
+    with open(os.path.join(work, "out", "stats.json"), encoding="utf-8") as f:
+        return wall, cpu, json.load(f)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", required=True, help="a JSONL file of conversations")
+    p.add_argument("--tokenizer", required=True, help="a tokenizer directory (hf_dir)")
+    p.add_argument("--chat", default=json.dumps(SHAREGPT), help="source.chat options as JSON (default: ShareGPT)")
+    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--runs", type=int, default=3)
+    args = p.parse_args()
+    chat = json.loads(args.chat)
+    data, tok_dir = os.path.abspath(args.data), os.path.abspath(args.tokenizer)
+    texts, render_s, spans_s = render_all(data, tok_dir, chat)
+    mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
+    print(f"{len(texts)} conversations, {mb:.1f} MB rendered; render {render_s:.2f} s, "
+          f"render with mask spans {spans_s:.2f} s (one thread)", flush=True)
+    base = {"source": {"files": [data], "chat": chat},
+            "tokenizer": {"hf_dir": {"path": tok_dir}},
+            "units": {"sizes": [SIZES], "build_batch": [BATCH]},
+            "output": {"dir": "out", "samples_per_shard": [10000]}}
+    masked = json.loads(json.dumps(base))
+    masked["source"]["train_on"] = [["assistant"]]
+    res = {"raw": [], "build": [], "build+masks": []}
+    cpu = {"raw": [], "build": [], "build+masks": []}
+    with tempfile.TemporaryDirectory(prefix="mintdim-chat-bench-") as work:
+        texts_path = os.path.join(work, "texts.jsonl")
+        with open(texts_path, "w", encoding="utf-8") as f:
+            for t in texts:
+                f.write(json.dumps(t, ensure_ascii=False) + "\n")
+        del texts
+        for r in range(args.runs):
+            raw, raw_cpu, tokens = run_raw(texts_path, tok_dir, args.cores)
+            res["raw"].append(raw)
+            cpu["raw"].append(raw_cpu)
+            line = [f"run {r + 1}: raw {raw:6.2f} s (cpu {raw_cpu:.2f})"]
+            order = (("build", base), ("build+masks", masked))
+            for name, cfg in order if r % 2 == 0 else order[::-1]:  # alternate the order: load drifts
+                wall, c, stats = run_build(work, cfg, args.cores)
+                assert stats["total_tokens"] == tokens, (stats["total_tokens"], tokens)  # the same texts
+                res[name].append(wall)
+                cpu[name].append(c)
+                line.append(f"{name} {wall:6.2f} s (cpu {c:.2f})")
+            print(", ".join(line), f"(load {os.getloadavg()[0]:.1f})", flush=True)
+    med = {k: statistics.median(v) for k, v in res.items()}
+    print(f"\nmedians of {args.runs}: raw encode {med['raw']:.2f} s; mintdim build {med['build']:.2f} s = "
+          f"{med['build'] / med['raw']:.3f}x; with train_on assistant {med['build+masks']:.2f} s = "
+          f"{med['build+masks'] / med['raw']:.3f}x")
+    mc = {k: statistics.median(v) for k, v in cpu.items()}
+    print(f"CPU medians: raw encode {mc['raw']:.2f} s; build {mc['build']:.2f} s = {mc['build'] / mc['raw']:.3f}x; "
+          f"with masks {mc['build+masks']:.2f} s = {mc['build+masks'] / mc['raw']:.3f}x")
+    for name in ("build", "build+masks"):
+        c = statistics.median(cpu[name])
+        share = (render_s if name == "build" else spans_s) / c
+        print(f"{name}: CPU {c:.2f} s, of which rendering{' with spans' if name != 'build' else ''} "
+              f"{share:.1%} (measured alone)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""The output directory's format: the names, writers and readers of its JSON files and JSONL indexes.
+
+    manifest.json          how the output was built and how to read it
+    histogram.json         samples per unit size
+    stats.json             totals, duplicate and UNK figures, padding (and packing) figures
+    sample_index.jsonl     one line per sample, in sample_id order
+    duplicate_index.jsonl  groups of samples whose rendered text has the same SHA-256
+    unk_index.jsonl        samples whose tokens hold unk_id, with 0-based positions
+
+(the unit directories beside them: formats/shards.py). JSON is written UTF-8 with
+sorted-free, stable key order (the spec's order); JSONL one object per line. Nothing here
+depends on time, host or work paths.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import orjson
+
+from . import shards
+
+MANIFEST = "manifest.json"
+HISTOGRAM = "histogram.json"
+STATS = "stats.json"
+SAMPLE_INDEX = "sample_index.jsonl"
+DUPLICATE_INDEX = "duplicate_index.jsonl"
+UNK_INDEX = "unk_index.jsonl"
+INDEX_FILES = (MANIFEST, HISTOGRAM, STATS, SAMPLE_INDEX, DUPLICATE_INDEX, UNK_INDEX)
+
+_JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+
+
+def read_json(out_dir: str, name: str):
+    """One of the output's JSON files (MANIFEST, STATS, HISTOGRAM), parsed."""
+    with open(os.path.join(out_dir, name), "rb") as f:
+        return orjson.loads(f.read())
+
+
+def iter_jsonl(path: str):
+    """(line number, raw line) of every non-blank line of a JSONL index."""
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            if line.strip():
+                yield n, line
+
+
+def iter_index(out_dir: str, name: str = SAMPLE_INDEX):
+    """The objects of one of the output's JSONL indexes, in file order."""
+    for _n, line in iter_jsonl(os.path.join(out_dir, name)):
+        yield orjson.loads(line)
+
+
+def token_counts(out_dir: str, source: bool = False) -> np.ndarray:
+    """token_count of every sample of sample_index.jsonl, in sample_id order (int64). With
+    `source`, a sample longer than a packed row counts its whole length (source_token_count)."""
+    key = "source_token_count" if source else "token_count"
+
+    def count(line: bytes) -> int:
+        obj = orjson.loads(line)
+        return obj.get(key, obj["token_count"])
+
+    return np.fromiter((count(line) for _n, line in iter_jsonl(os.path.join(out_dir, SAMPLE_INDEX))), dtype=np.int64)
+
+
+def write_json(path: str, obj) -> None:
+    with open(path, "wb") as f:
+        f.write(orjson.dumps(obj, option=_JSON_OPTS))
+
+
+class JsonlWriter:
+    def __init__(self, path: str, flush_every: int = 4096):
+        self._fh = open(path, "wb")
+        self._buf: list[bytes] = []
+        self._every = flush_every
+
+    def write(self, obj) -> None:
+        self._buf.append(orjson.dumps(obj))
+        if len(self._buf) >= self._every:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._buf:
+            self._fh.write(b"\n".join(self._buf) + b"\n")
+            self._buf = []
+
+    def close(self) -> None:
+        self._flush()
+        self._fh.close()
+
+
+def duplicate_groups(digests: np.ndarray) -> list[np.ndarray]:
+    """Groups of sample ids sharing one digest (n x 32 uint8), 2+ members, ordered by first sample id."""
+    n = len(digests)
+    if n < 2:
+        return []
+    words = np.ascontiguousarray(digests).view(">u8").reshape(n, 4)
+    # Sort on the first 8 bytes only (4x faster than sorting whole digests): SHA-256 bytes are
+    # uniform, so equal first words mean equal digests unless two differ only further on, which
+    # the check below catches, falling back to the whole-digest sort. Stable: ties keep sample order.
+    order = np.argsort(words[:, 0].astype(np.uint64), kind="stable")
+    ordered = words[order]
+    same = np.all(ordered[1:] == ordered[:-1], axis=1)
+    if not np.array_equal(same, ordered[1:, 0] == ordered[:-1, 0]):
+        order = np.lexsort((words[:, 3], words[:, 2], words[:, 1], words[:, 0]))
+        ordered = words[order]
+        same = np.all(ordered[1:] == ordered[:-1], axis=1)
+    if not same.any():
+        return []
+    groups = []
+    # runs of True in `same` mark consecutive equal digests; a run's ids ascend (stable sorts)
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], same.astype(np.int8), [0]))))
+    for start, stop in zip(edges[::2], edges[1::2]):
+        groups.append(order[start:stop + 1])
+    groups.sort(key=lambda m: int(m[0]))
+    return groups
+
+
+_SAMPLE_LINE = ('{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"source_file":%s,"source_line":%d,'
+                '"shard_path":"' + shards.UNIT_DIR + '/' + shards.SHARD_NAME + '","shard_row":%d')
+
+
+def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: int, file_ids, paths, lines,
+                       trained, progress, block: int = 1 << 16) -> None:
+    """sample_index.jsonl of the bucketed layout, in sample_id order. Each line is formatted
+    directly, as the same bytes orjson gives for the record (same keys, same order): a dict and a
+    dumps call per sample took most of the aggregate stage."""
+    files = [orjson.dumps(p).decode("utf-8") for p in paths]  # JSON strings, non-ASCII kept as is
+    line = _SAMPLE_LINE + (',"trained_tokens":%d}\n' if trained is not None else "}\n")
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        for start in range(0, len(lengths), block):
+            progress.update(start)
+            end = min(start + block, len(lengths))
+            unit_size = [sizes[k] for k in units[start:end].tolist()]  # twice: the field and the shard's dir
+            r = rows[start:end]
+            cols = [range(start, end), (hexes[64 * i:64 * i + 64] for i in range(start, end)),
+                    lengths[start:end].tolist(), unit_size,
+                    [files[k] for k in file_ids[start:end].tolist()], lines[start:end].tolist(),
+                    unit_size, (r // sps).tolist(), (r % sps).tolist()]
+            if trained is not None:
+                cols.append(trained[start:end].tolist())
+            fh.write("".join([line % row for row in zip(*cols)]))
+
+
+def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_length: int, rows, offsets,
+                              sps: int, file_ids, paths, lines, trained, progress, block: int = 1 << 16) -> None:
+    """sample_index.jsonl of the packed layout (units.pack), in sample_id order: the bucketed keys
+    (unit_size is the row length; shard_row the row inside the shard) plus row_offset, the sample's
+    first slot in its row. token_count counts the tokens written; a sample longer than the row
+    carries overflow ("dropped": no shard, row or offset; "truncated": the row's first tokens) and
+    source_token_count (its whole length)."""
+    with open(path, "wb") as fh:
+        for start in range(0, len(lengths), block):
+            progress.update(start)
+            end = min(start + block, len(lengths))
+            out = []
+            for i, n, k, st, r, off, f, line in zip(range(start, end), lengths[start:end].tolist(),
+                                                    kept[start:end].tolist(), status[start:end].tolist(),
+                                                    rows[start:end].tolist(), offsets[start:end].tolist(),
+                                                    file_ids[start:end].tolist(), lines[start:end].tolist()):
+                dropped = st == 1
+                obj = {"sample_id": i, "hash": hexes[64 * i:64 * i + 64], "token_count": k, "unit_size": row_length,
+                       "source_file": paths[f], "source_line": line,
+                       "shard_path": None if dropped else shards.shard_path(row_length, r // sps),
+                       "shard_row": None if dropped else r % sps, "row_offset": None if dropped else off}
+                if trained is not None:
+                    obj["trained_tokens"] = trained[i]
+                if st:
+                    obj["overflow"] = "dropped" if dropped else "truncated"
+                    obj["source_token_count"] = n
+                out.append(orjson.dumps(obj))
+            fh.write(b"\n".join(out) + b"\n")

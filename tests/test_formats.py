@@ -1,0 +1,79 @@
+"""The format modules own their files: names, writers and readers agree with each other."""
+
+from __future__ import annotations
+
+import os
+
+import msgpack
+import numpy as np
+import pytest
+
+from mintdim.formats import intermediate as inter
+from mintdim.formats import output as fmt
+from mintdim.formats import shards as fs
+
+
+def test_intermediate_stream_reads_back_with_the_public_reader(tmp_path):
+    path = str(tmp_path / inter.stream_name(256))
+    w = inter.StreamWriter(path)
+    batches = [(np.array([3, 1], dtype=np.uint32), np.array([5, 6, 7, 8], dtype=np.uint16)),
+               (np.array([2], dtype=np.uint32), np.array([9, 10], dtype=np.uint16))]
+    for lengths, tokens in batches:
+        w.append({"lengths": inter.arr(lengths, np.uint32), "tokens": inter.arr(tokens, np.uint16)})
+    w.close()
+    with open(path, "rb") as f, pytest.raises(msgpack.ExtraData):
+        msgpack.unpackb(f.read())  # several objects in a row: why the reader exists
+    got = list(inter.iter_objects(path))
+    assert len(got) == 2
+    for obj, (lengths, tokens) in zip(got, batches):
+        assert obj["lengths"].tolist() == lengths.tolist() and obj["tokens"].dtype == np.dtype("<u2")
+        assert obj["tokens"].tolist() == tokens.tolist()
+    raw = next(inter.iter_objects(path, arrays=False))
+    assert set(raw["tokens"]) == {"dtype", "data"}
+
+
+def test_intermediate_names_and_read_chunk(tmp_path):
+    assert inter.stream_name(128) == "u128.msgpack" and inter.stream_name(inter.ALL) == "uall.msgpack"
+    d = str(tmp_path / "f0_c0")
+    os.makedirs(d)
+    inter.write(inter.meta_path(d), {"n": 2, "lengths": inter.arr(np.array([4, 2]), np.uint32)})
+    w = inter.StreamWriter(inter.stream_path(d, 8))
+    w.append({"lengths": inter.arr(np.array([4, 2]), np.uint32), "tokens": inter.arr(np.arange(6), np.uint16)})
+    w.close()
+    meta, streams = inter.read_chunk(d)
+    assert meta["n"] == 2 and meta["lengths"].tolist() == [4, 2] and meta["format"] == inter.FORMAT_VERSION
+    assert list(streams) == ["u8.msgpack"] and streams["u8.msgpack"][0]["tokens"].tolist() == list(range(6))
+
+
+def test_shard_names_mask_path_and_records(tmp_path):
+    assert fs.unit_dir(192) == "unit_192" and fs.shard_path(192, 3) == "unit_192/shard_000003.bin"
+    assert fs.shard_index("shard_000012.bin") == 12 and fs.shard_index("mask_000012.bin") is None
+    assert fs.mask_path(os.path.join("out", "unit_8", "shard_000002.bin")) == os.path.join("out", "unit_8",
+                                                                                            "mask_000002.bin")
+    udir = tmp_path / "unit_8"
+    udir.mkdir()
+    w = fs.ShardWriter(str(udir), 8, 2, pad_id=1, dtype="uint16", masks=True)
+    w.write(np.array([3, 8, 0]), np.arange(11, dtype=np.uint16), np.arange(11) % 2 == 0)
+    assert [s["name"] for s in w.close()] == ["shard_000000.bin", "shard_000001.bin"]
+    assert fs.list_shards(str(udir)) == ["shard_000000.bin", "shard_000001.bin"]
+    recs = fs.open_records(str(udir / "shard_000000.bin"), 8, "uint16")
+    assert recs.shape == (2, 8) and recs[0].tolist() == [0, 1, 2, 1, 1, 1, 1, 1]
+    bits = fs.unpack_mask(np.asarray(fs.open_mask(fs.mask_path(str(udir / "shard_000000.bin")), 8)), 8)
+    assert bits[0].tolist() == [True, False, True] + [False] * 5
+    with open(udir / "shard_000001.bin", "ab") as f:
+        f.write(b"\0")
+    with pytest.raises(ValueError):
+        fs.open_records(str(udir / "shard_000001.bin"), 8, "uint16")
+
+
+def test_output_names_writers_and_readers(tmp_path):
+    assert fmt.INDEX_FILES == ("manifest.json", "histogram.json", "stats.json", "sample_index.jsonl",
+                               "duplicate_index.jsonl", "unk_index.jsonl")
+    fmt.write_json(str(tmp_path / fmt.STATS), {"total_samples": 2})
+    assert fmt.read_json(str(tmp_path), fmt.STATS) == {"total_samples": 2}
+    w = fmt.JsonlWriter(str(tmp_path / fmt.SAMPLE_INDEX))
+    for i, n in enumerate([5, 7]):
+        w.write({"sample_id": i, "token_count": n})
+    w.close()
+    assert fmt.token_counts(str(tmp_path)).tolist() == [5, 7]
+    assert [o["sample_id"] for o in fmt.iter_index(str(tmp_path))] == [0, 1]
