@@ -254,6 +254,26 @@ class TiktokenEncoder:
         return [ids for part in parts for ids in part]
 
 
+def _own_library(path: str | None, tokenizer_json: str | None):
+    """A loader of the library's Tokenizer for the texts the engine hands back (NFC-changed ones)."""
+    import threading
+
+    lock, loaded = threading.Lock(), []
+
+    def get():
+        with lock:
+            if not loaded:
+                from tokenizers import Tokenizer
+
+                tok = Tokenizer.from_str(tokenizer_json) if tokenizer_json is not None else Tokenizer.from_file(path)
+                tok.no_padding()
+                tok.no_truncation()
+                loaded.append(tok)
+        return loaded[0]
+
+    return get
+
+
 CACHE_VERSION = 1
 
 
@@ -350,6 +370,8 @@ def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir
             return None, "encode_special_tokens is on"
         tokenizer = library
         library = lambda: tokenizer  # noqa: E731
+    elif library is None:
+        library = _own_library(path, tokenizer_json)
     try:
         cache_file = (os.path.join(cache_dir, f"tiktoken-{_digest(path, tokenizer_json)}.msgpack")
                       if cache_dir else None)

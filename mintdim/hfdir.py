@@ -211,8 +211,11 @@ class HFDirTokenizer(HFJsonTokenizer):
 
         from .tokenizers import _flatten
 
+        from itertools import chain
+
         encs = self.tok.encode_batch(texts, add_special_tokens=False)
         flat, lengths = _flatten([e.ids for e in encs])
-        starts = np.fromiter((o[0] for e in encs for o in e.offsets), dtype=np.int64, count=len(flat))
-        ends = np.fromiter((o[1] for e in encs for o in e.offsets), dtype=np.int64, count=len(flat))
-        return flat, lengths, starts, ends
+        # one pass over the (start, end) pairs, chained in C: two generator passes cost ~10% of the encode
+        pairs = np.fromiter(chain.from_iterable(chain.from_iterable(e.offsets for e in encs)), dtype=np.int64,
+                            count=2 * len(flat)).reshape(-1, 2)
+        return flat, lengths, pairs[:, 0], pairs[:, 1]

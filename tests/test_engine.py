@@ -242,6 +242,13 @@ def test_decided_from_the_tokenizer_object_when_given_its_serialization(small):
     assert fast is None and "lstrip" in why
 
 
+def test_without_a_library_given_the_engine_loads_its_own_for_nfc_changed_texts(small):
+    path = small["llama3-nfc"]
+    fast, _ = engines.fast_encoder_for(path, threads=2)
+    texts = adversarial() * 3
+    assert fast.encode_ids(texts) == [e.ids for e in library(path).encode_batch_fast(texts, add_special_tokens=False)]
+
+
 def test_wordpiece_is_not_eligible():
     fast, why = engines.fast_encoder_for(HF_JSON, library(HF_JSON))
     assert fast is None and "WordPiece" in why
