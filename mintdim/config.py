@@ -712,3 +712,17 @@ def check_template(e: FileEntry) -> T.Template:
         if name not in used:
             raise E.TemplateFieldMismatchError.unused(e.path, e.fields, e.template, name)
     return tpl
+
+
+def load_config_file(path: str) -> dict:
+    """A YAML config file as a dict (an empty file: {}, which then lists every missing block)."""
+    import yaml
+
+    if not os.path.isfile(path):
+        raise E.MintDimFileNotFoundError.make("config", path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = yaml.safe_load(f)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise E.PipelineValidationError.not_yaml(path, exc)
+    return raw if raw is not None else {}

@@ -112,6 +112,10 @@ class PipelineValidationError(MintDimError):
                            f"pipeline {name!r} không tồn tại; hỗ trợ: {', '.join(supported)}", **kw)
 
     @classmethod
+    def not_yaml(cls, path: str, exc, **kw):
+        return cls.invalid(f"{path} is not valid YAML: {exc}", f"{path} không phải YAML hợp lệ: {exc}", **kw)
+
+    @classmethod
     def unknown_keys(cls, unknown: list[str], known, block: str | None = None, **kw):
         """Unknown keys, each with the closest known key when there is one (difflib)."""
         import difflib

@@ -105,7 +105,7 @@ def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_siz
         lengths, sizes = lengths_from_output(source)
         groups = [(source, lengths, sizes)]
     else:
-        from .commands.build import load_config_file
+        from .config import load_config_file
 
         groups = lengths_from_config(load_config_file(source), cores)
     answers = []

@@ -4,21 +4,7 @@ from __future__ import annotations
 
 import os
 
-import yaml
-
 from .. import errors as E
-
-
-def load_config_file(path: str) -> dict:
-    if not os.path.isfile(path):
-        raise E.MintDimFileNotFoundError.make("config", path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            raw = yaml.safe_load(f)
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise E.PipelineValidationError.invalid(f"{path} is not valid YAML: {exc}",
-                                                f"{path} không phải YAML hợp lệ: {exc}")
-    return raw if raw is not None else {}
 
 
 def shipped_profile(profile: str | None) -> str | None:
@@ -33,6 +19,7 @@ def shipped_profile(profile: str | None) -> str | None:
 
 
 def run(args) -> int:
+    from ..config import load_config_file
     from ..runner import run_build
 
     raw = load_config_file(args.config)

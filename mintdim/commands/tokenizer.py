@@ -27,7 +27,7 @@ def _print(result: dict, as_json: bool, line: str) -> None:
 def _corpus(args):
     """A build-like object whose files are what to render, and the indexes to read."""
     from ..config import check_template, resolve
-    from .build import load_config_file
+    from ..config import load_config_file
 
     if args.config:
         build = resolve(load_config_file(args.config))
