@@ -141,3 +141,39 @@ def test_build_dry_run_shows_the_planned_jobs_and_builds_nothing(tmp_path):
     for rule in ("validate", "tokenize", "plan", "write", "aggregate", "finalize", "report"):
         assert re.search(rf"^{rule}\s+\d+$", text, flags=re.M), rule
     assert not os.path.exists(tmp_path / "out")
+
+
+def test_the_core_imports_neither_snakemake_nor_the_cli():
+    """Issue 13: only the entry points (cli, commands) and the Snakemake process (snakemake_main) may
+    import the CLI or Snakemake; every other module, function-level imports included, imports neither."""
+    import ast
+
+    pkg = os.path.join(REPO, "mintdim")
+    allowed = {"cli.py", "__main__.py", "snakemake_main.py"}
+    offenders = []
+    for root, _dirs, files in os.walk(pkg):
+        rel_root = os.path.relpath(root, pkg)
+        if rel_root.split(os.sep)[0] in ("commands", "_workflow"):
+            continue
+        for name in files:
+            if not name.endswith(".py") or (rel_root == "." and name in allowed):
+                continue
+            path = os.path.join(root, name)
+            for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+                if isinstance(node, ast.Import):
+                    mods = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    mods = [("." * node.level) + (node.module or "")] + [
+                        ("." * node.level) + (node.module + "." if node.module else "") + a.name for a in node.names]
+                else:
+                    continue
+                offenders += [f"{os.path.relpath(path, REPO)}:{node.lineno}: {m}" for m in mods if _above_core(m)]
+    assert not offenders, offenders
+
+
+def _above_core(mod: str) -> bool:
+    """Snakemake, or the package's CLI layer (mintdim.cli, mintdim.commands), absolute or relative."""
+    bare = mod.lstrip(".")
+    if mod.startswith("."):
+        return bare.split(".")[0] in ("cli", "commands")
+    return bare.split(".")[0] == "snakemake" or bare.startswith(("mintdim.cli", "mintdim.commands"))
