@@ -272,8 +272,8 @@ class _Log:
 
 class _Forward:
     """While Snakemake runs: SIGINT, SIGTERM and SIGHUP sent to this process go to Snakemake's
-    process group (SIGINT as it is; SIGTERM and SIGHUP as SIGTERM, repeated until Snakemake has
-    ended: snakemake_main.stop_group). Only in the main thread (Python delivers signals there);
+    process group (SIGINT as it is, then, if the group still runs after a grace, as SIGTERM; SIGTERM
+    and SIGHUP as SIGTERM, repeated until Snakemake has ended: snakemake_main.stop_group). Only in the main thread (Python delivers signals there);
     elsewhere the group still ends with this process (snakemake_main.py)."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -285,13 +285,25 @@ class _Forward:
         self._ended = threading.Event()
         self._stopping = False
 
+    # Ctrl-C: the group gets SIGINT once (each job records `interrupted`); a job Snakemake was starting
+    # at that moment misses it and runs on, and Snakemake waits for it (a write job held 60 s hung the
+    # launcher past 60 s in tests/test_reliability.py), so after this grace the group is stopped as
+    # for SIGTERM
+    INTERRUPT_GRACE_S = 3.0
+
     def _handle(self, signum, _frame):
         self.signals.append(signum)
         if signum == signal.SIGINT:
             signal_group(self.proc.pid, signum)
-        elif not self._stopping:
+        if not self._stopping:
             self._stopping = True
-            threading.Thread(target=stop_group, args=(self.proc.pid, self._ended), daemon=True).start()
+            grace = self.INTERRUPT_GRACE_S if signum == signal.SIGINT else 0.0
+            threading.Thread(target=self._stop, args=(grace,), daemon=True).start()
+
+    def _stop(self, grace: float) -> None:
+        if grace and self._ended.wait(grace):
+            return
+        stop_group(self.proc.pid, self._ended)
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
