@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 
+from .engines import bytes_to_unicode
 from .tokenizers import HFJsonTokenizer
 
 TOKENIZER_FILE = "tokenizer.json"
@@ -104,19 +105,6 @@ def read_chat_template(path: str, config: dict, override: str | None = None, too
     return value if isinstance(value, str) else None
 
 
-def _bytes_to_unicode() -> list[str]:
-    """GPT-2's byte alphabet: the 256 characters a ByteLevel pre-tokenizer maps bytes to."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return [chr(c) for c in cs]
-
-
 def _has_byte_level(node) -> bool:
     if not isinstance(node, dict):
         return False
@@ -140,7 +128,7 @@ def encodes_every_string(spec: dict) -> bool:
     if model.get("byte_fallback") and all(f"<0x{b:02X}>" in pieces for b in range(256)):
         return True
     return (model.get("type") == "BPE" and _has_byte_level(spec.get("pre_tokenizer"))
-            and all(ch in pieces for ch in _bytes_to_unicode()))
+            and all(ch in pieces for ch in bytes_to_unicode().values()))
 
 
 class HFDirTokenizer(HFJsonTokenizer):

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import builtins
 import os
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +34,7 @@ import orjson
 from . import errors as E
 from .formats import output as fmt
 from .formats import shards as fs
-from .reader import MAX_OPEN_SHARDS, BucketBatchSampler, _not_a_dataset, load_output
+from .reader import BucketBatchSampler, OpenMaps, _not_a_dataset, load_output
 
 _open = builtins.open
 IGNORE = -100  # the label of a slot without a target (PyTorch's cross_entropy ignore_index)
@@ -118,13 +117,8 @@ class PackedDataset:
                                             f"found {len(names)}",
                                  f"{fs.unit_dir(self.row_length)} phải có {expected} shard, thấy {len(names)}")
         self.shard_paths = [os.path.join(udir, x) for x in names]
-        self._maps: OrderedDict = OrderedDict()
+        self._maps = OpenMaps()  # pickled empty (DataLoader workers)
         self._index = None
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_maps"] = OrderedDict()
-        return state
 
     def __repr__(self) -> str:
         return (f"mintdim.PackedDataset({self.path!r}, samples={self.num_samples}, rows={self.num_rows}, "
@@ -139,15 +133,7 @@ class PackedDataset:
         return "loss_mask" in self.manifest
 
     def _cached(self, key, make):
-        value = self._maps.get(key)
-        if value is None:
-            value = make()
-            self._maps[key] = value
-            while len(self._maps) > MAX_OPEN_SHARDS:
-                self._maps.popitem(last=False)
-        else:
-            self._maps.move_to_end(key)
-        return value
+        return self._maps.open(key, make)
 
     def _shard(self, k: int) -> np.memmap:
         return self._cached(("t", k), lambda: fs.open_records(self.shard_paths[k], self.row_length, self.dtype))

@@ -35,6 +35,24 @@ _open = builtins.open
 MAX_OPEN_SHARDS = 256  # memmaps kept open per dataset (each holds a file descriptor)
 
 
+class OpenMaps(OrderedDict):
+    """The memmaps a dataset keeps open, the least recently used closed past MAX_OPEN_SHARDS.
+    Pickled empty: a DataLoader worker reopens what it reads."""
+
+    def open(self, key, make):
+        value = OrderedDict.get(self, key)
+        if value is None:
+            value = self[key] = make()
+            while len(self) > MAX_OPEN_SHARDS:
+                self.popitem(last=False)
+        else:
+            self.move_to_end(key)
+        return value
+
+    def __reduce__(self):
+        return (OpenMaps, ())
+
+
 def open(path: str):  # noqa: A001  (mintdim.open is the public name)
     """Open a finished output directory for reading: a `Dataset` (unit sizes), or a
     `mintdim.packed_reader.PackedDataset` when the output holds packed rows (units.pack)."""
@@ -158,15 +176,8 @@ class Dataset:
             if not os.path.isdir(unit_dir):
                 raise _not_a_dataset(self.path, f"unit_{size} is missing", f"thiếu unit_{size}")
             self.units.append(Unit(self, size, n, [os.path.join(unit_dir, x) for x in names]))
-        self._maps: OrderedDict[str, np.memmap] = OrderedDict()
+        self._maps = OpenMaps()  # pickled empty (DataLoader workers): the lookup travels, memmaps reopen
         self._index = None
-
-    # -- pickling (DataLoader workers): carry the lookup, reopen memmaps lazily -------------------
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_maps"] = OrderedDict()
-        return state
 
     def __repr__(self) -> str:
         units = ", ".join(f"{u.size}: {u.num_samples}" for u in self.units)
@@ -182,19 +193,14 @@ class Dataset:
             raise KeyError(f"no unit of size {size}; sizes are {self.sizes}") from None
 
     def _memmap(self, path: str, size: int, dtype=None) -> np.memmap:
-        mm = self._maps.get(path)
-        if mm is not None:
-            self._maps.move_to_end(path)
-            return mm
-        try:
-            mm = fs.open_records(path, size, self.dtype if dtype is None else dtype)
-        except ValueError:
-            raise _not_a_dataset(self.path, f"{path} is not a whole number of {size}-token records",
-                                 f"{path} không phải số nguyên lần bản ghi {size} token") from None
-        self._maps[path] = mm
-        while len(self._maps) > MAX_OPEN_SHARDS:
-            self._maps.popitem(last=False)
-        return mm
+        def make():
+            try:
+                return fs.open_records(path, size, self.dtype if dtype is None else dtype)
+            except ValueError:
+                raise _not_a_dataset(self.path, f"{path} is not a whole number of {size}-token records",
+                                     f"{path} không phải số nguyên lần bản ghi {size} token") from None
+
+        return self._maps.open(path, make)
 
     # -- the per-sample lookup ------------------------------------------------------------------
 
