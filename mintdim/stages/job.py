@@ -176,29 +176,15 @@ def entry(name: str, description: str, add_args, body, argv=None) -> int:
     `body(args, build, metas, log, stop)` does the work; `stop()` raises BuildStopped
     when another job of this build has failed.
     """
-    import argparse
-
     from .validate import read_validated
 
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--validated", required=True, help="validated.json written by the validate stage")
-    parser.add_argument("--log", default=None, help="log file (lines also go to stderr)")
-    add_args(parser)
-    args = parser.parse_args(argv)
-    log = JobLog(args.log)
-    root = os.path.dirname(os.path.abspath(args.validated))
-    flag = FailureFlag(os.path.join(root, "FAILED"))
-    job_name = name.format(**vars(args))
-    state = {"lang": "en"}
-
-    def go():
+    def work(args, log, root):
         build, metas = read_validated(args.validated)
-        state["lang"] = build.lang
-        body(args, build, metas, log, flag.check)
+        flag = FailureFlag(os.path.join(root, "FAILED"))
+        return build.lang, lambda: body(args, build, metas, log, flag.check)
 
-    writes = [getattr(args, k) for k in _WRITE_ARGS if isinstance(getattr(args, k, None), str)]
-    return run(job_name, go, log=log, errors_dir=os.path.join(root, "errors"),
-               failed_flag=os.path.join(root, "FAILED"), lang=lambda: state["lang"], writes=writes)
+    return _door(name, description, add_args, argv, "--validated", "validated.json written by the validate stage",
+                 work)
 
 
 def config_entry(name: str, description: str, add_args, body, argv=None) -> int:
@@ -207,24 +193,35 @@ def config_entry(name: str, description: str, add_args, body, argv=None) -> int:
     the root, the errors directory and the language come from it.
 
     `body(args, raw, log)` does the work."""
-    import argparse
-
     from ..config import lang_of
 
+    def work(args, log, _root):
+        with open(args.config_file, encoding="utf-8") as f:
+            raw = json.load(f)
+        return lang_of(raw), lambda: body(args, raw, log)
+
+    return _door(name, description, add_args, argv, "--config-file", "the build's config.json (WORK/<build id>/)",
+                 work)
+
+
+def _door(name: str, description: str, add_args, argv, source: str, source_help: str, work) -> int:
+    """What both doors share: the arguments, the log, the build's root (the directory of the file
+    `source` names) and failure capture. `work(args, log, root)` reads what the job needs and returns
+    (the build's language, the job); a failure before that is reported in English."""
+    import argparse
+
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--config-file", required=True, help="the build's config.json (WORK/<build id>/)")
+    parser.add_argument(source, required=True, help=source_help)
     parser.add_argument("--log", default=None, help="log file (lines also go to stderr)")
     add_args(parser)
     args = parser.parse_args(argv)
     log = JobLog(args.log)
-    root = os.path.dirname(os.path.abspath(args.config_file))
+    root = os.path.dirname(os.path.abspath(getattr(args, source.lstrip("-").replace("-", "_"))))
     state = {"lang": "en"}
 
     def go():
-        with open(args.config_file, encoding="utf-8") as f:
-            raw = json.load(f)
-        state["lang"] = lang_of(raw)
-        body(args, raw, log)
+        state["lang"], job = work(args, log, root)
+        job()
 
     writes = [getattr(args, k) for k in _WRITE_ARGS if isinstance(getattr(args, k, None), str)]
     return run(name.format(**vars(args)), go, log=log, errors_dir=os.path.join(root, "errors"),
