@@ -34,7 +34,7 @@ import orjson
 from . import errors as E
 from .formats import output as fmt
 from .formats import shards as fs
-from .reader import BucketBatchSampler, OpenMaps, _not_a_dataset, load_output
+from .reader import BucketBatchSampler, OpenMaps, _not_a_dataset, check_sample_id, load_output
 
 _open = builtins.open
 IGNORE = -100  # the label of a slot without a target (PyTorch's cross_entropy ignore_index)
@@ -184,10 +184,7 @@ class PackedDataset:
         return self._lookup()[2]
 
     def _check_id(self, sample_id) -> int:
-        sid = int(sample_id)
-        if not 0 <= sid < self.num_samples:
-            raise IndexError(f"sample_id {sample_id} out of range 0..{self.num_samples - 1}")
-        return sid
+        return check_sample_id(sample_id, self.num_samples)
 
     def locate(self, sample_id: int) -> tuple[int, str, int]:
         """(row_length, shard path, row in the shard) of a sample, as Dataset.locate gives

@@ -35,6 +35,14 @@ _open = builtins.open
 MAX_OPEN_SHARDS = 256  # memmaps kept open per dataset (each holds a file descriptor)
 
 
+def check_sample_id(sample_id, n: int) -> int:
+    """A sample id as an int, or IndexError when it is not in 0..n-1."""
+    sid = int(sample_id)
+    if not 0 <= sid < n:
+        raise IndexError(f"sample_id {sample_id} out of range 0..{n - 1}")
+    return sid
+
+
 class OpenMaps(OrderedDict):
     """The memmaps a dataset keeps open, the least recently used closed past MAX_OPEN_SHARDS.
     Pickled empty: a DataLoader worker reopens what it reads."""
@@ -262,10 +270,7 @@ class Dataset:
         return np.asarray(self.sizes, dtype=np.int32)[self._lookup()[0]]
 
     def _check_id(self, sample_id) -> int:
-        sid = int(sample_id)
-        if not 0 <= sid < self.num_samples:
-            raise IndexError(f"sample_id {sample_id} out of range 0..{self.num_samples - 1}")
-        return sid
+        return check_sample_id(sample_id, self.num_samples)
 
     def locate(self, sample_id: int) -> tuple[int, str, int]:
         """(unit_size, shard path, row in the shard) of one sample."""

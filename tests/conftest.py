@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import yaml
 
@@ -110,3 +111,11 @@ def pairs(tmp_path):
     """A small prompt/response file with real text from GSM8K."""
     rows = [dict(r, id=i) for i, r in enumerate(gsm8k_rows(0, 60))]
     return write_jsonl(tmp_path / "pairs.jsonl", rows)
+
+
+def read_mask(out, row):
+    """A sample's loss-mask record read straight from its mask file (independent of the reader)."""
+    unit = row["unit_size"]
+    path = os.path.join(out, row["shard_path"].replace("shard_", "mask_"))
+    rec = np.fromfile(path, dtype=np.uint8).reshape(-1, (unit + 7) // 8)[row["shard_row"]]
+    return np.unpackbits(rec, bitorder="little")[:unit].astype(bool)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import DATA, REPO, build_in, read_json, read_jsonl, run_cli, write_jsonl
+from conftest import DATA, REPO, build_in, read_json, read_jsonl, read_mask, run_cli, write_jsonl
 from mintdim import errors as E
 from mintdim.config import resolve
 
@@ -147,11 +147,6 @@ def token_mask(tok, text: str, spans) -> tuple[list[int], list[bool]]:
     return enc["input_ids"], mask
 
 
-def read_mask(out, row):
-    unit = row["unit_size"]
-    path = os.path.join(out, row["shard_path"].replace("shard_", "mask_"))
-    rec = np.fromfile(path, dtype=np.uint8).reshape(-1, (unit + 7) // 8)[row["shard_row"]]
-    return np.unpackbits(rec, bitorder="little")[:unit].astype(bool)
 
 
 def read_tokens(out, row, dtype):

@@ -13,7 +13,7 @@ import pytest
 import sentencepiece as spm
 from tokenizers import Tokenizer
 
-from conftest import HF_JSON, SP_MODEL, basic_config, build_in, read_json, read_jsonl, write_jsonl
+from conftest import HF_JSON, SP_MODEL, basic_config, build_in, read_json, read_jsonl, read_mask, write_jsonl
 from mintdim import errors as E
 from mintdim.config import resolve
 
@@ -57,11 +57,6 @@ def sp_expected(text, sp):
     return got["ids"], [any(a <= o[0] < b for a, b in sp) for o in got["offsets"]]
 
 
-def read_mask(out, row):
-    unit = row["unit_size"]
-    path = os.path.join(out, row["shard_path"].replace("shard_", "mask_"))
-    rec = np.fromfile(path, dtype=np.uint8).reshape(-1, (unit + 7) // 8)[row["shard_row"]]
-    return np.unpackbits(rec, bitorder="little")[:unit].astype(bool)
 
 
 def read_tokens(out, row, dtype):
