@@ -25,6 +25,13 @@ UINT16_MAX_VOCAB = 65535
 UINT32_MAX_VOCAB = 2**32 - 1
 
 
+def use_threads(threads: int) -> None:
+    """The job's thread allocation for the Rust thread pools (tokenizers, ffbpe), which read
+    RAYON_NUM_THREADS once, at first use. Set, not defaulted: an inherited value (a parent process,
+    a benchmark) would otherwise oversubscribe the cores, or leave them idle."""
+    os.environ["RAYON_NUM_THREADS"] = str(max(1, int(threads)))
+
+
 def dtype_for_vocab(vocab_size: int) -> str | None:
     if vocab_size <= UINT16_MAX_VOCAB:
         return "uint16"
@@ -90,7 +97,7 @@ class HFJsonTokenizer:
 
     def __init__(self, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None):
         # Threads: the Rust pool reads RAYON_NUM_THREADS once, when first used; a workflow job sets it
-        # from its own allocation (stages/job.py: use_threads), never this constructor: pre-flight loads
+        # from its own allocation (use_threads, below), never this constructor: pre-flight loads
         # tokenizers in the runner, whose environment every job inherits.
         self.path = os.fspath(path)
         self._tok = None

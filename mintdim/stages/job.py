@@ -163,13 +163,6 @@ def unexpected_failure(name: str, exc: BaseException, writes=None) -> E.MintDimE
                                    named=bool(exc.filename), space=space)
 
 
-def use_threads(threads: int) -> None:
-    """The job's thread allocation for the Rust thread pools (tokenizers, ffbpe), which read
-    RAYON_NUM_THREADS once, at first use. Set, not defaulted: an inherited value (a parent process,
-    a benchmark) would otherwise oversubscribe the cores, or leave them idle."""
-    os.environ["RAYON_NUM_THREADS"] = str(max(1, int(threads)))
-
-
 def entry(name: str, description: str, add_args, body, argv=None) -> int:
     """Command-line door of a stage script: common arguments, the log, failure capture.
 

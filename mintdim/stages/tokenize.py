@@ -27,7 +27,7 @@ from .. import template as T
 from ..formats import intermediate as inter
 from ..engines import cache_dir
 from ..tokenizers import engine_of, load
-from .job import use_threads
+from ..tokenizers import use_threads
 
 
 UNBOUNDED = 2**40

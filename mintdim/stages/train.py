@@ -15,7 +15,7 @@ import os
 from .. import training
 from ..config import resolve
 from ..outputs import atomic_write_text
-from .job import use_threads
+from ..tokenizers import use_threads
 
 
 def run(raw: dict, index: int, marker_path: str, log=print, threads: int = 1) -> dict:
