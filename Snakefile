@@ -13,7 +13,7 @@ report: "workflow/report/workflow.rst"
 
 
 sys.path.insert(0, workflow.basedir)  # a plain checkout works before `pip install`
-from mintdim.dag import BuildDAG, load_default_config
+from mintdim.run.dag import BuildDAG, load_default_config
 from mintdim.errors import MintDimError
 from mintdim.config import lang_of
 
@@ -33,7 +33,7 @@ try:
         local=workflow.local_exec,
     )
 except MintDimError as err:
-    from mintdim.guard import report_error
+    from mintdim.run.guard import report_error
 
     report_error(err)  # the runner (mintdim build / job.run()) re-raises it
     print(f"\n{err.render(lang_of(RAW))}", file=sys.stderr)
@@ -80,7 +80,7 @@ onstart:
 
 onsuccess:
     from mintdim.stages.finalize import summary_lines
-    from mintdim.dag import cancel_pending_timers
+    from mintdim.run.dag import cancel_pending_timers
 
     for line in summary_lines(MINT.build, LAYOUT):
         print(line)
@@ -89,8 +89,8 @@ onsuccess:
 
 onerror:
     import atexit
-    from mintdim.stages.failure import on_error
-    from mintdim.dag import cancel_pending_timers
+    from mintdim.run.failure import on_error
+    from mintdim.run.dag import cancel_pending_timers
 
     cancel_pending_timers()
     # atexit: the MintDim message comes after Snakemake's own closing lines, so it is the last thing printed

@@ -62,8 +62,8 @@ def children_cpu() -> float:
 def render_all(data: str, tok_dir: str, chat: dict):
     import orjson
 
-    from mintdim.chat import ChatRenderer
-    from mintdim.tokenizers import load
+    from mintdim.sources.chat import ChatRenderer
+    from mintdim.tokenizers.kinds import load
 
     tok = load("hf_dir", tok_dir)
     added = [t.content for t in tok.tok.get_added_tokens_decoder().values() if t.special]

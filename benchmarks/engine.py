@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fast byte-level BPE engine (mintdim/engines.py) against `tokenizers`' own encode_batch_fast.
+"""The fast byte-level BPE engine (mintdim/tokenizers/engines.py) against `tokenizers`' own encode_batch_fast.
 
 One run measures, on the same rendered texts and the same cores, interleaved round by round:
   hf-fast      tokenizers encode_batch_fast, RAYON_NUM_THREADS=N, batches of 4096 (encode only)
@@ -38,7 +38,7 @@ def child_encode(spec: dict) -> None:
     texts = C.read_rendered(spec["data"], spec["fields"], spec["template"])
     t0, c0 = time.perf_counter(), C.cpu_self()
     if spec["engine"] == "tiktoken":
-        from mintdim.engines import fast_encoder_for
+        from mintdim.tokenizers.engines import fast_encoder_for
 
         enc, reason = fast_encoder_for(spec["tokenizer"], threads=spec["cores"])
         if enc is None:

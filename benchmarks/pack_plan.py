@@ -29,7 +29,7 @@ def _one(spec: dict) -> dict:
     import numpy as np
 
     sys.path.insert(0, ROOT)
-    from mintdim import packing
+    from mintdim.units import packing
     from mintdim.formats import output as fmt
 
     if spec.get("output"):

@@ -7,7 +7,7 @@
 Token lengths come from MintDim's own tokenize stage (mintdim.suggest_units with a
 config); for each K the table compares a power-of-two list (the usual hand-made
 choice, the largest size raised to fit the longest sample) with the exact optimum; then the
-packed layout (units.pack, mintdim.packing) for each --pack row length, with the samples longer
+packed layout (units.pack, mintdim.units.packing) for each --pack row length, with the samples longer
 than a row truncated (overflow: truncate) and dropped (overflow: drop).
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from mintdim import packing, padding
-from mintdim.suggest import lengths_from_config
+from mintdim.units import packing, padding
+from mintdim.reading.suggest import lengths_from_config
 
 
 def hand_sizes(k: int, longest: int) -> list[int]:

@@ -36,7 +36,7 @@ def cpu() -> float:
 
 
 def setup(spec: dict):
-    from mintdim import jsonl
+    from mintdim.sources import jsonl
     from mintdim.stages.validate import preflight
 
     kind = "sentencepiece" if spec["tokenizer"].endswith(".model") else "hf_json"
@@ -53,10 +53,10 @@ def setup(spec: dict):
 
 def child(mode: str, spec: dict) -> dict:
     os.environ["RAYON_NUM_THREADS"] = "1"
-    from mintdim import jsonl
-    from mintdim import template as T
+    from mintdim.sources import jsonl
+    from mintdim.sources import template as T
     from mintdim.stages.tokenize import tokenize_chunk
-    from mintdim.tokenizers import load
+    from mintdim.tokenizers.kinds import load
 
     build, metas, entry, start, end = setup(spec)
     tpl = T.parse(entry.template)

@@ -44,7 +44,7 @@ BATCH = 4096
 
 
 def rendered(data: str, fields: list[str], template: str):
-    from mintdim import template as T
+    from mintdim.sources import template as T
 
     tpl = T.parse(template)
     with open(data, "rb") as f:
@@ -112,7 +112,7 @@ def child_sentencepiece(a) -> dict:
 
 
 def child_encode(a) -> dict:
-    from mintdim.tokenizers import load
+    from mintdim.tokenizers.kinds import load
 
     texts = list(rendered(a.data, a.fields, a.template))
     size = sum(len(t.encode("utf-8")) for t in texts)
@@ -218,7 +218,7 @@ def main(argv=None) -> int:
             result["same_vocab_as_hf"] = same_vocab(models["mintdim"], models["hf"])
             print(f"MintDim's vocabulary identical to HF BpeTrainer's: {result['same_vocab_as_hf']}")
         if "mintdim" in models:
-            from mintdim.export import export
+            from mintdim.tokenizers.export import export
 
             exported = os.path.join(a.work, "mintdim-export.json")
             export(models["mintdim"], exported)

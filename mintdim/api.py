@@ -28,7 +28,7 @@ class _Source(_Namespace):
 
 
     def chat(self, files=None, chat=None, train_on=None, fields=None, templates=None) -> "Pipeline":
-        """Conversations rendered with the model's chat template (source.chat; mintdim/chat.py):
+        """Conversations rendered with the model's chat template (source.chat; mintdim/sources/chat.py):
         chat={} is the OpenAI shape, or {"messages": ..., "role": ..., "content": ..., "roles": {...},
         "system": KEY, "extras": [KEYS], "train": KEY, "last_turn": bool}; a list maps by file.
         train_on: per file, the roles whose turns the loss mask trains (e.g. [["assistant"]])."""
@@ -58,7 +58,7 @@ class _Tokenizer(_Namespace):
         return self._p
 
     def train_bpe(self, config) -> "Pipeline":
-        """Train a BPE tokenizer on the build's own rendered samples first (mintdim/training.py):
+        """Train a BPE tokenizer on the build's own rendered samples first (mintdim/tokenizers/training.py):
         {"vocab_size": 32000, "out": DIR, "unit": "byte", "hot_pair_window_size": None}."""
         self._p._config["tokenizer"] = {"train_bpe": copy.deepcopy(config)}
         return self._p
@@ -86,7 +86,7 @@ class Pipeline:
 
     def units(self, sizes=None, build_batch=None, **planning) -> "Pipeline":
         """sizes: a list of lists (declared), or "auto" with planning options k, multiple_of,
-        min_size, max_size, cost: sizes then minimise padding for the data (mintdim.padding).
+        min_size, max_size, cost: sizes then minimise padding for the data (mintdim.units.padding).
         Packed rows instead of sizes: pack=[4096] (row lengths), overflow=["drop"] (error, the
         default | drop | truncate), e.g. .units(pack=[4096], overflow=["drop"], build_batch=[4096])."""
         self._config["units"] = {"sizes": sizes, "build_batch": build_batch, **planning}
@@ -109,7 +109,7 @@ class Pipeline:
     def run(self, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
             dry_run: bool = False, rebuild: bool = False):
         """rebuild: replace a finished output MintDim wrote (docs/reliability.md), as `mintdim build --rebuild`."""
-        from .runner import run_build
+        from .run.runner import run_build
 
         return run_build(self.to_config(), cores=cores, profile=profile, keep_intermediates=keep_intermediates,
                          dry_run=dry_run, rebuild=rebuild)

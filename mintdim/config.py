@@ -18,7 +18,7 @@ How the check is built:
 3. The entries are resolved (`_entries`), then `RULES` run on them: files
    sharing an output share its tokenizer, unit sizes and samples_per_shard;
    outputs apart from each other, the work directory and the inputs;
-   train_bpe's `out` (mintdim/training.py); each template against its fields.
+   train_bpe's `out` (mintdim/tokenizers/training.py); each template against its fields.
 4. A violation no step worded is reported last, in jsonschema's words with its
    block's error class (`schema.unworded`).
 
@@ -59,9 +59,9 @@ from dataclasses import asdict, dataclass, field
 from . import __version__
 from . import errors as E
 from . import schema
-from . import template as T
-from . import training
-from .tokenizers import EXTENSIONS
+from .sources import template as T
+from .tokenizers import training
+from .tokenizers.kinds import EXTENSIONS
 
 DEFAULT_WORK_DIR = ".mintdim"
 # Each tokenize job loads the tokenizer once (ai21 j2's SentencePiece model: ~0.4 s) and starts
@@ -90,7 +90,7 @@ class FileEntry:
     train_on: list[str] | None = None  # source.train_on: fields whose tokens the loss mask trains
     pack: int | None = None  # units.pack: row length of the packed layout (None: bucketed units)
     overflow: str | None = None  # units.overflow with pack: error | drop | truncate
-    chat: dict | None = None  # source.chat: the conversation options (mintdim/chat.py); train_on holds roles
+    chat: dict | None = None  # source.chat: the conversation options (mintdim/sources/chat.py); train_on holds roles
     tokenizer_options: dict | None = None  # hf_dir: pad_token, chat_template (a path as declared)
 
     @property
@@ -174,8 +174,8 @@ def _chats(src: dict, n: int) -> list:
 
 
 def _chat_module():
-    """mintdim.chat, imported only for a config with conversations (a job spares ~10 ms otherwise)."""
-    from . import chat
+    """mintdim.sources.chat, imported only for a config with conversations (a job spares ~10 ms otherwise)."""
+    from .sources import chat
 
     return chat
 
@@ -595,7 +595,7 @@ def _entries(raw: dict) -> BuildConfig:
     train_on, chats = src.get("train_on"), _chats(src, len(src["files"]))
     packs, overflows = units.get("pack"), units.get("overflow", ["error"])
     if packs:
-        from .packing import NO_LIMIT  # here: a bucketed config does not import numpy for it
+        from .units.packing import NO_LIMIT  # here: a bucketed config does not import numpy for it
     out_index: dict[str, int] = {}
     outputs: list[OutputEntry] = []
     entries: list[FileEntry] = []

@@ -131,7 +131,7 @@ class PipelineValidationError(MintDimError):
         vi = f"{where_vi}: {unknown!r}" + "".join(f"\n\nCó phải ý bạn là {b!r} thay vì {a!r}?" for a, b in hints)
         return cls.invalid(en, vi, **kw)
 
-    # source.chat (conversations; mintdim/config.py checks the block, mintdim/chat.py renders)
+    # source.chat (conversations; mintdim/config.py checks the block, mintdim/sources/chat.py renders)
     @classmethod
     def chat_arity(cls, n_files: int, n_items: int, **kw):
         return cls.invalid(f"source.chat: received {n_files} input files but {n_items} chat entries (1: shared, "
@@ -322,7 +322,7 @@ _TOK_RULES_VI = [
     "path phải là string",
     "unk_id và pad_id được lấy từ thư viện tokenizer",
 ]
-TRAIN_MIN_VOCAB = 258  # 256 bytes + <unk> + <pad> (mintdim/training.py)
+TRAIN_MIN_VOCAB = 258  # 256 bytes + <unk> + <pad> (mintdim/tokenizers/training.py)
 TRAIN_RULES_EN = [
     "train_bpe config must be a dict with keys: vocab_size, out (unit, hot_pair_window_size optional)",
     f"vocab_size is an int >= {TRAIN_MIN_VOCAB} (256 bytes + <unk> + <pad>)",
@@ -419,7 +419,7 @@ class TokenizerValidationError(MintDimError):
         return cls.config("path must be a non-empty string, got an empty string",
                           "path phải là string không rỗng, hiện tại là string rỗng", component="path", **kw)
 
-    # tokenizer.train_bpe (mintdim/training.py): its own rules
+    # tokenizer.train_bpe (mintdim/tokenizers/training.py): its own rules
     @classmethod
     def train(cls, en_problem: str, vi_problem: str, component: str = "train_bpe", **kw):
         return cls.config(en_problem, vi_problem, component=component, rules_en=TRAIN_RULES_EN,
@@ -846,7 +846,7 @@ class OutputValidationError(MintDimError):
     def is_input(cls, directory: str, **kw):
         return cls.invalid(f"output {directory} is an input file", f"output {directory} là một file đầu vào", **kw)
 
-    # tokenizer.train_bpe's out (mintdim/training.py): never overwritten, like an output directory
+    # tokenizer.train_bpe's out (mintdim/tokenizers/training.py): never overwritten, like an output directory
     @classmethod
     def train_out_taken(cls, directory: str, record: str, **kw):
         err = cls.not_empty(directory, **kw)
@@ -1142,7 +1142,7 @@ class TokenizerToolError(MintDimError):
     def __init__(self, en: str, vi: str | None = None, **kw):
         super().__init__(en, vi or en, **kw)
 
-    # add-specials (mintdim/specials.py)
+    # add-specials (mintdim/tokenizers/specials.py)
     @classmethod
     def exists(cls, out: str, **kw):
         return cls(f"{out} already exists; MintDim never overwrites a file. Choose a new OUT.",
@@ -1234,7 +1234,7 @@ class TokenizerToolError(MintDimError):
         return cls._unchecked("a text encodes differently with the new tokenizer",
                               "một văn bản được mã hoá khác với tokenizer mới", **kw)
 
-    # export (mintdim/export.py)
+    # export (mintdim/tokenizers/export.py)
     @classmethod
     def merges_line(cls, path: str, line: str, **kw):
         return cls(f"unexpected line in {path}: {line[:80]!r}", f"dòng không đúng dạng trong {path}: {line[:80]!r}",

@@ -81,13 +81,13 @@ if not (os.environ.get(KILL_ENV) or os.environ.get(SLEEP_ENV)):
 
 def _launcher_of(group: int) -> int:
     """The `mintdim build` (runner) process that started the group's leader, if it is the runner's
-    Snakemake (`python -m mintdim.snakemake_main --mintdim-launcher PID ...`); else 0."""
+    Snakemake (`python -m mintdim.run.snakemake_main --mintdim-launcher PID ...`); else 0."""
     try:
         with open(f"/proc/{group}/cmdline", "rb") as f:
             argv = f.read().split(b"\0")
     except OSError:
         return 0
-    if b"mintdim.snakemake_main" in argv and b"--mintdim-launcher" in argv:
+    if b"mintdim.run.snakemake_main" in argv and b"--mintdim-launcher" in argv:
         i = argv.index(b"--mintdim-launcher")
         if i + 1 < len(argv) and argv[i + 1].isdigit():
             return int(argv[i + 1])

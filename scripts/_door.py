@@ -1,5 +1,5 @@
 """Imported first by every stage script: makes `import mintdim` work from a plain checkout
-(no install), and ends the job without the interpreter's teardown (mintdim/fastexit.py; the
+(no install), and ends the job without the interpreter's teardown (mintdim/run/fastexit.py; the
 scripts exit through fastexit.exit)."""
 import os
 import signal
@@ -14,6 +14,6 @@ except ImportError:
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.dirname(here))
 
-from mintdim import fastexit  # noqa: E402
+from mintdim.run import fastexit  # noqa: E402
 
 fastexit.install()

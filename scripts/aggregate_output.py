@@ -2,8 +2,8 @@
 """Rule aggregate: sample/duplicate/UNK indexes, histogram, stats and manifest of one output."""
 
 import _door  # noqa: F401
-from mintdim import fastexit
-from mintdim.stages import job
+from mintdim.run import fastexit
+from mintdim.run import job
 from mintdim.stages.aggregate import aggregate_output
 
 

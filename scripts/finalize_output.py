@@ -2,8 +2,8 @@
 """Rule finalize: move one finished output into place."""
 
 import _door  # noqa: F401
-from mintdim import fastexit
-from mintdim.stages import job
+from mintdim.run import fastexit
+from mintdim.run import job
 from mintdim.stages.finalize import finalize_output
 from mintdim.stages.validate import recorded_inputs
 

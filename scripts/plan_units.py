@@ -2,8 +2,8 @@
 """Rule plan: sample ids, line numbers, unit rows and shard numbers of one output directory."""
 
 import _door  # noqa: F401
-from mintdim import fastexit
-from mintdim.stages import job
+from mintdim.run import fastexit
+from mintdim.run import job
 from mintdim.stages.plan import plan_output
 
 

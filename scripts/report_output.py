@@ -5,8 +5,8 @@ import os
 import traceback
 
 import _door  # noqa: F401
-from mintdim import fastexit
-from mintdim.stages.job import JobLog
+from mintdim.run import fastexit
+from mintdim.run.job import JobLog
 from mintdim.stages.report import write_report
 
 

@@ -2,8 +2,8 @@
 """Rule tokenize: parse, render, hash and encode one chunk of one input file."""
 
 import _door  # noqa: F401
-from mintdim import fastexit
-from mintdim.stages import job
+from mintdim.run import fastexit
+from mintdim.run import job
 from mintdim.stages.tokenize import tokenize_chunk
 
 

@@ -2,8 +2,9 @@
 """Rule train_tokenizer: train one BPE tokenizer (tokenizer.train_bpe) on the build's rendered samples."""
 
 import _door  # noqa: F401
-from mintdim import fastexit
-from mintdim.stages import job, train
+from mintdim.run import fastexit
+from mintdim.run import job
+from mintdim.stages import train
 
 
 def add_args(p):

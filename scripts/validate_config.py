@@ -2,8 +2,9 @@
 """Rule validate: run every pre-flight check and record the resolved build (validated.json)."""
 
 import _door  # noqa: F401
-from mintdim import fastexit
-from mintdim.stages import job, validate
+from mintdim.run import fastexit
+from mintdim.run import job
+from mintdim.stages import validate
 
 
 def add_args(p):

@@ -2,8 +2,8 @@
 """Rule write: the padded shards of some unit sizes (slots: 0 = smallest of the output's sizes) of one output."""
 
 import _door  # noqa: F401
-from mintdim import fastexit
-from mintdim.stages import job
+from mintdim.run import fastexit
+from mintdim.run import job
 from mintdim.stages.write import write_slots
 
 

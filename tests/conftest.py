@@ -62,7 +62,7 @@ def run_cli(workdir, *args) -> subprocess.CompletedProcess:
 
 def build_in(workdir, config: dict, **kw):
     """The Python API path (runner) from inside `workdir`."""
-    from mintdim.runner import run_build
+    from mintdim.run.runner import run_build
 
     old = os.getcwd()
     os.chdir(str(workdir))

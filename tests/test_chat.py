@@ -168,7 +168,7 @@ def chat_config(files, tok_dir=TOK_DIR, chat=None, train_on=None, sizes=None, ou
 
 
 def test_hf_dir_reads_the_directory_as_transformers_does(ref):
-    from mintdim.tokenizers import load
+    from mintdim.tokenizers.kinds import load
 
     tok = load("hf_dir", TOK_DIR)
     assert tok.special_tokens == ref.special_tokens_map == {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
@@ -184,7 +184,7 @@ def test_hf_dir_reads_the_directory_as_transformers_does(ref):
 def test_hf_dir_legacy_special_tokens_map_and_template_file(tmp_path):
     """No added_tokens_decoder: special_tokens_map.json fills in (AddedToken dicts too);
     chat_template.jinja beside the tokenizer wins over the config's template."""
-    from mintdim.tokenizers import load
+    from mintdim.tokenizers.kinds import load
 
     d = tmp_path / "tok"
     shutil.copytree(TOK_DIR, d)
@@ -203,7 +203,7 @@ def test_hf_dir_legacy_special_tokens_map_and_template_file(tmp_path):
     assert tok.pad_id == ref.pad_token_id == ref.convert_tokens_to_ids("<|im_start|>")
     assert tok.chat_template == ref.chat_template
     msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
-    from mintdim.chat import ChatRenderer
+    from mintdim.sources.chat import ChatRenderer
 
     r = ChatRenderer(tok.chat_template, tok.special_tokens, {"messages": "messages", "role": "role",
                                                              "content": "content"})
@@ -281,8 +281,8 @@ def test_hf_dir_with_field_templates_builds_and_verifies(tmp_path):
 
 
 def test_rendering_and_ids_equal_apply_chat_template(ref):
-    from mintdim.chat import ChatRenderer
-    from mintdim.tokenizers import load
+    from mintdim.sources.chat import ChatRenderer
+    from mintdim.tokenizers.kinds import load
 
     tok = load("hf_dir", TOK_DIR)
     opts = {"messages": "messages", "role": "role", "content": "content", "system": "system"}
@@ -307,8 +307,8 @@ def test_rendering_and_ids_equal_apply_chat_template(ref):
 
 
 def test_bad_records_are_data_errors_with_message_index():
-    from mintdim.chat import ChatRenderer
-    from mintdim.tokenizers import load
+    from mintdim.sources.chat import ChatRenderer
+    from mintdim.tokenizers.kinds import load
 
     tok = load("hf_dir", TOK_DIR)
     r = ChatRenderer(tok.chat_template, tok.special_tokens,
@@ -340,7 +340,7 @@ def test_bad_records_are_data_errors_with_message_index():
 
 
 def test_template_exception_is_a_data_error_with_its_message(tmp_path):
-    from mintdim.chat import ChatRenderer
+    from mintdim.sources.chat import ChatRenderer
 
     gemma_like = ("{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}"
                   "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
@@ -362,7 +362,7 @@ def test_template_exception_is_a_data_error_with_its_message(tmp_path):
 
 
 def test_a_span_that_cannot_be_located_is_an_error_never_a_guess():
-    from mintdim.chat import ChatRenderer
+    from mintdim.sources.chat import ChatRenderer
 
     upper = "{% for m in messages %}<|{{ m.role }}|>{{ m.content | upper }}<|end|>{% endfor %}"
     r = ChatRenderer(upper, {}, {"messages": "messages", "role": "role", "content": "content"}, ["assistant"],
@@ -379,8 +379,8 @@ def test_a_span_that_cannot_be_located_is_an_error_never_a_guess():
 
 
 def test_train_flag_last_turn_and_system_key_choose_messages():
-    from mintdim.chat import ChatRenderer
-    from mintdim.tokenizers import load
+    from mintdim.sources.chat import ChatRenderer
+    from mintdim.tokenizers.kinds import load
 
     tok = load("hf_dir", TOK_DIR)
     base = {"messages": "messages", "role": "role", "content": "content", "system": "sys", "train": "train"}
@@ -655,8 +655,8 @@ def _agree(renderer, rows) -> int:
 
 
 def test_both_ways_of_locating_spans_agree():
-    from mintdim.chat import ChatRenderer
-    from mintdim.tokenizers import load
+    from mintdim.sources.chat import ChatRenderer
+    from mintdim.tokenizers.kinds import load
 
     tok = load("hf_dir", TOK_DIR)
     opts = {"messages": "messages", "role": "role", "content": "content", "system": "system"}
@@ -669,8 +669,8 @@ def test_both_ways_of_locating_spans_agree():
 
 
 def test_real_both_ways_of_locating_spans_agree():
-    from mintdim.chat import ChatRenderer
-    from mintdim.tokenizers import load
+    from mintdim.sources.chat import ChatRenderer
+    from mintdim.tokenizers.kinds import load
 
     rows = _sample(_real("data/sharegpt_conversations.jsonl"), 200, 3)
     for name in ("hf/qwen3", "hf/llama3_1"):
@@ -698,8 +698,8 @@ def test_a_bad_record_in_a_build_names_its_line_and_message(tmp_path):
 
 def test_named_templates_tool_use_when_the_record_passes_tools(tmp_path, ref):
     """A config with named templates: "tool_use" for records with tools, "default" otherwise."""
-    from mintdim.chat import renderer_for
-    from mintdim.tokenizers import load
+    from mintdim.sources.chat import renderer_for
+    from mintdim.tokenizers.kinds import load
 
     d = tmp_path / "named"
     shutil.copytree(TOK_DIR, d)

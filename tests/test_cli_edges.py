@@ -110,7 +110,7 @@ def test_torch_loader_without_torch_names_the_extra(built, monkeypatch):
         return real(name, *a, **kw)
 
     monkeypatch.setattr(builtins, "__import__", no_torch)
-    monkeypatch.delitem(sys.modules, "mintdim.torch_data", raising=False)
+    monkeypatch.delitem(sys.modules, "mintdim.reading.torch_data", raising=False)
     with pytest.raises(ImportError) as info:
         mintdim.open(os.path.join(built, "out")).torch_loader(4)
     assert "pip install 'mintdim[torch]'" in str(info.value)
@@ -160,7 +160,7 @@ def test_workflow_path_prints_the_snakefile_that_build_runs(tmp_path):
 def test_build_until_a_stage_keeps_its_files_then_the_build_completes(tmp_path):
     from test_reliability import build, cli, msgpack_left, project
     from conftest import tree_bytes
-    from mintdim.verify import verify
+    from mintdim.reading.verify import verify
 
     root = project(tmp_path)
     proc = cli(root, "build", "c.yaml", "--cores", "2", "--until", "plan", "--keep-intermediates")

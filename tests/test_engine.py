@@ -1,4 +1,4 @@
-"""The fast byte-level BPE engine (mintdim/engines.py): tiktoken gives the library's own ids, or is not used.
+"""The fast byte-level BPE engine (mintdim/tokenizers/engines.py): tiktoken gives the library's own ids, or is not used.
 
 CI: byte-level BPE tokenizers trained here on the shipped GSM8K file (a Llama-3 Split pattern with
 NFC, and GPT-2's ByteLevel regex), compared with `tokenizers` on GSM8K, adversarial strings and
@@ -25,8 +25,8 @@ pytest.importorskip("tiktoken")
 from tokenizers import AddedToken, Regex, Tokenizer, normalizers, pre_tokenizers, trainers  # noqa: E402
 from tokenizers import models as hf_models  # noqa: E402
 
-from mintdim import engines  # noqa: E402
-from mintdim.tokenizers import load  # noqa: E402
+from mintdim.tokenizers import engines  # noqa: E402
+from mintdim.tokenizers.kinds import load  # noqa: E402
 
 ASSETS = os.environ.get("MINTDIM_ASSETS", "/work/assets")
 SLOW = os.environ.get("MINTDIM_SLOW") == "1"
@@ -224,8 +224,8 @@ def test_merges_out_of_id_order_would_change_ids(small, tmp_path):
 
 def test_mintdim_exported_tokenizer_is_eligible_and_identical(tmp_path):
     """`mintdim tokenizer export` of a byte-unit model trained by MintDim (ffbpe) gets the engine."""
-    from mintdim import training
-    from mintdim.export import export
+    from mintdim.tokenizers import training
+    from mintdim.tokenizers.export import export
 
     training.train_texts(iter(gsm8k_texts()), str(tmp_path / "byte"), vocab_size=1500, unit="byte")
     export(str(tmp_path / "byte"), str(tmp_path / "hf.json"))

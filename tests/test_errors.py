@@ -767,7 +767,7 @@ def test_output_empty_existing_dir_is_accepted(ws):
 
 
 def test_dtype_for_vocab_boundaries():
-    from mintdim.tokenizers import dtype_for_vocab
+    from mintdim.tokenizers.kinds import dtype_for_vocab
 
     assert dtype_for_vocab(1) == "uint16"
     assert dtype_for_vocab(65535) == "uint16"
@@ -789,7 +789,7 @@ def test_dtype_error_text():
 
 def test_dtype_error_raised_by_preflight(ws, monkeypatch):
     """A vocabulary beyond uint32 (faked: a real one cannot be loaded here) fails pre-flight."""
-    from mintdim import tokenizers
+    from mintdim.tokenizers import kinds as tokenizers
 
     monkeypatch.setattr(tokenizers.SentencePieceTokenizer, "vocab_size", property(lambda self: 2**33))
     err = preflight_error(ws, basic_config([src(ws)]), E.TokenDTypeValidationError)
@@ -1044,7 +1044,7 @@ def padded_rows(n):
 ], ids=["trailing-comma", "single-quotes", "infinity", "minus-infinity", "two-values", "nesting-too-deep",
         "bom-mid-file", "bad-utf8", "string", "number", "null", "array"])
 def test_parse_rules_in_process(raw, reason):
-    from mintdim.jsonl import parse_object
+    from mintdim.sources.jsonl import parse_object
 
     with pytest.raises(E.SourceParseError) as info:
         parse_object(raw, "./data/x.jsonl", 7)
@@ -1056,7 +1056,7 @@ def test_parse_rules_in_process(raw, reason):
 
 
 def test_parse_rules_accept_surrogate_outside_declared_fields():
-    from mintdim.jsonl import declared_values, parse_object
+    from mintdim.sources.jsonl import declared_values, parse_object
 
     obj = parse_object(b'{"prompt": "a", "response": "b", "note": "\\ud800"}', "x.jsonl", 1)
     assert declared_values(obj, ["prompt", "response"], "x.jsonl", 1)["prompt"] == "a"
@@ -1065,7 +1065,7 @@ def test_parse_rules_accept_surrogate_outside_declared_fields():
 @pytest.mark.parametrize("value,found", [(5, "number"), (1.5, "number"), (None, "null"), (True, "boolean"),
                                          ([1], "array"), ({"a": 1}, "object")])
 def test_schema_rules_in_process(value, found):
-    from mintdim.jsonl import declared_values
+    from mintdim.sources.jsonl import declared_values
 
     with pytest.raises(E.SampleSchemaError) as info:
         declared_values({"prompt": "a", "response": value}, ["prompt", "response"], "./x.jsonl", 3)
@@ -1076,7 +1076,7 @@ def test_schema_rules_in_process(value, found):
 
 
 def test_schema_missing_lists_all_missing_in_declared_order():
-    from mintdim.jsonl import declared_values
+    from mintdim.sources.jsonl import declared_values
 
     with pytest.raises(E.SampleSchemaError) as info:
         declared_values({"z": "1", "b": "2"}, ["a", "b", "c"], "./x.jsonl", 2)
@@ -1095,7 +1095,7 @@ def test_source_parse_error_in_later_chunk_then_rerun(ws_data):
     bad[5] = "   \t"  # a blank line: skipped, but still counted as a physical line
     bad[36] = '{"prompt": "unterminated, "response": "x"}'
     path = write_jsonl(ws / "data" / "alpaca.jsonl", bad)
-    from mintdim.jsonl import chunk_bounds
+    from mintdim.sources.jsonl import chunk_bounds
 
     chunks = chunk_bounds(path, 0.001)
     offset = sum(len(line) + 1 for line in open(path, "rb").read().split(b"\n")[:36])

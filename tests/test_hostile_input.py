@@ -17,9 +17,9 @@ from conftest import REPO, SP_MODEL, basic_config, read_jsonl
 from test_stages import drive
 
 from mintdim import errors as E
-from mintdim import jsonl
-from mintdim.template import parse
-from mintdim.verify import verify
+from mintdim.sources import jsonl
+from mintdim.sources.template import parse
+from mintdim.reading.verify import verify
 
 
 def read_all(path: str, display: str, fields=("prompt", "response"), template="{prompt}\n{response}"):

@@ -144,36 +144,48 @@ def test_build_dry_run_shows_the_planned_jobs_and_builds_nothing(tmp_path):
 
 
 def test_the_core_imports_neither_snakemake_nor_the_cli():
-    """Issue 13: only the entry points (cli, commands) and the Snakemake process (snakemake_main) may
-    import the CLI or Snakemake; every other module, function-level imports included, imports neither."""
+    """Issue 13: the layers are subpackages. The core (config, schema, errors, sources/, tokenizers/,
+    formats/, units/, stages/, reading/) imports nothing from Snakemake, the CLI (cli, commands/) or
+    the run machinery (run/); function-level imports included. Only the entry points (cli,
+    commands/, api, __main__) and run/ may."""
     import ast
 
     pkg = os.path.join(REPO, "mintdim")
-    allowed = {"cli.py", "__main__.py", "snakemake_main.py"}
-    offenders = []
+    entry_points = {"cli.py", "__main__.py", "api.py"}
+    offenders, checked = [], 0
     for root, _dirs, files in os.walk(pkg):
         rel_root = os.path.relpath(root, pkg)
-        if rel_root.split(os.sep)[0] in ("commands", "_workflow"):
+        layer = rel_root.split(os.sep)[0]
+        if layer in ("commands", "run", "__pycache__"):
             continue
         for name in files:
-            if not name.endswith(".py") or (rel_root == "." and name in allowed):
+            if not name.endswith(".py") or (rel_root == "." and name in entry_points):
                 continue
             path = os.path.join(root, name)
+            checked += 1
+            depth = 0 if rel_root == "." else len(rel_root.split(os.sep))
             for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
                 if isinstance(node, ast.Import):
                     mods = [a.name for a in node.names]
                 elif isinstance(node, ast.ImportFrom):
-                    mods = [("." * node.level) + (node.module or "")] + [
-                        ("." * node.level) + (node.module + "." if node.module else "") + a.name for a in node.names]
+                    base = _absolute(node.level, node.module, rel_root, depth)
+                    mods = [base] + [f"{base}.{a.name}" for a in node.names]
                 else:
                     continue
                 offenders += [f"{os.path.relpath(path, REPO)}:{node.lineno}: {m}" for m in mods if _above_core(m)]
+    assert checked > 30  # the walk saw the package
     assert not offenders, offenders
 
 
+def _absolute(level: int, module: str | None, rel_root: str, depth: int) -> str:
+    """An import's module as an absolute name (`from ..run import dag` in stages/ -> mintdim.run)."""
+    if not level:
+        return module or ""
+    parts = ["mintdim"] + ([] if rel_root == "." else rel_root.split(os.sep))
+    parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts + ([module] if module else []))
+
+
 def _above_core(mod: str) -> bool:
-    """Snakemake, or the package's CLI layer (mintdim.cli, mintdim.commands), absolute or relative."""
-    bare = mod.lstrip(".")
-    if mod.startswith("."):
-        return bare.split(".")[0] in ("cli", "commands")
-    return bare.split(".")[0] == "snakemake" or bare.startswith(("mintdim.cli", "mintdim.commands"))
+    """Snakemake, or the package's CLI or run layer (mintdim.cli, mintdim.commands, mintdim.run)."""
+    return mod.split(".")[0] == "snakemake" or mod.startswith(("mintdim.cli", "mintdim.commands", "mintdim.run"))

@@ -10,8 +10,8 @@ import random
 import pytest
 
 from mintdim import errors as E
-from mintdim import jsonl
-from mintdim.jsonl import BOM, ChunkReader, chunk_bounds, declared_values, parse_object
+from mintdim.sources import jsonl
+from mintdim.sources.jsonl import BOM, ChunkReader, chunk_bounds, declared_values, parse_object
 
 from conftest import write_jsonl
 
@@ -72,7 +72,7 @@ def test_chunk_bounds_partition_the_file(tmp_path):
 def test_chunk_bounds_keep_every_core_busy(tmp_path):
     """A chunk count is a multiple of the cores once a file is split; with `spread` a file of
     MIN_SPLIT_MB or more is split across the cores even when it fits one chunk; a smaller one stays one job."""
-    from mintdim.jsonl import MIN_SPLIT_MB
+    from mintdim.sources.jsonl import MIN_SPLIT_MB
 
     small = _write(tmp_path, "s.jsonl", b'{"t":"x"}\n' * 1000)
     assert len(chunk_bounds(small, 256, 2, spread=True)) == 1
@@ -466,7 +466,7 @@ def test_build_splits_large_files_across_cores_only_when_jobs_are_too_few(tmp_pa
     """One 20 MB file at --cores 2: two tokenize jobs. Two such files: one job each (a split
     would only add tokenizer loads). Only file sizes matter: sparse files."""
     from conftest import basic_config
-    from mintdim.dag import BuildDAG
+    from mintdim.run.dag import BuildDAG
 
     monkeypatch.chdir(tmp_path)
     for name in ("a.jsonl", "b.jsonl"):

@@ -29,7 +29,7 @@ TEMPLATE = "### Instruction:\n{instruction}\n### Response:\n{output}"
 
 def spans(row, template=TEMPLATE, trained=("output",)):
     """Character spans of trained fields, found by rendering piece by piece."""
-    from mintdim.template import parse
+    from mintdim.sources.template import parse
 
     tpl = parse(template)
     pos, out, text = 0, [], tpl.literals[0]

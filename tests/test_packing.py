@@ -23,18 +23,19 @@ import mintdim
 import mintdim.formats.output
 from conftest import SP_MODEL, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, tree_bytes, write_jsonl
 from mintdim import errors as E
-from mintdim import jsonl, packing
+from mintdim.sources import jsonl
+from mintdim.units import packing
 from mintdim.config import resolve
 from mintdim.formats import shards as fs
-from mintdim.layout import Layout
-from mintdim.packed_reader import IGNORE, PackedDataset
+from mintdim.formats.layout import Layout
+from mintdim.reading.packed_reader import IGNORE, PackedDataset
 from mintdim.stages.aggregate import aggregate_output
 from mintdim.stages.finalize import finalize_output
 from mintdim.stages.plan import plan_output
 from mintdim.stages.tokenize import tokenize_chunk
 from mintdim.stages.validate import preflight
 from mintdim.stages.write import write_slots
-from mintdim.verify import verify
+from mintdim.reading.verify import verify
 
 ROW = 384
 
@@ -311,7 +312,7 @@ def test_overflow_error_drop_and_indexes(tmp_path, monkeypatch):
         ds.tokens(0)
     assert sum(len(ds.row_sample_ids(r)) for r in range(ds.num_rows)) == 60 - len(dropped)
     assert verify("o_drop", source=True, all=True).ok
-    from mintdim.summary import format_summary, summarize
+    from mintdim.reading.summary import format_summary, summarize
 
     from mintdim.stages.report import render_html
 
@@ -420,7 +421,7 @@ def test_torch_adapter_gives_flattening_batches(masked):
 
 
 def test_suggest_units_shows_packed_padding_beside_the_buckets(masked, tmp_path, monkeypatch):
-    from mintdim.suggest import suggest_units
+    from mintdim.reading.suggest import suggest_units
 
     out, rows = masked
     [a] = suggest_units(out, k=2, pack=(ROW, 4 * ROW))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from conftest import HF_JSON, basic_config, build_in, read_json, read_jsonl, run_cli, write_jsonl
 from mintdim import errors as E
-from mintdim import padding as P
+from mintdim.units import padding as P
 from mintdim import suggest_units
 
 

@@ -26,10 +26,10 @@ from conftest import basic_config, read_json, read_jsonl
 from test_stages import drive
 
 from mintdim import errors as E
-from mintdim import jsonl
+from mintdim.sources import jsonl
 from mintdim.config import resolve
-from mintdim.template import TemplateSyntaxError, parse
-from mintdim.verify import verify
+from mintdim.sources.template import TemplateSyntaxError, parse
+from mintdim.reading.verify import verify
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BUILDS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -368,7 +368,7 @@ def test_fuzz_reader_and_renderer_give_a_sample_or_a_spec_error_with_file_and_li
 def test_fuzz_tokenize_stage_never_raises_anything_else(word_tokenizer, lines, compress):
     """The real tokenize stage on hostile files: it finishes, or stops at the first bad line with a
     spec error naming the file and that line (never a traceback of another kind)."""
-    from mintdim.layout import Layout
+    from mintdim.formats.layout import Layout
     from mintdim.stages.tokenize import tokenize_chunk
     from mintdim.stages.validate import preflight
 

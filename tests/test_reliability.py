@@ -26,12 +26,13 @@ import yaml
 from conftest import gsm8k_rows, SNAKEFILE, SP_MODEL, tree_bytes
 
 from mintdim import errors as E
-from mintdim import guard, outputs
-from mintdim.layout import Layout
-from mintdim.verify import verify
+from mintdim.run import guard
+from mintdim.formats import records
+from mintdim.formats.layout import Layout
+from mintdim.reading.verify import verify
 
 SIZES = [256, 512]
-FAILED = outputs.FAILED_MARKER
+FAILED = records.FAILED_MARKER
 
 
 # ---------------------------------------------------------------------------------------------
@@ -377,14 +378,14 @@ def test_a_run_lock_left_by_a_killed_run_is_taken_over_with_a_line_saying_so(tmp
 
 def test_orphan_wait_has_a_limit_and_names_the_process(tmp_path, monkeypatch):
     from mintdim.config import resolve
-    from mintdim.layout import Layout
+    from mintdim.formats.layout import Layout
 
     monkeypatch.chdir(tmp_path)
     project(tmp_path)
     b = resolve(config())
     lay = Layout(b.work_dir, b.build_id)
     os.makedirs(lay.root)
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from mintdim.guard import job_lock; "
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from mintdim.run.guard import job_lock; "
                                f"lock = job_lock({lay.root!r}); print('held', flush=True); time.sleep(30)"],
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -403,7 +404,7 @@ def test_orphan_wait_has_a_limit_and_names_the_process(tmp_path, monkeypatch):
 
 def test_stale_lock_removal_touches_only_this_builds_locks(tmp_path, monkeypatch):
     from mintdim.config import resolve
-    from mintdim.layout import Layout
+    from mintdim.formats.layout import Layout
 
     monkeypatch.chdir(tmp_path)
     b = resolve(config())
@@ -632,8 +633,8 @@ def test_tokenizer_that_is_a_directory_fails_preflight(tmp_path):
 
 def test_source_removed_after_preflight_is_a_clear_error_naming_it(tmp_path, monkeypatch):
     """The file vanishes between pre-flight and its tokenize job (stage called as the job calls it)."""
-    from mintdim.layout import Layout
-    from mintdim.stages import job
+    from mintdim.formats.layout import Layout
+    from mintdim.run import job
     from mintdim.stages.tokenize import tokenize_chunk
     from mintdim.stages.validate import preflight
 
@@ -654,7 +655,7 @@ def test_source_removed_after_preflight_is_a_clear_error_naming_it(tmp_path, mon
 
 def test_a_job_that_cannot_record_its_error_still_reaches_the_runner(tmp_path, monkeypatch):
     """Disk full: the error record cannot be written. The job prints it as one line that the runner reads."""
-    from mintdim.stages import job
+    from mintdim.run import job
 
     said = []
 
@@ -766,7 +767,8 @@ def test_another_configs_output_and_a_file_in_the_way_get_their_own_text(tmp_pat
 
 def test_a_job_log_honours_lang_vi(tmp_path, monkeypatch):
     """issue 13: the job entry read the config's `lang` before the config was read: always English."""
-    from mintdim.stages import job, validate
+    from mintdim.run import job
+    from mintdim.stages import validate
 
     monkeypatch.chdir(tmp_path)
     project(tmp_path)
@@ -789,10 +791,10 @@ def test_a_job_log_honours_lang_vi(tmp_path, monkeypatch):
 
 PLAIN = '''
 import os, sys
-import mintdim.fastexit, mintdim.dag, mintdim.guard
-mintdim.fastexit.install = lambda: None  # every process ends with the interpreter's own teardown
-mintdim.dag.cancel_pending_timers = lambda: None  # Snakemake's Timer is waited for
-mintdim.guard.BuildGuard.clear_stale_snakemake_locks = lambda self, d: []  # Snakemake's lock files stay as they are
+import mintdim.run.fastexit, mintdim.run.dag, mintdim.run.guard
+mintdim.run.fastexit.install = lambda: None  # every process ends with the interpreter's own teardown
+mintdim.run.dag.cancel_pending_timers = lambda: None  # Snakemake's Timer is waited for
+mintdim.run.guard.BuildGuard.clear_stale_snakemake_locks = lambda self, d: []  # Snakemake's lock files stay as they are
 with open(os.environ["MINTDIM_TEST_PLAIN_LOG"], "a") as f:
     f.write(" ".join(sys.argv[:2]) + "\\n")
 '''

@@ -20,10 +20,11 @@ from tokenizers import Tokenizer
 
 from mintdim import __version__
 from mintdim import errors as E
-from mintdim import jsonl, outputs
+from mintdim.sources import jsonl
+from mintdim.formats import records
 from mintdim.config import resolve
 from mintdim.formats import output as indexes, shards
-from mintdim.layout import Layout
+from mintdim.formats.layout import Layout
 from mintdim.stages.aggregate import aggregate_output
 from mintdim.stages.finalize import finalize_output
 from mintdim.stages.plan import plan_output
@@ -196,7 +197,7 @@ def test_output_tree(main_build):
             "unk_index.jsonl"} <= names
     assert {f"unit_{s}" for s in SIZES} <= names
     for base, _dirs, files in os.walk(main_build["out"]):
-        assert outputs.FAILED_MARKER not in files
+        assert records.FAILED_MARKER not in files
 
 
 def test_sample_index_matches_input(main_build):
@@ -233,9 +234,9 @@ def test_shard_files_are_fixed_width(main_build):
     on_disk = {f"{u}/{f}" for u in os.listdir(out) if u.startswith("unit_")
                for f in os.listdir(os.path.join(out, u)) if f.endswith(".bin")}
     assert on_disk == set(per_shard)
-    for path, records in per_shard.items():
+    for path, n_records in per_shard.items():
         unit = int(path.split("/")[0].split("_")[1])
-        assert os.path.getsize(os.path.join(out, path)) == records * unit * bpt
+        assert os.path.getsize(os.path.join(out, path)) == n_records * unit * bpt
 
 
 def test_every_record_is_exact_tokens_then_pad(main_build, sp):
@@ -280,10 +281,10 @@ def test_histogram_and_unit_distribution_list_every_size(main_build):
 
 def test_empty_unit_has_marker_and_no_shards(main_build):
     d = os.path.join(main_build["out"], "unit_32")
-    assert os.listdir(d) == [outputs.EMPTY_MARKER]
+    assert os.listdir(d) == [records.EMPTY_MARKER]
     assert os.path.getsize(os.path.join(d, "EMPTY_UNIT.md")) > 0
     for size in (16, 128, 256, 320):
-        assert outputs.EMPTY_MARKER not in os.listdir(os.path.join(main_build["out"], f"unit_{size}"))
+        assert records.EMPTY_MARKER not in os.listdir(os.path.join(main_build["out"], f"unit_{size}"))
 
 
 def test_duplicate_index(main_build):
@@ -738,7 +739,7 @@ def test_duplicate_groups_unit():
     assert [g.tolist() for g in indexes.duplicate_groups(np.stack([a, b, a, d("y"), b]))] == [[0, 2], [1, 4]]
 
 
-# --- mintdim.outputs ------------------------------------------------------------------------------------
+# --- mintdim.formats.records ------------------------------------------------------------------------------------
 
 
 def _build_for(out_dirs, sizes=(8, 16)):
@@ -750,40 +751,40 @@ def test_state_absent_empty_foreign(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     build = _build_for(["o"])
     wd, bid = build.work_dir, build.build_id
-    assert outputs.state(wd, os.path.abspath("missing"), bid) == "absent"
+    assert records.state(wd, os.path.abspath("missing"), bid) == "absent"
     os.mkdir("empty")
-    assert outputs.state(wd, os.path.abspath("empty"), bid) == "empty"
+    assert records.state(wd, os.path.abspath("empty"), bid) == "empty"
     os.mkdir("user")
     (tmp_path / "user" / "notes.txt").write_text("mine")
-    assert outputs.state(wd, os.path.abspath("user"), bid) == "foreign"
+    assert records.state(wd, os.path.abspath("user"), bid) == "foreign"
     (tmp_path / "afile").write_text("x")
-    assert outputs.state(wd, os.path.abspath("afile"), bid) == "foreign"
+    assert records.state(wd, os.path.abspath("afile"), bid) == "foreign"
     os.symlink("empty", "link")
-    assert outputs.state(wd, os.path.abspath("link"), bid) == "foreign"
+    assert records.state(wd, os.path.abspath("link"), bid) == "foreign"
     # looks like MintDim's markers, but MintDim never recorded this directory: still foreign
     os.makedirs("fake/unit_8")
-    (tmp_path / "fake" / "unit_8" / outputs.FAILED_MARKER).write_text("x")
-    assert outputs.state(wd, os.path.abspath("fake"), bid) == "foreign"
+    (tmp_path / "fake" / "unit_8" / records.FAILED_MARKER).write_text("x")
+    assert records.state(wd, os.path.abspath("fake"), bid) == "foreign"
 
 
 def test_failure_markers_then_state_ours_failed(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     build = _build_for(["o"])
     err = E.UnitOverflowError.make("./x.jsonl", 3, 40, 16)
-    written = outputs.write_failure_markers(build, err)
+    written = records.write_failure_markers(build, err)
     absdir = os.path.abspath("o")
     assert sorted(written) == sorted([os.path.join(absdir, "unit_8"), os.path.join(absdir, "unit_16")])
     for s in (8, 16):
-        assert os.listdir(f"o/unit_{s}") == [outputs.FAILED_MARKER]
-        text = open(f"o/unit_{s}/{outputs.FAILED_MARKER}", encoding="utf-8").read()
+        assert os.listdir(f"o/unit_{s}") == [records.FAILED_MARKER]
+        text = open(f"o/unit_{s}/{records.FAILED_MARKER}", encoding="utf-8").read()
         assert "UnitOverflowError" in text and "./x.jsonl:3" in text
     assert set(os.listdir("o")) == {"unit_8", "unit_16"}  # no stats.json, no shard
-    assert outputs.state(build.work_dir, absdir, build.build_id) == "ours-failed"
+    assert records.state(build.work_dir, absdir, build.build_id) == "ours-failed"
     # a rerun's pre-flight does not see it as "not empty"
-    outputs.check_outputs(build)
+    records.check_outputs(build)
     # markers again (a second failure) keep it ours-failed
-    outputs.write_failure_markers(build, err)
-    assert outputs.state(build.work_dir, absdir, build.build_id) == "ours-failed"
+    records.write_failure_markers(build, err)
+    assert records.state(build.work_dir, absdir, build.build_id) == "ours-failed"
 
 
 def test_write_failure_markers_never_touches_a_foreign_dir(tmp_path, monkeypatch):
@@ -793,31 +794,31 @@ def test_write_failure_markers_never_touches_a_foreign_dir(tmp_path, monkeypatch
     (tmp_path / "theirs" / "unit_8" / "keep.txt").write_text("keep")
     before = tree_bytes("theirs")
     build = _build_for(["theirs", "mine"])
-    written = outputs.write_failure_markers(build, E.BuildError.make("boom"))
+    written = records.write_failure_markers(build, E.BuildError.make("boom"))
     assert tree_bytes("theirs") == before
     assert set(os.listdir("theirs")) == {"unit_8", "data.bin"}
-    assert outputs.read_record(build.work_dir, os.path.abspath("theirs")) is None
+    assert records.read_record(build.work_dir, os.path.abspath("theirs")) is None
     assert all(w.startswith(os.path.abspath("mine")) for w in written) and written
-    assert outputs.state(build.work_dir, os.path.abspath("theirs"), build.build_id) == "foreign"
-    assert outputs.state(build.work_dir, os.path.abspath("mine"), build.build_id) == "ours-failed"
-    outputs.clear_failure_markers(os.path.abspath("theirs"))
+    assert records.state(build.work_dir, os.path.abspath("theirs"), build.build_id) == "foreign"
+    assert records.state(build.work_dir, os.path.abspath("mine"), build.build_id) == "ours-failed"
+    records.clear_failure_markers(os.path.abspath("theirs"))
     assert tree_bytes("theirs") == before
 
 
 def test_clear_failure_markers_only_removes_markers(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     build = _build_for(["o"])
-    outputs.write_failure_markers(build, E.BuildError.make("boom"))
+    records.write_failure_markers(build, E.BuildError.make("boom"))
     absdir = os.path.abspath("o")
-    outputs.clear_failure_markers(absdir)
+    records.clear_failure_markers(absdir)
     assert os.path.isdir(absdir) and os.listdir(absdir) == []
     # a user file beside the markers: nothing is removed
-    outputs.write_failure_markers(build, E.BuildError.make("boom"))
+    records.write_failure_markers(build, E.BuildError.make("boom"))
     (tmp_path / "o" / "unit_8" / "user.txt").write_text("mine")
     before = tree_bytes("o")
-    outputs.clear_failure_markers(absdir)
+    records.clear_failure_markers(absdir)
     assert tree_bytes("o") == before
-    assert outputs.state(build.work_dir, absdir, build.build_id) == "foreign"
+    assert records.state(build.work_dir, absdir, build.build_id) == "foreign"
 
 
 def test_complete_output_state_and_rerun_after_failure(tmp_path, monkeypatch):
@@ -825,17 +826,17 @@ def test_complete_output_state_and_rerun_after_failure(tmp_path, monkeypatch):
     write_lines("d.jsonl", [dumps({"prompt": "a", "response": "b"})])
     cfg = basic_config(["d.jsonl"], sizes=[[8, 16]], out="o")
     build = resolve(cfg)
-    outputs.write_failure_markers(build, E.BuildError.make("first attempt failed"))
+    records.write_failure_markers(build, E.BuildError.make("first attempt failed"))
     built = drive(cfg)  # the rerun replaces MintDim's own markers with the finished output
     absdir = os.path.abspath("o")
-    assert outputs.state(built.build.work_dir, absdir, built.build.build_id) == "ours-complete"
-    assert outputs.state(built.build.work_dir, absdir, "another-build") == "foreign"
+    assert records.state(built.build.work_dir, absdir, built.build.build_id) == "ours-complete"
+    assert records.state(built.build.work_dir, absdir, "another-build") == "foreign"
     assert os.listdir("o/unit_16") == ["EMPTY_UNIT.md"]
-    assert not any(outputs.FAILED_MARKER in files for _b, _d, files in os.walk("o"))
+    assert not any(records.FAILED_MARKER in files for _b, _d, files in os.walk("o"))
     assert read_json("o/stats.json")["total_samples"] == 1
     # a complete output is never marked as failed afterwards
     before = tree_bytes("o")
-    assert outputs.write_failure_markers(built.build, E.BuildError.make("later")) == []
+    assert records.write_failure_markers(built.build, E.BuildError.make("later")) == []
     assert tree_bytes("o") == before
     # and a second build into it is refused
     with pytest.raises(E.OutputValidationError):
@@ -850,21 +851,21 @@ def test_rerun_after_kill_inside_finalize_is_accepted(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_lines("d.jsonl", [dumps({"prompt": "a", "response": "b"})])
     cfg = basic_config(["d.jsonl"], sizes=[[8, 16]], out="o")
-    real = outputs.write_record
+    real = records.write_record
 
     def dying(work_dir, absdir, **data):
         if data.get("state") == "complete":
             raise _Killed()
         real(work_dir, absdir, **data)
 
-    monkeypatch.setattr(outputs, "write_record", dying)
+    monkeypatch.setattr(records, "write_record", dying)
     with pytest.raises(_Killed):
         drive(cfg)
-    monkeypatch.setattr(outputs, "write_record", real)
+    monkeypatch.setattr(records, "write_record", real)
     assert os.path.isfile("o/stats.json")  # the finished tree was already moved into place
     build = resolve(cfg)
     # this same build's own completed output: a rerun must not call it "not empty"
-    assert outputs.state(build.work_dir, os.path.abspath("o"), build.build_id) != "foreign"
+    assert records.state(build.work_dir, os.path.abspath("o"), build.build_id) != "foreign"
     preflight(cfg)
 
 

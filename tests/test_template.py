@@ -6,7 +6,7 @@ import pytest
 
 from mintdim import errors as E
 from mintdim.config import resolve
-from mintdim.template import Template, TemplateSyntaxError, parse
+from mintdim.sources.template import Template, TemplateSyntaxError, parse
 
 from conftest import basic_config
 

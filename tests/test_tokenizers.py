@@ -10,8 +10,8 @@ import pytest
 import sentencepiece as spm
 from tokenizers import Tokenizer
 
-from mintdim import tokenizers as T
-from mintdim.tokenizers import HFJsonTokenizer, SentencePieceTokenizer, dtype_for_vocab, load
+from mintdim.tokenizers import kinds as T
+from mintdim.tokenizers.kinds import HFJsonTokenizer, SentencePieceTokenizer, dtype_for_vocab, load
 
 from conftest import GSM8K, HF_JSON, SP_MODEL
 

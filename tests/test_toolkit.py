@@ -20,7 +20,7 @@ import yaml
 from conftest import GSM8K, HF_JSON, SNAKEFILE, build_in, read_json, read_jsonl, run_cli, tree_bytes
 
 import mintdim
-from mintdim import reader
+from mintdim.reading import reader
 from mintdim.progress import Progress
 
 SIZES = [128, 256, 512]
@@ -218,7 +218,7 @@ def test_torch_loader_covers_each_rank_with_its_own_samples(ds, expected):
         seen += mine
     item = ds.torch_dataset()[5]
     assert item["input_ids"][: item["length"]].tolist() == expected[5]
-    from mintdim.torch_data import TorchBucketSampler
+    from mintdim.reading.torch_data import TorchBucketSampler
     assert isinstance(ds.torch_sampler(8), torch.utils.data.Sampler) and isinstance(ds.torch_sampler(8),
                                                                                    TorchBucketSampler)
 

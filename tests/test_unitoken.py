@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from mintdim import errors as E
-from mintdim import pipeline, training
-from mintdim.tokenizers import load
-from mintdim.unitoken import SENTINEL
+from mintdim import pipeline
+from mintdim.tokenizers import training
+from mintdim.tokenizers.kinds import load
+from mintdim.tokenizers.unitoken import SENTINEL
 
 from conftest import GSM8K, HF_JSON, read_json, read_jsonl, write_jsonl
 
@@ -149,7 +150,7 @@ def test_token_starts_for_loss_masks(models, tmp_path):
     """encode_batch_with_starts (source.train_on): the same ids, and character starts equal to Hugging Face's
     offsets of the exported byte-level tokenizer (multi-byte characters included); for a unicode model,
     equal to the decoded length of each prefix."""
-    from mintdim.export import export
+    from mintdim.tokenizers.export import export
 
     texts = gsm8k_texts(300) + EDGE_TEXTS + ["早上好，世界", "Chào buổi sáng 🙂🙂"]
     tok = load("unitoken", models["byte"])
@@ -295,7 +296,7 @@ def test_train_bpe_build_then_the_same_build_from_the_saved_model(tmp_path, monk
 
 
 def test_export_to_tokenizer_json_gives_identical_ids_on_real_text(models, tmp_path):
-    from mintdim.export import export
+    from mintdim.tokenizers.export import export
 
     out = str(tmp_path / "bpe.json")
     texts = gsm8k_texts()
@@ -336,7 +337,7 @@ def _same_ids(kind, a, b, texts):
 
 @pytest.mark.parametrize("model_type", ["bpe", "unigram"])
 def test_add_specials_sentencepiece(tmp_path, model_type):
-    from mintdim.specials import add_specials
+    from mintdim.tokenizers.specials import add_specials
 
     src = _sp_model(tmp_path, model_type)
     before = sha(src)
@@ -355,7 +356,7 @@ def test_add_specials_hf_json_byte_level_bpe_without_unk_or_pad(tmp_path):
     """Like Llama 3 / DeepSeek: a byte-level BPE tokenizer.json with neither unk nor padding."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    from mintdim.specials import add_specials
+    from mintdim.tokenizers.specials import add_specials
 
     hf = Tokenizer(models.BPE())
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -378,7 +379,7 @@ def test_add_specials_hf_json_byte_level_bpe_without_unk_or_pad(tmp_path):
 
 
 def test_add_specials_hf_json_pad_only_keeps_minilm_ids(tmp_path):
-    from mintdim.specials import add_specials
+    from mintdim.tokenizers.specials import add_specials
 
     data = json.loads(open(HF_JSON, encoding="utf-8").read())
     data["padding"] = None
@@ -394,7 +395,7 @@ def test_add_specials_hf_json_pad_only_keeps_minilm_ids(tmp_path):
 
 
 def test_add_specials_unitoken_directory_then_build_preflight_accepts_it(models, tmp_path, monkeypatch):
-    from mintdim.specials import add_specials
+    from mintdim.tokenizers.specials import add_specials
 
     out = str(tmp_path / "withpad")
     report = add_specials(models["nopad"], out)
@@ -435,7 +436,7 @@ def _sharegpt_texts(n=200) -> list[str]:
     (("hf", "deepseek", "tokenizer.json"), "hf_json", None),
 ], ids=["mistral", "llama3.2", "deepseek"])
 def test_add_specials_real_tokenizers(tmp_path, parts, kind, added):
-    from mintdim.specials import add_specials
+    from mintdim.tokenizers.specials import add_specials
 
     src = _asset(*parts)
     before = sha(src)
@@ -479,7 +480,7 @@ def test_cli_is_installed_and_documents_the_tools(tmp_path):
 
 
 def test_tokenizer_tool_error_is_in_the_catalogue_with_both_languages(tmp_path):
-    from mintdim import specials
+    from mintdim.tokenizers import specials
 
     assert specials.TokenizerToolError is E.TokenizerToolError is E.ERROR_CLASSES["TokenizerToolError"]
     existing = tmp_path / "tok.json"

@@ -1,4 +1,4 @@
-"""`mintdim verify OUT [--source [--all]]` and `mintdim.verify.verify()`: a finished output checks clean,
+"""`mintdim verify OUT [--source [--all]]` and `mintdim.reading.verify.verify()`: a finished output checks clean,
 and each way of corrupting it (shards, indexes, stats, markers, the source files) is caught and named
 with its file, and its sample where there is one."""
 
@@ -14,7 +14,7 @@ import pytest
 from conftest import gsm8k_rows, SP_MODEL, basic_config, read_json, read_jsonl, run_cli
 from test_stages import drive
 
-from mintdim.verify import Report, main_lines, verify
+from mintdim.reading.verify import Report, main_lines, verify
 
 SIZES = [64, 128, 256, 512, 2048]  # 2048 receives nothing
 

@@ -29,7 +29,7 @@ from conftest import (gsm8k_rows, HF_JSON, SP_MODEL, basic_config, build_in, rea
                       run_snakemake, tree_bytes, write_jsonl)
 
 import mintdim
-from mintdim.runner import run_build
+from mintdim.run.runner import run_build
 
 INDEX_FILES = ("manifest.json", "histogram.json", "stats.json", "sample_index.jsonl", "duplicate_index.jsonl",
                "unk_index.jsonl")
@@ -464,7 +464,7 @@ def test_shard_line_is_written_whole_to_unbuffered_stderr(monkeypatch):
     parallel build was seen printing '... unit=160 output=./artifacts/sharegpt_unitsExecute 1 jobs...'
     (fixed in 43e54a3). A shard line must reach the console as one whole line, in one write."""
     from mintdim.formats.shards import shard_line
-    from mintdim.stages.job import JobLog
+    from mintdim.run.job import JobLog
 
     raw = _RawRecorder()
     monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(raw, encoding="utf-8", write_through=True))

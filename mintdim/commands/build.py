@@ -20,7 +20,7 @@ def shipped_profile(profile: str | None) -> str | None:
 
 def run(args) -> int:
     from ..config import load_config_file
-    from ..runner import run_build
+    from ..run.runner import run_build
 
     raw = load_config_file(args.config)
     if args.lang and isinstance(raw, dict):

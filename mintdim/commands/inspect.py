@@ -10,11 +10,11 @@ from .. import errors as E
 def run(args) -> int:
     import sys
 
-    from ..summary import format_summary, summarize
+    from ..reading.summary import format_summary, summarize
 
     if args.sample is not None:
-        from ..reader import open as open_dataset
-        from ..sample_view import render_sample
+        from ..reading.reader import open as open_dataset
+        from ..reading.sample_view import render_sample
 
         count = open_dataset(args.output).num_samples
         if not 0 <= args.sample < count:

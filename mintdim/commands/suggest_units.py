@@ -37,7 +37,7 @@ def _pct(x) -> str:
 
 
 def run(args) -> int:
-    from ..suggest import suggest_units
+    from ..reading.suggest import suggest_units
 
     answers = suggest_units(args.source, k=args.k, multiple_of=args.multiple_of, min_size=args.min,
                             max_size=args.max, max_padding=args.max_padding, cost=args.cost, cores=args.cores,

@@ -70,8 +70,8 @@ def _text_lines(paths):
 
 
 def run_train(args) -> int:
-    from .. import training
-    from ..specials import refuse_existing
+    from ..tokenizers import training
+    from ..tokenizers.specials import refuse_existing
 
     sources = sum(bool(x) for x in (args.config, args.jsonl, args.text))
     if sources != 1:
@@ -113,8 +113,8 @@ def run_train(args) -> int:
 
 
 def run_export(args) -> int:
-    from ..export import export
-    from ..specials import read_check_texts
+    from ..tokenizers.export import export
+    from ..tokenizers.specials import read_check_texts
 
     checks = [t for path in (args.check or []) for t in read_check_texts(path)]
     result = export(args.model, args.out, check_texts=checks)
@@ -129,7 +129,7 @@ def run_export(args) -> int:
 
 
 def run_add_specials(args) -> int:
-    from ..specials import add_specials, read_check_texts
+    from ..tokenizers.specials import add_specials, read_check_texts
 
     checks = [t for path in (args.check or []) for t in read_check_texts(path)]
     result = add_specials(args.input, args.out, pad=args.pad, unk=args.unk, check_texts=checks)

@@ -6,7 +6,7 @@ import sys
 
 
 def run(args) -> int:
-    from ..verify import main_lines, to_json, verify
+    from ..reading.verify import main_lines, to_json, verify
 
     report = verify(args.output, source=args.source or args.all, all=args.all, sample=args.sample,
                     root=args.root, seed=args.seed)

@@ -11,11 +11,12 @@ import os
 
 import numpy as np
 
-from .. import __version__, padding
+from .. import __version__
+from ..units import padding
 from ..formats import intermediate as inter
 from ..formats import output as fmt
 from ..formats.output import JsonlWriter, duplicate_groups, write_json, write_packed_sample_index, write_sample_index
-from ..outputs import atomic_write_text
+from ..formats.records import atomic_write_text
 from ..progress import Progress
 from .written import check_shard_counts
 
@@ -29,7 +30,7 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
         "tokenizer": {"type": meta.type, "path": meta.path, "vocab_size": meta.vocab_size,
                       "unk_id": meta.unk_id, "pad_id": meta.pad_id,
                       **({"trained": meta.trained} if getattr(meta, "trained", None) else {}),
-                      # extension: only when a fast engine encoded some of this output's texts (mintdim/engines.py)
+                      # extension: only when a fast engine encoded some of this output's texts (mintdim/tokenizers/engines.py)
                       **({"engine": meta.engine} if getattr(meta, "engine", None)
                          and any(f.train_on is None for f in files) else {})},
         "token_storage": {"dtype": meta.dtype, "bytes_per_token": meta.bytes_per_token, "byte_order": "little"},
@@ -219,7 +220,7 @@ def _stored_unk(samples, counts, positions, kept):
 
 
 def _packed_stats(plan, packed, rows_per_shard) -> dict:
-    from .. import packing
+    from ..units import packing
 
     L, n_rows = packed["row_length"], packed["n_rows"]
     status, kept = packed["status"], packed["kept"]

@@ -13,52 +13,52 @@ import os
 import shutil
 
 from .. import errors as E
-from .. import outputs
+from ..formats import records
 from ..faults import kill_point
-from ..outputs import atomic_write_text
+from ..formats.records import atomic_write_text
 
 
 def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_path: str, log=print,
                     inputs: dict | None = None) -> dict:
     """inputs: what the output was built from (validated.json), kept in its record: a later build
-    of the same config finds it "already built" only while they are unchanged (outputs.check_outputs)."""
+    of the same config finds it "already built" only while they are unchanged (records.check_outputs)."""
     out = build.outputs[out_index]
     with open(agg_path, encoding="utf-8") as f:
         stats = json.load(f)["stats"]
-    st = outputs.state(build.work_dir, out.absdir, build.build_id)
-    record = outputs.read_record(build.work_dir, out.absdir) or {}
+    st = records.state(build.work_dir, out.absdir, build.build_id)
+    record = records.read_record(build.work_dir, out.absdir) or {}
     interrupted = st == "ours-complete" and record.get("state") == "finalizing"
     if st == "foreign":
         raise E.OutputValidationError.not_empty(out.dir)
     if st == "ours-complete" and not interrupted:
         # this config's finished output, and stages were run again (snakemake --forcerun / -R): the
         # same inputs give the same bytes; the finished output stays, the new copy goes
-        first = outputs.same_tree(stage_dir, out.absdir)
+        first = records.same_tree(stage_dir, out.absdir)
         if first is not None:
             raise E.OutputValidationError.rebuilt_differs(out.dir, first)
         shutil.rmtree(stage_dir)
         log(f"[unit-build] {out.dir} is already built: the stages run again gave the same bytes")
     else:
         if st == "ours-failed":
-            outputs.clear_failure_markers(out.absdir)
+            records.clear_failure_markers(out.absdir)
         if interrupted and os.path.isdir(stage_dir):
-            outputs.remove_partial_copy(stage_dir, out.absdir)  # a cross-device copy that was cut short
+            records.remove_partial_copy(stage_dir, out.absdir)  # a cross-device copy that was cut short
             interrupted = False
         if not interrupted:
             # the record names the directory about to be placed (its inode), so a rerun after a kill
             # recognises it, and never another build's directory that took the same path meanwhile
-            outputs.write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id,
+            records.write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id,
                                  state="finalizing", created_dir=st == "absent" or record.get("created_dir", False),
-                                 ident=outputs.identity(stage_dir))
-            outputs.place(stage_dir, out.absdir, before_copy=lambda: outputs.write_record(
-                build.work_dir, out.absdir, ident=outputs.identity(out.absdir)))
+                                 ident=records.identity(stage_dir))
+            records.place(stage_dir, out.absdir, before_copy=lambda: records.write_record(
+                build.work_dir, out.absdir, ident=records.identity(out.absdir)))
             kill_point("finalize:moved")
     try:
         os.rmdir(os.path.dirname(os.path.abspath(stage_dir)))  # the build's stage/ parent, once empty
     except OSError:
         pass
     # the files MintDim wrote there: `mintdim build --rebuild` deletes exactly these, nothing else
-    outputs.write_record(build.work_dir, out.absdir, state="complete", files=outputs.listing(out.absdir),
+    records.write_record(build.work_dir, out.absdir, state="complete", files=records.listing(out.absdir),
                          **({"inputs": inputs} if inputs is not None else {}))
     result = {"output": out.dir, "path": out.absdir, "stats": stats}
     atomic_write_text(done_path, json.dumps(result, indent=1))

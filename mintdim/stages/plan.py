@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
-from .. import padding
+from ..units import padding
 from ..formats import intermediate as inter
-from ..outputs import atomic_write_text
+from ..formats.records import atomic_write_text
 
 
 def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print) -> dict:
@@ -97,7 +97,7 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
 
 
 def plan_sizes(lengths: np.ndarray, auto: dict, log=print) -> list[int]:
-    """units.sizes: auto -> k sizes minimising padding (mintdim.padding, exact)."""
+    """units.sizes: auto -> k sizes minimising padding (mintdim.units.padding, exact)."""
     if not len(lengths):
         return [auto.get("min_size") or auto.get("multiple_of") or 1]
     found = padding.suggest(lengths, k=auto["k"], multiple_of=auto.get("multiple_of") or 1,
@@ -110,8 +110,8 @@ def plan_sizes(lengths: np.ndarray, auto: dict, log=print) -> list[int]:
 
 def _plan_packed(out, out_index: int, n: int, lengths: np.ndarray, plan_path: str, units_path: str, log,
                  columns: dict, trained_roles: dict | None = None) -> dict:
-    """Packed rows (mintdim.packing): each sample's row and offset, from the lengths alone."""
-    from .. import packing
+    """Packed rows (mintdim.units.packing): each sample's row and offset, from the lengths alone."""
+    from ..units import packing
 
     t0 = time.monotonic()
     p = packing.plan(lengths, out.pack, out.overflow)

@@ -11,7 +11,7 @@ import html
 import json
 import os
 
-from ..summary import format_summary, stats_rows, summarize, text_histogram
+from ..reading.summary import format_summary, stats_rows, summarize, text_histogram
 
 
 def render_html(s: dict) -> str:

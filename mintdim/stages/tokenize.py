@@ -22,12 +22,12 @@ import time
 import numpy as np
 
 from .. import errors as E
-from .. import jsonl
-from .. import template as T
+from ..sources import jsonl
+from ..sources import template as T
 from ..formats import intermediate as inter
-from ..engines import cache_dir
-from ..tokenizers import engine_of, load
-from ..tokenizers import use_threads
+from ..tokenizers.engines import cache_dir
+from ..tokenizers.kinds import engine_of, load
+from ..tokenizers.kinds import use_threads
 
 
 UNBOUNDED = 2**40
@@ -192,7 +192,7 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=threads, engine=engine,
                engine_cache=cache_dir(build.work_dir) if engine else None, **(entry.tokenizer_options or {}))
     if entry.chat is not None:  # source.chat: the model's chat template renders each record
-        from ..chat import renderer_for
+        from ..sources.chat import renderer_for
 
         renderer = renderer_for(entry, tok)
         tpl = renderer.as_template(entry.path)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import os
 
-from .. import training
+from ..tokenizers import training
 from ..config import resolve
-from ..outputs import atomic_write_text
-from ..tokenizers import use_threads
+from ..formats.records import atomic_write_text
+from ..tokenizers.kinds import use_threads
 
 
 def run(raw: dict, index: int, marker_path: str, log=print, threads: int = 1) -> dict:

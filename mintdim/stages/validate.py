@@ -15,12 +15,13 @@ from dataclasses import asdict, dataclass
 
 from .. import __version__
 from .. import errors as E
-from .. import outputs, schema
-from .. import template as T
+from ..formats import records
+from .. import schema
+from ..sources import template as T
 from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
-from .. import training
-from ..engines import cache_dir
-from ..tokenizers import dtype_for_vocab, engine_of, exists as tokenizer_exists, load, stat_key
+from ..tokenizers import training
+from ..tokenizers.engines import cache_dir
+from ..tokenizers.kinds import dtype_for_vocab, engine_of, exists as tokenizer_exists, load, stat_key
 
 
 @dataclass
@@ -32,7 +33,7 @@ class TokenizerMeta:
     pad_id: int
     dtype: str
     trained: dict | None = None  # tokenizer.train_bpe: what the model was trained from (manifest)
-    engine: str | None = None  # "tiktoken" when it encodes this file exactly (mintdim/engines.py), else None
+    engine: str | None = None  # "tiktoken" when it encodes this file exactly (mintdim/tokenizers/engines.py), else None
 
     @property
     def bytes_per_token(self) -> int:
@@ -55,7 +56,7 @@ def _fingerprint(kind: str, abspath: str, options: dict | None = None) -> str:
 
 
 def engines_allowed() -> bool:
-    """MINTDIM_ENGINE=tokenizers keeps every file on its library's own encode (mintdim/engines.py)."""
+    """MINTDIM_ENGINE=tokenizers keeps every file on its library's own encode (mintdim/tokenizers/engines.py)."""
     return os.environ.get(ENGINE_ENV, "auto") != "tokenizers"
 
 
@@ -108,7 +109,7 @@ def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
         if f.template not in entry["templates"]:
             entry["templates"].append(f.template)
     os.makedirs(build.work_dir, exist_ok=True)
-    outputs.atomic_write_text(_cache_path(build), json.dumps(cache, ensure_ascii=False))
+    records.atomic_write_text(_cache_path(build), json.dumps(cache, ensure_ascii=False))
 
 
 def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache: bool = False
@@ -187,7 +188,8 @@ def check_template_literals(f, tok, unk_id: int) -> None:
 
 def check_chat_template(f) -> None:
     """source.chat: the tokenizer directory (or the config) supplies a chat template that compiles."""
-    from .. import chat, hfdir
+    from ..sources import chat
+    from ..tokenizers import hfdir
 
     opts = f.tokenizer_options or {}
     override = opts.get("chat_template")
@@ -211,7 +213,7 @@ def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True
         check_files(build)
         metas = load_tokenizers(build, use_cache=use_cache)
         if check_outputs:
-            outputs.check_outputs(build)
+            records.check_outputs(build)
     except E.MintDimError as err:
         raise err.with_lang(build.lang)
     return build, metas
@@ -221,7 +223,7 @@ def validated_record(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> dic
     return {"build_id": build.build_id, "config": build.raw,
             "tokenizers": {k: asdict(v) for k, v in metas.items()},
             # what each output is built from, as the build starts: recorded with the finished output
-            "inputs": {str(o.index): outputs.input_keys(build, o) for o in build.outputs}}
+            "inputs": {str(o.index): records.input_keys(build, o) for o in build.outputs}}
 
 
 def recorded_inputs(path: str, out_index: int) -> dict | None:
@@ -241,4 +243,4 @@ def read_validated(path: str) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
 def run(raw: dict, out_path: str) -> None:
     build, metas = preflight(raw, use_cache=True)
     os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
-    outputs.atomic_write_text(out_path, json.dumps(validated_record(build, metas), indent=1, ensure_ascii=False))
+    records.atomic_write_text(out_path, json.dumps(validated_record(build, metas), indent=1, ensure_ascii=False))

@@ -13,7 +13,7 @@ from ..formats import intermediate as inter
 from ..formats.shards import PackedWriter, ShardWriter, shard_line, shard_warning
 from ..formats.shards import unit_dir as unit_dir_name
 from ..progress import Progress
-from ..outputs import EMPTY_MARKER, atomic_write_text
+from ..formats.records import EMPTY_MARKER, atomic_write_text
 
 
 def empty_unit_text(unit: int) -> str:
@@ -129,8 +129,8 @@ def write_packed(build, metas, out_index: int, chunk_dirs: list[str], plan_table
                  log=print, stop_check=lambda: None) -> dict:
     """units.pack: every row of the output. The shards are laid out (pad_id) and the boundaries
     written from the plan, then the chunks' token streams are read in sample order and each
-    sample's tokens scattered to its row and offset (mintdim.packing decided them)."""
-    from .. import packing
+    sample's tokens scattered to its row and offset (mintdim.units.packing decided them)."""
+    from ..units import packing
 
     out = build.outputs[out_index]
     meta = metas[out.tokenizer_abspath]

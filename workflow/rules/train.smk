@@ -1,7 +1,7 @@
 # tokenizer.train_bpe: one job per trained tokenizer, before validate. Trains a BPE model (ffbpe) on the
 # rendered samples of its files and saves it to the user's `out` (never a declared output: Snakemake would
 # delete it before a rerun); the declared output is a marker in the work directory.
-from mintdim import training as TRAINING
+from mintdim.tokenizers import training as TRAINING
 
 
 rule train_tokenizer:

@@ -1,6 +1,6 @@
 # Write jobs of an output directory: each writes the padded fixed-width records of some of its unit
 # sizes (slot 0 = smallest; sizes may be planned from the data), rolled into shards. Locally one job
-# per core, on a cluster one per unit size (mintdim/dag.py: write_groups).
+# per core, on a cluster one per unit size (mintdim/run/dag.py: write_groups).
 rule write:
     input:
         validated=LAYOUT.validated,

@@ -11,9 +11,9 @@ import os
 
 import numpy as np
 
-from . import errors as E
+from .. import errors as E
 from .reader import open as open_dataset
-from .tokenizers import load
+from ..tokenizers.kinds import load
 
 GREEN, DIM, RESET = "\033[1;32m", "\033[2m", "\033[0m"
 
@@ -84,8 +84,8 @@ def _roles_line(manifest: dict, out_dir: str, sample_id: int) -> str:
         for i, raw in enumerate(f, start=1):
             if i == number:
                 break
-    from . import chat as C
-    from . import jsonl
+    from ..sources import chat as C
+    from ..sources import jsonl
 
     train_on = manifest["chat"]["train_on"][files.index(path)]
     obj = jsonl.parse_object(raw.rstrip(b"\r\n"), path, number)

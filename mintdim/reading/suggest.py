@@ -2,7 +2,7 @@
 
 Lengths come from a finished output (its sample_index.jsonl) or from a config,
 tokenized by the build's own tokenize stage (no second implementation of
-parsing, rendering or encoding). The optimiser is mintdim.padding (exact).
+parsing, rendering or encoding). The optimiser is mintdim.units.padding (exact).
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import errors as E
-from . import jsonl, padding
-from .formats import output as fmt
+from .. import errors as E
+from ..sources import jsonl
+from ..units import padding
+from ..formats import output as fmt
 
 
 @dataclass
@@ -28,7 +29,7 @@ class OutputSuggestion:
     current_sizes: list[int] | None
     current: padding.PaddingReport | None
     suggestion: padding.Suggestion
-    packed: list = None  # per row length: the packed layout's figures on the same lengths (mintdim.packing)
+    packed: list = None  # per row length: the packed layout's figures on the same lengths (mintdim.units.packing)
 
     def as_dict(self) -> dict:
         s = self.suggestion
@@ -60,9 +61,9 @@ def lengths_from_output(out_dir: str) -> tuple[np.ndarray, list[int] | None]:
 
 def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, np.ndarray, list[int] | None]]:
     """Tokenize every input of a config with the build's tokenize stage; lengths per output."""
-    from .formats import intermediate as inter
-    from .stages.tokenize import tokenize_chunk
-    from .stages.validate import preflight
+    from ..formats import intermediate as inter
+    from ..stages.tokenize import tokenize_chunk
+    from ..stages.validate import preflight
 
     auto = copy.deepcopy(raw)
     units = auto.setdefault("units", {}) if isinstance(auto, dict) else {}
@@ -105,7 +106,7 @@ def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_siz
         lengths, sizes = lengths_from_output(source)
         groups = [(source, lengths, sizes)]
     else:
-        from .config import load_config_file
+        from ..config import load_config_file
 
         groups = lengths_from_config(load_config_file(source), cores)
     answers = []
@@ -127,7 +128,7 @@ def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_siz
 def packed_figures(lengths: np.ndarray, row_length: int) -> dict:
     """The packed layout (units.pack) on these lengths: rows, padding, and the samples longer than
     a row (left out here, as overflow: drop would)."""
-    from . import packing
+    from ..units import packing
 
     p = packing.plan(lengths, row_length, "drop")
     over = int(np.count_nonzero(p.status == packing.DROPPED))

@@ -15,7 +15,7 @@ import os
 
 import orjson
 
-from . import errors as E
+from .. import errors as E
 
 BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"

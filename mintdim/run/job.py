@@ -18,8 +18,8 @@ import traceback
 
 from .. import errors as E
 from ..faults import kill_point
-from ..guard import job_lock
-from ..outputs import atomic_write_text
+from .guard import job_lock
+from ..formats.records import atomic_write_text
 
 
 class JobLog:
@@ -169,7 +169,7 @@ def entry(name: str, description: str, add_args, body, argv=None) -> int:
     `body(args, build, metas, log, stop)` does the work; `stop()` raises BuildStopped
     when another job of this build has failed.
     """
-    from .validate import read_validated
+    from ..stages.validate import read_validated
 
     def work(args, log, root):
         build, metas = read_validated(args.validated)
@@ -182,7 +182,7 @@ def entry(name: str, description: str, add_args, body, argv=None) -> int:
 
 def config_entry(name: str, description: str, add_args, body, argv=None) -> int:
     """Command-line door of the stages that run before validated.json exists (validate, train):
-    `--config-file` is the build's config.json, in the build's root (mintdim/dag.py writes it), so
+    `--config-file` is the build's config.json, in the build's root (mintdim/run/dag.py writes it), so
     the root, the errors directory and the language come from it.
 
     `body(args, raw, log)` does the work."""

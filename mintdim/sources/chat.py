@@ -36,7 +36,7 @@ import json
 import re
 from datetime import datetime
 
-from . import errors as E
+from .. import errors as E
 
 DEFAULTS = {"messages": "messages", "role": "role", "content": "content"}
 DEFAULT_TRAIN_ROLES = ["assistant"]

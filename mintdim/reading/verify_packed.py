@@ -1,4 +1,4 @@
-"""`mintdim verify` for an output of packed rows (units.pack); see mintdim/verify.py.
+"""`mintdim verify` for an output of packed rows (units.pack); see mintdim/reading/verify.py.
 
 Names and the on-disk layout come from formats/shards.py and formats/output.py; every figure is
 recomputed from the files:
@@ -26,10 +26,10 @@ import os
 
 import numpy as np
 
-from .formats import output as fmt
-from .formats import shards as fs
-from .formats.output import INDEX_FILES
-from .outputs import EMPTY_MARKER, FAILED_MARKER
+from ..formats import output as fmt
+from ..formats import shards as fs
+from ..formats.output import INDEX_FILES
+from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 
 OVERFLOW_OF = {"error": set(), "drop": {"dropped"}, "truncate": {"truncated"}}
 

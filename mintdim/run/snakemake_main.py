@@ -7,8 +7,8 @@ pkgutil.iter_modules patch (one sys.path walk instead of five per start) saved 0
 18 ms over 466 modules), below the 0.1 s bar, and was removed.
 
 `mintdim build` and job.run() start Snakemake as
-`python -m mintdim.snakemake_main --mintdim-launcher PID ...` in its own process group (see
-runner.py); a user's `snakemake` command is the plain one. See mintdim/fastexit.py.
+`python -m mintdim.run.snakemake_main --mintdim-launcher PID ...` in its own process group (see
+runner.py); a user's `snakemake` command is the plain one. See mintdim/run/fastexit.py.
 
 Launcher gone: when the process that started this one dies (kill -9 of `mintdim build`, a closed
 terminal, a scheduler's timeout), Snakemake and its running jobs stop too, instead of running on

@@ -1,6 +1,6 @@
 """Check a finished output directory without trusting it: `mintdim verify OUT [--source [--all]]`.
 
-    from mintdim.verify import verify
+    from mintdim.reading.verify import verify
     report = verify("artifacts/gsm8k_units", source=True)
     report.ok                    # False when any problem was found
     for p in report.problems:    # each names the file, and the sample where there is one
@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from .formats import output as fmt
-from .formats import shards as fs
-from .formats.output import INDEX_FILES
-from .outputs import EMPTY_MARKER, FAILED_MARKER
+from ..formats import output as fmt
+from ..formats import shards as fs
+from ..formats.output import INDEX_FILES
+from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 
 MAX_PROBLEMS = 10_000  # kept in the report; the count goes on
 BLOCK_ROWS = 65_536
@@ -509,10 +509,10 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
                   sample: int, root: str | None, seed: int, packed=None) -> None:
     """packed (units.pack): (locate(i) -> (shard path, row in shard, offset) or None, encoded counts)."""
     import numpy as np
-    from . import errors as E
-    from . import jsonl
-    from . import template as T
-    from .tokenizers import load
+    from .. import errors as E
+    from ..sources import jsonl
+    from ..sources import template as T
+    from ..tokenizers.kinds import load
 
     report.source_checked = True
     root = root or os.getcwd()
@@ -625,8 +625,8 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
 
 def _chat_template(manifest: dict, chat: dict, root: str, decl: str):
     """source.chat: the build's renderer (its tokenizer directory's chat template) for one file."""
-    from .chat import ChatRenderer
-    from .tokenizers import load
+    from ..sources.chat import ChatRenderer
+    from ..tokenizers.kinds import load
 
     tok_cfg = manifest.get("tokenizer") or {}
     tpath = tok_cfg.get("path", "")

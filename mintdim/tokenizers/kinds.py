@@ -101,7 +101,7 @@ class HFJsonTokenizer:
         # tokenizers in the runner, whose environment every job inherits.
         self.path = os.fspath(path)
         self._tok = None
-        # engine: "auto" checks whether tiktoken encodes this file exactly (mintdim/engines.py);
+        # engine: "auto" checks whether tiktoken encodes this file exactly (mintdim/tokenizers/engines.py);
         # "tiktoken" (pre-flight found it does) loads the library only if a text or a caller needs it;
         # None keeps the library. engine_cache: the checked ranks by the file's SHA-256 (work dir).
         self.engine, self.engine_reason, self._fast = "tokenizers", "not checked", None
@@ -158,7 +158,7 @@ class HFJsonTokenizer:
         return self._pad_id
 
     def encode_ids(self, texts: list[str]) -> list[list[int]]:
-        if self._fast is not None:  # the same ids, proven per file (mintdim/engines.py, tests/test_engine.py)
+        if self._fast is not None:  # the same ids, proven per file (mintdim/tokenizers/engines.py, tests/test_engine.py)
             return self._fast.encode_ids(texts)
         return [e.ids for e in self.tok.encode_batch_fast(texts, add_special_tokens=False)]
 
@@ -199,7 +199,7 @@ def load(kind: str, path: str, threads: int = 1, engine: str | None = None, engi
     engine, engine_cache: hf_json and hf_dir (HFJsonTokenizer): "auto" (pre-flight: check the file),
     "tiktoken" (a build job: pre-flight's check passed) or None (the library: every other caller,
     and `mintdim verify`, which re-encodes with the library on purpose).
-    options: the hf_dir kind's pad_token and chat_template (mintdim/hfdir.py)."""
+    options: the hf_dir kind's pad_token and chat_template (mintdim/tokenizers/hfdir.py)."""
     if kind in ENGINE_KINDS:
         return _CLASSES[kind](path, threads=threads, engine=engine, engine_cache=engine_cache, **options)
     return _CLASSES[kind](path, threads=threads, **options)

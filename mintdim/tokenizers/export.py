@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 
-from . import errors as E
+from .. import errors as E
 from .specials import PROBE_TEXT, TokenizerToolError, refuse_existing
 from .unitoken import PAD_TOKEN, UNK_TOKEN, NotAModelDirectory, read_config
 

@@ -3,7 +3,7 @@
 Pre-flight runs here first, in the caller's process, so config errors are
 raised directly. The workflow then runs as a `python -m snakemake`
 subprocess (isolated, honours profiles and executors; started through
-mintdim/snakemake_main.py, which skips the interpreter's teardown and stops with its launcher). Its output goes to a
+mintdim/run/snakemake_main.py, which skips the interpreter's teardown and stops with its launcher). Its output goes to a
 log file; the console gets MintDim's own lines and Snakemake's progress.
 A failed build re-raises the MintDim error that the failing job recorded.
 """
@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from . import errors as E
-from . import guard, outputs
-from .layout import Layout
-from .paths import snakefile
+from .. import errors as E
+from . import guard
+from ..formats import records
+from ..formats.layout import Layout
+from ..paths import snakefile
 from .snakemake_main import ERROR_FILE_ARG, LAUNCHER_ARG, PREFLIGHT_ARG, signal_group, stop_group
-from .stages import failure
-from .stages.job import ERROR_LINE, unexpected_failure
-from .stages.validate import preflight, write_cache
+from . import failure
+from .job import ERROR_LINE, unexpected_failure
+from ..stages.validate import preflight, write_cache
 
 # MintDim's own lines may arrive glued after text Snakemake wrote without its newline yet
 # (jobs share the console): find them anywhere in a line and show them from their start.
@@ -59,11 +60,11 @@ class BuildResult:
 
 def snakemake_command(config_path: str, cores: int, profile: str | None, keep_intermediates: bool,
                       dry_run: bool, extra: list[str] | None = None, run_args: list[str] | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", "mintdim.snakemake_main", LAUNCHER_ARG, str(os.getpid()), *(run_args or []),
+    cmd = [sys.executable, "-m", "mintdim.run.snakemake_main", LAUNCHER_ARG, str(os.getpid()), *(run_args or []),
            "--snakefile", snakefile(), "--directory", os.getcwd(),
            "--configfile", config_path, "--cores", str(cores), "--rerun-incomplete",
            # Correctness, not speed (measured again, issue 13: 0.03 s CPU either way): MintDim's own
-           # locks (mintdim/guard.py) guard builds and outputs; Snakemake's lock files add nothing to
+           # locks (mintdim/run/guard.py) guard builds and outputs; Snakemake's lock files add nothing to
            # them, go stale after a kill, and a Snakemake run that ends removes the whole lock
            # directory, which breaks another run starting in the same directory at that moment
            "--nolock",
@@ -87,7 +88,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
               dry_run: bool = False, echo=None, extra_args: list[str] | None = None, rebuild: bool = False,
               until: list[str] | None = None, forcerun: list[str] | None = None) -> BuildResult:
     """rebuild: first delete each output that is a finished MintDim output recorded in this work
-    directory and holds exactly the files MintDim wrote (outputs.remove_finished); nothing else.
+    directory and holds exactly the files MintDim wrote (records.remove_finished); nothing else.
     until / forcerun: Snakemake's --until / --forcerun (rule names), for debugging a stage."""
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
     check_executor(profile, raw.get("lang", "en") if isinstance(raw, dict) else "en")
@@ -204,14 +205,14 @@ def check_executor(profile: str | None, lang: str = "en") -> None:
 
 def _remove_finished(raw: dict, echo) -> None:
     """--rebuild (see run_build); a directory another live build holds is never touched."""
-    from .config import resolve
+    from ..config import resolve
 
     build = resolve(raw)
     layout = Layout(build.work_dir, build.build_id)
     guard.probe(build, layout)
     for out in build.outputs:
         try:
-            removed = outputs.remove_finished(build.work_dir, out.absdir, out.dir)
+            removed = records.remove_finished(build.work_dir, out.absdir, out.dir)
         except E.MintDimError as err:
             raise err.with_lang(build.lang) from None
         if removed:

@@ -14,12 +14,14 @@ import os
 
 import yaml
 
-from . import errors as E
-from . import guard, jsonl, outputs
-from .config import resolve
-from .layout import Layout
-from .stages import failure
-from .stages.validate import preflight, schema_checked, write_cache
+from .. import errors as E
+from . import guard
+from ..sources import jsonl
+from ..formats import records
+from ..config import resolve
+from ..formats.layout import Layout
+from . import failure
+from ..stages.validate import preflight, schema_checked, write_cache
 
 def load_default_config(config: dict, workflow_root: str) -> dict:
     """A user's --configfile replaces the example entirely; none given -> config/config.yaml."""
@@ -41,7 +43,7 @@ class BuildDAG:
                 write_cache(self.build, metas)
         self.layout = Layout(self.build.work_dir, self.build.build_id)
         # before this run touches any file of the build: one live run per build, no orphaned jobs
-        # of a killed run, no stale Snakemake locks of it (see mintdim/guard.py)
+        # of a killed run, no stale Snakemake locks of it (see mintdim/run/guard.py)
         self.guard = guard.start(self.build, self.layout) if main_process else None
         self._plan = self._job_plan(main_process, cores, local)
         self.bounds = {int(k): [tuple(r) for r in v] for k, v in self._plan["chunks"].items()}
@@ -66,7 +68,7 @@ class BuildDAG:
         so Snakemake rebuilds that output instead of saying there is nothing to do."""
         for out in self.build.outputs:
             done = self.layout.done(out.index)
-            if os.path.exists(done) and outputs.state(self.build.work_dir, out.absdir,
+            if os.path.exists(done) and records.state(self.build.work_dir, out.absdir,
                                                       self.build.build_id) != "ours-complete":
                 os.unlink(done)
 
@@ -90,7 +92,7 @@ class BuildDAG:
         """jobs.json, for the jobs of this run that parse the workflow again (cluster jobs). Written
         when the run starts executing, so a dry run (or --report) never replaces a running build's."""
         os.makedirs(self.layout.root, exist_ok=True)
-        outputs.atomic_write_text(os.path.join(self.layout.root, "jobs.json"), json.dumps(self._plan))
+        records.atomic_write_text(os.path.join(self.layout.root, "jobs.json"), json.dumps(self._plan))
 
     def _chunks(self, parallel: int, spread: bool) -> dict[int, list[tuple[int, int]]]:
         chunks = {}
@@ -129,7 +131,7 @@ class BuildDAG:
 
     def tokenizer_files(self) -> list[str]:
         """The validate job's inputs: tokenizer files, and the train jobs' markers (tokenizer.train_bpe)."""
-        from . import training
+        from ..tokenizers import training
 
         return (sorted({f.tokenizer_abspath for f in self.build.files if f.tokenizer_train is None})
                 + training.markers(self.build, self.layout.root))
@@ -164,7 +166,7 @@ class BuildDAG:
         except OSError:
             pass
         os.makedirs(self.layout.root, exist_ok=True)
-        outputs.atomic_write_text(self.config_file, text)
+        records.atomic_write_text(self.config_file, text)
 
 
 def write_groups(slots, cores: int | None) -> list[list[int]]:

@@ -35,9 +35,9 @@ import os
 import sys
 import time
 
-from . import errors as E
-from . import outputs
-from .faults import SNAKEMAKE_PID_ENV  # set for stage jobs: the test hooks read it
+from .. import errors as E
+from ..formats import records
+from ..faults import SNAKEMAKE_PID_ENV  # set for stage jobs: the test hooks read it
 
 ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
 
@@ -128,7 +128,7 @@ def report_error(err: E.MintDimError) -> None:
     if not path:
         return
     try:
-        outputs.atomic_write_text(path, json.dumps(err.to_dict(), ensure_ascii=False))
+        records.atomic_write_text(path, json.dumps(err.to_dict(), ensure_ascii=False))
     except OSError:
         pass
 
@@ -246,11 +246,11 @@ class BuildGuard:
                 os.close(fd)
                 raise output_busy(out, holders(out.absdir), self.build.lang)
             self._claim_fds.append(fd)
-            if outputs.state(self.build.work_dir, out.absdir, self.build.build_id) == "foreign":
+            if records.state(self.build.work_dir, out.absdir, self.build.build_id) == "foreign":
                 raise E.OutputValidationError.not_empty(out.dir, lang=self.build.lang)
-            if outputs.read_record(self.build.work_dir, out.absdir) is None:
+            if records.read_record(self.build.work_dir, out.absdir) is None:
                 # written now, while there is room: a failure on a full disk can still mark the output
-                outputs.write_record(self.build.work_dir, out.absdir, dir=out.dir, build_id=self.build.build_id,
+                records.write_record(self.build.work_dir, out.absdir, dir=out.dir, build_id=self.build.build_id,
                                      state="claimed")
             self.claimed.add(out.absdir)
 

@@ -19,7 +19,7 @@ import json
 import os
 
 from .engines import bytes_to_unicode
-from .tokenizers import HFJsonTokenizer
+from .kinds import HFJsonTokenizer
 
 TOKENIZER_FILE = "tokenizer.json"
 CONFIG_FILE = "tokenizer_config.json"
@@ -197,7 +197,7 @@ class HFDirTokenizer(HFJsonTokenizer):
         encode call as the ids (loss masks of conversations)."""
         import numpy as np
 
-        from .tokenizers import _flatten
+        from .kinds import _flatten
 
         from itertools import chain
 

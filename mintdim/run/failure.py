@@ -10,7 +10,7 @@ import os
 import shutil
 
 from .. import errors as E
-from .. import outputs
+from ..formats import records
 
 
 def collect(errors_dir: str) -> list[E.MintDimError]:
@@ -68,12 +68,12 @@ def reset(layout) -> None:
 
 
 def on_error(build, layout) -> E.MintDimError:
-    from ..guard import active
+    from .guard import active
 
     err = first_error(layout, build.lang, build)
     guard = active()  # markers only where this run holds the output (never into another live build's)
     try:
-        outputs.write_failure_markers(build, err, only=guard.claimed if guard else None)
+        records.write_failure_markers(build, err, only=guard.claimed if guard else None)
     except OSError as exc:  # the markers are best effort; the message still reaches the user
         print(f"[unit-build:warning] could not write failure markers: {exc}")
     return err

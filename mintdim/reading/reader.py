@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from . import errors as E
-from .formats import output as fmt
-from .formats import shards as fs
-from .outputs import FAILED_MARKER
+from .. import errors as E
+from ..formats import output as fmt
+from ..formats import shards as fs
+from ..formats.records import FAILED_MARKER
 
 _open = builtins.open
 MAX_OPEN_SHARDS = 256  # memmaps kept open per dataset (each holds a file descriptor)
@@ -63,7 +63,7 @@ class OpenMaps(OrderedDict):
 
 def open(path: str):  # noqa: A001  (mintdim.open is the public name)
     """Open a finished output directory for reading: a `Dataset` (unit sizes), or a
-    `mintdim.packed_reader.PackedDataset` when the output holds packed rows (units.pack)."""
+    `mintdim.reading.packed_reader.PackedDataset` when the output holds packed rows (units.pack)."""
     manifest, _stats = load_output(os.fspath(path))
     if (manifest.get("units") or {}).get("layout") == "packed":
         from .packed_reader import PackedDataset

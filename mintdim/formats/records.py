@@ -13,8 +13,8 @@ import json
 import os
 import shutil
 
-from . import errors as E
-from .faults import kill_point
+from .. import errors as E
+from ..faults import kill_point
 
 FAILED_MARKER = "UNIT_BUILD_FAILED.md"
 EMPTY_MARKER = "EMPTY_UNIT.md"
@@ -132,7 +132,7 @@ def check_outputs(build) -> None:
 def input_keys(build, out) -> dict[str, str]:
     """What defines an output besides its config (the build id): each source file's and the
     tokenizer's size and modification time (a model directory: its files'). Cheap: no file is read."""
-    from .tokenizers import stat_key
+    from ..tokenizers.kinds import stat_key
 
     keys = {}
     for i in out.files:

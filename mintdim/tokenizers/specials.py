@@ -31,7 +31,7 @@ import json
 import os
 import tempfile
 
-from . import errors as E
+from .. import errors as E
 
 DEFAULTS = {"pad": "<pad>", "unk": "<unk>"}
 PROBE_TEXT = ("MintDim packs samples into fixed-width units: 128, 192, 256 tokens.\n"
@@ -199,7 +199,7 @@ def _vocab_of(kind: str, tok) -> dict:
 
 def add_specials(src: str, dst: str, pad: str | None = None, unk: str | None = None, check_texts=()) -> dict:
     """Write dst: src plus the missing special tokens. Returns what was added and checked."""
-    from .tokenizers import load
+    from .kinds import load
 
     if not os.path.exists(src):
         raise E.MintDimFileNotFoundError.make("tokenizer", src)

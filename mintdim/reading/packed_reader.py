@@ -19,7 +19,7 @@ Boundaries come from the stored cu_XXXXXX.bin files (formats/shards.py), sample 
 sample_index.jsonl (ordered by row, then row_offset); the two are checked against each other
 for every row read. Rows are batched like BucketBatchSampler batches records: per epoch the
 shards and the rows inside each shard are shuffled by (seed, epoch), ranks take every
-world_size-th batch. The PyTorch adapter: `torch_loader` (mintdim/torch_data.py).
+world_size-th batch. The PyTorch adapter: `torch_loader` (mintdim/reading/torch_data.py).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from . import errors as E
-from .formats import output as fmt
-from .formats import shards as fs
+from .. import errors as E
+from ..formats import output as fmt
+from ..formats import shards as fs
 from .reader import BucketBatchSampler, OpenMaps, _not_a_dataset, check_sample_id, load_output
 
 _open = builtins.open

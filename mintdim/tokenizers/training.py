@@ -28,9 +28,9 @@ import shutil
 import time
 from dataclasses import dataclass, field
 
-from . import errors as E
-from . import jsonl
-from . import template as T
+from .. import errors as E
+from ..sources import jsonl
+from ..sources import template as T
 from .unitoken import PAD_TOKEN, UNK_TOKEN, is_model_dir
 
 KIND = "train_bpe"
@@ -46,7 +46,7 @@ def options(item: dict) -> dict:
 
 def check_item(item) -> dict:
     """`mintdim tokenizer train`'s options, checked by the config's schema (train_bpe); returns options(item)."""
-    from .config import check_train_item  # config imports this module
+    from ..config import check_train_item  # config imports this module
 
     return check_train_item(item)
 
@@ -188,7 +188,7 @@ def check_pending(f) -> None:
     alphabet) never produce an unknown id, so a template literal gives UNK only if it holds
     the text `<unk>` (encoded as that special token). The dtype follows from vocab_size.
     The validate job checks all of it again on the trained model."""
-    from .tokenizers import dtype_for_vocab
+    from .kinds import dtype_for_vocab
 
     tpl = T.parse(f.template)
     for literal in tpl.static_parts:
@@ -248,7 +248,7 @@ def train_texts(texts, out_dir: str, *, vocab_size: int, unit: str = "byte", hot
     """Count `texts` (any iterable of str, consumed once) and train; saves an ffbpe model directory.
 
     Byte-unit models use the byte-level alphabet (GPT-2 byte mapping), so they export to a
-    Hugging Face tokenizer.json with the same ids (mintdim.export)."""
+    Hugging Face tokenizer.json with the same ids (mintdim.tokenizers.export)."""
     from ffbpe import BpeTrainer, PreTokenizer
 
     log = log or (lambda message: None)
