@@ -46,6 +46,7 @@ wildcard_constraints:
     chunk=r"\d+",
     out=r"\d+",
     part=r"\d+",
+    gen=r"\d+",
 
 
 # bookkeeping rules run in the main Snakemake process's host even with a cluster executor

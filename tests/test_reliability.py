@@ -164,16 +164,18 @@ def _across_file_systems(root: str, other: str, reference: dict) -> list[dict]:
 
 
 def _orphan(root: str) -> list[dict]:
-    """Only the main Snakemake process is killed: its running job lives on (6 s). A rerun started at
-    once waits for that job before it touches anything, then completes."""
+    """Only the main Snakemake process of a direct `snakemake` run (with the workflow profile, as a
+    user runs it) is killed: its running job lives on (6 s). A rerun started at once waits for that
+    job before its first job, then completes."""
     project(root)
     env = dict(os.environ, MINTDIM_TEST_KILL_AT="tokenize:start@snakemake", MINTDIM_TEST_KILL_LINGER="6")
+    as_a_user = [c for c in snakemake_cmd(root) if c not in ("--workflow-profile", "none")]
     with open(os.path.join(root, "first.log"), "w") as log:
-        first = subprocess.Popen(snakemake_cmd(root), cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+        first = subprocess.Popen(as_a_user, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
                                  start_new_session=True)  # no pipe: the orphan does not hold us up
         rc = first.wait(timeout=120)
     stale = snakemake_locks(root)
-    again = subprocess.run(snakemake_cmd(root), cwd=root, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(as_a_user, cwd=root, capture_output=True, text=True, timeout=300)
     return [{"rc": rc, "stale": stale},
             {"again": again, "text": again.stdout + again.stderr, "locks": snakemake_locks(root),
              "msgpack": msgpack_left(root), "tree": tree_bytes(os.path.join(root, "out"))}]
@@ -221,8 +223,8 @@ def test_sigkill_at_every_stage_then_the_same_command_completes_byte_identical(t
     assert k["rc"] == -signal.SIGKILL
     _assert_finished("orphan", done, reference)
     assert "waiting for jobs of an earlier, killed run of this build" in done["text"]
-    # a direct snakemake run keeps Snakemake's lock files: the killed one's are removed by the rerun
-    assert k["stale"] and "removed stale Snakemake locks" in done["text"]
+    # the workflow profile runs Snakemake without its lock files too: a kill leaves none to remove
+    assert k["stale"] == []
 
     if copy is None:
         pytest.skip("the copy across file systems needs /dev/shm on another file system (the rest passed)")
@@ -364,14 +366,14 @@ def test_a_run_lock_left_by_a_killed_run_is_taken_over_with_a_line_saying_so(tmp
     with open(guard.run_lock_path(lay), "w") as f:  # what a killed run leaves: its pid, no flock
         f.write(f"{dead.pid}\n")
     said = []
-    g = guard.BuildGuard(b, lay, echo=said.append).start(str(tmp_path))
+    g = guard.BuildGuard(b, lay, echo=said.append).start()
     try:
         assert any(f"taking over the run lock of process {dead.pid}" in line for line in said), said
     finally:
         g.release()
     assert open(guard.run_lock_path(lay)).read() == ""  # a run that ends clears its pid
     said.clear()
-    g = guard.BuildGuard(b, lay, echo=said.append).start(str(tmp_path))
+    g = guard.BuildGuard(b, lay, echo=said.append).start()
     g.release()
     assert not any("taking over" in line for line in said)
 
@@ -400,26 +402,6 @@ def test_orphan_wait_has_a_limit_and_names_the_process(tmp_path, monkeypatch):
         holder.kill()
         holder.wait()
     guard.BuildGuard(b, lay).wait_for_orphans()  # gone: no wait
-
-
-def test_stale_lock_removal_touches_only_this_builds_locks(tmp_path, monkeypatch):
-    from mintdim.config import resolve
-    from mintdim.formats.layout import Layout
-
-    monkeypatch.chdir(tmp_path)
-    b = resolve(config())
-    lay = Layout(b.work_dir, b.build_id)
-    locks = tmp_path / ".snakemake" / "locks"
-    locks.mkdir(parents=True)
-    (locks / "0.input.lock").write_text(f"{os.path.abspath('d.jsonl')}\n{lay.validated}\n")
-    (locks / "0.output.lock").write_text(f"{lay.plan(0)}\n{lay.done(0)}\n")
-    (locks / "1.output.lock").write_text("results/other_workflow.txt\n")  # someone else's run: kept
-    (locks / "2.input.lock").write_text(f".mintdim/{'0' * 16}/validated.json\n")  # another build's: kept
-    said = []
-    removed = guard.BuildGuard(b, lay, echo=said.append).clear_stale_snakemake_locks(str(tmp_path))
-    assert removed == ["0.input.lock", "0.output.lock"]
-    assert sorted(os.listdir(locks)) == ["1.output.lock", "2.input.lock"]
-    assert said
 
 
 # ---------------------------------------------------------------------------------------------
@@ -794,7 +776,6 @@ import os, sys
 import mintdim.run.fastexit, mintdim.run.dag, mintdim.run.guard
 mintdim.run.fastexit.install = lambda: None  # every process ends with the interpreter's own teardown
 mintdim.run.dag.cancel_pending_timers = lambda: None  # Snakemake's Timer is waited for
-mintdim.run.guard.BuildGuard.clear_stale_snakemake_locks = lambda self, d: []  # Snakemake's lock files stay as they are
 with open(os.environ["MINTDIM_TEST_PLAIN_LOG"], "a") as f:
     f.write(" ".join(sys.argv[:2]) + "\\n")
 '''
@@ -803,7 +784,7 @@ with open(os.environ["MINTDIM_TEST_PLAIN_LOG"], "a") as f:
 def test_plain_snakemake_without_the_speed_hacks_builds_the_same_bytes(tmp_path, reference):
     """`python -m snakemake` with Snakemake's own locks and defaults (no --nolock, no workflow profile:
     no greedy scheduler, metadata recorded), and with the package's hacks switched off in every process
-    (a sitecustomize: fastexit, the Timer cancel, the stale-lock removal), gives the reference bytes."""
+    (a sitecustomize: fastexit, the Timer cancel), gives the reference bytes."""
     root = project(tmp_path / "p")
     site = tmp_path / "site"
     site.mkdir()
@@ -822,16 +803,18 @@ def test_plain_snakemake_without_the_speed_hacks_builds_the_same_bytes(tmp_path,
     assert "tokenize_chunk.py" in ran and "write_shards.py" in ran  # the jobs ran without the hacks too
 
 
-def test_parsing_the_snakefile_writes_nothing_the_jobs_read_and_sniffs_no_argv(tmp_path):
+def test_parsing_the_snakefile_writes_nothing_the_jobs_read_and_sniffs_no_argv(tmp_path, monkeypatch):
     """issue 13: a dry run (or --report, --lint) must not replace what a running build's jobs read
     (jobs.json, config.json: written when a run starts executing), nor clear its recorded errors."""
+    from mintdim.config import resolve
+
     root = project(tmp_path)
     proc = _smk(root, "-n")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
-    lay_root = os.path.join(root, ".mintdim", next(d for d in os.listdir(os.path.join(root, ".mintdim"))
-                                                      if len(d) == 16))
-    assert not os.path.exists(os.path.join(lay_root, "jobs.json"))
-    assert not os.path.exists(os.path.join(lay_root, "config.json"))
+    assert not os.path.exists(os.path.join(root, ".mintdim"))  # the dry run created nothing at all
+    monkeypatch.chdir(root)
+    b = resolve(config())
+    lay_root = os.path.join(root, ".mintdim", b.build_id)
     os.makedirs(os.path.join(lay_root, "errors"))
     with open(os.path.join(lay_root, "errors", "keep.json"), "w") as f:
         f.write("{}")
@@ -841,3 +824,47 @@ def test_parsing_the_snakefile_writes_nothing_the_jobs_read_and_sniffs_no_argv(t
         assert "sys.argv" not in f.read()
     assert build(root).returncode == 0  # a run that executes writes them, and clears old errors
     assert os.path.exists(os.path.join(lay_root, "jobs.json")) and not os.path.exists(os.path.join(lay_root, "errors"))
+
+
+def _snapshot(*dirs) -> dict:
+    """Every file and directory under dirs with its size, mtime and content hash (what a parse could change)."""
+    import hashlib
+
+    seen = {}
+    for top in dirs:
+        for base, subdirs, files in os.walk(top):
+            seen[base] = "dir"
+            for name in files:
+                path = os.path.join(base, name)
+                if "iocache" in path:  # Snakemake's own cache, written by every --dry-run: not the parse
+                    continue
+                st = os.stat(path)
+                with open(path, "rb") as f:
+                    seen[path] = (st.st_size, st.st_mtime_ns, hashlib.sha256(f.read()).hexdigest())
+    return seen
+
+
+def test_parsing_the_snakefile_changes_no_file_and_a_deleted_output_is_still_rebuilt(tmp_path, reference):
+    """issue 13 item 2: parsing validates and wires, nothing else. After a build whose output the user then
+    deleted, a dry run lists the finalize job yet changes no file of the work directory or of Snakemake's
+    (no run-lock pid written, no completion record removed); the real run rebuilds the same bytes."""
+    root = project(tmp_path)
+    assert build(root).returncode == 0
+    out = os.path.join(root, "out")
+    shutil.rmtree(out)
+    before = _snapshot(os.path.join(root, ".mintdim"), os.path.join(root, ".snakemake"))
+    for extra in (["-n"], ["-n", "--workflow-profile", "default"]):
+        dry = _smk(root, *extra)
+        assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+        assert "finalize" in dry.stdout + dry.stderr, extra
+        assert _snapshot(os.path.join(root, ".mintdim"), os.path.join(root, ".snakemake")) == before, extra
+    assert not os.path.exists(out)
+    proc = _smk(root)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert tree_bytes(out) == reference
+    again = build(root)  # and the record of that rebuild is the one `mintdim build` finds
+    assert again.returncode == 0 and "already built" in again.stdout, again.stderr[-3000:]
+    shutil.rmtree(out)
+    rebuilt = build(root)  # the same through mintdim build
+    assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
+    assert tree_bytes(out) == reference and "already built" not in rebuilt.stdout

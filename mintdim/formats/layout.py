@@ -39,8 +39,19 @@ class Layout:
     def aggregated(self, out: int) -> str:
         return self._p("agg", f"o{out}.json")
 
-    def done(self, out: int) -> str:
-        return self._p("done", f"o{out}.json")
+    def done(self, out: int, gen: int | str = 0) -> str:
+        """The completion record of one placement of an output ("generation"). When the output it
+        records was deleted or replaced since, the next run asks for the next generation, so finalize
+        runs again: the DAG decides that from file names alone, and parsing removes nothing."""
+        return self._p("done", f"o{out}.g{gen}.json")
+
+    def done_generations(self, out: int) -> list[int]:
+        """The generations of an output's completion record on disk, oldest first."""
+        return _generations(self._p("done"), out)
+
+    def latest_done(self, out: int) -> str | None:
+        gens = self.done_generations(out)
+        return self.done(out, gens[-1]) if gens else None
 
     def stage(self, out: int) -> str:
         return self._p("stage", f"o{out}")
@@ -56,3 +67,24 @@ class Layout:
     def failed_flag(self) -> str:
         return self._p("FAILED")
 
+
+
+def _generations(done_dir: str, out: int | str) -> list[int]:
+    prefix, gens = f"o{out}.g", []
+    try:
+        names = os.listdir(done_dir)
+    except OSError:
+        return gens
+    for name in names:
+        gen = name[len(prefix):-len(".json")] if name.startswith(prefix) and name.endswith(".json") else ""
+        if gen.isdigit():
+            gens.append(int(gen))
+    return sorted(gens)
+
+
+def older_done(done_path: str) -> list[str]:
+    """The earlier generations of the completion record done_path (finalize removes them once it
+    has written done_path)."""
+    done_dir, name = os.path.split(done_path)
+    out, gen = name[1:-len(".json")].split(".g")
+    return [os.path.join(done_dir, f"o{out}.g{g}.json") for g in _generations(done_dir, out) if g < int(gen)]

@@ -1,10 +1,12 @@
 """What the Snakefile needs to wire the DAG: the resolved build, its chunks, its file names.
 
-Kept out of the Snakefile so rules only wire. Parsing validates and wires: pre-flight
-runs here, at parse time in the main Snakemake process, so a bad config fails before any
-job (and before anything is created); the run lock is taken here too (guard.py: a second
-run must be refused before Snakemake writes lock files of its own). Everything a run
-writes for its jobs is written by `on_start`, which Snakemake calls only when it executes.
+Kept out of the Snakefile so rules only wire. Parsing validates and wires, and changes no
+file: pre-flight runs here, in the main Snakemake process, so a bad config fails before any
+job (and before anything is created); a build or output that a live run holds is refused
+here by a probe (guard.probe). Which completion record the DAG asks for is decided from the
+files present (`done_target`). Everything a run takes or writes (its locks, the output
+claims, the pre-flight cache, jobs.json, config.json) is taken or written by `on_start`,
+which Snakemake calls only when it executes jobs.
 """
 
 from __future__ import annotations
@@ -35,42 +37,44 @@ class BuildDAG:
     def __init__(self, raw: dict, main_process: bool = True, cores: int | None = None, local: bool = True):
         self.raw = raw
         self.build = resolve(raw, trusted=schema_checked(raw))
+        self._metas = None  # pre-flight's tokenizer facts, cached for the jobs when the run starts
         if main_process:
             from .snakemake_main import RUN
 
             if RUN.get("preflight") != self.build.build_id:  # not already done by the runner
-                self.build, metas = preflight(raw, use_cache=True)
-                write_cache(self.build, metas)
+                self.build, self._metas = preflight(raw, use_cache=True)
         self.layout = Layout(self.build.work_dir, self.build.build_id)
-        # before this run touches any file of the build: one live run per build, no orphaned jobs
-        # of a killed run, no stale Snakemake locks of it (see mintdim/run/guard.py)
-        self.guard = guard.start(self.build, self.layout) if main_process else None
+        if main_process:
+            guard.probe(self.build, self.layout)  # another live run of this build, or of an output: stop now
         self._plan = self._job_plan(main_process, cores, local)
         self.bounds = {int(k): [tuple(r) for r in v] for k, v in self._plan["chunks"].items()}
         self.chunks = {i: len(b) for i, b in self.bounds.items()}
         self.write_groups = {int(k): v for k, v in self._plan["write_groups"].items()}
-        if main_process:
-            # the one write at parse time: a completion record whose output is gone would make the
-            # DAG say "nothing to do", and the DAG is decided before any hook runs
-            self._forget_vanished_outputs()
+        self._done = {o.index: self._done_target(o) for o in self.build.outputs}
 
     def on_start(self) -> None:
-        """Snakefile `onstart` (execution only: never a dry run, --report or --lint): hold the
-        outputs (guard), then record what the jobs read (jobs.json, config.json) and clear the
+        """Snakefile `onstart` (execution only: never a dry run, --report, --lint or "nothing to be
+        done"): take the run lock and hold the outputs (guard; another live run: stop here), then
+        record what the jobs read (the pre-flight cache, jobs.json, config.json) and clear the
         errors of an earlier run."""
-        guard.on_start()
+        guard.on_start(self.build, self.layout)
+        if self._metas is not None:
+            write_cache(self.build, self._metas)
         self._write_plan()
         self._write_config()
         failure.reset(self.layout)
 
-    def _forget_vanished_outputs(self) -> None:
-        """A completion record whose output directory was since deleted or replaced is dropped,
-        so Snakemake rebuilds that output instead of saying there is nothing to do."""
-        for out in self.build.outputs:
-            done = self.layout.done(out.index)
-            if os.path.exists(done) and records.state(self.build.work_dir, out.absdir,
-                                                      self.build.build_id) != "ours-complete":
-                os.unlink(done)
+    def _done_target(self, out) -> str:
+        """The completion record this run asks for: the latest one while the output it records is in
+        place, else the next generation, so that finalize places the output again (it was deleted or
+        replaced since; a replaced one is refused by pre-flight)."""
+        gens = self.layout.done_generations(out.index)
+        if gens and records.state(self.build.work_dir, out.absdir, self.build.build_id) == "ours-complete":
+            return self.layout.done(out.index, gens[-1])
+        return self.layout.done(out.index, gens[-1] + 1 if gens else 0)
+
+    def done_target(self, out_index) -> str:
+        return self._done[int(out_index)]
 
     def _job_plan(self, main_process: bool, cores, local: bool) -> dict:
         """Byte ranges per input file and unit sizes per write job. The main process decides them
@@ -149,7 +153,7 @@ class BuildDAG:
         return ",".join(str(s) for s in self.write_groups[int(out_index)][int(part)])
 
     def done_targets(self) -> list[str]:
-        return [self.layout.done(o.index) for o in self.build.outputs]
+        return [self._done[o.index] for o in self.build.outputs]
 
     @property
     def config_file(self) -> str:

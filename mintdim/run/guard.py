@@ -4,12 +4,13 @@ Three flock(2) locks guard a build. Each is released when its holder exits,
 SIGKILL included, so a kill never leaves a lock that blocks a rerun.
 
 run lock      WORK/<build_id>/run.lock, exclusive, held by the main Snakemake process of
-              a build for its whole life (taken while the Snakefile is parsed, before any
-              file of the build is touched). A second run of the same build at the same
-              time fails at once with a clear error.
+              a build from the start of execution (`onstart`) to its end. A second run of
+              the same build at the same time fails with a clear error: at once, while the
+              Snakefile is parsed (a read-only probe), or at its own start if both started
+              together.
 job lock      WORK/<build_id>/jobs.lock, shared, held by every stage job while it runs.
               When the main process of a run was killed, its running jobs live on as
-              orphans; the next run of the build waits for them before it starts.
+              orphans; the next run of the build waits for them before its first job.
 output claim  the output directory itself (created empty when missing), exclusive, held
               by the main Snakemake process from the start of execution (`onstart`). Any
               other build into the same directory, from any config or work directory,
@@ -17,13 +18,16 @@ output claim  the output directory itself (created empty when missing), exclusiv
               outputs this process claimed, so a failing build never marks a directory
               that another live build is about to fill.
 
-`mintdim build` and `job.run()` run Snakemake with `--nolock`: these locks guard
-everything Snakemake's lock files would. A direct `snakemake` run keeps Snakemake's lock
-files; with the run lock held and no orphaned job alive, a lock file that names a file of
-this build can only be stale (left by a killed run of this build): it is removed, so a
-rerun after `kill -9` needs no `snakemake --unlock`. Lock files naming no file of this
-build are never touched. Runs refused by these locks stop while the Snakefile is parsed,
-before Snakemake writes a lock file of its own.
+Parsing the Snakefile only probes (`probe`: is this build or one of its outputs held by a
+live process?) and changes nothing; every lock is taken in `onstart`, which Snakemake calls
+only for a run that executes jobs (never a dry run, never "nothing to be done").
+
+These locks guard everything Snakemake's own lock files would, and the kernel drops them
+when a process dies, so a kill never leaves one behind. `mintdim build` and `job.run()` run
+Snakemake with `--nolock`, and the workflow profile (profiles/default) sets `nolock` for a
+direct `snakemake` run: Snakemake's lock files would go stale after a kill and stop the
+rerun until `snakemake --unlock`. A run that opts out of the profile (`--workflow-profile
+none`) gets Snakemake's own lock files and their usual behaviour.
 """
 
 from __future__ import annotations
@@ -145,10 +149,10 @@ class BuildGuard:
         self._run_fd: int | None = None
         self._claim_fds: list[int] = []
 
-    # parse time -------------------------------------------------------------------------------
+    # start of execution (onstart) -------------------------------------------------------------
 
-    def start(self, snakemake_dir: str | None = None) -> "BuildGuard":
-        """Take the run lock, wait for orphaned jobs of a killed run, remove stale Snakemake locks."""
+    def start(self) -> "BuildGuard":
+        """Take the run lock, then wait for orphaned jobs of a killed run."""
         lang = self.build.lang
         fd = _open(run_lock_path(self.layout))
         if not _try(fd, fcntl.LOCK_EX):
@@ -164,9 +168,8 @@ class BuildGuard:
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         atexit.register(self.release)  # an ending run clears its pid (fastexit runs after this)
         os.environ[SNAKEMAKE_PID_ENV] = str(os.getpid())
-        self.check_outputs_free()  # refused before Snakemake writes (or later removes) any lock file
+        self.check_outputs_free()
         self.wait_for_orphans()
-        self.clear_stale_snakemake_locks(snakemake_dir or os.getcwd())
         return self
 
     def check_outputs_free(self) -> None:
@@ -200,40 +203,6 @@ class BuildGuard:
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
-
-    def clear_stale_snakemake_locks(self, snakemake_dir: str) -> list[str]:
-        """Remove Snakemake lock files that name a file of this build (only a killed run of it left them).
-
-        For correctness, not speed (issue 13): without it a direct `snakemake` rerun after a kill
-        stops with `LockException` until the user runs `snakemake --unlock`."""
-        lockdir = os.path.join(snakemake_dir, ".snakemake", "locks")
-        root = os.path.abspath(self.layout.root) + os.sep
-        removed = []
-        try:
-            names = sorted(os.listdir(lockdir))
-        except OSError:
-            return removed
-        for name in names:
-            if not name.endswith(".lock"):
-                continue
-            path = os.path.join(lockdir, name)
-            try:
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    keys = [line.strip() for line in f if line.strip()]
-            except OSError:
-                continue
-            if any((os.path.abspath(os.path.join(snakemake_dir, k)) + os.sep).startswith(root) for k in keys):
-                try:
-                    os.unlink(path)
-                    removed.append(name)
-                except OSError:
-                    pass
-        if removed:
-            self.echo("[unit-build] removed stale Snakemake locks of a killed run of this build: "
-                      + ", ".join(removed))
-        return removed
-
-    # start of execution (onstart) -------------------------------------------------------------
 
     def claim_outputs(self) -> None:
         """Create each output directory if missing and hold it; another live build's -> error."""
@@ -270,10 +239,10 @@ class BuildGuard:
             self._run_fd = None
 
 
-def start(build, layout, snakemake_dir: str | None = None) -> BuildGuard:
+def start(build, layout) -> BuildGuard:
     """The main Snakemake process's guard, kept for the life of the process."""
     global _ACTIVE
-    guard = BuildGuard(build, layout).start(snakemake_dir)
+    guard = BuildGuard(build, layout).start()
     _ACTIVE = guard
     return guard
 
@@ -282,22 +251,25 @@ def active() -> BuildGuard | None:
     return _ACTIVE
 
 
-def on_start() -> None:
-    """Snakefile `onstart`: claim the outputs, or print one clear message and stop the run."""
+def on_start(build, layout) -> BuildGuard:
+    """Snakefile `onstart`: take the run lock, wait for orphaned jobs, claim the outputs; or print
+    one clear message and stop the run before its first job."""
     guard = _ACTIVE
-    if guard is None:
-        return
     try:
+        guard = guard or start(build, layout)
         guard.claim_outputs()
     except E.MintDimError as err:
         report_error(err)
-        print("\n" + err.render(guard.build.lang), file=sys.stderr, flush=True)
-        guard.release()
+        print("\n" + err.render(build.lang), file=sys.stderr, flush=True)
+        if guard is not None:
+            guard.release()
         sys.exit(1)
+    return guard
 
 
 def probe(build, layout) -> None:
-    """The runner's early check, before it writes anything: is this build or one of its outputs busy?"""
+    """Before anything is written (the runner; parsing the Snakefile): is this build or one of its
+    outputs held by a live process? Each lock is only tried and let go at once."""
     path = run_lock_path(layout)
     if os.path.exists(path):
         fd = _open(path)

@@ -169,10 +169,11 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     _unlink(error_file)
     if not dry_run:
         for out in build.outputs:
-            if until and not os.path.exists(layout.done(out.index)):
+            path = layout.latest_done(out.index)
+            if until and (path is None or records.state(build.work_dir, out.absdir, build.build_id) != "ours-complete"):
                 continue  # stopped before finalize, as asked
             try:
-                with open(layout.done(out.index), encoding="utf-8") as f:
+                with open(path or layout.done(out.index), encoding="utf-8") as f:
                     done = json.load(f)
             except (OSError, ValueError) as exc:
                 raise E.BuildError.no_completion_record(out.dir, str(exc), log_path, lang=build.lang) from None
@@ -216,7 +217,8 @@ def _remove_finished(raw: dict, echo) -> None:
         except E.MintDimError as err:
             raise err.with_lang(build.lang) from None
         if removed:
-            _unlink(layout.done(out.index))
+            for gen in layout.done_generations(out.index):
+                _unlink(layout.done(out.index, gen))
             echo(f"[unit-build] --rebuild: removed the finished output {out.dir} (only the files MintDim wrote)")
 
 

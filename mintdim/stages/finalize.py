@@ -15,6 +15,7 @@ import shutil
 from .. import errors as E
 from ..formats import records
 from ..faults import kill_point
+from ..formats.layout import older_done
 from ..formats.records import atomic_write_text
 
 
@@ -62,6 +63,11 @@ def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_p
                          **({"inputs": inputs} if inputs is not None else {}))
     result = {"output": out.dir, "path": out.absdir, "stats": stats}
     atomic_write_text(done_path, json.dumps(result, indent=1))
+    for older in older_done(done_path):  # records of earlier placements (the output was deleted since)
+        try:
+            os.unlink(older)
+        except OSError:
+            pass
     log(f"[unit-build] done {out.dir}: {stats['total_samples']} samples, {stats['total_tokens']} tokens")
     return result
 
@@ -69,8 +75,9 @@ def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_p
 def summary_lines(build, layout) -> list[str]:
     lines = []
     for out in build.outputs:
+        path = layout.latest_done(out.index)
         try:
-            with open(layout.done(out.index), encoding="utf-8") as f:
+            with open(path or "", encoding="utf-8") as f:
                 stats = json.load(f)["stats"]
         except (OSError, ValueError, KeyError):
             continue

@@ -5,11 +5,11 @@ rule finalize:
         validated=LAYOUT.validated,
         agg=LAYOUT.aggregated("{out}"),
     output:
-        LAYOUT.done("{out}"),
+        LAYOUT.done("{out}", "{gen}"),  # the generation the DAG asks for (MINT.done_target)
     log:
-        LAYOUT.log("finalize_o{out}"),
+        LAYOUT.log("finalize_o{out}_g{gen}"),
     benchmark:
-        bench("finalize_o{out}")
+        bench("finalize_o{out}_g{gen}")
     conda:
         "../envs/mintdim.yaml"
     resources:

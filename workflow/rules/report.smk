@@ -3,7 +3,7 @@
 # under the work directory.
 rule report:
     input:
-        done=LAYOUT.done("{out}"),
+        done=lambda wc: MINT.done_target(wc.out),
     output:
         report(
             directory(report_dir("{out}")),
