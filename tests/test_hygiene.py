@@ -189,3 +189,16 @@ def _absolute(level: int, module: str | None, rel_root: str, depth: int) -> str:
 def _above_core(mod: str) -> bool:
     """Snakemake, or the package's CLI or run layer (mintdim.cli, mintdim.commands, mintdim.run)."""
     return mod.split(".")[0] == "snakemake" or mod.startswith(("mintdim.cli", "mintdim.commands", "mintdim.run"))
+
+
+@pytest.mark.parametrize("module", ["mintdim.cli", "mintdim.run.dag", "mintdim.run.job", "mintdim.stages.validate",
+                                    "mintdim.stages.finalize", "mintdim.run.failure"])
+def test_what_every_build_process_imports_first_leaves_out_numpy(module):
+    """The launcher (cli), Snakemake (the Snakefile imports run.dag) and the validate and finalize jobs
+    need no numpy: importing it costs ~0.12 s CPU in each process of every build (an eager
+    `mintdim.verify` once pulled it into all of them through formats.output)."""
+    code = f"import sys, {module}, mintdim; print(sorted(m for m in ('numpy', 'torch', 'matplotlib') if m in sys.modules))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                         env=dict(os.environ, PYTHONPATH=REPO))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
