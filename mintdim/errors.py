@@ -257,6 +257,83 @@ class SampleSchemaError(MintDimError):
             file=path, line=line, **kw,
         )
 
+    # a record's problems (mintdim/sources/chat.py read_messages): key is the record or message key, found the
+    # JSON type found there; message is the 0-based index of the message in the record's list
+    @classmethod
+    def chat_no_messages(cls, path: str, line: int, key: str, keys: list[str], **kw):
+        return cls.chat(path, line, None, f"the record has no key {key!r} (keys: {', '.join(keys)})",
+                        f"bản ghi không có key {key!r} (các key: {', '.join(keys)})", **kw)
+
+    @classmethod
+    def chat_not_list(cls, path: str, line: int, key: str, found: str, **kw):
+        return cls.chat(path, line, None, f"{key!r} must be a list of messages, found JSON type {found}",
+                        f"{key!r} phải là list tin nhắn, kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_empty(cls, path: str, line: int, key: str, **kw):
+        return cls.chat(path, line, None, f"{key!r} is an empty list: a conversation needs at least one message",
+                        f"{key!r} là list rỗng: hội thoại cần ít nhất một tin nhắn", **kw)
+
+    @classmethod
+    def chat_system_not_string(cls, path: str, line: int, key: str, found: str, **kw):
+        return cls.chat(path, line, None, f"the system prompt {key!r} must be a string, found JSON type {found}",
+                        f"system prompt {key!r} phải là string, kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_message_not_object(cls, path: str, line: int, message: int, found: str, **kw):
+        return cls.chat(path, line, message, f"a message must be a JSON object, found JSON type {found}",
+                        f"tin nhắn phải là JSON object, kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_no_role(cls, path: str, line: int, message: int, key: str, **kw):
+        return cls.chat(path, line, message, f"the message has no role (key {key!r})",
+                        f"tin nhắn không có role (key {key!r})", **kw)
+
+    @classmethod
+    def chat_role_not_string(cls, path: str, line: int, message: int, key: str, found: str, **kw):
+        return cls.chat(path, line, message, f"the role (key {key!r}) must be a string, found JSON type {found}",
+                        f"role (key {key!r}) phải là string, kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_unknown_role(cls, path: str, line: int, message: int, role: str, roles: list[str], **kw):
+        return cls.chat(path, line, message, f"unknown role {role!r} (source.chat.roles maps {', '.join(roles)})",
+                        f"role {role!r} không xác định (source.chat.roles ánh xạ {', '.join(roles)})", **kw)
+
+    @classmethod
+    def chat_content(cls, path: str, line: int, message: int, key: str, found: str, **kw):
+        """found: a JSON type, or "missing"."""
+        return cls.chat(path, line, message, f"content (key {key!r}) must be a string or a list of text parts, "
+                                             f"found {found}",
+                        f"content (key {key!r}) phải là string hoặc list các phần text, hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_train_flag(cls, path: str, line: int, message: int, key: str, found: str, **kw):
+        return cls.chat(path, line, message, f"the train flag (key {key!r}) must be true or false, found {found}",
+                        f"cờ train (key {key!r}) phải là true hoặc false, hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_two_systems(cls, path: str, line: int, message: int, key: str, **kw):
+        return cls.chat(path, line, message, f"the record has both a system prompt {key!r} and a system message",
+                        f"bản ghi có cả system prompt {key!r} lẫn tin nhắn system", **kw)
+
+    @classmethod
+    def chat_extra_not_objects(cls, path: str, line: int, key: str, **kw):
+        return cls.chat(path, line, None, f"{key!r} must be a list of JSON objects (schemas)",
+                        f"{key!r} phải là list JSON object (schema)", **kw)
+
+    @classmethod
+    def chat_no_parts(cls, path: str, line: int, message: int, key: str, **kw):
+        return cls.chat(path, line, message, f"content (key {key!r}) is an empty list of parts",
+                        f"content (key {key!r}) là list rỗng", **kw)
+
+    @classmethod
+    def chat_part_type(cls, path: str, line: int, message: int, kind, **kw):
+        """kind: the part's "type" value, or the JSON type of a part that is no object."""
+        return cls.chat(path, line, message, f"content part of type {kind!r}: only text parts "
+                                             "({\"type\": \"text\", \"text\": ...}) can be rendered",
+                        f"phần content kiểu {kind!r}: chỉ render được phần text "
+                        "({\"type\": \"text\", \"text\": ...})", **kw)
+
 
 class ChatTemplateError(MintDimError):
     """The chat template raised on a conversation, or a trained span could not be located exactly."""
