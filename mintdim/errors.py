@@ -1003,6 +1003,63 @@ class OutputValidationError(MintDimError):
             f"Thư mục: {directory}\n\nKhác biệt đầu tiên: {first}\n\nOutput đã hoàn tất được giữ nguyên. "
             "Để thay nó, hãy chạy `mintdim build CONFIG --rebuild`.", **kw)
 
+    # --- a directory the reader cannot read as a finished output (mintdim/reading/reader.py, packed_reader.py) --
+
+    @classmethod
+    def not_finished(cls, path: str, en_problem: str, vi_problem: str, **kw):
+        return cls.invalid(f"{path} is not a finished MintDim output: {en_problem}",
+                           f"{path} không phải output MintDim đã hoàn tất: {vi_problem}", **kw)
+
+    @classmethod
+    def build_failed(cls, path: str, marker: str, **kw):
+        return cls.not_finished(path, f"its build failed (see {marker} in its unit directories)",
+                                f"lần build đã thất bại (xem {marker} trong các thư mục unit)", **kw)
+
+    @classmethod
+    def shard_count(cls, path: str, unit: str, expected: int, found: int, **kw):
+        """unit: the unit directory's name (unit_256)."""
+        return cls.not_finished(path, f"{unit} should hold {expected} shards, found {found}",
+                                f"{unit} phải có {expected} shard, thấy {found}", **kw)
+
+    @classmethod
+    def unit_missing(cls, path: str, unit: str, **kw):
+        return cls.not_finished(path, f"{unit} is missing", f"thiếu {unit}", **kw)
+
+    @classmethod
+    def partial_records(cls, path: str, shard: str, size: int, **kw):
+        return cls.not_finished(path, f"{shard} is not a whole number of {size}-token records",
+                                f"{shard} không phải số nguyên lần bản ghi {size} token", **kw)
+
+    @classmethod
+    def index_order(cls, path: str, line: int, sample_id, **kw):
+        return cls.not_finished(path, f"sample_index.jsonl line {line} holds sample_id {sample_id}",
+                                f"sample_index.jsonl dòng {line} có sample_id {sample_id}", **kw)
+
+    @classmethod
+    def index_count(cls, path: str, listed: int, total: int, **kw):
+        return cls.not_finished(path, f"sample_index.jsonl lists {listed} samples, stats.json {total}",
+                                f"sample_index.jsonl có {listed} sample, stats.json {total}", **kw)
+
+    @classmethod
+    def index_unit_size(cls, path: str, **kw):
+        return cls.not_finished(path, "sample_index.jsonl names a unit size the manifest does not declare",
+                                "sample_index.jsonl có unit size không khai báo trong manifest", **kw)
+
+    @classmethod
+    def index_shard_row(cls, path: str, **kw):
+        return cls.not_finished(path, "sample_index.jsonl shard_row disagrees with the shard layout",
+                                "shard_row trong sample_index.jsonl không khớp bố cục shard", **kw)
+
+    @classmethod
+    def not_packed(cls, path: str, **kw):
+        return cls.not_finished(path, "its manifest does not declare packed rows (open it with mintdim.open)",
+                                "manifest không khai báo hàng đóng gói (mở bằng mintdim.open)", **kw)
+
+    @classmethod
+    def row_boundaries(cls, path: str, row: int, **kw):
+        return cls.not_finished(path, f"row {row}: its boundaries disagree with sample_index.jsonl",
+                                f"hàng {row}: ranh giới không khớp sample_index.jsonl", **kw)
+
 
 class TokenDTypeValidationError(MintDimError):
     @classmethod
