@@ -714,6 +714,12 @@ class FieldMappingError(_MappingError):
                            f"train_on[{index}] có role {name!r}, không thuộc các role mà source.chat.roles tạo ra "
                            f"{produced!r}", **kw)
 
+    # `mintdim tokenizer train --jsonl` (mintdim/commands/tokenizer.py)
+    @classmethod
+    def jsonl_needs_fields(cls, **kw):
+        return cls.invalid("--jsonl needs --fields (the keys to render)",
+                           "--jsonl cần --fields (các key để render)", **kw)
+
 
 class TemplateMappingError(_MappingError):
     TEXTS = dict(what_en="templates", what_vi="template",
@@ -1420,6 +1426,13 @@ def schema_violation(path: list, message: str) -> MintDimError:
     if block == "source" and sub == "templates":
         return TemplateMappingError.invalid(text, text)
     return PipelineValidationError.invalid(text, text)
+
+
+def markdown_sections(err: MintDimError) -> str:
+    """The error in both languages as two Markdown sections, English first (the body of a failure marker,
+    mintdim/formats/records.py)."""
+    return (f"## Error\n\n```\n{err.render('en')}\n```\n\n"
+            f"## Lỗi\n\n```\n{err.render('vi')}\n```\n")
 
 
 ERROR_CLASSES = {
