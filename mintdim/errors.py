@@ -257,6 +257,83 @@ class SampleSchemaError(MintDimError):
             file=path, line=line, **kw,
         )
 
+    # a record's problems (mintdim/sources/chat.py read_messages): key is the record or message key, found the
+    # JSON type found there; message is the 0-based index of the message in the record's list
+    @classmethod
+    def chat_no_messages(cls, path: str, line: int, key: str, keys: list[str], **kw):
+        return cls.chat(path, line, None, f"the record has no key {key!r} (keys: {', '.join(keys)})",
+                        f"bản ghi không có key {key!r} (các key: {', '.join(keys)})", **kw)
+
+    @classmethod
+    def chat_not_list(cls, path: str, line: int, key: str, found: str, **kw):
+        return cls.chat(path, line, None, f"{key!r} must be a list of messages, found JSON type {found}",
+                        f"{key!r} phải là list tin nhắn, kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_empty(cls, path: str, line: int, key: str, **kw):
+        return cls.chat(path, line, None, f"{key!r} is an empty list: a conversation needs at least one message",
+                        f"{key!r} là list rỗng: hội thoại cần ít nhất một tin nhắn", **kw)
+
+    @classmethod
+    def chat_system_not_string(cls, path: str, line: int, key: str, found: str, **kw):
+        return cls.chat(path, line, None, f"the system prompt {key!r} must be a string, found JSON type {found}",
+                        f"system prompt {key!r} phải là string, kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_message_not_object(cls, path: str, line: int, message: int, found: str, **kw):
+        return cls.chat(path, line, message, f"a message must be a JSON object, found JSON type {found}",
+                        f"tin nhắn phải là JSON object, kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_no_role(cls, path: str, line: int, message: int, key: str, **kw):
+        return cls.chat(path, line, message, f"the message has no role (key {key!r})",
+                        f"tin nhắn không có role (key {key!r})", **kw)
+
+    @classmethod
+    def chat_role_not_string(cls, path: str, line: int, message: int, key: str, found: str, **kw):
+        return cls.chat(path, line, message, f"the role (key {key!r}) must be a string, found JSON type {found}",
+                        f"role (key {key!r}) phải là string, kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_unknown_role(cls, path: str, line: int, message: int, role: str, roles: list[str], **kw):
+        return cls.chat(path, line, message, f"unknown role {role!r} (source.chat.roles maps {', '.join(roles)})",
+                        f"role {role!r} không xác định (source.chat.roles ánh xạ {', '.join(roles)})", **kw)
+
+    @classmethod
+    def chat_content(cls, path: str, line: int, message: int, key: str, found: str, **kw):
+        """found: a JSON type, or "missing"."""
+        return cls.chat(path, line, message, f"content (key {key!r}) must be a string or a list of text parts, "
+                                             f"found {found}",
+                        f"content (key {key!r}) phải là string hoặc list các phần text, hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_train_flag(cls, path: str, line: int, message: int, key: str, found: str, **kw):
+        return cls.chat(path, line, message, f"the train flag (key {key!r}) must be true or false, found {found}",
+                        f"cờ train (key {key!r}) phải là true hoặc false, hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_two_systems(cls, path: str, line: int, message: int, key: str, **kw):
+        return cls.chat(path, line, message, f"the record has both a system prompt {key!r} and a system message",
+                        f"bản ghi có cả system prompt {key!r} lẫn tin nhắn system", **kw)
+
+    @classmethod
+    def chat_extra_not_objects(cls, path: str, line: int, key: str, **kw):
+        return cls.chat(path, line, None, f"{key!r} must be a list of JSON objects (schemas)",
+                        f"{key!r} phải là list JSON object (schema)", **kw)
+
+    @classmethod
+    def chat_no_parts(cls, path: str, line: int, message: int, key: str, **kw):
+        return cls.chat(path, line, message, f"content (key {key!r}) is an empty list of parts",
+                        f"content (key {key!r}) là list rỗng", **kw)
+
+    @classmethod
+    def chat_part_type(cls, path: str, line: int, message: int, kind, **kw):
+        """kind: the part's "type" value, or the JSON type of a part that is no object."""
+        return cls.chat(path, line, message, f"content part of type {kind!r}: only text parts "
+                                             "({\"type\": \"text\", \"text\": ...}) can be rendered",
+                        f"phần content kiểu {kind!r}: chỉ render được phần text "
+                        "({\"type\": \"text\", \"text\": ...})", **kw)
+
 
 class ChatTemplateError(MintDimError):
     """The chat template raised on a conversation, or a trained span could not be located exactly."""
@@ -637,6 +714,12 @@ class FieldMappingError(_MappingError):
                            f"train_on[{index}] có role {name!r}, không thuộc các role mà source.chat.roles tạo ra "
                            f"{produced!r}", **kw)
 
+    # `mintdim tokenizer train --jsonl` (mintdim/commands/tokenizer.py)
+    @classmethod
+    def jsonl_needs_fields(cls, **kw):
+        return cls.invalid("--jsonl needs --fields (the keys to render)",
+                           "--jsonl cần --fields (các key để render)", **kw)
+
 
 class TemplateMappingError(_MappingError):
     TEXTS = dict(what_en="templates", what_vi="template",
@@ -925,6 +1008,63 @@ class OutputValidationError(MintDimError):
             f"Các giai đoạn chạy lại tạo ra bytes khác với output đã hoàn tất trong thư mục.\n\n"
             f"Thư mục: {directory}\n\nKhác biệt đầu tiên: {first}\n\nOutput đã hoàn tất được giữ nguyên. "
             "Để thay nó, hãy chạy `mintdim build CONFIG --rebuild`.", **kw)
+
+    # --- a directory the reader cannot read as a finished output (mintdim/reading/reader.py, packed_reader.py) --
+
+    @classmethod
+    def not_finished(cls, path: str, en_problem: str, vi_problem: str, **kw):
+        return cls.invalid(f"{path} is not a finished MintDim output: {en_problem}",
+                           f"{path} không phải output MintDim đã hoàn tất: {vi_problem}", **kw)
+
+    @classmethod
+    def build_failed(cls, path: str, marker: str, **kw):
+        return cls.not_finished(path, f"its build failed (see {marker} in its unit directories)",
+                                f"lần build đã thất bại (xem {marker} trong các thư mục unit)", **kw)
+
+    @classmethod
+    def shard_count(cls, path: str, unit: str, expected: int, found: int, **kw):
+        """unit: the unit directory's name (unit_256)."""
+        return cls.not_finished(path, f"{unit} should hold {expected} shards, found {found}",
+                                f"{unit} phải có {expected} shard, thấy {found}", **kw)
+
+    @classmethod
+    def unit_missing(cls, path: str, unit: str, **kw):
+        return cls.not_finished(path, f"{unit} is missing", f"thiếu {unit}", **kw)
+
+    @classmethod
+    def partial_records(cls, path: str, shard: str, size: int, **kw):
+        return cls.not_finished(path, f"{shard} is not a whole number of {size}-token records",
+                                f"{shard} không phải số nguyên lần bản ghi {size} token", **kw)
+
+    @classmethod
+    def index_order(cls, path: str, line: int, sample_id, **kw):
+        return cls.not_finished(path, f"sample_index.jsonl line {line} holds sample_id {sample_id}",
+                                f"sample_index.jsonl dòng {line} có sample_id {sample_id}", **kw)
+
+    @classmethod
+    def index_count(cls, path: str, listed: int, total: int, **kw):
+        return cls.not_finished(path, f"sample_index.jsonl lists {listed} samples, stats.json {total}",
+                                f"sample_index.jsonl có {listed} sample, stats.json {total}", **kw)
+
+    @classmethod
+    def index_unit_size(cls, path: str, **kw):
+        return cls.not_finished(path, "sample_index.jsonl names a unit size the manifest does not declare",
+                                "sample_index.jsonl có unit size không khai báo trong manifest", **kw)
+
+    @classmethod
+    def index_shard_row(cls, path: str, **kw):
+        return cls.not_finished(path, "sample_index.jsonl shard_row disagrees with the shard layout",
+                                "shard_row trong sample_index.jsonl không khớp bố cục shard", **kw)
+
+    @classmethod
+    def not_packed(cls, path: str, **kw):
+        return cls.not_finished(path, "its manifest does not declare packed rows (open it with mintdim.open)",
+                                "manifest không khai báo hàng đóng gói (mở bằng mintdim.open)", **kw)
+
+    @classmethod
+    def row_boundaries(cls, path: str, row: int, **kw):
+        return cls.not_finished(path, f"row {row}: its boundaries disagree with sample_index.jsonl",
+                                f"hàng {row}: ranh giới không khớp sample_index.jsonl", **kw)
 
 
 class TokenDTypeValidationError(MintDimError):
@@ -1286,6 +1426,13 @@ def schema_violation(path: list, message: str) -> MintDimError:
     if block == "source" and sub == "templates":
         return TemplateMappingError.invalid(text, text)
     return PipelineValidationError.invalid(text, text)
+
+
+def markdown_sections(err: MintDimError) -> str:
+    """The error in both languages as two Markdown sections, English first (the body of a failure marker,
+    mintdim/formats/records.py)."""
+    return (f"## Error\n\n```\n{err.render('en')}\n```\n\n"
+            f"## Lỗi\n\n```\n{err.render('vi')}\n```\n")
 
 
 ERROR_CLASSES = {

@@ -339,6 +339,64 @@ def test_bad_records_are_data_errors_with_message_index():
             assert err.value.line == 12 and err.value.file == "data/c.jsonl"
 
 
+def test_every_bad_record_reads_the_same_in_both_languages():
+    """Each data problem of a record, as a user reads it in English and in Vietnamese (lang: vi)."""
+    from mintdim.sources.chat import ChatRenderer
+
+    r = ChatRenderer("{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}", {},
+                     {"messages": "conversations", "role": "from", "content": "value", "train": "train",
+                      "system": "sys", "extras": ["tools"],
+                      "roles": {"human": "user", "gpt": "assistant", "system": "system"}}, ["assistant"], ["<|end|>"])
+    ok = {"from": "human", "value": "hi"}
+    cases = [
+        ({"other": [], "x": 1}, None, "the record has no key 'conversations' (keys: other, x)",
+         "bản ghi không có key 'conversations' (các key: other, x)"),
+        ({"conversations": {"a": 1}}, None, "'conversations' must be a list of messages, found JSON type object",
+         "'conversations' phải là list tin nhắn, kiểu JSON hiện có: object"),
+        ({"conversations": []}, None, "'conversations' is an empty list: a conversation needs at least one message",
+         "'conversations' là list rỗng: hội thoại cần ít nhất một tin nhắn"),
+        ({"sys": 5, "conversations": [ok]}, None, "the system prompt 'sys' must be a string, found JSON type number",
+         "system prompt 'sys' phải là string, kiểu JSON hiện có: number"),
+        ({"conversations": [ok, 7]}, 1, "a message must be a JSON object, found JSON type number",
+         "tin nhắn phải là JSON object, kiểu JSON hiện có: number"),
+        ({"conversations": [ok, {"value": "x"}]}, 1, "the message has no role (key 'from')",
+         "tin nhắn không có role (key 'from')"),
+        ({"conversations": [ok, {"from": ["gpt"], "value": "x"}]}, 1,
+         "the role (key 'from') must be a string, found JSON type array",
+         "role (key 'from') phải là string, kiểu JSON hiện có: array"),
+        ({"conversations": [ok, {"from": "robot", "value": "x"}]}, 1,
+         "unknown role 'robot' (source.chat.roles maps human, gpt, system)",
+         "role 'robot' không xác định (source.chat.roles ánh xạ human, gpt, system)"),
+        ({"conversations": [ok, {"from": "gpt"}]}, 1,
+         "content (key 'value') must be a string or a list of text parts, found missing",
+         "content (key 'value') phải là string hoặc list các phần text, hiện có: missing"),
+        ({"conversations": [ok, {"from": "gpt", "value": "x", "train": 1}]}, 1,
+         "the train flag (key 'train') must be true or false, found number",
+         "cờ train (key 'train') phải là true hoặc false, hiện có: number"),
+        ({"sys": "S", "conversations": [{"from": "system", "value": "T"}, ok]}, 0,
+         "the record has both a system prompt 'sys' and a system message",
+         "bản ghi có cả system prompt 'sys' lẫn tin nhắn system"),
+        ({"conversations": [ok], "tools": ["get_weather"]}, None, "'tools' must be a list of JSON objects (schemas)",
+         "'tools' phải là list JSON object (schema)"),
+        ({"conversations": [ok, {"from": "gpt", "value": []}]}, 1, "content (key 'value') is an empty list of parts",
+         "content (key 'value') là list rỗng"),
+        ({"conversations": [{"from": "human", "value": ["plain"]}]}, 0,
+         "content part of type 'string': only text parts ({\"type\": \"text\", \"text\": ...}) can be rendered",
+         "phần content kiểu 'string': chỉ render được phần text ({\"type\": \"text\", \"text\": ...})"),
+    ]
+    assert r.render({"sys": "S", "conversations": [ok]}, "data/c.jsonl", 1) == "<|system|>S<|end|><|user|>hi<|end|>"
+    for record, index, en_problem, vi_problem in cases:
+        where_en = f"Message: {index}\n\n" if index is not None else ""
+        where_vi = f"Tin nhắn: {index}\n\n" if index is not None else ""
+        for fn in (r.render, r.render_with_spans):
+            with pytest.raises(E.SampleSchemaError) as err:
+                fn(record, "data/c.jsonl", 12)
+            assert err.value.render("en") == ("SampleSchemaError: JSONL conversation is not valid.\n\n"
+                                              f"File: data/c.jsonl\n\nLine: 12\n\n{where_en}Problem: {en_problem}")
+            assert err.value.render("vi") == ("SampleSchemaError: Hội thoại JSONL không hợp lệ.\n\n"
+                                              f"File: data/c.jsonl\n\nDòng: 12\n\n{where_vi}Vấn đề: {vi_problem}")
+
+
 def test_template_exception_is_a_data_error_with_its_message(tmp_path):
     from mintdim.sources.chat import ChatRenderer
 

@@ -40,6 +40,18 @@ def test_train_template_escapes_mean_what_the_config_yaml_means(tmp_path, monkey
         assert a.read() == b.read()  # the same model
 
 
+def test_train_jsonl_without_fields_says_what_is_missing_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from mintdim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["tokenizer", "train", "tok", "--vocab-size", "300", "--jsonl", GSM8K, "--quiet"]) == 1
+    assert capsys.readouterr().err == ("FieldMappingError: Invalid fields config.\n\n"
+                                       "Problem: --jsonl needs --fields (the keys to render)\n\nRules:\n\n"
+                                       "• fields is a list of lists of field names (strings)\n"
+                                       "• len(fields) == 1 or len(fields) == file_count\n")
+    assert os.listdir(tmp_path) == []
+
+
 # --- case 5: tracebacks and missing hints -----------------------------------------------------------
 
 @pytest.fixture(scope="module")

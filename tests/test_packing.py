@@ -498,6 +498,61 @@ def test_verify_catches_packing_corruption(masked, tmp_path, corrupt):
     assert not report.ok and any(needle in str(p) for p in report.problems), [str(p) for p in report.problems]
 
 
+def _says(use, out, en, vi):
+    with pytest.raises(E.OutputValidationError) as err:
+        use(out)
+    assert err.value.render("en") == ("OutputValidationError: Invalid output directory.\n\n"
+                                      f"Problem: {out} is not a finished MintDim output: {en}")
+    assert err.value.render("vi") == ("OutputValidationError: Thư mục output không hợp lệ.\n\n"
+                                      f"Vấn đề: {out} không phải output MintDim đã hoàn tất: {vi}")
+
+
+def test_reader_names_a_damaged_packed_output_in_both_languages(masked, tmp_path):
+    """What mintdim.open and the packed dataset say about rows that are no longer as MintDim wrote them."""
+    def damaged(name):
+        out = str(tmp_path / name)
+        shutil.copytree(masked[0], out)
+        return out
+
+    def write_index(out, rows):
+        with open(os.path.join(out, "sample_index.jsonl"), "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(r) + "\n" for r in rows)
+
+    index = read_jsonl(os.path.join(masked[0], "sample_index.jsonl"))
+    n = read_json(os.path.join(masked[0], "stats.json"))["total_samples"]
+    out = damaged("shard")
+    names = fs.list_shards(os.path.join(out, fs.unit_dir(ROW)))
+    os.remove(os.path.join(out, fs.unit_dir(ROW), names[-1]))
+    _says(mintdim.open, out, f"unit_{ROW} should hold {len(names)} shards, found {len(names) - 1}",
+          f"unit_{ROW} phải có {len(names)} shard, thấy {len(names) - 1}")
+    out = damaged("order")
+    write_index(out, [index[1], index[0]] + index[2:])
+    _says(lambda o: mintdim.open(o).tokens(0), out, "sample_index.jsonl line 1 holds sample_id 1",
+          "sample_index.jsonl dòng 1 có sample_id 1")
+    out = damaged("cut")
+    write_index(out, index[:-1])
+    _says(lambda o: mintdim.open(o).loss_mask(3), out, f"sample_index.jsonl lists {n - 1} samples, stats.json {n}",
+          f"sample_index.jsonl có {n - 1} sample, stats.json {n}")
+    out = damaged("count")
+    write_index(out, [dict(r, token_count=r["token_count"] + 1) if r["sample_id"] == 4 else r for r in index])
+    row = mintdim.open(out).position(4)[0]
+    _says(lambda o: mintdim.open(o).gather_rows([row]), out,
+          f"row {row}: its boundaries disagree with sample_index.jsonl",
+          f"hàng {row}: ranh giới không khớp sample_index.jsonl")
+
+
+def test_reader_names_an_output_of_unit_sizes_in_both_languages(tmp_path):
+    """Unit sizes opened as packed rows; an empty unit's directory deleted."""
+    path, _rows = rows_file(tmp_path, 20)
+    build_in(tmp_path, basic_config([path], sizes=[[16, 1024]]))  # every sample is longer than 16 tokens
+    out = str(tmp_path / "out")
+    _says(PackedDataset, out, "its manifest does not declare packed rows (open it with mintdim.open)",
+          "manifest không khai báo hàng đóng gói (mở bằng mintdim.open)")
+    assert os.listdir(os.path.join(out, "unit_16")) == ["EMPTY_UNIT.md"]  # no shard: the note says why
+    shutil.rmtree(os.path.join(out, "unit_16"))
+    _says(mintdim.open, out, "unit_16 is missing", "thiếu unit_16")
+
+
 # --- config -----------------------------------------------------------------------------------------
 
 

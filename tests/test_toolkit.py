@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -128,6 +129,76 @@ def test_open_refuses_what_is_not_a_finished_output(tmp_path):
     (tmp_path / "half" / "unit_8" / "UNIT_BUILD_FAILED.md").write_text("failed")
     with pytest.raises(mintdim.OutputValidationError, match="failed"):
         mintdim.open(tmp_path / "half")
+
+
+def _index_rows(out):
+    return read_jsonl(os.path.join(out, "sample_index.jsonl"))
+
+
+def _write_index(out, rows):
+    with open(os.path.join(out, "sample_index.jsonl"), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+
+
+def _no_manifest_failed_build(out):
+    os.remove(os.path.join(out, "manifest.json"))
+    with open(os.path.join(out, "unit_128", "UNIT_BUILD_FAILED.md"), "w") as f:
+        f.write("failed\n")
+
+
+def _drop_last_shard(out):
+    names = sorted(n for n in os.listdir(os.path.join(out, "unit_128")) if n.startswith("shard_"))
+    os.remove(os.path.join(out, "unit_128", names[-1]))
+
+
+def _grow_first_shard(out):
+    with open(os.path.join(out, "unit_256", "shard_000000.bin"), "ab") as f:
+        f.write(b"\0")
+
+
+# (damage, what the user then does, problem in English, problem in Vietnamese); the built output's unit_128
+# holds 3 shards (SPS 200)
+DAMAGED = {
+    "failed build": (_no_manifest_failed_build, lambda out: mintdim.open(out),
+                     "its build failed (see UNIT_BUILD_FAILED.md in its unit directories)",
+                     "lần build đã thất bại (xem UNIT_BUILD_FAILED.md trong các thư mục unit)"),
+    "shard deleted": (_drop_last_shard, lambda out: mintdim.open(out),
+                      "unit_128 should hold 3 shards, found 2", "unit_128 phải có 3 shard, thấy 2"),
+    "shard grown": (_grow_first_shard, lambda out: mintdim.open(out).unit(256).shards,
+                    "{out}/unit_256/shard_000000.bin is not a whole number of 256-token records",
+                    "{out}/unit_256/shard_000000.bin không phải số nguyên lần bản ghi 256 token"),
+    "index reordered": (lambda out: _write_index(out, (lambda r: [r[1], r[0]] + r[2:])(_index_rows(out))),
+                        lambda out: mintdim.open(out).tokens(5),
+                        "sample_index.jsonl line 1 holds sample_id 1", "sample_index.jsonl dòng 1 có sample_id 1"),
+    "index cut": (lambda out: _write_index(out, _index_rows(out)[:-1]), lambda out: mintdim.open(out).tokens(5),
+                  "sample_index.jsonl lists 1318 samples, stats.json 1319",
+                  "sample_index.jsonl có 1318 sample, stats.json 1319"),
+    "index unit size": (lambda out: _write_index(out, [dict(r, unit_size=300) if r["sample_id"] == 7 else r
+                                                       for r in _index_rows(out)]),
+                        lambda out: next(mintdim.open(out).batches(8)),
+                        "sample_index.jsonl names a unit size the manifest does not declare",
+                        "sample_index.jsonl có unit size không khai báo trong manifest"),
+    "index shard row": (lambda out: _write_index(out, [dict(r, shard_row=r["shard_row"] + 1) if r["sample_id"] == 7
+                                                       else r for r in _index_rows(out)]),
+                        lambda out: mintdim.open(out).tokens(0),
+                        "sample_index.jsonl shard_row disagrees with the shard layout",
+                        "shard_row trong sample_index.jsonl không khớp bố cục shard"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGED))
+def test_a_damaged_output_is_named_in_both_languages(built, tmp_path, case):
+    """What mintdim.open and the dataset say about an output that is no longer as MintDim wrote it."""
+    damage, use, en, vi = DAMAGED[case]
+    out = str(tmp_path / "out")
+    shutil.copytree(built["out"], out)
+    damage(out)
+    with pytest.raises(mintdim.OutputValidationError) as err:
+        use(out)
+    assert err.value.render("en") == ("OutputValidationError: Invalid output directory.\n\n"
+                                      f"Problem: {out} is not a finished MintDim output: {en.format(out=out)}")
+    assert err.value.render("vi") == ("OutputValidationError: Thư mục output không hợp lệ.\n\n"
+                                      f"Vấn đề: {out} không phải output MintDim đã hoàn tất: {vi.format(out=out)}")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -37,8 +37,7 @@ def _corpus(args):
         if not os.path.isfile(path):
             raise E.MintDimFileNotFoundError.make("source", path)
         if not args.fields:
-            raise E.FieldMappingError.invalid("--jsonl needs --fields (the keys to render)",
-                                              "--jsonl cần --fields (các key để render)")
+            raise E.FieldMappingError.jsonl_needs_fields()
         template = unescape(args.template) if args.template is not None else "\n".join(f"{{{n}}}" for n in args.fields)
         entry = SimpleNamespace(index=i, path=path, abspath=os.path.abspath(path), fields=list(args.fields),
                                 template=template)

@@ -216,9 +216,7 @@ def marker_text(err: E.MintDimError) -> str:
     return ("# Unit build failed\n\n"
             "This unit of the MintDim build was not finalized because the build failed.\n"
             "Nothing here is a usable shard. Fix the cause and rerun the same command;\n"
-            "MintDim replaces this marker with the finished output.\n\n"
-            f"## Error\n\n```\n{err.render('en')}\n```\n\n"
-            f"## Lỗi\n\n```\n{err.render('vi')}\n```\n")
+            "MintDim replaces this marker with the finished output.\n\n" + E.markdown_sections(err))
 
 
 def write_failure_markers(build, err: E.MintDimError, only=None) -> list[str]:

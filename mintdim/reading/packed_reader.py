@@ -34,7 +34,7 @@ import orjson
 from .. import errors as E
 from ..formats import output as fmt
 from ..formats import shards as fs
-from .reader import BucketBatchSampler, OpenMaps, _not_a_dataset, check_sample_id, load_output
+from .reader import BucketBatchSampler, OpenMaps, check_sample_id, load_output
 
 _open = builtins.open
 IGNORE = -100  # the label of a slot without a target (PyTorch's cross_entropy ignore_index)
@@ -95,8 +95,7 @@ class PackedDataset:
         m = self.manifest
         units = m["units"]
         if units.get("layout") != "packed":
-            raise _not_a_dataset(self.path, "its manifest does not declare packed rows (open it with mintdim.open)",
-                                 "manifest không khai báo hàng đóng gói (mở bằng mintdim.open)")
+            raise E.OutputValidationError.not_packed(self.path)
         self.dtype = np.dtype(m["token_dtype"]).newbyteorder("<")
         self.pad_id = int(m["tokenizer"]["pad_id"])
         unk = m["tokenizer"]["unk_id"]
@@ -113,9 +112,7 @@ class PackedDataset:
         names = fs.list_shards(udir)
         expected = -(-self.num_rows // self.samples_per_shard)
         if [fs.shard_index(x) for x in names] != list(range(expected)):
-            raise _not_a_dataset(self.path, f"{fs.unit_dir(self.row_length)} should hold {expected} shards, "
-                                            f"found {len(names)}",
-                                 f"{fs.unit_dir(self.row_length)} phải có {expected} shard, thấy {len(names)}")
+            raise E.OutputValidationError.shard_count(self.path, fs.unit_dir(self.row_length), expected, len(names))
         self.shard_paths = [os.path.join(udir, x) for x in names]
         self._maps = OpenMaps()  # pickled empty (DataLoader workers)
         self._index = None
@@ -160,8 +157,7 @@ class PackedDataset:
                 obj = orjson.loads(raw)
                 sid = obj["sample_id"]
                 if sid != seen:
-                    raise _not_a_dataset(self.path, f"sample_index.jsonl line {seen + 1} holds sample_id {sid}",
-                                         f"sample_index.jsonl dòng {seen + 1} có sample_id {sid}")
+                    raise E.OutputValidationError.index_order(self.path, seen + 1, sid)
                 counts[sid] = obj["token_count"]
                 if obj["shard_path"] is not None:
                     k = fs.shard_index(os.path.basename(obj["shard_path"]))
@@ -169,8 +165,7 @@ class PackedDataset:
                     offsets[sid] = obj["row_offset"]
                 seen += 1
             if seen != n:
-                raise _not_a_dataset(self.path, f"sample_index.jsonl lists {seen} samples, stats.json {n}",
-                                     f"sample_index.jsonl có {seen} sample, stats.json {n}")
+                raise E.OutputValidationError.index_count(self.path, seen, n)
             live = np.flatnonzero(rows >= 0)
             order = live[np.lexsort((offsets[live], rows[live]))]
             first = np.zeros(self.num_rows + 1, dtype=np.int64)
@@ -254,8 +249,7 @@ class PackedDataset:
             ids = self.row_sample_ids(r)
             lengths = np.diff(cu)
             if len(ids) != len(lengths) or not np.array_equal(lengths, self._lookup()[2][ids]):
-                raise _not_a_dataset(self.path, f"row {r}: its boundaries disagree with sample_index.jsonl",
-                                     f"hàng {r}: ranh giới không khớp sample_index.jsonl")
+                raise E.OutputValidationError.row_boundaries(self.path, r)
             used = int(cu[-1])
             row_lengths[b] = used
             segment_ids[b, :used] = np.repeat(np.arange(base, base + len(lengths), dtype=np.int32), lengths)

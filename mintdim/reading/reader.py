@@ -79,8 +79,7 @@ def load_output(path: str) -> tuple[dict, dict]:
         raise E.MintDimFileNotFoundError.make("reader", path)
     if not os.path.isfile(manifest):
         if any(os.path.exists(os.path.join(path, d, FAILED_MARKER)) for d in os.listdir(path)):
-            raise _not_a_dataset(path, f"its build failed (see {FAILED_MARKER} in its unit directories)",
-                                 f"lần build đã thất bại (xem {FAILED_MARKER} trong các thư mục unit)")
+            raise E.OutputValidationError.build_failed(path, FAILED_MARKER)
         raise E.MintDimFileNotFoundError.make("reader", manifest)
     with _open(manifest, "rb") as f:
         manifest = json.loads(f.read())
@@ -93,11 +92,6 @@ def load_output(path: str) -> tuple[dict, dict]:
 
 
 read = open
-
-
-def _not_a_dataset(path: str, en: str, vi: str) -> E.OutputValidationError:
-    return E.OutputValidationError.invalid(f"{path} is not a finished MintDim output: {en}",
-                                           f"{path} không phải output MintDim đã hoàn tất: {vi}")
 
 
 class Unit:
@@ -179,10 +173,9 @@ class Dataset:
             n = int(counts.get(str(size), 0))
             expected = -(-n // self.samples_per_shard)
             if len(names) != expected or [fs.shard_index(x) for x in names] != list(range(expected)):
-                raise _not_a_dataset(self.path, f"unit_{size} should hold {expected} shards, found {len(names)}",
-                                     f"unit_{size} phải có {expected} shard, thấy {len(names)}")
+                raise E.OutputValidationError.shard_count(self.path, fs.unit_dir(size), expected, len(names))
             if not os.path.isdir(unit_dir):
-                raise _not_a_dataset(self.path, f"unit_{size} is missing", f"thiếu unit_{size}")
+                raise E.OutputValidationError.unit_missing(self.path, fs.unit_dir(size))
             self.units.append(Unit(self, size, n, [os.path.join(unit_dir, x) for x in names]))
         self._maps = OpenMaps()  # pickled empty (DataLoader workers): the lookup travels, memmaps reopen
         self._index = None
@@ -205,8 +198,7 @@ class Dataset:
             try:
                 return fs.open_records(path, size, self.dtype if dtype is None else dtype)
             except ValueError:
-                raise _not_a_dataset(self.path, f"{path} is not a whole number of {size}-token records",
-                                     f"{path} không phải số nguyên lần bản ghi {size} token") from None
+                raise E.OutputValidationError.partial_records(self.path, path, size) from None
 
         return self._maps.open(path, make)
 
@@ -227,20 +219,17 @@ class Dataset:
                     row = orjson.loads(line)
                     sid = row["sample_id"]
                     if sid != seen:
-                        raise _not_a_dataset(self.path, f"sample_index.jsonl line {seen + 1} holds sample_id {sid}",
-                                             f"sample_index.jsonl dòng {seen + 1} có sample_id {sid}")
+                        raise E.OutputValidationError.index_order(self.path, seen + 1, sid)
                     unit_sizes[sid] = row["unit_size"]
                     counts[sid] = row["token_count"]
                     shard_rows[sid] = row.get("shard_row", -1)
                     seen += 1
             if seen != n:
-                raise _not_a_dataset(self.path, f"sample_index.jsonl lists {seen} samples, stats.json {n}",
-                                     f"sample_index.jsonl có {seen} sample, stats.json {n}")
+                raise E.OutputValidationError.index_count(self.path, seen, n)
             sizes = np.asarray(self.sizes, dtype=np.int32)
             units = np.searchsorted(sizes, unit_sizes).astype(np.int16)
             if n and (units.max() >= len(sizes) or np.any(sizes[units] != unit_sizes)):
-                raise _not_a_dataset(self.path, "sample_index.jsonl names a unit size the manifest does not declare",
-                                     "sample_index.jsonl có unit size không khai báo trong manifest")
+                raise E.OutputValidationError.index_unit_size(self.path)
             # within a unit, records are in sample_id order: a sample's row is its rank in its unit
             rows = np.zeros(n, dtype=np.int64)
             for u in range(len(sizes)):
@@ -248,8 +237,7 @@ class Dataset:
                 rows[members] = np.arange(len(members))
             known = shard_rows >= 0
             if np.any(rows[known] % self.samples_per_shard != shard_rows[known]):
-                raise _not_a_dataset(self.path, "sample_index.jsonl shard_row disagrees with the shard layout",
-                                     "shard_row trong sample_index.jsonl không khớp bố cục shard")
+                raise E.OutputValidationError.index_shard_row(self.path)
             self._index = (units, rows, counts)
         return self._index
 

@@ -167,11 +167,14 @@ def end_markers(special_tokens: dict, added_special: list[str]) -> tuple[str, ..
 
 
 class _Failure(Exception):
-    """A data problem of one record: SampleSchemaError.chat arguments without file and line."""
+    """A data problem of one record: a SampleSchemaError.chat_* constructor and its arguments after file and line."""
 
-    def __init__(self, message: int | None, en: str, vi: str):
-        super().__init__(en)
-        self.message, self.en, self.vi = message, en, vi
+    def __init__(self, make, *values):
+        super().__init__(make.__name__)
+        self.make, self.values = make, values
+
+    def error(self, path: str, line: int) -> E.SampleSchemaError:
+        return self.make(path, line, *self.values)
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -201,16 +204,13 @@ def read_messages(o: dict, obj: dict) -> tuple[list[dict], dict, list]:
     by the chat options `o`. Raises _Failure."""
     key = o["messages"]
     if key not in obj:
-        raise _Failure(None, f"the record has no key {key!r} (keys: {', '.join(obj)})",
-                       f"bản ghi không có key {key!r} (các key: {', '.join(obj)})")
+        raise _Failure(E.SampleSchemaError.chat_no_messages, key, list(obj))
     raw = obj[key]
     if not isinstance(raw, list):
         found = _JSON_TYPES.get(type(raw), "unknown")
-        raise _Failure(None, f"{key!r} must be a list of messages, found JSON type {found}",
-                       f"{key!r} phải là list tin nhắn, kiểu JSON hiện có: {found}")
+        raise _Failure(E.SampleSchemaError.chat_not_list, key, found)
     if not raw:
-        raise _Failure(None, f"{key!r} is an empty list: a conversation needs at least one message",
-                       f"{key!r} là list rỗng: hội thoại cần ít nhất một tin nhắn")
+        raise _Failure(E.SampleSchemaError.chat_empty, key)
     role_key, content_key, train_key, roles = o["role"], o["content"], o.get("train"), o.get("roles")
     out, flags = [], []
     system = o.get("system")
@@ -218,28 +218,23 @@ def read_messages(o: dict, obj: dict) -> tuple[list[dict], dict, list]:
         prompt = obj[system]
         if not isinstance(prompt, str):
             found = _JSON_TYPES.get(type(prompt), "unknown")
-            raise _Failure(None, f"the system prompt {system!r} must be a string, found JSON type {found}",
-                           f"system prompt {system!r} phải là string, kiểu JSON hiện có: {found}")
+            raise _Failure(E.SampleSchemaError.chat_system_not_string, system, found)
         out.append({"role": "system", "content": prompt})
         flags.append(None)
     for i, m in enumerate(raw):
         at = i
         if not isinstance(m, dict):
             found = _JSON_TYPES.get(type(m), "unknown")
-            raise _Failure(at, f"a message must be a JSON object, found JSON type {found}",
-                           f"tin nhắn phải là JSON object, kiểu JSON hiện có: {found}")
+            raise _Failure(E.SampleSchemaError.chat_message_not_object, at, found)
         role = m.get(role_key)
         if role is None:
-            raise _Failure(at, f"the message has no role (key {role_key!r})",
-                           f"tin nhắn không có role (key {role_key!r})")
+            raise _Failure(E.SampleSchemaError.chat_no_role, at, role_key)
         if not isinstance(role, str):
             found = _JSON_TYPES.get(type(role), "unknown")
-            raise _Failure(at, f"the role (key {role_key!r}) must be a string, found JSON type {found}",
-                           f"role (key {role_key!r}) phải là string, kiểu JSON hiện có: {found}")
+            raise _Failure(E.SampleSchemaError.chat_role_not_string, at, role_key, found)
         if roles is not None:
             if role not in roles:
-                raise _Failure(at, f"unknown role {role!r} (source.chat.roles maps {', '.join(roles)})",
-                               f"role {role!r} không xác định (source.chat.roles ánh xạ {', '.join(roles)})")
+                raise _Failure(E.SampleSchemaError.chat_unknown_role, at, role, list(roles))
             role = roles[role]
         content = m.get(content_key)
         if isinstance(content, list):
@@ -248,17 +243,13 @@ def read_messages(o: dict, obj: dict) -> tuple[list[dict], dict, list]:
             pass  # an assistant tool call without text (OpenAI: content null): the key is dropped
         elif not isinstance(content, str):
             found = "missing" if content_key not in m else _JSON_TYPES.get(type(content), "unknown")
-            raise _Failure(at, f"content (key {content_key!r}) must be a string or a list of text parts, "
-                               f"found {found}",
-                           f"content (key {content_key!r}) phải là string hoặc list các phần text, "
-                           f"hiện có: {found}")
+            raise _Failure(E.SampleSchemaError.chat_content, at, content_key, found)
         flag = None
         if train_key is not None and train_key in m:
             flag = m[train_key]
             if not isinstance(flag, bool):
                 found = _JSON_TYPES.get(type(flag), "unknown")
-                raise _Failure(at, f"the train flag (key {train_key!r}) must be true or false, found {found}",
-                               f"cờ train (key {train_key!r}) phải là true hoặc false, hiện có: {found}")
+                raise _Failure(E.SampleSchemaError.chat_train_flag, at, train_key, found)
         message = {"role": role, "content": content}
         for k, v in m.items():
             if k not in (role_key, content_key, train_key) and k not in message:
@@ -266,8 +257,7 @@ def read_messages(o: dict, obj: dict) -> tuple[list[dict], dict, list]:
         out.append(message)
         flags.append(flag)
     if system is not None and obj.get(system) is not None and len(out) > 1 and out[1]["role"] == "system":
-        raise _Failure(0, f"the record has both a system prompt {system!r} and a system message",
-                       f"bản ghi có cả system prompt {system!r} lẫn tin nhắn system")
+        raise _Failure(E.SampleSchemaError.chat_two_systems, 0, system)
     extras = {}
     for k in o.get("extras") or ():
         if k in obj and obj[k] is not None:
@@ -275,23 +265,18 @@ def read_messages(o: dict, obj: dict) -> tuple[list[dict], dict, list]:
     for k in NAMED_EXTRAS:
         value = extras.get(k)
         if value is not None and (not isinstance(value, list) or not all(isinstance(t, dict) for t in value)):
-            raise _Failure(None, f"{k!r} must be a list of JSON objects (schemas)",
-                           f"{k!r} phải là list JSON object (schema)")
+            raise _Failure(E.SampleSchemaError.chat_extra_not_objects, k)
     return out, extras, flags
 
 
 def _text_parts(parts: list, at: int, key: str) -> str:
     if not parts:
-        raise _Failure(at, f"content (key {key!r}) is an empty list of parts",
-                       f"content (key {key!r}) là list rỗng")
+        raise _Failure(E.SampleSchemaError.chat_no_parts, at, key)
     texts = []
     for part in parts:
         if not (isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)):
             kind = part.get("type") if isinstance(part, dict) else _JSON_TYPES.get(type(part), "unknown")
-            raise _Failure(at, f"content part of type {kind!r}: only text parts "
-                               "({\"type\": \"text\", \"text\": ...}) can be rendered",
-                           f"phần content kiểu {kind!r}: chỉ render được phần text "
-                           "({\"type\": \"text\", \"text\": ...})")
+            raise _Failure(E.SampleSchemaError.chat_part_type, at, kind)
         texts.append(part["text"])
     return "".join(texts)  # MintDim's rule: text parts are joined with no separator
 
@@ -354,7 +339,7 @@ class ChatRenderer:
         try:
             messages, extras, _ = self.messages(obj)
         except _Failure as bad:
-            raise E.SampleSchemaError.chat(path, line, bad.message, bad.en, bad.vi) from None
+            raise bad.error(path, line) from None
         return self._safe(lambda: self.render_messages(messages, extras), path, line)
 
     @staticmethod
@@ -371,7 +356,7 @@ class ChatRenderer:
         try:
             messages, extras, flags = self.messages(obj)
         except _Failure as bad:
-            raise E.SampleSchemaError.chat(path, line, bad.message, bad.en, bad.vi) from None
+            raise bad.error(path, line) from None
         chosen = self.trained_messages(messages, flags)
         if self.tool_tagged if extras.get("tools") is not None else self.tagged:
             text, blocks = self._safe(lambda: self._render_tracked(messages, extras), path, line)
