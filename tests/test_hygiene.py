@@ -138,8 +138,14 @@ def test_build_dry_run_shows_the_planned_jobs_and_builds_nothing(tmp_path):
     res = run_cli(tmp_path, "build", example_config(tmp_path), "--dry-run", "--cores", "2")
     assert res.returncode == 0, res.stderr
     text = res.stdout + res.stderr
-    for rule in ("validate", "tokenize", "plan", "write", "aggregate", "finalize", "report"):
+    for rule in ("validate", "tokenize", "plan", "write", "aggregate", "finalize"):
         assert re.search(rf"^{rule}\s+\d+$", text, flags=re.M), rule
+    assert not re.search(r"^report\s+\d+$", text, flags=re.M)  # opt-in (issue 17): --report
+    assert not os.path.exists(tmp_path / "out")
+    res = run_cli(tmp_path, "build", example_config(tmp_path), "--dry-run", "--cores", "2", "--report")
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"^report\s+1$", res.stdout + res.stderr, flags=re.M)
+    assert re.search(r"^finalize\s+1$", res.stdout + res.stderr, flags=re.M)  # the build, then its report
     assert not os.path.exists(tmp_path / "out")
 
 

@@ -272,9 +272,23 @@ def test_inspect_exit_codes(tmp_path):
     assert run_cli(tmp_path, "inspect").returncode == 2
 
 
-def test_report_png_table_and_snakemake_report(built):
+def test_report_is_opt_in_and_target_reports_writes_it(built):
+    """issue 17: a plain build runs no report job and makes no report directory (it only lengthened
+    the build). The target `reports` (`snakemake --cores 2 reports`; `mintdim build --report` asks
+    for the same) writes the table and the plot from the finished output, and `snakemake --report
+    report.html reports` gathers them. The output itself is untouched."""
     res = built["result"]
-    root = os.path.join(built["ws"], res.work_dir, res.build_id, "report", "o0")
+    build_root = os.path.join(built["ws"], res.work_dir, res.build_id)
+    root = os.path.join(build_root, "report", "o0")
+    assert not os.path.exists(os.path.join(build_root, "report"))
+    assert not [n for n in os.listdir(os.path.join(build_root, "benchmarks")) if n.startswith("report")]
+    before = tree_bytes(built["out"])
+    cfg = os.path.join(build_root, "config.yaml")
+    snakemake = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(built["ws"]),
+                 "--configfile", cfg, "--workflow-profile", "none"]
+    run = subprocess.run(snakemake + ["--cores", "2", "reports"], cwd=str(built["ws"]), capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "rule report:" in run.stderr and "rule tokenize:" not in run.stderr  # only the report job ran
     png = os.path.join(root, "lengths.png")
     table = open(os.path.join(root, "stats.html"), encoding="utf-8").read()
     assert "<table>" in table and "1,319" in table and "padding" in table
@@ -286,15 +300,13 @@ def test_report_png_table_and_snakemake_report(built):
         assert head[:8] == b"\x89PNG\r\n\x1a\n"
         width, height = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
         assert width >= 600 and height >= 400
-    cfg = os.path.join(built["ws"], res.work_dir, res.build_id, "config.yaml")
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(built["ws"]),
-                          "--configfile", cfg, "--report", "report.html", "--workflow-profile", "none"],
-                         cwd=str(built["ws"]), capture_output=True, text=True)
+    run = subprocess.run(snakemake + ["--report", "report.html", "reports"], cwd=str(built["ws"]),
+                         capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     html = open(built["ws"] / "report.html", encoding="utf-8").read()
     assert "stats.html" in html
     assert ("lengths.png" in html) == os.path.exists(png)
-    assert tree_bytes(built["out"]) == tree_bytes(built["out"])  # the output itself is untouched
+    assert tree_bytes(built["out"]) == before
 
 
 def test_progress_is_silent_at_first_then_one_line_per_period():
