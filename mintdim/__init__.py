@@ -4,16 +4,18 @@ __version__ = "0.1.5"
 
 from .errors import *  # noqa: E402,F401,F403  (error classes are importable from `mintdim`)
 from .errors import ERROR_CLASSES as _ERROR_CLASSES  # noqa: E402
-from .reading.verify import verify  # noqa: E402  (mintdim.verify(OUT) checks an output; `from mintdim.reading.verify import Report`)
 
 # The rest of the API is imported on first use (PEP 562): every workflow job imports this package,
 # and most need neither numpy nor the reader; a job's start-up is part of every build's time.
-# (verify stays eager, and light.)
+# verify too (`from mintdim.reading.verify import Report`): it imports numpy (formats.output), which
+# then reached `mintdim build`, Snakemake's process and the validate and finalize jobs, ~0.15 s of
+# CPU each on the critical path (numpy's import, 2-core box; issue 17).
 _LAZY = {
     "pipeline": ".api",
     "suggest_units": ".reading.suggest",
     "open": ".reading.reader",  # mintdim.open(OUT) reads a finished output
     "read": ".reading.reader",
+    "verify": ".reading.verify",
 }
 
 

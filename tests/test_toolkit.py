@@ -200,6 +200,17 @@ def test_importing_mintdim_does_not_import_torch_or_matplotlib():
     assert res.returncode == 0 and res.stdout.strip() == "False", res.stderr
 
 
+def test_the_build_and_its_light_jobs_do_not_import_numpy():
+    """issue 17: `mintdim build`, Snakemake's process (run.dag) and the validate and finalize jobs do not
+    need numpy; its import (~0.15 s CPU) was paid by each of them, one after the other, in every build.
+    mintdim.verify still works, imported on first use."""
+    code = ("import sys, mintdim, mintdim.cli, mintdim.run.runner, mintdim.run.dag, mintdim.stages.validate, "
+            "mintdim.stages.finalize; print('numpy' in sys.modules); print(callable(mintdim.verify), "
+            "'numpy' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.split() == ["False", "True", "True"], res.stderr
+
+
 def test_torch_loader_covers_each_rank_with_its_own_samples(ds, expected):
     torch = pytest.importorskip("torch")
     seen = []
