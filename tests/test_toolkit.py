@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -285,21 +286,31 @@ def test_inspect_exit_codes(tmp_path):
 
 def test_report_is_opt_in_and_target_reports_writes_it(built):
     """issue 17: a plain build runs no report job and makes no report directory (it only lengthened
-    the build). The target `reports` (`snakemake --cores 2 reports`; `mintdim build --report` asks
-    for the same) writes the table and the plot from the finished output, and `snakemake --report
-    report.html reports` gathers them. The output itself is untouched."""
+    the build). `mintdim build --report` on the finished build, or the target `reports` (`snakemake
+    --cores 2 reports`), writes the same table and plot from the finished output, and `snakemake
+    --report report.html reports` gathers them. The output itself is untouched."""
     res = built["result"]
     build_root = os.path.join(built["ws"], res.work_dir, res.build_id)
     root = os.path.join(build_root, "report", "o0")
     assert not os.path.exists(os.path.join(build_root, "report"))
     assert not [n for n in os.listdir(os.path.join(build_root, "benchmarks")) if n.startswith("report")]
     before = tree_bytes(built["out"])
+    with open(built["ws"] / "cfg.yaml", "w", encoding="utf-8") as f:
+        yaml.safe_dump(config(), f)
+    res_cli = run_cli(built["ws"], "build", "cfg.yaml", "--cores", "2", "--report")  # the finished build's report
+    assert res_cli.returncode == 0, res_cli.stderr[-2000:]
+    assert f"[unit-build] report out: {os.path.join(res.work_dir, res.build_id, 'report', 'o0')} (stats.html" \
+        in res_cli.stderr
+    by_cli = tree_bytes(root)
+    assert {"stats.html", "stats.txt"} <= set(by_cli)
+    shutil.rmtree(os.path.join(build_root, "report"))
     cfg = os.path.join(build_root, "config.yaml")
     snakemake = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(built["ws"]),
                  "--configfile", cfg, "--workflow-profile", "none"]
     run = subprocess.run(snakemake + ["--cores", "2", "reports"], cwd=str(built["ws"]), capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "rule report:" in run.stderr and "rule tokenize:" not in run.stderr  # only the report job ran
+    assert tree_bytes(root) == by_cli  # the same files either way
     png = os.path.join(root, "lengths.png")
     table = open(os.path.join(root, "stats.html"), encoding="utf-8").read()
     assert "<table>" in table and "1,319" in table and "padding" in table
