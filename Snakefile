@@ -71,8 +71,15 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        MINT.done_targets(),
+        MINT.done_targets(),  # the reports are opt-in: target `reports` below
+
+
+# The report of every output (workflow/rules/report.smk), and the build it needs:
+# `mintdim build --report`, or `snakemake --cores 2 reports`, then `snakemake --report report.html reports`.
+rule reports:
+    input:
         [report_dir(o.index) for o in MINT.build.outputs],
+    localrule: True
 
 
 onstart:

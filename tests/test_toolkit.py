@@ -271,6 +271,17 @@ def test_importing_mintdim_does_not_import_torch_or_matplotlib():
     assert res.returncode == 0 and res.stdout.strip() == "False", res.stderr
 
 
+def test_the_build_and_its_light_jobs_do_not_import_numpy():
+    """issue 17: `mintdim build`, Snakemake's process (run.dag) and the validate and finalize jobs do not
+    need numpy; its import (~0.15 s CPU) was paid by each of them, one after the other, in every build.
+    mintdim.verify still works, imported on first use."""
+    code = ("import sys, mintdim, mintdim.cli, mintdim.run.runner, mintdim.run.dag, mintdim.stages.validate, "
+            "mintdim.stages.finalize; print('numpy' in sys.modules); print(callable(mintdim.verify), "
+            "'numpy' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.split() == ["False", "True", "True"], res.stderr
+
+
 def test_torch_loader_covers_each_rank_with_its_own_samples(ds, expected):
     torch = pytest.importorskip("torch")
     seen = []
@@ -343,9 +354,33 @@ def test_inspect_exit_codes(tmp_path):
     assert run_cli(tmp_path, "inspect").returncode == 2
 
 
-def test_report_png_table_and_snakemake_report(built):
+def test_report_is_opt_in_and_target_reports_writes_it(built):
+    """issue 17: a plain build runs no report job and makes no report directory (it only lengthened
+    the build). `mintdim build --report` on the finished build, or the target `reports` (`snakemake
+    --cores 2 reports`), writes the same table and plot from the finished output, and `snakemake
+    --report report.html reports` gathers them. The output itself is untouched."""
     res = built["result"]
-    root = os.path.join(built["ws"], res.work_dir, res.build_id, "report", "o0")
+    build_root = os.path.join(built["ws"], res.work_dir, res.build_id)
+    root = os.path.join(build_root, "report", "o0")
+    assert not os.path.exists(os.path.join(build_root, "report"))
+    assert not [n for n in os.listdir(os.path.join(build_root, "benchmarks")) if n.startswith("report")]
+    before = tree_bytes(built["out"])
+    with open(built["ws"] / "cfg.yaml", "w", encoding="utf-8") as f:
+        yaml.safe_dump(config(), f)
+    res_cli = run_cli(built["ws"], "build", "cfg.yaml", "--cores", "2", "--report")  # the finished build's report
+    assert res_cli.returncode == 0, res_cli.stderr[-2000:]
+    assert f"[unit-build] report out: {os.path.join(res.work_dir, res.build_id, 'report', 'o0')} (stats.html" \
+        in res_cli.stderr
+    by_cli = tree_bytes(root)
+    assert {"stats.html", "stats.txt"} <= set(by_cli)
+    shutil.rmtree(os.path.join(build_root, "report"))
+    cfg = os.path.join(build_root, "config.yaml")
+    snakemake = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(built["ws"]),
+                 "--configfile", cfg, "--workflow-profile", "none"]
+    run = subprocess.run(snakemake + ["--cores", "2", "reports"], cwd=str(built["ws"]), capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "rule report:" in run.stderr and "rule tokenize:" not in run.stderr  # only the report job ran
+    assert tree_bytes(root) == by_cli  # the same files either way
     png = os.path.join(root, "lengths.png")
     table = open(os.path.join(root, "stats.html"), encoding="utf-8").read()
     assert "<table>" in table and "1,319" in table and "padding" in table
@@ -357,15 +392,13 @@ def test_report_png_table_and_snakemake_report(built):
         assert head[:8] == b"\x89PNG\r\n\x1a\n"
         width, height = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
         assert width >= 600 and height >= 400
-    cfg = os.path.join(built["ws"], res.work_dir, res.build_id, "config.yaml")
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(built["ws"]),
-                          "--configfile", cfg, "--report", "report.html", "--workflow-profile", "none"],
-                         cwd=str(built["ws"]), capture_output=True, text=True)
+    run = subprocess.run(snakemake + ["--report", "report.html", "reports"], cwd=str(built["ws"]),
+                         capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     html = open(built["ws"] / "report.html", encoding="utf-8").read()
     assert "stats.html" in html
     assert ("lengths.png" in html) == os.path.exists(png)
-    assert tree_bytes(built["out"]) == tree_bytes(built["out"])  # the output itself is untouched
+    assert tree_bytes(built["out"]) == before
 
 
 def test_progress_is_silent_at_first_then_one_line_per_period():

@@ -27,7 +27,8 @@ def run(args) -> int:
         raw["lang"] = args.lang
     result = run_build(raw, cores=args.cores, profile=shipped_profile(args.profile),
                        keep_intermediates=args.keep_intermediates,
-                       dry_run=args.dry_run, rebuild=args.rebuild, until=args.until, forcerun=args.forcerun)
+                       dry_run=args.dry_run, rebuild=args.rebuild, until=args.until, forcerun=args.forcerun,
+                       report=args.report)
     if args.until and not result.outputs and not args.dry_run:
         print(f"[unit-build] stopped after {', '.join(args.until)} (--until); files of this build: "
               f"{os.path.join(result.work_dir, result.build_id)}")
@@ -64,5 +65,8 @@ def register(sub) -> None:
     b.add_argument("--forcerun", action="append", metavar="RULE", default=None,
                    help="run this rule (and what depends on it) again even if its outputs exist (repeatable); "
                         "on a finished output the result must be the same bytes")
+    b.add_argument("--report", action="store_true",
+                   help="also write each output's report (stats.html, stats.txt, and lengths.png with matplotlib) "
+                        "under <work_dir>/<build id>/report/, for `snakemake --report report.html reports`")
     b.add_argument("--lang", choices=E.LANGS, default=None, help="language of error messages (overrides config)")
     b.set_defaults(func=run)

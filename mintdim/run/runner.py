@@ -59,9 +59,11 @@ class BuildResult:
 
 
 def snakemake_command(config_path: str, cores: int, profile: str | None, keep_intermediates: bool,
-                      dry_run: bool, extra: list[str] | None = None, run_args: list[str] | None = None) -> list[str]:
+                      dry_run: bool, extra: list[str] | None = None, run_args: list[str] | None = None,
+                      targets: list[str] | None = None) -> list[str]:
+    # targets (rule names) first: after an option of several values (--until) they would be its values
     cmd = [sys.executable, "-m", "mintdim.run.snakemake_main", LAUNCHER_ARG, str(os.getpid()), *(run_args or []),
-           "--snakefile", snakefile(), "--directory", os.getcwd(),
+           *(targets or []), "--snakefile", snakefile(), "--directory", os.getcwd(),
            "--configfile", config_path, "--cores", str(cores), "--rerun-incomplete",
            # Correctness, not speed (measured again, issue 13: 0.03 s CPU either way): MintDim's own
            # locks (mintdim/run/guard.py) guard builds and outputs; Snakemake's lock files add nothing to
@@ -86,10 +88,12 @@ def snakemake_command(config_path: str, cores: int, profile: str | None, keep_in
 
 def run_build(raw: dict, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
               dry_run: bool = False, echo=None, extra_args: list[str] | None = None, rebuild: bool = False,
-              until: list[str] | None = None, forcerun: list[str] | None = None) -> BuildResult:
+              until: list[str] | None = None, forcerun: list[str] | None = None,
+              report: bool = False) -> BuildResult:
     """rebuild: first delete each output that is a finished MintDim output recorded in this work
     directory and holds exactly the files MintDim wrote (records.remove_finished); nothing else.
-    until / forcerun: Snakemake's --until / --forcerun (rule names), for debugging a stage."""
+    until / forcerun: Snakemake's --until / --forcerun (rule names), for debugging a stage.
+    report: also run the report job of each output (Snakefile target `reports`; opt-in)."""
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
     check_executor(profile, raw.get("lang", "en") if isinstance(raw, dict) else "en")
     if rebuild and not dry_run:
@@ -115,7 +119,8 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     error_file = os.path.join(layout.root, f"runner-{os.getpid()}.error.json")
     _unlink(error_file)
     cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra,
-                            run_args=[PREFLIGHT_ARG, build.build_id, ERROR_FILE_ARG, error_file])
+                            run_args=[PREFLIGHT_ARG, build.build_id, ERROR_FILE_ARG, error_file],
+                            targets=["all", "reports"] if report else None)
     tail: list[str] = []
     nothing_to_do = False
     console_errors: list[E.MintDimError] = []

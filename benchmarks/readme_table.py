@@ -1,0 +1,264 @@
+#!/usr/bin/env python
+"""Run the README's figure set with compare.py and rewrite the README's performance table.
+
+    python benchmarks/readme_table.py [--assets ../assets] [--readme README.md] [--runs 3] [--cores 2]
+    python benchmarks/readme_table.py --render-only results.json [--readme README.md]
+
+The set (issue 17), for the MiniLM tokenizer.json and the ai21 j2 SentencePiece model, every build
+with the same many-unit config (--sizes, default 128 ... 32768 and 262144):
+  1x  the ShareGPT pairs file (107 MB) with the peers (HF datasets, datatrove where installed);
+  4x  the same file x4 without peers, with `mintdim --cores 1` as well (the scaling figure).
+Each is one `compare.py ... --json` run (medians of --runs interleaved runs); peak RSS is the median
+peak of the `mintdim --cores N` runs at 1x and at 4x. The results (with the run's date, core count,
+CPU model, load and MintDim commit) go to --json, and the table between the markers
+`<!-- perf-table:start -->` and `<!-- perf-table:end -->` of --readme is replaced; nothing else in
+the file changes. --render-only re-renders that table from a saved --json file without measuring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import compare as C  # noqa: E402  (the measuring itself: this script only chooses the runs and renders)
+
+START = "<!-- perf-table:start -->"
+END = "<!-- perf-table:end -->"
+MANY_UNITS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 262144]
+PEER_NAMES = {"hf_datasets": "HF datasets", "datatrove": "datatrove"}
+
+
+# --------------------------------------------------------------------------- the machine and the commit
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def mintdim_commit() -> str:
+    """Short hash of the checkout measured, `-dirty` when it has uncommitted changes to tracked files
+    outside the README (which this script rewrites)."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout
+    head = git("rev-parse", "--short=10", "HEAD").strip() or "unknown"
+    changed = [ln for ln in git("status", "--porcelain", "--untracked-files=no").splitlines()
+               if ln[3:].strip() != "README.md"]  # porcelain: 2 status letters, a space, the path
+    return head + ("-dirty" if changed else "")
+
+
+def machine_meta(argv: list[str]) -> dict:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "cores": os.cpu_count(), "cpu": cpu_model(), "commit": mintdim_commit(),
+            "load_at_start": [round(x, 2) for x in load] if load else None,
+            "python": platform.python_version(), "command": shlex.join(["python", "benchmarks/readme_table.py", *argv])}
+
+
+# --------------------------------------------------------------------------- running the set
+
+def the_set(args) -> list[dict]:
+    """One entry per compare.py run: label, scale, and its argument list (without --json)."""
+    sizes = ",".join(str(s) for s in args.sizes)
+    out = []
+    for label, tok in ((args.minilm_label, args.minilm), (args.j2_label, args.j2)):
+        common = ["--data", args.data, "--fields", args.fields, "--template", args.template, "--tokenizer", tok,
+                  "--cores", str(args.cores), "--runs", str(args.runs), "--sizes", sizes]
+        common += ["--work", args.work] if args.work else []
+        out.append({"label": label, "argv": common + ["--scale", str(args.scale), "--no-cores1"]})
+        out.append({"label": label, "argv": common + ["--scale", str(4 * args.scale), "--peers", "none"]})
+    return out
+
+
+def run_set(args, argv: list[str]) -> dict:
+    meta = machine_meta(argv)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="mintdim-readme-table-") as tmp:
+        for i, item in enumerate(the_set(args)):
+            path = os.path.join(tmp, f"run{i}.json")
+            print(f"\n[readme-table] {item['label']}: compare.py {' '.join(item['argv'])}", flush=True)
+            C.main(item["argv"] + ["--json", path])
+            with open(path, encoding="utf-8") as f:
+                res = json.load(f)
+            res["label"] = item["label"]
+            results.append(res)
+    meta["finished"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return {"meta": meta, "results": results}
+
+
+# --------------------------------------------------------------------------- rendering
+
+def _s(x) -> str:
+    return "-" if x is None else f"{x:.2f} s"
+
+
+def _tool_cell(summary: dict, name: str, raw: dict, unavailable: dict) -> str:
+    """`wall s = ratio` of a row, or why there is none (not run, unavailable, failed)."""
+    if name in unavailable:
+        return "n/a"
+    s = summary.get(name)
+    if s is None:
+        return "-"
+    if s.get("error") or s.get("wall_s") is None:
+        return "failed"
+    cell = f"{s['wall_s']:.2f} s = {s['wall_s'] / raw['wall_s']:.2f}x"
+    if s.get("total_tokens") != raw.get("total_tokens"):
+        cell += " (tokens differ from raw!)"
+    return cell
+
+
+def table_rows(data: dict) -> tuple[list[str], list[list[str]], list[str]]:
+    """Header, one row per compare.py run, and the notes under the table (RSS 4x / 1x per tokenizer)."""
+    results = data["results"]
+    cores = max((r["args"]["cores"] for r in results), default=2)
+    header = ["input", "tokenizer", "raw encode", f"mintdim --cores {cores}", "fixed cost", "--cores 1",
+              "speedup", "HF datasets", "datatrove", "peak RSS"]
+    rows, rss = [], {}
+    for r in results:
+        summ, raw, n = r["summary"], r["summary"]["raw"], r["args"]["cores"]
+        build = summ.get(f"mintdim-c{n}") or {}
+        ok = bool(build) and not build.get("error") and build.get("wall_s") is not None
+        one = summ.get("mintdim-c1") if n != 1 else None
+        one_ok = bool(one) and not one.get("error") and one.get("wall_s") is not None
+        samples = r["runs"]["raw"][0]["samples"] if r["runs"].get("raw") else None
+        scale = r["args"]["scale"]
+        mb = r["input_mb"] * C.MB / 1e6  # compare.py counts MiB; the README names files in MB (107 MB)
+        what = (f"{mb:,.0f} MB" if mb >= 10 else f"{mb:.1f} MB") + (f" (x{scale})" if scale > 1 else "")
+        what += f", {samples:,} samples" if samples is not None else ""
+        unavailable = r.get("unavailable_peers") or {}
+        rows.append([
+            what, r.get("label") or os.path.basename(r["args"]["tokenizer"]), _s(raw["wall_s"]),
+            _tool_cell(summ, f"mintdim-c{n}", raw, {}),
+            _s(build["wall_s"] - raw["wall_s"]) if ok else "-",
+            _tool_cell(summ, "mintdim-c1", raw, {}) if one is not None else "-",
+            f"{one['wall_s'] / build['wall_s']:.2f}x" if ok and one_ok else "-",
+            *(_tool_cell(summ, p, raw, unavailable) for p in PEER_NAMES),
+            f"{build['peak_rss_mb']:,.0f} MB" if ok else "-",
+        ])
+        if ok:
+            rss.setdefault(rows[-1][1], {})[scale] = build["peak_rss_mb"]
+    notes = []
+    for label, by_scale in rss.items():
+        scales = sorted(by_scale)
+        if len(scales) >= 2:
+            lo, hi = scales[0], scales[-1]
+            notes.append(f"{label}: peak RSS {by_scale[hi]:,.0f} MB at x{hi} / {by_scale[lo]:,.0f} MB at x{lo} "
+                         f"= {by_scale[hi] / by_scale[lo]:.2f}")
+    return header, rows, notes
+
+
+def render(data: dict) -> str:
+    """The Markdown between the markers: what was run where, the table, the notes."""
+    meta, results = data["meta"], data["results"]
+    runs = sorted({r["args"]["runs"] for r in results})
+    header, rows, notes = table_rows(data)
+    load = meta.get("load_at_start")
+    lines = [
+        f"Measured {meta['date']} on {meta['cores']} cores ({meta['cpu']}), MintDim {meta['commit']}, "
+        f"medians of {'/'.join(map(str, runs))} interleaved run(s)"
+        + (f", load average at start {load[0]:.2f}" if load else "") + ". Wall seconds; `= 1.08x` is the ratio "
+        "to the raw encode (the tokenizer's own batch encode of the same rendered texts); fixed cost is the "
+        "build minus raw; speedup is `--cores 1` / `--cores N`; peak RSS is the build's whole process tree; "
+        "`-` not run, `n/a` the peer cannot run here or with this tokenizer. Regenerate with "
+        f"`{meta['command']}` (benchmarks/README.md).",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    if notes:
+        lines += ["", "; ".join(notes) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def replace_between_markers(text: str, block: str, where: str = "README") -> str:
+    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
+        raise SystemExit(f"{where}: wants exactly one {START} line followed by one {END} line")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{block}{END}{tail}"
+
+
+def write_readme(path: str, data: dict) -> None:
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    new = replace_between_markers(text, render(data), path)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(new)
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------- command line
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] + " (issue 17)")
+    p.add_argument("--assets", default=os.path.join(REPO, "..", "assets"),
+                   help="directory of the real assets (default ../assets beside the repository)")
+    p.add_argument("--data", default=None, help="JSONL input (default ASSETS/data/sharegpt_pairs.jsonl)")
+    p.add_argument("--fields", default="prompt,response")
+    p.add_argument("--template", default=r"{prompt}\n{response}", help="as compare.py's --template")
+    p.add_argument("--minilm", default=None, help="tokenizer.json (default ASSETS/hf/minilm/tokenizer.json)")
+    p.add_argument("--j2", default=None, help="SentencePiece model (default ASSETS/sp/ai21-j2/j2-tokenizer.model)")
+    p.add_argument("--sizes", default=",".join(map(str, MANY_UNITS)), help="unit sizes of every build")
+    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--runs", type=int, default=3, help="runs per tool and input (medians)")
+    p.add_argument("--scale", type=int, default=1, help="the small input's scale; the large one is 4x that")
+    p.add_argument("--work", default=None, help="compare.py --work (default: the system temp dir)")
+    p.add_argument("--readme", default=os.path.join(REPO, "README.md"), help="file whose table is replaced")
+    p.add_argument("--json", default=None, help="also write every result with the run's date and machine here")
+    p.add_argument("--render-only", metavar="JSON", default=None,
+                   help="measure nothing: render the table from a --json file of an earlier run")
+    args = p.parse_args(argv)
+    args.data = args.data or os.path.join(args.assets, "data", "sharegpt_pairs.jsonl")
+    # the rows are named after the tokenizers of the set; another file is named by its file name
+    args.minilm_label = "MiniLM WordPiece" if not args.minilm else os.path.basename(args.minilm)
+    args.j2_label = "ai21 j2 SentencePiece" if not args.j2 else os.path.basename(args.j2)
+    args.minilm = args.minilm or os.path.join(args.assets, "hf", "minilm", "tokenizer.json")
+    args.j2 = args.j2 or os.path.join(args.assets, "sp", "ai21-j2", "j2-tokenizer.model")
+    try:
+        args.sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    except ValueError:
+        p.error("--sizes: comma-separated integers expected")
+    if not args.render_only:
+        for name in ("data", "minilm", "j2"):
+            if not os.path.isfile(getattr(args, name)):
+                p.error(f"--{name}: no such file {getattr(args, name)} (see --assets)")
+    if not os.path.isfile(args.readme):
+        p.error(f"--readme: no such file {args.readme}")
+    return args
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    if args.render_only:
+        with open(args.render_only, encoding="utf-8") as f:
+            data = json.load(f)
+    else:
+        data = run_set(args, argv)
+        if args.json:
+            C.write_json(args.json, data)
+            print(f"\n[readme-table] results written to {args.json}")
+    write_readme(args.readme, data)
+    print(f"\n[readme-table] table written to {args.readme}:\n\n{render(data)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

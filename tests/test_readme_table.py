@@ -1,0 +1,143 @@
+"""benchmarks/readme_table.py (issue 17 item 4): the README's performance table is rendered from
+compare.py's JSON results and replaces only what lies between the markers. No timing is asserted:
+the figures are made up here and must come out where the table says."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+import compare as C  # noqa: E402
+import readme_table as R  # noqa: E402
+
+MINILM, J2 = "/a/hf/minilm/tokenizer.json", "/a/sp/ai21-j2/j2-tokenizer.model"
+
+
+def run(wall, tokens=1000, rss=500.0, samples=61223):
+    return {"wall_s": wall, "cpu_s": wall * 1.9, "peak_rss_mb": rss, "peak_pss_mb": rss * 0.8,
+            "total_tokens": tokens, "samples": samples}
+
+
+def compare_result(label, tokenizer, scale, raw, build, cores1=None, peers=None, unavailable=None, rss=(500.0,)):
+    """A compare.py --json result as compare_mode writes it (summaries made by compare.summarize)."""
+    runs = {"raw": [run(w, samples=61223 * scale) for w in raw],
+            "mintdim-c2": [run(w, rss=r) for w, r in zip(build, rss * len(build))]}
+    if cores1:
+        runs["mintdim-c1"] = [run(w) for w in cores1]
+    for name, walls in (peers or {}).items():
+        runs[name] = [run(w) for w in walls]
+    return {"mode": "compare", "input": "/a/data/sharegpt_pairs.jsonl", "input_mb": 102.36 * scale,
+            "runs": runs, "summary": {k: C.summarize(v) for k, v in runs.items()},
+            "unavailable_peers": unavailable or {}, "label": label,
+            "args": {"cores": 2, "runs": len(raw), "scale": scale, "tokenizer": tokenizer}}
+
+
+@pytest.fixture
+def data():
+    meta = {"date": "2026-12-01 18:00 UTC", "cores": 2, "cpu": "AMD EPYC 7B13", "commit": "abc1234567",
+            "load_at_start": [0.12, 0.3, 0.4], "command": "python benchmarks/readme_table.py --runs 3"}
+    results = [
+        compare_result("MiniLM WordPiece", MINILM, 1, raw=[16.0, 15.0, 17.0], build=[17.5, 17.0, 18.0],
+                       peers={"hf_datasets": [17.2, 17.4, 17.3], "datatrove": [21.0, 22.0, 21.5]}, rss=(600.0,)),
+        compare_result("MiniLM WordPiece", MINILM, 4, raw=[60.0, 59.0, 61.0], build=[63.0, 62.0, 64.0],
+                       cores1=[118.0, 119.0, 117.0], rss=(660.0,)),
+        compare_result("ai21 j2 SentencePiece", J2, 1, raw=[5.5, 5.4, 5.6], build=[7.0, 7.2, 7.1],
+                       peers={"hf_datasets": [7.3, 7.5, 7.4]},
+                       unavailable={"datatrove": "DocumentTokenizer only takes a Hugging Face tokenizer"}),
+        compare_result("ai21 j2 SentencePiece", J2, 4, raw=[22.0, 21.0, 23.0], build=[23.0, 24.0, 23.5],
+                       cores1=[44.0, 45.0, 46.0]),
+    ]
+    return {"meta": meta, "results": results}
+
+
+README = "# Project\n\nintro\n\n## Performance\n\nbefore\n\n{start}\nold table\n| a | b |\n{end}\n\nafter\n"
+
+
+def cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def test_table_between_the_markers_from_compare_results(tmp_path, data):
+    path = tmp_path / "README.md"
+    path.write_text(README.format(start=R.START, end=R.END), encoding="utf-8")
+    R.write_readme(str(path), data)
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split(R.START + "\n")
+    block, tail = rest.split(R.END)
+    assert head == "# Project\n\nintro\n\n## Performance\n\nbefore\n\n" and tail == "\n\nafter\n"
+    assert "old table" not in block
+    assert block.startswith("Measured 2026-12-01 18:00 UTC on 2 cores (AMD EPYC 7B13), MintDim abc1234567, "
+                            "medians of 3 interleaved run(s), load average at start 0.12.")
+    assert "`python benchmarks/readme_table.py --runs 3`" in block
+    table = [ln for ln in block.splitlines() if ln.startswith("|")]
+    assert cells(table[0]) == ["input", "tokenizer", "raw encode", "mintdim --cores 2", "fixed cost", "--cores 1",
+                               "speedup", "HF datasets", "datatrove", "peak RSS"]
+    assert len(table) == 2 + 4
+    rows = [cells(ln) for ln in table[2:]]
+    # medians: raw 16.0, build 17.5 (ratio 1.09375), hf 17.3, datatrove 21.5; 102.36 MiB = 107 MB
+    assert rows[0] == ["107 MB, 61,223 samples", "MiniLM WordPiece", "16.00 s", "17.50 s = 1.09x", "1.50 s", "-", "-",
+                       "17.30 s = 1.08x", "21.50 s = 1.34x", "600 MB"]
+    assert rows[1] == ["429 MB (x4), 244,892 samples", "MiniLM WordPiece", "60.00 s", "63.00 s = 1.05x", "3.00 s",
+                       "118.00 s = 1.97x", "1.87x", "-", "-", "660 MB"]
+    assert rows[2][3:] == ["7.10 s = 1.29x", "1.60 s", "-", "-", "7.40 s = 1.35x", "n/a", "500 MB"]
+    assert rows[3][5:7] == ["45.00 s = 2.05x", "1.91x"]
+    assert "MiniLM WordPiece: peak RSS 660 MB at x4 / 600 MB at x1 = 1.10" in block
+    # the same data renders the same block: a second run only replaces the table
+    R.write_readme(str(path), data)
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_failed_and_token_mismatch_are_shown_not_hidden(data):
+    r = data["results"][0]
+    r["summary"]["datatrove"] = C.summarize([{"error": "Traceback ...", "wall_s": None}])
+    r["summary"]["hf_datasets"]["total_tokens"] = 999
+    row = cells([ln for ln in R.render(data).splitlines() if ln.startswith("| 107 MB")][0])
+    assert row[7] == "17.30 s = 1.08x (tokens differ from raw!)" and row[8] == "failed"
+
+
+@pytest.mark.parametrize("text", ["no markers", f"{R.START}\nonly the start\n", f"{R.END}\n{R.START}\n",
+                                  f"{R.START}\n{R.END}\n{R.START}\n{R.END}\n"])
+def test_the_readme_must_hold_one_pair_of_markers(tmp_path, data, text):
+    path = tmp_path / "README.md"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SystemExit, match="perf-table:start"):
+        R.write_readme(str(path), data)
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_render_only_rewrites_the_table_from_a_saved_json(tmp_path, data):
+    saved = tmp_path / "results.json"
+    saved.write_text(json.dumps(data), encoding="utf-8")
+    path = tmp_path / "README.md"
+    path.write_text(README.format(start=R.START, end=R.END), encoding="utf-8")
+    assert R.main(["--render-only", str(saved), "--readme", str(path)]) == 0
+    assert "| 107 MB, 61,223 samples | MiniLM WordPiece | 16.00 s |" in path.read_text(encoding="utf-8")
+
+
+def test_the_repository_readme_has_the_markers():
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    assert text.count(R.START) == 1 and text.count(R.END) == 1 and text.index(R.START) < text.index(R.END)
+
+
+def test_the_set_is_the_issues(tmp_path):
+    """1x with peers (no --cores 1), 4x without peers with --cores 1, for MiniLM and j2; one many-unit config;
+    the assets' paths default under --assets."""
+    for rel in ("data/sharegpt_pairs.jsonl", "hf/minilm/tokenizer.json", "sp/ai21-j2/j2-tokenizer.model"):
+        os.makedirs(os.path.dirname(tmp_path / rel), exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    args = R.parse_args(["--assets", str(tmp_path)])
+    runs = R.the_set(args)
+    assert [r["label"] for r in runs] == ["MiniLM WordPiece"] * 2 + ["ai21 j2 SentencePiece"] * 2
+    for r, tok, scale in zip(runs, ["hf/minilm/tokenizer.json"] * 2 + ["sp/ai21-j2/j2-tokenizer.model"] * 2,
+                             [1, 4, 1, 4]):
+        a = C.parse_args(r["argv"])  # compare.py accepts it as given
+        assert a.tokenizer == str(tmp_path / tok) and a.data == str(tmp_path / "data/sharegpt_pairs.jsonl")
+        assert a.sizes == [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 262144]
+        assert (a.scale, a.runs, a.cores) == (scale, 3, 2)
+        assert (a.peers, a.no_cores1) == ((["hf_datasets", "datatrove"], True) if scale == 1 else ([], False))
