@@ -82,6 +82,11 @@ def the_set(args) -> list[dict]:
         common += ["--work", args.work] if args.work else []
         out.append({"label": label, "argv": common + ["--scale", str(args.scale), "--no-cores1"]})
         out.append({"label": label, "argv": common + ["--scale", str(4 * args.scale), "--peers", "none"]})
+    if args.bpe:  # a byte-level BPE model (the exact tiktoken engine), at 1x against the peers
+        out.append({"label": args.bpe_label, "argv": [
+            "--data", args.data, "--fields", args.fields, "--template", args.template, "--tokenizer", args.bpe,
+            "--cores", str(args.cores), "--runs", str(args.runs), "--sizes", sizes, "--scale", str(args.scale),
+            "--no-cores1"] + (["--work", args.work] if args.work else [])})
     return out
 
 
@@ -215,6 +220,8 @@ def parse_args(argv):
     p.add_argument("--template", default=r"{prompt}\n{response}", help="as compare.py's --template")
     p.add_argument("--minilm", default=None, help="tokenizer.json (default ASSETS/hf/minilm/tokenizer.json)")
     p.add_argument("--j2", default=None, help="SentencePiece model (default ASSETS/sp/ai21-j2/j2-tokenizer.model)")
+    p.add_argument("--bpe", default=None, help="a byte-level BPE tokenizer.json run at 1x with the peers (default "
+                   "ASSETS/hf/llama3.2/tokenizer.json when present; 'none' to skip)")
     p.add_argument("--sizes", default=",".join(map(str, MANY_UNITS)), help="unit sizes of every build")
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--runs", type=int, default=3, help="runs per tool and input (medians)")
@@ -231,13 +238,17 @@ def parse_args(argv):
     args.j2_label = "ai21 j2 SentencePiece" if not args.j2 else os.path.basename(args.j2)
     args.minilm = args.minilm or os.path.join(args.assets, "hf", "minilm", "tokenizer.json")
     args.j2 = args.j2 or os.path.join(args.assets, "sp", "ai21-j2", "j2-tokenizer.model")
+    default_bpe = os.path.join(args.assets, "hf", "llama3.2", "tokenizer.json")
+    args.bpe_label = "Llama-3.2 byte-level BPE (engine)" if not args.bpe else os.path.basename(args.bpe)
+    args.bpe = (None if args.bpe == "none" else args.bpe
+                or (default_bpe if os.path.isfile(default_bpe) else None))
     try:
         args.sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     except ValueError:
         p.error("--sizes: comma-separated integers expected")
     if not args.render_only:
-        for name in ("data", "minilm", "j2"):
-            if not os.path.isfile(getattr(args, name)):
+        for name in ("data", "minilm", "j2", "bpe"):
+            if getattr(args, name) is not None and not os.path.isfile(getattr(args, name)):
                 p.error(f"--{name}: no such file {getattr(args, name)} (see --assets)")
     if not os.path.isfile(args.readme):
         p.error(f"--readme: no such file {args.readme}")

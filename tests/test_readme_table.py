@@ -141,3 +141,16 @@ def test_the_set_is_the_issues(tmp_path):
         assert a.sizes == [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 262144]
         assert (a.scale, a.runs, a.cores) == (scale, 3, 2)
         assert (a.peers, a.no_cores1) == ((["hf_datasets", "datatrove"], True) if scale == 1 else ([], False))
+
+
+def test_a_byte_level_bpe_model_in_the_assets_adds_one_1x_run_against_the_peers(tmp_path):
+    for rel in ("data/sharegpt_pairs.jsonl", "hf/minilm/tokenizer.json", "sp/ai21-j2/j2-tokenizer.model",
+                "hf/llama3.2/tokenizer.json"):
+        os.makedirs(os.path.dirname(tmp_path / rel), exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    runs = R.the_set(R.parse_args(["--assets", str(tmp_path)]))
+    assert [r["label"] for r in runs][-1] == "Llama-3.2 byte-level BPE (engine)" and len(runs) == 5
+    a = C.parse_args(runs[-1]["argv"])
+    assert a.tokenizer == str(tmp_path / "hf/llama3.2/tokenizer.json") and a.scale == 1 and a.no_cores1
+    assert a.peers == ["hf_datasets", "datatrove"]
+    assert len(R.the_set(R.parse_args(["--assets", str(tmp_path), "--bpe", "none"]))) == 4
