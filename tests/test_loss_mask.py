@@ -5,7 +5,6 @@ offsets for the whole rendered text, and the character spans of the trained
 fields worked out from the template by hand.
 """
 
-import json
 import os
 
 import numpy as np
