@@ -83,7 +83,7 @@ def the_set(args) -> list[dict]:
         out.append({"label": label, "argv": common + ["--scale", str(args.scale), "--no-cores1"]})
         out.append({"label": label, "argv": common + ["--scale", str(4 * args.scale), "--peers", "none"]})
     if args.bpe:  # a byte-level BPE model (the exact tiktoken engine), at 1x against the peers
-        out.append({"label": args.bpe_label, "argv": [
+        out.append({"label": args.bpe_label, "needs_pad_unk": True, "argv": [
             "--data", args.data, "--fields", args.fields, "--template", args.template, "--tokenizer", args.bpe,
             "--cores", str(args.cores), "--runs", str(args.runs), "--sizes", sizes, "--scale", str(args.scale),
             "--no-cores1"] + (["--work", args.work] if args.work else [])})
@@ -96,6 +96,12 @@ def run_set(args, argv: list[str]) -> dict:
     with tempfile.TemporaryDirectory(prefix="mintdim-readme-table-") as tmp:
         for i, item in enumerate(the_set(args)):
             path = os.path.join(tmp, f"run{i}.json")
+            if item.get("needs_pad_unk"):  # Llama-3/Qwen3 files name no PAD/UNK: a copy naming existing
+                # special tokens, as benchmarks/engine.py does (ids unchanged; every tool reads the copy)
+                from engine import buildable_copy
+
+                at = item["argv"].index("--tokenizer") + 1
+                item["argv"][at] = buildable_copy(item["argv"][at], tmp)
             print(f"\n[readme-table] {item['label']}: compare.py {' '.join(item['argv'])}", flush=True)
             C.main(item["argv"] + ["--json", path])
             with open(path, encoding="utf-8") as f:
