@@ -277,6 +277,48 @@ def test_the_cache_is_by_content(small, tmp_path):
     assert tok.engine == "tokenizers" and "merges" in tok.engine_reason
 
 
+def _hf_dir(src: str, root) -> str:
+    """A model directory (tokenizer.json + tokenizer_config.json naming PAD and UNK) around `src`."""
+    import shutil
+
+    os.makedirs(root, exist_ok=True)
+    shutil.copy(src, os.path.join(root, "tokenizer.json"))
+    with open(os.path.join(root, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump({"pad_token": "<pad>", "unk_token": "<unk>"}, f)
+    return str(root)
+
+
+@pytest.mark.parametrize("kind", ["hf_dir", "hf_json"])
+def test_tokenize_job_on_the_engine_does_not_load_the_library(small, tmp_path, monkeypatch, kind):
+    """PAD, UNK, vocab size and dtype come from pre-flight's record: a job on the engine loads the
+    library only for a text that needs it (none here: a file without a normalizer)."""
+    from mintdim.formats import intermediate as inter
+    from mintdim.stages.tokenize import tokenize_chunk
+    from mintdim.stages.validate import preflight
+
+    path = _hf_dir(small["gpt2"], tmp_path / "tok") if kind == "hf_dir" else small["gpt2"]
+    monkeypatch.chdir(tmp_path)
+    cfg = basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
+                       tokenizer={kind: {"path": path}}, sizes=[[256, 8192]])
+    build, metas = preflight(cfg)
+    meta = metas[build.files[0].tokenizer_abspath]
+    lib = library(small["gpt2"])
+    assert (meta.engine, meta.pad_id, meta.unk_id) == ("tiktoken", lib.token_to_id("<pad>"), lib.token_to_id("<unk>"))
+
+    def refused(*a, **k):
+        raise AssertionError("the tokenize job loaded the tokenizers library")
+
+    monkeypatch.setattr(tokenizers, "Tokenizer", type("Refused", (), {"from_file": refused, "from_str": refused}))
+    log = []
+    tokenize_chunk(build, metas, 0, 0, str(tmp_path / "chunk"), log=log.append)
+    assert log[-1].endswith("(engine: tiktoken)")
+    monkeypatch.undo()
+    rows = [json.loads(line) for line in open(GSM8K, encoding="utf-8")]
+    texts = [o["question"] + "\n\n" + o["answer"] for o in rows]
+    want = [len(e.ids) for e in lib.encode_batch_fast(texts, add_special_tokens=False)]
+    assert inter.unarr(inter.read(inter.meta_path(str(tmp_path / "chunk")))["lengths"]).tolist() == want
+
+
 def _tree(root: str) -> dict[str, bytes]:
     out = {}
     for p in sorted(glob.glob(os.path.join(root, "**", "*"), recursive=True)):

@@ -145,10 +145,18 @@ class HFDirTokenizer(HFJsonTokenizer):
         self.chat_template_path = chat_template
         self.declared_pad = pad_token  # the MintDim config's pad_token (must name an existing token)
         self.pad_token = pad_token if pad_token is not None else self.special_tokens.get("pad_token")
-        self._pad_id = self.tok.token_to_id(self.pad_token) if self.pad_token is not None else None
-        unk = self.special_tokens.get("unk_token")
-        self._unk_id = self.tok.token_to_id(unk) if unk is not None else None
         self._every = None
+
+    # PAD and UNK ids on demand (pre-flight asks; a tokenize job on the fast engine takes them from
+    # pre-flight's record and so does not load the library for them: ~0.5 s per job, Qwen3/Llama-3)
+    @property
+    def pad_id(self) -> int | None:
+        return self.tok.token_to_id(self.pad_token) if self.pad_token is not None else None
+
+    @property
+    def unk_id(self) -> int | None:
+        unk = self.special_tokens.get("unk_token")
+        return self.tok.token_to_id(unk) if unk is not None else None
 
     @property
     def chat_template(self) -> str | None:
