@@ -351,6 +351,47 @@ def test_build_with_engine_equals_library_build(small, tmp_path, monkeypatch):
     assert manifests["auto"] == manifests["tokenizers"]
 
 
+def test_a_fresh_work_dir_does_not_check_the_file_again(small, tmp_path, monkeypatch):
+    """The merges-vs-ranks check and its tables are cached by content (MINTDIM_CACHE_DIR): a build in a
+    new work dir neither runs the check in pre-flight nor in a tokenize job (those would leave the tables
+    in <work_dir>/engines), and gives the same bytes; corrupt tables are checked again, not used."""
+    import shutil
+
+    path = str(shutil.copy(small["llama3-nfc"], tmp_path / "tok.json"))
+    cache = os.environ["MINTDIM_CACHE_DIR"]
+
+    def cfg(tag):
+        return basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
+                            tokenizer={"hf_json": {"path": path}}, sizes=[[64, 128, 256, 8192]], out=f"out-{tag}",
+                            work_dir=f"work-{tag}")
+
+    def output(tag):
+        tree = _tree(str(tmp_path / f"out-{tag}"))
+        manifest = json.loads(tree.pop("manifest.json"))
+        assert manifest["tokenizer"]["engine"] == "tiktoken"
+        return tree
+
+    build_in(tmp_path, cfg("a"))
+    assert len(os.listdir(tmp_path / "work-a" / "engines")) == len(os.listdir(os.path.join(cache, "engines"))) == 1
+
+    def refused(*a, **k):
+        raise AssertionError("the merges-vs-ranks check ran again")
+
+    with monkeypatch.context() as m:
+        m.setattr(engines, "buildable_ranks", refused)
+        build_in(tmp_path, cfg("b"))
+    assert not os.path.exists(tmp_path / "work-b" / "engines")  # no job checked the file either
+    assert output("a") == output("b")
+    for d in ("engines", "tokenizer-facts"):
+        for name in os.listdir(os.path.join(cache, d)):
+            with open(os.path.join(cache, d, name), "r+b") as f:
+                f.seek(100)
+                f.write(b"\xff\xfe")
+    build_in(tmp_path, cfg("c"))
+    assert len(os.listdir(tmp_path / "work-c" / "engines")) == 1  # checked again, tables rewritten
+    assert output("a") == output("c")
+
+
 def test_loss_mask_build_keeps_the_library(small, tmp_path):
     """train_on needs the library's offsets: no engine in that build's manifest."""
     cfg = basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],

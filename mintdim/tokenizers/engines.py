@@ -274,58 +274,154 @@ def _own_library(path: str | None, tokenizer_json: str | None):
     return get
 
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: entries keyed by content + versions, in a checksummed envelope
+CACHE_ENV = "MINTDIM_CACHE_DIR"
 
 
 def cache_dir(work_dir: str) -> str:
-    """Where pre-flight leaves the checked tables for a build's tokenize jobs."""
+    """Where pre-flight leaves the checked tables for a build's tokenize jobs (the work dir's copy)."""
     return os.path.join(work_dir, "engines")
 
 
+def user_cache_dir() -> str | None:
+    """MintDim's cache of facts that depend only on a tokenizer file's content, shared by every work
+    directory: $MINTDIM_CACHE_DIR, else $XDG_CACHE_HOME/mintdim, else ~/.cache/mintdim (None: no home)."""
+    given = os.environ.get(CACHE_ENV)
+    if given:
+        return os.path.abspath(given)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "mintdim")
+    home = os.path.expanduser("~")
+    return os.path.join(home, ".cache", "mintdim") if home and home != "~" else None
+
+
+def cache_dirs(work_dir: str) -> list[str]:
+    """Where checked tables are looked for and left: the work dir's copy, then the user cache."""
+    user = user_cache_dir()
+    return [cache_dir(work_dir)] + ([os.path.join(user, "engines")] if user else [])
+
+
+_DIGESTS: dict[tuple, str] = {}
+
+
 def _digest(path: str | None, text: str | None) -> str:
+    """SHA-256 of the file's bytes (or of `text`), remembered in this process per path, inode, size,
+    mtime and ctime (a write changes ctime, which no one can set back: pre-flight asks for it up to
+    three times, for the facts' key, the tables' key and the encoder)."""
     import hashlib
 
     h = hashlib.sha256()
     if text is not None:
         h.update(text.encode("utf-8"))
         return h.hexdigest()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    st = os.stat(path)
+    key = (os.path.abspath(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if key not in _DIGESTS:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
 
 
-def _read_cache(cache_file: str):
+def file_digest(path: str) -> str:
+    return _digest(path, None)
+
+
+def read_entry(path: str) -> bytes | None:
+    """A cache entry's body, or None when absent, unreadable or not what was written (its SHA-256,
+    stored in front of it, differs: a torn or corrupted file is ignored, never trusted)."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    body = data[32:]
+    return body if len(data) >= 32 and hashlib.sha256(body).digest() == data[:32] else None
+
+
+def write_entry(path: str, body: bytes) -> bool:
+    """Write a cache entry atomically (a temporary file renamed into place); False when it cannot be
+    written (a read-only or full cache: the work is simply redone next time)."""
+    import hashlib
+
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(hashlib.sha256(body).digest() + body)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        return False
+
+
+def _tiktoken_version() -> str:
+    import tiktoken
+
+    return getattr(tiktoken, "__version__", "?")
+
+
+def ranks_name(content: str) -> str:
+    """The checked tables' file name: the tokenizer's SHA-256, MintDim's and tiktoken's versions."""
+    import hashlib
+
+    from .. import __version__
+
+    key = f"{content}|mintdim {__version__}|tiktoken {_tiktoken_version()}|{CACHE_VERSION}"
+    return f"tiktoken-{hashlib.sha256(key.encode('utf-8')).hexdigest()}.msgpack"
+
+
+def ranks_cached(path: str, dirs: list[str]) -> bool:
+    """Are the checked tables of the tokenizer.json at `path` in one of `dirs` (their checksum intact;
+    the reader checks the rest)?"""
+    try:
+        name = ranks_name(file_digest(path))
+    except (OSError, ImportError):
+        return False
+    return any(read_entry(os.path.join(d, name)) is not None for d in dirs)
+
+
+def _read_cache(cache_file: str, content: str):
     import msgpack
     import numpy as np
 
+    body = read_entry(cache_file)
+    if body is None:
+        return None
     try:
-        with open(cache_file, "rb") as f:
-            data = msgpack.unpackb(f.read(), raw=False)
-    except (OSError, ValueError, msgpack.UnpackException):
+        data = msgpack.unpackb(body, raw=False)
+        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or data.get("content") != content:
+            return None
+        ends = np.cumsum(np.frombuffer(data["lengths"], dtype=np.uint16), dtype=np.int64).tolist()
+        ids = np.frombuffer(data["ids"], dtype=np.uint32).tolist()
+        blob = data["tokens"]
+        if len(ends) != len(ids) or (ends[-1] if ends else 0) != len(blob):
+            return None
+        starts = [0] + ends[:-1]
+        return ({blob[a:b]: i for a, b, i in zip(starts, ends, ids)}, data["pattern"], data["specials"],
+                data["normalizer"])
+    except (ValueError, TypeError, KeyError, msgpack.UnpackException):
         return None
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
-        return None
-    ends = np.cumsum(np.frombuffer(data["lengths"], dtype=np.uint16)).tolist()
-    ids = np.frombuffer(data["ids"], dtype=np.uint32).tolist()
-    blob = data["tokens"]
-    starts = [0] + ends[:-1]
-    return {blob[a:b]: i for a, b, i in zip(starts, ends, ids)}, data["pattern"], data["specials"], data["normalizer"]
 
 
-def _write_cache(cache_file: str, mergeable: dict[bytes, int], pattern, specials, normalizer) -> None:
+def _write_cache(cache_file: str, content: str, mergeable: dict[bytes, int], pattern, specials, normalizer) -> None:
     import msgpack
     import numpy as np
 
     tokens = list(mergeable)
-    data = {"version": CACHE_VERSION, "pattern": pattern, "specials": specials, "normalizer": normalizer,
-            "tokens": b"".join(tokens), "lengths": np.asarray([len(t) for t in tokens], dtype=np.uint16).tobytes(),
+    data = {"version": CACHE_VERSION, "content": content, "pattern": pattern, "specials": specials,
+            "normalizer": normalizer, "tokens": b"".join(tokens),
+            "lengths": np.asarray([len(t) for t in tokens], dtype=np.uint16).tobytes(),
             "ids": np.asarray([mergeable[t] for t in tokens], dtype=np.uint32).tobytes()}
-    os.makedirs(os.path.dirname(cache_file), exist_ok=True)
-    tmp = f"{cache_file}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(msgpack.packb(data, use_bin_type=True))
-    os.replace(tmp, cache_file)
+    write_entry(cache_file, msgpack.packb(data, use_bin_type=True))
 
 
 def _eligible_spec(path: str | None, text: str | None = None):
@@ -350,7 +446,7 @@ def _eligible_spec(path: str | None, text: str | None = None):
     return mergeable, pattern, specials, normalizer
 
 
-def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir: str | None = None,
+def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir: str | list[str] | None = None,
                      tokenizer_json: str | None = None):
     """(encoder, reason): a TiktokenEncoder when the tokenizer.json at `path` is eligible, else (None, why not).
 
@@ -358,9 +454,12 @@ def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir
     object actually used, when a loader such as transformers changed it after reading the file).
 
     library: the file's `tokenizers` Tokenizer, or a no-argument callable returning it (loaded only
-    when a text needs it). cache_dir: where a passed check leaves the checked ranks under the file's
-    SHA-256 (the build's work dir: pre-flight checks, each tokenize job reads them in ~0.1 s instead
-    of ~2 s for the check); only a passed check of the same bytes writes there."""
+    when a text needs it). cache_dir: a directory or a list of them (cache_dirs: the build's work dir,
+    then the user cache) where a passed check leaves the checked ranks under the file's SHA-256 and
+    MintDim's and tiktoken's versions (pre-flight checks, each tokenize job reads them in ~0.1 s
+    instead of ~2 s for the check; a later build of the same file in any work dir reads them too);
+    only a passed check of the same bytes writes there, and an entry is used only when its stored
+    content hash and checksum match."""
     try:
         import tiktoken  # noqa: F401
     except ImportError:
@@ -373,16 +472,18 @@ def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir
     elif library is None:
         library = _own_library(path, tokenizer_json)
     try:
-        cache_file = (os.path.join(cache_dir, f"tiktoken-{_digest(path, tokenizer_json)}.msgpack")
-                      if cache_dir else None)
-        found = _read_cache(cache_file) if cache_file else None
-        if found is None:
+        dirs = [cache_dir] if isinstance(cache_dir, str) else list(cache_dir or [])
+        content = _digest(path, tokenizer_json) if dirs else None
+        files = [os.path.join(d, ranks_name(content)) for d in dirs]
+        found = None
+        for cache_file in files:
+            found = _read_cache(cache_file, content)
+            if found is not None:
+                break
+        else:
             found = _eligible_spec(path, tokenizer_json)
-            if cache_file:
-                try:
-                    _write_cache(cache_file, *found)
-                except OSError:
-                    pass  # only a cache
+            for cache_file in files:  # only a cache: an unwritable one is skipped
+                _write_cache(cache_file, content, *found)
         return TiktokenEncoder(*found, library=library, threads=threads), TIKTOKEN
     except NotEligible as exc:
         return None, str(exc)
