@@ -83,9 +83,11 @@ def train(path: str, pattern: str | None, nfc: bool, vocab: int = 1500) -> str:
     tok = Tokenizer(hf_models.BPE(unk_token="<unk>"))
     if nfc:
         tok.normalizer = normalizers.NFC()
-    if pattern:
-        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
-                                                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    if pattern:  # one Split, or several in sequence (DeepSeek's three)
+        splits = [pre_tokenizers.Split(Regex(p), behavior="isolated") for p in ([pattern] if isinstance(pattern, str)
+                                                                               else pattern)]
+        tok.pre_tokenizer = pre_tokenizers.Sequence(splits + [pre_tokenizers.ByteLevel(add_prefix_space=False,
+                                                                                      use_regex=False)])
     else:
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=SPECIALS, show_progress=False,
@@ -101,7 +103,8 @@ def train(path: str, pattern: str | None, nfc: bool, vocab: int = 1500) -> str:
 def small(tmp_path_factory) -> dict[str, str]:
     d = tmp_path_factory.mktemp("bl")
     return {"llama3-nfc": train(str(d / "llama3-nfc.json"), LLAMA3_PATTERN, nfc=True),
-            "gpt2": train(str(d / "gpt2.json"), None, nfc=False)}
+            "gpt2": train(str(d / "gpt2.json"), None, nfc=False),
+            "deepseek-splits": train(str(d / "deepseek.json"), list(engines.DEEPSEEK_SPLITS), nfc=False)}
 
 
 def library(path: str) -> Tokenizer:
@@ -127,12 +130,12 @@ def assert_same_ids(path: str, texts: list[str], threads: int = 1, batch: int = 
     return tokens
 
 
-@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2"])
+@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2", "deepseek-splits"])
 def test_small_byte_level_files_are_eligible_and_encode_identically(small, name):
     assert assert_same_ids(small[name], gsm8k_texts() + adversarial()) > 100_000
 
 
-@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2"])
+@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2", "deepseek-splits"])
 def test_every_code_point_in_context(small, name):
     """The Split regexes' classes (\\p{L}, \\p{N}, \\s, case folding) agree between the two regex engines."""
     assert_same_ids(small[name], code_point_texts(step=1 if SLOW else 17))
@@ -205,6 +208,40 @@ def test_ineligible_files_keep_the_library(small, tmp_path, edit, reason):
     texts = gsm8k_texts()[:50] + adversarial()
     if reason != "dropout":  # random by design
         assert tok.encode_ids(texts) == [e.ids for e in library(path).encode_batch_fast(texts, add_special_tokens=False)]
+
+
+def test_three_splits_other_than_deepseeks_keep_the_library(small, tmp_path):
+    """The one-pattern form is proven for DeepSeek's three regexes only."""
+    def edit(spec):
+        spec["pre_tokenizer"]["pretokenizers"][2]["pattern"]["Regex"] = LLAMA3_PATTERN
+
+    path = _edited(small["deepseek-splits"], tmp_path / "other.json", edit)
+    fast, why = engines.fast_encoder_for(path, library(path))
+    assert fast is None and "only DeepSeek's" in why
+
+
+def test_normalized_added_tokens_without_a_normalizer(small, tmp_path):
+    """With no normalizer the library matches the tokens without the `normalized` flag first, then the
+    flagged ones in what is left; tiktoken all at once, leftmost. Allowed when no flagged token can
+    start before an overlapping plain one; the ids then agree. Refused otherwise: they differ."""
+    def add(plain, flagged):
+        def edit(spec):
+            for k, (content, norm) in enumerate([(plain, False), (flagged, True)]):
+                spec["added_tokens"].append({"id": 1501 + k, "content": content, "single_word": False,
+                                             "lstrip": False, "rstrip": False, "normalized": norm, "special": False})
+        return edit
+
+    ok = _edited(small["gpt2"], tmp_path / "ok.json", add("<a>|", "|b|"))  # a plain one first, then overlap: fine
+    texts = ["<a>|b|", "x|b|<a>|b|y", "<a>|b|<a>|", "|b|<a>|", "<a>|<a>|b|b|"] + gsm8k_texts()[:50]
+    lib = library(ok)
+    assert [e.ids for e in lib.encode_batch_fast(["<a>|b|"], add_special_tokens=False)][0] == [1501, lib.token_to_id("b"),
+                                                                                                lib.token_to_id("|")]
+    assert assert_same_ids(ok, texts) > 0
+    bad = _edited(small["gpt2"], tmp_path / "bad.json", add("b|<a>", "x|b"))  # "x|b|<a>": flagged first, overlapping
+    fast, why = engines.fast_encoder_for(bad, library(bad))
+    assert fast is None and "overlap" in why
+    inside = _edited(small["gpt2"], tmp_path / "inside.json", add("<a>", "x<a>y"))
+    assert "overlap" in engines.fast_encoder_for(inside, library(inside))[1]
 
 
 def test_merges_out_of_id_order_would_change_ids(small, tmp_path):
@@ -405,7 +442,7 @@ def test_loss_mask_build_keeps_the_library(small, tmp_path):
 # ---- real model files (skipped without /work/assets) ----
 
 REAL = {"llama3.2": "hf/llama3.2/tokenizer.json", "llama3_1": "hf/llama3_1/tokenizer.json",
-        "qwen3": "hf/qwen3/tokenizer.json"}
+        "qwen3": "hf/qwen3/tokenizer.json", "deepseek": "hf/deepseek/tokenizer.json"}
 
 
 def real(name: str) -> str:
@@ -419,14 +456,22 @@ def real(name: str) -> str:
 def test_real_byte_level_files_adversarial_and_code_points(name):
     path = real(name)
     texts = adversarial() + [t.replace("<|im_start|>", s) for t in adversarial()
-                             for s in ("<|eot_id|>", "<|begin_of_text|>", "<|endoftext|>", "</think>")]
+                             for s in ("<|eot_id|>", "<|begin_of_text|>", "<|endoftext|>", "</think>",
+                                       "<｜User｜>", "<｜end▁of▁sentence｜>", "<｜/table>｜DSML｜", "｜DSML｜<｜/table>｜",
+                                       "<｜fim▁hole｜>", "<｜begin▁of▁sentence｜><｜User｜>")]
     assert_same_ids(path, texts + code_point_texts(step=1 if SLOW else 17))
 
 
-def test_deepseek_is_refused_for_its_three_splits():
+def test_deepseek_three_splits_are_one_pattern():
+    """DeepSeek's file: three Splits (digits, CJK runs, the rest), an empty normalizer and 46
+    `normalized` added tokens, none able to start before an overlapping plain one: eligible."""
     path = real("hf/deepseek/tokenizer.json")
+    with open(path, encoding="utf-8") as f:
+        spec = json.load(f)
+    assert [p["type"] for p in spec["pre_tokenizer"]["pretokenizers"]] == ["Split"] * 3 + ["ByteLevel"]
+    assert sum(bool(a["normalized"]) for a in spec["added_tokens"]) == 46
     fast, why = engines.fast_encoder_for(path, library(path))
-    assert fast is None and "pre-tokenizer" in why
+    assert fast is not None, why
 
 
 def gettext_texts(limit: int | None = None) -> list[str]:

@@ -1,6 +1,6 @@
 """An exact faster engine for byte-level BPE `tokenizer.json` files: tiktoken.
 
-Llama-3, Qwen2/3 and similar models ship byte-level BPE tokenizer.json files
+Llama-3, Qwen2/3, DeepSeek and similar models ship byte-level BPE tokenizer.json files
 whose vocabularies came from tiktoken. tiktoken's Rust core encodes the same
 texts several times faster than `tokenizers` (docs/performance.md). It is used
 when, and only when, the file itself shows that it gives the library's ids:
@@ -13,9 +13,13 @@ when, and only when, the file itself shows that it gives the library's ids:
   ByteLevel(add_prefix_space=false, use_regex=false)]: the Split regex becomes
   tiktoken's pattern (tiktoken, like the Split, drops nothing: the patterns
   accepted match every character; checked by the tests on every code point);
-- added tokens: none with lstrip, rstrip, single_word or normalized set, and
-  none a prefix of another (tiktoken picks the first alternative of its
-  special-token regex; `tokenizers` the longest match: the same only then);
+  or DeepSeek's three Splits (digits, CJK runs, the rest) + that ByteLevel,
+  rewritten as one pattern (_deepseek_pattern says why it is the same);
+- added tokens: none with lstrip, rstrip, single_word or normalized set (with
+  no normalizer, normalized is allowed when no such token can start before an
+  overlapping token without it: _added_tokens), and none a prefix of another
+  (tiktoken picks the first alternative of its special-token regex;
+  `tokenizers` the longest match: the same only then);
 - merges vs ranks (the check below): tiktoken merges, in a word, the adjacent
   pair whose concatenation has the lowest rank (= token id); `tokenizers`
   merges the adjacent pair listed first in `merges`. They agree when every
@@ -75,6 +79,38 @@ class NotEligible(ValueError):
     """The file is not one tiktoken encodes exactly like `tokenizers` (the message says why)."""
 
 
+# DeepSeek (V2/V3/R1) pre-tokenizes with three Isolated Splits in sequence, then ByteLevel: digits
+# (groups of up to 3), then runs of CJK ideographs and kana, then the rest by a Llama-like regex.
+PUNCT_WORD = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+"  # as the file spells it (\r, \n: the characters)
+DEEPSEEK_SPLITS = (
+    r"\p{N}{1,3}",
+    "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+    PUNCT_WORD + "|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+)
+
+
+def _deepseek_pattern() -> str:
+    r"""The three Splits as one tiktoken pattern, piece for piece. Every \p{N} character ends up in a
+    digit piece and every character of the CJK class C (never \p{N}) in a maximal C run, so the third
+    Split sees: C runs, and maximal runs of the other characters (D). Its regex on a piece equals
+    the regex restricted to the piece's class (each class intersected with it; `(?!\S)` at a piece's
+    end: not followed by a non-space of the same class), and what it leaves unmatched inside a
+    piece (e.g. a control character not before a letter) is a piece too: the last alternative of
+    each class, runs of characters where no other alternative of that class starts. The
+    alternatives of C and D cannot start on each other's characters, so their order is free.
+    Identity with the library: tests/test_engine.py (every code point in contexts, adversarial
+    strings, the gettext catalogues, the ShareGPT pairs)."""
+    c = "\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff"
+    third_c = rf"[[{c}]--[\p{{L}}\p{{P}}\p{{S}}]]?[[{c}]&&[\p{{L}}\p{{M}}]]+|[[{c}]&&[\p{{P}}\p{{S}}]]+"
+    third_d = (PUNCT_WORD + rf"|[^\r\n\p{{L}}\p{{P}}\p{{S}}\p{{N}}{c}]?[[\p{{L}}\p{{M}}]--[{c}]]+"
+               rf"| ?[[\p{{P}}\p{{S}}]--[{c}]]+[\r\n]*"
+               r"|\s*[\r\n]+"
+               rf"|\s+(?![^\s\p{{N}}{c}])"
+               r"|\s+")
+    return (rf"\p{{N}}{{1,3}}|{third_c}|(?:(?!{third_c})[{c}])+"
+            rf"|{third_d}|(?:(?!{third_d})[^\p{{N}}{c}])+")
+
+
 def _pattern(pre) -> str:
     if not isinstance(pre, dict):
         raise NotEligible("no pre-tokenizer")
@@ -82,17 +118,22 @@ def _pattern(pre) -> str:
         if pre.get("add_prefix_space") or not pre.get("use_regex", True):
             raise NotEligible("ByteLevel pre-tokenizer with add_prefix_space or without its regex")
         return GPT2_PATTERN
-    if pre.get("type") != "Sequence" or len(pre.get("pretokenizers") or []) != 2:
+    steps = (pre.get("pretokenizers") or []) if pre.get("type") == "Sequence" else []
+    if len(steps) not in (2, len(DEEPSEEK_SPLITS) + 1):
         raise NotEligible(f"pre-tokenizer {pre.get('type')} is not Split + ByteLevel or ByteLevel")
-    split, byte_level = pre["pretokenizers"]
-    if split.get("type") != "Split" or byte_level.get("type") != "ByteLevel":
+    *splits, byte_level = steps
+    if any(split.get("type") != "Split" for split in splits) or byte_level.get("type") != "ByteLevel":
         raise NotEligible("pre-tokenizer sequence is not Split + ByteLevel")
     if byte_level.get("add_prefix_space") or byte_level.get("use_regex", True):
         raise NotEligible("ByteLevel after Split with add_prefix_space or its own regex")
-    regex = (split.get("pattern") or {}).get("Regex")
-    if regex is None or split.get("behavior") != "Isolated" or split.get("invert"):
+    regexes = tuple((split.get("pattern") or {}).get("Regex") for split in splits)
+    if None in regexes or any(split.get("behavior") != "Isolated" or split.get("invert") for split in splits):
         raise NotEligible("Split is not an isolated, non-inverted regex split")
-    return regex
+    if len(regexes) == 1:
+        return regexes[0]
+    if regexes != DEEPSEEK_SPLITS:
+        raise NotEligible("pre-tokenizer sequence is not Split + ByteLevel (three Splits: only DeepSeek's)")
+    return _deepseek_pattern()
 
 
 def _normalizer(norm) -> str | None:
@@ -121,19 +162,38 @@ def _model_checks(model: dict) -> None:
         raise NotEligible("continuing_subword_prefix / end_of_word_suffix")
 
 
-def _added_tokens(added: list) -> dict[str, int]:
-    specials = {}
+def _added_tokens(added: list, normalizer: str | None) -> dict[str, int]:
+    """normalizer None (identity): `normalized` tokens are allowed when none can start before an
+    overlapping token without the flag (_no_overlap). The library matches the unflagged tokens first,
+    then the flagged ones in what is left (the normalizer changing nothing); tiktoken matches all at
+    once, leftmost first: the same occurrences then."""
+    specials, flagged = {}, []
     for a in added:
-        if a.get("lstrip") or a.get("rstrip") or a.get("single_word") or a.get("normalized"):
+        if a.get("lstrip") or a.get("rstrip") or a.get("single_word") or (a.get("normalized") and normalizer):
             raise NotEligible(f"added token {a.get('content')!r} has lstrip/rstrip/single_word/normalized")
         if not a.get("content"):
             raise NotEligible("an empty added token")
         specials[a["content"]] = int(a["id"])
+        if a.get("normalized"):
+            flagged.append(a["content"])
     contents = sorted(specials)
     for x, y in zip(contents, contents[1:]):  # sorted: a prefix sorts right before some extension of it
         if y.startswith(x):
             raise NotEligible(f"added token {x!r} is a prefix of {y!r}")
+    if flagged:
+        _no_overlap(flagged, [t for t in specials if t not in set(flagged)])
     return specials
+
+
+def _no_overlap(flagged: list[str], plain: list[str]) -> None:
+    """NotEligible when an occurrence of a flagged token x could start before an overlapping occurrence
+    of a plain token y: x holding y, or a proper suffix of x equal to a proper prefix of y. (The other
+    overlaps start with y, which both engines then take: the library in its first pass, tiktoken as
+    the leftmost; no plain occurrence can start inside a flagged one taken, so the rest follows.)"""
+    prefixes = {y[:k] for y in plain for k in range(1, len(y))}
+    for x in flagged:
+        if any(x[k:] in prefixes for k in range(1, len(x))) or any(y in x for y in plain):
+            raise NotEligible(f"normalized added token {x!r} can overlap a later non-normalized one")
 
 
 def _split_merge(m) -> tuple[str, str]:
@@ -436,7 +496,7 @@ def _eligible_spec(path: str | None, text: str | None = None):
     _model_checks(model)
     normalizer = _normalizer(spec.get("normalizer"))
     pattern = _pattern(spec.get("pre_tokenizer"))
-    specials = _added_tokens(spec.get("added_tokens") or [])
+    specials = _added_tokens(spec.get("added_tokens") or [], normalizer)
     vocab, merges = model.get("vocab") or {}, model.get("merges") or []
     if not isinstance(vocab, dict):
         raise NotEligible("vocab is not a mapping")
