@@ -96,8 +96,8 @@ def _deepseek_pattern() -> str:
     the regex restricted to the piece's class (each class intersected with it; `(?!\S)` at a piece's
     end: not followed by a non-space of the same class), and what it leaves unmatched inside a
     piece (e.g. a control character not before a letter) is a piece too: the last alternative of
-    each class, runs of characters where no other alternative of that class starts. The
-    alternatives of C and D cannot start on each other's characters, so their order is free.
+    each class, runs of characters where no other alternative of that class starts. No alternative
+    of one class (digits, C, D) can start on another's characters, so their order is free.
     Identity with the library: tests/test_engine.py (every code point in contexts, adversarial
     strings, the gettext catalogues, the ShareGPT pairs)."""
     c = "\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff"
@@ -107,8 +107,9 @@ def _deepseek_pattern() -> str:
                r"|\s*[\r\n]+"
                rf"|\s+(?![^\s\p{{N}}{c}])"
                r"|\s+")
-    return (rf"\p{{N}}{{1,3}}|{third_c}|(?:(?!{third_c})[{c}])+"
-            rf"|{third_d}|(?:(?!{third_d})[^\p{{N}}{c}])+")
+    # most text is D: its alternatives first (-24% CPU against digits, C, D on ShareGPT, same ids)
+    return (rf"{third_d}|\p{{N}}{{1,3}}|{third_c}|(?:(?!{third_c})[{c}])+"
+            rf"|(?:(?!{third_d})[^\p{{N}}{c}])+")
 
 
 def _pattern(pre) -> str:
