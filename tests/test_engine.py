@@ -314,29 +314,42 @@ def test_the_cache_is_by_content(small, tmp_path):
     assert tok.engine == "tokenizers" and "merges" in tok.engine_reason
 
 
+CHAT_TEMPLATE = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+
+
 def _hf_dir(src: str, root) -> str:
-    """A model directory (tokenizer.json + tokenizer_config.json naming PAD and UNK) around `src`."""
+    """A model directory (tokenizer.json + tokenizer_config.json naming PAD and UNK, a chat template)."""
     import shutil
 
     os.makedirs(root, exist_ok=True)
     shutil.copy(src, os.path.join(root, "tokenizer.json"))
     with open(os.path.join(root, "tokenizer_config.json"), "w", encoding="utf-8") as f:
-        json.dump({"pad_token": "<pad>", "unk_token": "<unk>"}, f)
+        json.dump({"pad_token": "<pad>", "unk_token": "<unk>", "eos_token": "<|im_end|>",
+                   "chat_template": CHAT_TEMPLATE}, f)
     return str(root)
 
 
-@pytest.mark.parametrize("kind", ["hf_dir", "hf_json"])
+@pytest.mark.parametrize("kind", ["hf_dir", "hf_json", "chat"])
 def test_tokenize_job_on_the_engine_does_not_load_the_library(small, tmp_path, monkeypatch, kind):
-    """PAD, UNK, vocab size and dtype come from pre-flight's record: a job on the engine loads the
-    library only for a text that needs it (none here: a file without a normalizer)."""
+    """PAD, UNK, vocab size and dtype come from pre-flight's record (and a chat template's special
+    tokens from the file): a job on the engine loads the library only for a text that needs it
+    (none here: a file without a normalizer)."""
     from mintdim.formats import intermediate as inter
     from mintdim.stages.tokenize import tokenize_chunk
     from mintdim.stages.validate import preflight
 
-    path = _hf_dir(small["gpt2"], tmp_path / "tok") if kind == "hf_dir" else small["gpt2"]
+    path = small["gpt2"] if kind == "hf_json" else _hf_dir(small["gpt2"], tmp_path / "tok")
     monkeypatch.chdir(tmp_path)
+    rows = [json.loads(line) for line in open(GSM8K, encoding="utf-8")]
+    texts = [o["question"] + "\n\n" + o["answer"] for o in rows]
     cfg = basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
-                       tokenizer={kind: {"path": path}}, sizes=[[256, 8192]])
+                       tokenizer={"hf_json" if kind == "hf_json" else "hf_dir": {"path": path}}, sizes=[[256, 8192]])
+    if kind == "chat":
+        turns = [[{"role": "user", "content": o["question"]}, {"role": "assistant", "content": o["answer"]}]
+                 for o in rows]
+        cfg["source"] = {"files": [write_jsonl(tmp_path / "chats.jsonl", [{"messages": t} for t in turns])],
+                         "chat": {}}
+        texts = ["".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in t) for t in turns]
     build, metas = preflight(cfg)
     meta = metas[build.files[0].tokenizer_abspath]
     lib = library(small["gpt2"])
@@ -350,8 +363,6 @@ def test_tokenize_job_on_the_engine_does_not_load_the_library(small, tmp_path, m
     tokenize_chunk(build, metas, 0, 0, str(tmp_path / "chunk"), log=log.append)
     assert log[-1].endswith("(engine: tiktoken)")
     monkeypatch.undo()
-    rows = [json.loads(line) for line in open(GSM8K, encoding="utf-8")]
-    texts = [o["question"] + "\n\n" + o["answer"] for o in rows]
     want = [len(e.ids) for e in lib.encode_batch_fast(texts, add_special_tokens=False)]
     assert inter.unarr(inter.read(inter.meta_path(str(tmp_path / "chunk")))["lengths"]).tolist() == want
 
