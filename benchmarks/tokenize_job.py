@@ -7,9 +7,11 @@ measurement in a fresh process, rounds interleaved, medians:
   raw      the tokenizer's own batch encode of the same rendered texts, batches of --batch
   phases   read, JSON parse, field check, render, UTF-8 + SHA-256 over the chunk, each on its own
 and, with --profile, a cProfile (CPU timer) of one job: the functions beyond the encode.
+When pre-flight picks the fast engine (hf_json / hf_dir byte-level BPE), job and raw both use it.
 
     python benchmarks/tokenize_job.py --data ../assets/data/sharegpt_pairs.jsonl --fields prompt,response \\
         --template '{prompt}\\n{response}' --tokenizer ../assets/hf/minilm/tokenizer.json --chunk-mb 16
+    python benchmarks/tokenize_job.py ... --kind hf_dir --tokenizer ../assets/hf/qwen3 --chunk-mb 16
 """
 
 from __future__ import annotations
@@ -39,9 +41,10 @@ def setup(spec: dict):
     from mintdim.sources import jsonl
     from mintdim.stages.validate import preflight
 
-    kind = "sentencepiece" if spec["tokenizer"].endswith(".model") else "hf_json"
+    kind = spec.get("kind") or ("sentencepiece" if spec["tokenizer"].endswith(".model") else "hf_json")
+    options = {"pad_token": spec["pad_token"]} if spec.get("pad_token") else {}
     raw = {"source": {"files": [spec["data"]], "fields": [spec["fields"]], "templates": [spec["template"]]},
-           "tokenizer": {kind: {"path": spec["tokenizer"]}},
+           "tokenizer": {kind: {"path": spec["tokenizer"], **options}},
            "units": {"sizes": [[128 * 2 ** i for i in range(12)]], "build_batch": [spec["batch"]]},
            "output": {"dir": os.path.join(spec["work"], "out"), "samples_per_shard": [10000]},
            "work_dir": os.path.join(spec["work"], "work"), "chunk_mb": spec["chunk_mb"]}
@@ -56,6 +59,7 @@ def child(mode: str, spec: dict) -> dict:
     from mintdim.sources import jsonl
     from mintdim.sources import template as T
     from mintdim.stages.tokenize import tokenize_chunk
+    from mintdim.tokenizers.engines import cache_dir
     from mintdim.tokenizers.kinds import load
 
     build, metas, entry, start, end = setup(spec)
@@ -69,7 +73,9 @@ def child(mode: str, spec: dict) -> dict:
     if mode == "raw":
         texts = [tpl.render(jsonl.parse_object(r, entry.path, 0)) for r in lines]
         c0 = cpu()
-        tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=1)
+        engine = metas[entry.tokenizer_abspath].engine  # the fast engine when pre-flight chose it (as the job)
+        tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=1, engine=engine,
+                   engine_cache=cache_dir(build.work_dir) if engine else None, **(entry.tokenizer_options or {}))
         c1 = cpu()
         for i in range(0, len(texts), spec["batch"]):
             tok.encode_ids(texts[i:i + spec["batch"]])
@@ -116,6 +122,9 @@ def main() -> int:
     p.add_argument("--fields", required=True)
     p.add_argument("--template", required=True)
     p.add_argument("--tokenizer", required=True)
+    p.add_argument("--kind", choices=("hf_json", "hf_dir", "sentencepiece"),
+                   help="the tokenizer kind (default: sentencepiece for .model, else hf_json)")
+    p.add_argument("--pad-token", help="hf_dir: the existing token to pad with (a directory without one)")
     p.add_argument("--chunk-mb", type=int, default=16)
     p.add_argument("--batch", type=int, default=4096)
     p.add_argument("--rounds", type=int, default=3)
@@ -124,8 +133,8 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="mintdim-jobprof-")
     spec = {"data": os.path.abspath(args.data), "fields": [f for f in args.fields.split(",") if f],
             "template": args.template.encode("latin-1", "backslashreplace").decode("unicode_escape"),
-            "tokenizer": os.path.abspath(args.tokenizer), "chunk_mb": args.chunk_mb, "batch": args.batch,
-            "work": work}
+            "tokenizer": os.path.abspath(args.tokenizer), "kind": args.kind, "pad_token": args.pad_token,
+            "chunk_mb": args.chunk_mb, "batch": args.batch, "work": work}
     spec_path = os.path.join(work, "spec.json")
     with open(spec_path, "w", encoding="utf-8") as f:
         json.dump(spec, f)

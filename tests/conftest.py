@@ -119,3 +119,19 @@ def read_mask(out, row):
     path = os.path.join(out, row["shard_path"].replace("shard_", "mask_"))
     rec = np.fromfile(path, dtype=np.uint8).reshape(-1, (unit + 7) // 8)[row["shard_row"]]
     return np.unpackbits(rec, bitorder="little")[:unit].astype(bool)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache_dir(tmp_path_factory):
+    """MintDim's user cache (MINTDIM_CACHE_DIR, mintdim/tokenizers/engines.py) in a temporary directory,
+    never the developer's ~/.cache/mintdim: module fixtures' builds use this one."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MINTDIM_CACHE_DIR", str(tmp_path_factory.mktemp("mintdim-cache")))
+    yield
+    mp.undo()
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_dir(tmp_path_factory, monkeypatch):
+    """Each test starts with an empty user cache: what one test cached never changes another's path."""
+    monkeypatch.setenv("MINTDIM_CACHE_DIR", str(tmp_path_factory.mktemp("mintdim-cache")))

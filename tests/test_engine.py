@@ -83,9 +83,11 @@ def train(path: str, pattern: str | None, nfc: bool, vocab: int = 1500) -> str:
     tok = Tokenizer(hf_models.BPE(unk_token="<unk>"))
     if nfc:
         tok.normalizer = normalizers.NFC()
-    if pattern:
-        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
-                                                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    if pattern:  # one Split, or several in sequence (DeepSeek's three)
+        splits = [pre_tokenizers.Split(Regex(p), behavior="isolated") for p in ([pattern] if isinstance(pattern, str)
+                                                                               else pattern)]
+        tok.pre_tokenizer = pre_tokenizers.Sequence(splits + [pre_tokenizers.ByteLevel(add_prefix_space=False,
+                                                                                      use_regex=False)])
     else:
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=SPECIALS, show_progress=False,
@@ -101,7 +103,8 @@ def train(path: str, pattern: str | None, nfc: bool, vocab: int = 1500) -> str:
 def small(tmp_path_factory) -> dict[str, str]:
     d = tmp_path_factory.mktemp("bl")
     return {"llama3-nfc": train(str(d / "llama3-nfc.json"), LLAMA3_PATTERN, nfc=True),
-            "gpt2": train(str(d / "gpt2.json"), None, nfc=False)}
+            "gpt2": train(str(d / "gpt2.json"), None, nfc=False),
+            "deepseek-splits": train(str(d / "deepseek.json"), list(engines.DEEPSEEK_SPLITS), nfc=False)}
 
 
 def library(path: str) -> Tokenizer:
@@ -127,12 +130,12 @@ def assert_same_ids(path: str, texts: list[str], threads: int = 1, batch: int = 
     return tokens
 
 
-@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2"])
+@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2", "deepseek-splits"])
 def test_small_byte_level_files_are_eligible_and_encode_identically(small, name):
     assert assert_same_ids(small[name], gsm8k_texts() + adversarial()) > 100_000
 
 
-@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2"])
+@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2", "deepseek-splits"])
 def test_every_code_point_in_context(small, name):
     """The Split regexes' classes (\\p{L}, \\p{N}, \\s, case folding) agree between the two regex engines."""
     assert_same_ids(small[name], code_point_texts(step=1 if SLOW else 17))
@@ -207,6 +210,40 @@ def test_ineligible_files_keep_the_library(small, tmp_path, edit, reason):
         assert tok.encode_ids(texts) == [e.ids for e in library(path).encode_batch_fast(texts, add_special_tokens=False)]
 
 
+def test_three_splits_other_than_deepseeks_keep_the_library(small, tmp_path):
+    """The one-pattern form is proven for DeepSeek's three regexes only."""
+    def edit(spec):
+        spec["pre_tokenizer"]["pretokenizers"][2]["pattern"]["Regex"] = LLAMA3_PATTERN
+
+    path = _edited(small["deepseek-splits"], tmp_path / "other.json", edit)
+    fast, why = engines.fast_encoder_for(path, library(path))
+    assert fast is None and "only DeepSeek's" in why
+
+
+def test_normalized_added_tokens_without_a_normalizer(small, tmp_path):
+    """With no normalizer the library matches the tokens without the `normalized` flag first, then the
+    flagged ones in what is left; tiktoken all at once, leftmost. Allowed when no flagged token can
+    start before an overlapping plain one; the ids then agree. Refused otherwise: they differ."""
+    def add(plain, flagged):
+        def edit(spec):
+            for k, (content, norm) in enumerate([(plain, False), (flagged, True)]):
+                spec["added_tokens"].append({"id": 1501 + k, "content": content, "single_word": False,
+                                             "lstrip": False, "rstrip": False, "normalized": norm, "special": False})
+        return edit
+
+    ok = _edited(small["gpt2"], tmp_path / "ok.json", add("<a>|", "|b|"))  # a plain one first, then overlap: fine
+    texts = ["<a>|b|", "x|b|<a>|b|y", "<a>|b|<a>|", "|b|<a>|", "<a>|<a>|b|b|"] + gsm8k_texts()[:50]
+    lib = library(ok)
+    assert [e.ids for e in lib.encode_batch_fast(["<a>|b|"], add_special_tokens=False)][0] == [1501, lib.token_to_id("b"),
+                                                                                                lib.token_to_id("|")]
+    assert assert_same_ids(ok, texts) > 0
+    bad = _edited(small["gpt2"], tmp_path / "bad.json", add("b|<a>", "x|b"))  # "x|b|<a>": flagged first, overlapping
+    fast, why = engines.fast_encoder_for(bad, library(bad))
+    assert fast is None and "overlap" in why
+    inside = _edited(small["gpt2"], tmp_path / "inside.json", add("<a>", "x<a>y"))
+    assert "overlap" in engines.fast_encoder_for(inside, library(inside))[1]
+
+
 def test_merges_out_of_id_order_would_change_ids(small, tmp_path):
     """The merges-order check is needed: with the first merge listed last, the library's ids change
     while ranks taken from the ids (tiktoken's rule) would still give the old ones."""
@@ -277,6 +314,59 @@ def test_the_cache_is_by_content(small, tmp_path):
     assert tok.engine == "tokenizers" and "merges" in tok.engine_reason
 
 
+CHAT_TEMPLATE = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+
+
+def _hf_dir(src: str, root) -> str:
+    """A model directory (tokenizer.json + tokenizer_config.json naming PAD and UNK, a chat template)."""
+    import shutil
+
+    os.makedirs(root, exist_ok=True)
+    shutil.copy(src, os.path.join(root, "tokenizer.json"))
+    with open(os.path.join(root, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        json.dump({"pad_token": "<pad>", "unk_token": "<unk>", "eos_token": "<|im_end|>",
+                   "chat_template": CHAT_TEMPLATE}, f)
+    return str(root)
+
+
+@pytest.mark.parametrize("kind", ["hf_dir", "hf_json", "chat"])
+def test_tokenize_job_on_the_engine_does_not_load_the_library(small, tmp_path, monkeypatch, kind):
+    """PAD, UNK, vocab size and dtype come from pre-flight's record (and a chat template's special
+    tokens from the file): a job on the engine loads the library only for a text that needs it
+    (none here: a file without a normalizer)."""
+    from mintdim.formats import intermediate as inter
+    from mintdim.stages.tokenize import tokenize_chunk
+    from mintdim.stages.validate import preflight
+
+    path = small["gpt2"] if kind == "hf_json" else _hf_dir(small["gpt2"], tmp_path / "tok")
+    monkeypatch.chdir(tmp_path)
+    rows = [json.loads(line) for line in open(GSM8K, encoding="utf-8")]
+    texts = [o["question"] + "\n\n" + o["answer"] for o in rows]
+    cfg = basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
+                       tokenizer={"hf_json" if kind == "hf_json" else "hf_dir": {"path": path}}, sizes=[[256, 8192]])
+    if kind == "chat":
+        turns = [[{"role": "user", "content": o["question"]}, {"role": "assistant", "content": o["answer"]}]
+                 for o in rows]
+        cfg["source"] = {"files": [write_jsonl(tmp_path / "chats.jsonl", [{"messages": t} for t in turns])],
+                         "chat": {}}
+        texts = ["".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in t) for t in turns]
+    build, metas = preflight(cfg)
+    meta = metas[build.files[0].tokenizer_abspath]
+    lib = library(small["gpt2"])
+    assert (meta.engine, meta.pad_id, meta.unk_id) == ("tiktoken", lib.token_to_id("<pad>"), lib.token_to_id("<unk>"))
+
+    def refused(*a, **k):
+        raise AssertionError("the tokenize job loaded the tokenizers library")
+
+    monkeypatch.setattr(tokenizers, "Tokenizer", type("Refused", (), {"from_file": refused, "from_str": refused}))
+    log = []
+    tokenize_chunk(build, metas, 0, 0, str(tmp_path / "chunk"), log=log.append)
+    assert log[-1].endswith("(engine: tiktoken)")
+    monkeypatch.undo()
+    want = [len(e.ids) for e in lib.encode_batch_fast(texts, add_special_tokens=False)]
+    assert inter.unarr(inter.read(inter.meta_path(str(tmp_path / "chunk")))["lengths"]).tolist() == want
+
+
 def _tree(root: str) -> dict[str, bytes]:
     out = {}
     for p in sorted(glob.glob(os.path.join(root, "**", "*"), recursive=True)):
@@ -309,6 +399,47 @@ def test_build_with_engine_equals_library_build(small, tmp_path, monkeypatch):
     assert manifests["auto"] == manifests["tokenizers"]
 
 
+def test_a_fresh_work_dir_does_not_check_the_file_again(small, tmp_path, monkeypatch):
+    """The merges-vs-ranks check and its tables are cached by content (MINTDIM_CACHE_DIR): a build in a
+    new work dir neither runs the check in pre-flight nor in a tokenize job (those would leave the tables
+    in <work_dir>/engines), and gives the same bytes; corrupt tables are checked again, not used."""
+    import shutil
+
+    path = str(shutil.copy(small["llama3-nfc"], tmp_path / "tok.json"))
+    cache = os.environ["MINTDIM_CACHE_DIR"]
+
+    def cfg(tag):
+        return basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
+                            tokenizer={"hf_json": {"path": path}}, sizes=[[64, 128, 256, 8192]], out=f"out-{tag}",
+                            work_dir=f"work-{tag}")
+
+    def output(tag):
+        tree = _tree(str(tmp_path / f"out-{tag}"))
+        manifest = json.loads(tree.pop("manifest.json"))
+        assert manifest["tokenizer"]["engine"] == "tiktoken"
+        return tree
+
+    build_in(tmp_path, cfg("a"))
+    assert len(os.listdir(tmp_path / "work-a" / "engines")) == len(os.listdir(os.path.join(cache, "engines"))) == 1
+
+    def refused(*a, **k):
+        raise AssertionError("the merges-vs-ranks check ran again")
+
+    with monkeypatch.context() as m:
+        m.setattr(engines, "buildable_ranks", refused)
+        build_in(tmp_path, cfg("b"))
+    assert not os.path.exists(tmp_path / "work-b" / "engines")  # no job checked the file either
+    assert output("a") == output("b")
+    for d in ("engines", "tokenizer-facts"):
+        for name in os.listdir(os.path.join(cache, d)):
+            with open(os.path.join(cache, d, name), "r+b") as f:
+                f.seek(100)
+                f.write(b"\xff\xfe")
+    build_in(tmp_path, cfg("c"))
+    assert len(os.listdir(tmp_path / "work-c" / "engines")) == 1  # checked again, tables rewritten
+    assert output("a") == output("c")
+
+
 def test_loss_mask_build_keeps_the_library(small, tmp_path):
     """train_on needs the library's offsets: no engine in that build's manifest."""
     cfg = basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
@@ -322,7 +453,7 @@ def test_loss_mask_build_keeps_the_library(small, tmp_path):
 # ---- real model files (skipped without /work/assets) ----
 
 REAL = {"llama3.2": "hf/llama3.2/tokenizer.json", "llama3_1": "hf/llama3_1/tokenizer.json",
-        "qwen3": "hf/qwen3/tokenizer.json"}
+        "qwen3": "hf/qwen3/tokenizer.json", "deepseek": "hf/deepseek/tokenizer.json"}
 
 
 def real(name: str) -> str:
@@ -336,14 +467,22 @@ def real(name: str) -> str:
 def test_real_byte_level_files_adversarial_and_code_points(name):
     path = real(name)
     texts = adversarial() + [t.replace("<|im_start|>", s) for t in adversarial()
-                             for s in ("<|eot_id|>", "<|begin_of_text|>", "<|endoftext|>", "</think>")]
+                             for s in ("<|eot_id|>", "<|begin_of_text|>", "<|endoftext|>", "</think>",
+                                       "<｜User｜>", "<｜end▁of▁sentence｜>", "<｜/table>｜DSML｜", "｜DSML｜<｜/table>｜",
+                                       "<｜fim▁hole｜>", "<｜begin▁of▁sentence｜><｜User｜>")]
     assert_same_ids(path, texts + code_point_texts(step=1 if SLOW else 17))
 
 
-def test_deepseek_is_refused_for_its_three_splits():
+def test_deepseek_three_splits_are_one_pattern():
+    """DeepSeek's file: three Splits (digits, CJK runs, the rest), an empty normalizer and 46
+    `normalized` added tokens, none able to start before an overlapping plain one: eligible."""
     path = real("hf/deepseek/tokenizer.json")
+    with open(path, encoding="utf-8") as f:
+        spec = json.load(f)
+    assert [p["type"] for p in spec["pre_tokenizer"]["pretokenizers"]] == ["Split"] * 3 + ["ByteLevel"]
+    assert sum(bool(a["normalized"]) for a in spec["added_tokens"]) == 46
     fast, why = engines.fast_encoder_for(path, library(path))
-    assert fast is None and "pre-tokenizer" in why
+    assert fast is not None, why
 
 
 def gettext_texts(limit: int | None = None) -> list[str]:

@@ -503,7 +503,7 @@ def renderer_for(entry, tok) -> ChatRenderer:
     template = tok.chat_template
     if template is None:
         raise E.ChatTemplateError.missing(entry.tokenizer_path)
-    added = [t.content for t in tok.tok.get_added_tokens_decoder().values() if t.special]
+    added = tok.added_special()  # without loading the library when the job encodes with the fast engine
     return ChatRenderer(template, tok.special_tokens, entry.chat, entry.train_on, added, tok.tool_chat_template)
 
 

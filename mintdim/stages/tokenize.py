@@ -25,7 +25,7 @@ from .. import errors as E
 from ..sources import jsonl
 from ..sources import template as T
 from ..formats import intermediate as inter
-from ..tokenizers.engines import cache_dir
+from ..tokenizers.engines import cache_dirs
 from ..tokenizers.kinds import engine_of, load
 from ..tokenizers.kinds import use_threads
 
@@ -190,7 +190,7 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     # pre-flight's verdict on a fast engine (None: the library); loss masks need the library's offsets
     engine = getattr(meta, "engine", None) if entry.train_on is None else None
     tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=threads, engine=engine,
-               engine_cache=cache_dir(build.work_dir) if engine else None, **(entry.tokenizer_options or {}))
+               engine_cache=cache_dirs(build.work_dir) if engine else None, **(entry.tokenizer_options or {}))
     if entry.chat is not None:  # source.chat: the model's chat template renders each record
         from ..sources.chat import renderer_for
 

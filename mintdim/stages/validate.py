@@ -20,7 +20,7 @@ from .. import schema
 from ..sources import template as T
 from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
 from ..tokenizers import training
-from ..tokenizers.engines import cache_dir
+from ..tokenizers.engines import cache_dirs, file_digest, ranks_cached, read_entry, user_cache_dir, write_entry
 from ..tokenizers.kinds import dtype_for_vocab, engine_of, exists as tokenizer_exists, load, stat_key
 
 
@@ -91,6 +91,101 @@ def schema_checked(raw) -> bool:
     return _schema_key(raw) in _read_cache(work_dir).get("schema_valid", [])
 
 
+# ---- the same facts by content, shared by every work directory (the user cache, engines.user_cache_dir)
+
+# the libraries whose behaviour the facts of a kind depend on (their versions are part of the key)
+_LIBRARIES = {"sentencepiece": ("sentencepiece",), "hf_json": ("tokenizers", "tiktoken"),
+              "hf_dir": ("tokenizers", "tiktoken"), "unitoken": ("ffbpe",)}
+_CONTENT: dict[str, str] = {}  # work-dir fingerprint -> content key, for the tokenizers this process checked
+
+
+def _model_files(kind: str, abspath: str) -> list[str]:
+    if kind == "hf_dir":
+        from ..tokenizers.hfdir import model_files
+    elif kind == "unitoken":
+        from ..tokenizers.unitoken import model_files
+    else:
+        return [abspath]
+    return model_files(abspath)
+
+
+def _content_key(kind: str, abspath: str, options: dict | None) -> str | None:
+    """What a tokenizer's facts depend on: the SHA-256 of each of its files, the options (pad_token),
+    MINTDIM_ENGINE, MintDim's version and its libraries' versions. None: a file cannot be read."""
+    import importlib
+
+    files = []
+    for p in _model_files(kind, abspath):
+        try:
+            files.append([os.path.basename(p), file_digest(p) if os.path.isfile(p) else None])
+        except OSError:
+            return None
+    versions = {}
+    for lib in _LIBRARIES.get(kind, ()):  # the module's own attribute: importlib.metadata's first call costs ~70 ms
+        try:
+            versions[lib] = getattr(importlib.import_module(lib), "__version__", "?")
+        except ImportError:
+            versions[lib] = None
+    text = json.dumps([kind, files, options or {}, engines_allowed(), __version__, versions], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _facts_file(content_key: str) -> str | None:
+    user = user_cache_dir()
+    return os.path.join(user, "tokenizer-facts", f"{content_key}.json") if user else None
+
+
+def _read_facts(content_key: str) -> dict | None:
+    """The user cache's entry for this content key, when intact and recorded for this very key."""
+    path = _facts_file(content_key)
+    body = read_entry(path) if path else None
+    try:
+        entry = json.loads(body) if body is not None else None
+        if not isinstance(entry, dict) or entry.get("key") != content_key:
+            return None
+        if not isinstance(entry.get("templates"), list):
+            return None
+        TokenizerMeta(path="", **entry["meta"])  # every field present and known
+        return entry
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def _content_hit(f, work_dir: str) -> dict | None:
+    """Facts of a tokenizer with this content from any work directory (vocab size, PAD, UNK, dtype, engine,
+    the templates whose literals passed). The engine's checked tables must be at hand too, else the
+    tokenize jobs would check the file again: then it is a miss."""
+    key = _content_key(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options)
+    if key is None:
+        return None
+    _CONTENT[_fingerprint(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options)] = key
+    entry = _read_facts(key)
+    if entry and entry["meta"].get("engine"):
+        hf_dir = f.tokenizer_kind == "hf_dir"
+        json_file = os.path.join(f.tokenizer_abspath, "tokenizer.json") if hf_dir else f.tokenizer_abspath
+        if not ranks_cached(json_file, cache_dirs(work_dir)):
+            return None
+    return entry
+
+
+def _write_facts(cache: dict) -> None:
+    """Record, by content, the tokenizers this process checked (after pre-flight passed): a fresh work
+    directory then neither loads the model nor checks the engine again. Unwritable: nothing happens."""
+    for fingerprint, key in _CONTENT.items():
+        here, path = cache.get(fingerprint), _facts_file(key)
+        if here is None or path is None:
+            continue
+        before = _read_facts(key)
+        templates = list((before or {}).get("templates", []))
+        templates += [t for t in here["templates"] if t not in templates]
+        if before and before["templates"] == templates:
+            continue
+        meta = {k: v for k, v in here["meta"].items() if k != "trained"}
+        body = json.dumps({"key": key, "meta": meta, "templates": templates[-64:]}, ensure_ascii=False)
+        write_entry(path, body.encode("utf-8"))
+    _CONTENT.clear()
+
+
 def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
     """Remember what pre-flight learned of each tokenizer file (by size and mtime), and that this
     config passed the schema, so the validate job neither loads a large model a second time nor
@@ -110,6 +205,7 @@ def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
             entry["templates"].append(f.template)
     os.makedirs(build.work_dir, exist_ok=True)
     records.atomic_write_text(_cache_path(build), json.dumps(cache, ensure_ascii=False))
+    _write_facts(cache)
 
 
 def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache: bool = False
@@ -128,11 +224,16 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
             continue
         if not tokenizer_exists(f.tokenizer_kind, key):
             raise E.MintDimFileNotFoundError.resolved("tokenizer", f.tokenizer_path, os.getcwd())
-        hit = cache.get(_fingerprint(f.tokenizer_kind, key, f.tokenizer_options))
+        fingerprint = _fingerprint(f.tokenizer_kind, key, f.tokenizer_options)
+        hit = cache.get(fingerprint)
+        if hit is None and use_cache:  # the same content checked in another work directory
+            hit = _content_hit(f, build.work_dir)
+            if hit is not None:
+                cache[fingerprint] = hit
         if hit:
             metas[key] = TokenizerMeta(path=f.tokenizer_path, **hit["meta"])
         else:
-            metas[key], loaded[key] = _load_checked(f, cache_dir(build.work_dir))
+            metas[key], loaded[key] = _load_checked(f, cache_dirs(build.work_dir))
         if f.tokenizer_train is not None:
             metas[key].trained = training.manifest_reference(key)
     if check_templates:
@@ -147,12 +248,12 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
             if hit and f.template in hit["templates"]:
                 continue
             if f.tokenizer_abspath not in loaded:
-                loaded[f.tokenizer_abspath] = _load_checked(f, cache_dir(build.work_dir))[1]
+                loaded[f.tokenizer_abspath] = _load_checked(f, cache_dirs(build.work_dir))[1]
             check_template_literals(f, loaded[f.tokenizer_abspath], metas[f.tokenizer_abspath].unk_id)
     return metas
 
 
-def _load_checked(f, engines_dir: str | None = None) -> tuple["TokenizerMeta", object]:
+def _load_checked(f, engines_dir: str | list[str] | None = None) -> tuple["TokenizerMeta", object]:
     try:
         tok = load(f.tokenizer_kind, f.tokenizer_abspath, engine="auto" if engines_allowed() else None,
                    engine_cache=engines_dir, **(f.tokenizer_options or {}))

@@ -1,6 +1,6 @@
 """An exact faster engine for byte-level BPE `tokenizer.json` files: tiktoken.
 
-Llama-3, Qwen2/3 and similar models ship byte-level BPE tokenizer.json files
+Llama-3, Qwen2/3, DeepSeek and similar models ship byte-level BPE tokenizer.json files
 whose vocabularies came from tiktoken. tiktoken's Rust core encodes the same
 texts several times faster than `tokenizers` (docs/performance.md). It is used
 when, and only when, the file itself shows that it gives the library's ids:
@@ -13,9 +13,13 @@ when, and only when, the file itself shows that it gives the library's ids:
   ByteLevel(add_prefix_space=false, use_regex=false)]: the Split regex becomes
   tiktoken's pattern (tiktoken, like the Split, drops nothing: the patterns
   accepted match every character; checked by the tests on every code point);
-- added tokens: none with lstrip, rstrip, single_word or normalized set, and
-  none a prefix of another (tiktoken picks the first alternative of its
-  special-token regex; `tokenizers` the longest match: the same only then);
+  or DeepSeek's three Splits (digits, CJK runs, the rest) + that ByteLevel,
+  rewritten as one pattern (_deepseek_pattern says why it is the same);
+- added tokens: none with lstrip, rstrip, single_word or normalized set (with
+  no normalizer, normalized is allowed when no such token can start before an
+  overlapping token without it: _added_tokens), and none a prefix of another
+  (tiktoken picks the first alternative of its special-token regex;
+  `tokenizers` the longest match: the same only then);
 - merges vs ranks (the check below): tiktoken merges, in a word, the adjacent
   pair whose concatenation has the lowest rank (= token id); `tokenizers`
   merges the adjacent pair listed first in `merges`. They agree when every
@@ -75,6 +79,39 @@ class NotEligible(ValueError):
     """The file is not one tiktoken encodes exactly like `tokenizers` (the message says why)."""
 
 
+# DeepSeek (V2/V3/R1) pre-tokenizes with three Isolated Splits in sequence, then ByteLevel: digits
+# (groups of up to 3), then runs of CJK ideographs and kana, then the rest by a Llama-like regex.
+PUNCT_WORD = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+"  # as the file spells it (\r, \n: the characters)
+DEEPSEEK_SPLITS = (
+    r"\p{N}{1,3}",
+    "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+    PUNCT_WORD + "|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+)
+
+
+def _deepseek_pattern() -> str:
+    r"""The three Splits as one tiktoken pattern, piece for piece. Every \p{N} character ends up in a
+    digit piece and every character of the CJK class C (never \p{N}) in a maximal C run, so the third
+    Split sees: C runs, and maximal runs of the other characters (D). Its regex on a piece equals
+    the regex restricted to the piece's class (each class intersected with it; `(?!\S)` at a piece's
+    end: not followed by a non-space of the same class), and what it leaves unmatched inside a
+    piece (e.g. a control character not before a letter) is a piece too: the last alternative of
+    each class, runs of characters where no other alternative of that class starts. No alternative
+    of one class (digits, C, D) can start on another's characters, so their order is free.
+    Identity with the library: tests/test_engine.py (every code point in contexts, adversarial
+    strings, the gettext catalogues, the ShareGPT pairs)."""
+    c = "\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff"
+    third_c = rf"[[{c}]--[\p{{L}}\p{{P}}\p{{S}}]]?[[{c}]&&[\p{{L}}\p{{M}}]]+|[[{c}]&&[\p{{P}}\p{{S}}]]+"
+    third_d = (PUNCT_WORD + rf"|[^\r\n\p{{L}}\p{{P}}\p{{S}}\p{{N}}{c}]?[[\p{{L}}\p{{M}}]--[{c}]]+"
+               rf"| ?[[\p{{P}}\p{{S}}]--[{c}]]+[\r\n]*"
+               r"|\s*[\r\n]+"
+               rf"|\s+(?![^\s\p{{N}}{c}])"
+               r"|\s+")
+    # most text is D: its alternatives first (-24% CPU against digits, C, D on ShareGPT, same ids)
+    return (rf"{third_d}|\p{{N}}{{1,3}}|{third_c}|(?:(?!{third_c})[{c}])+"
+            rf"|(?:(?!{third_d})[^\p{{N}}{c}])+")
+
+
 def _pattern(pre) -> str:
     if not isinstance(pre, dict):
         raise NotEligible("no pre-tokenizer")
@@ -82,17 +119,22 @@ def _pattern(pre) -> str:
         if pre.get("add_prefix_space") or not pre.get("use_regex", True):
             raise NotEligible("ByteLevel pre-tokenizer with add_prefix_space or without its regex")
         return GPT2_PATTERN
-    if pre.get("type") != "Sequence" or len(pre.get("pretokenizers") or []) != 2:
+    steps = (pre.get("pretokenizers") or []) if pre.get("type") == "Sequence" else []
+    if len(steps) not in (2, len(DEEPSEEK_SPLITS) + 1):
         raise NotEligible(f"pre-tokenizer {pre.get('type')} is not Split + ByteLevel or ByteLevel")
-    split, byte_level = pre["pretokenizers"]
-    if split.get("type") != "Split" or byte_level.get("type") != "ByteLevel":
+    *splits, byte_level = steps
+    if any(split.get("type") != "Split" for split in splits) or byte_level.get("type") != "ByteLevel":
         raise NotEligible("pre-tokenizer sequence is not Split + ByteLevel")
     if byte_level.get("add_prefix_space") or byte_level.get("use_regex", True):
         raise NotEligible("ByteLevel after Split with add_prefix_space or its own regex")
-    regex = (split.get("pattern") or {}).get("Regex")
-    if regex is None or split.get("behavior") != "Isolated" or split.get("invert"):
+    regexes = tuple((split.get("pattern") or {}).get("Regex") for split in splits)
+    if None in regexes or any(split.get("behavior") != "Isolated" or split.get("invert") for split in splits):
         raise NotEligible("Split is not an isolated, non-inverted regex split")
-    return regex
+    if len(regexes) == 1:
+        return regexes[0]
+    if regexes != DEEPSEEK_SPLITS:
+        raise NotEligible("pre-tokenizer sequence is not Split + ByteLevel (three Splits: only DeepSeek's)")
+    return _deepseek_pattern()
 
 
 def _normalizer(norm) -> str | None:
@@ -121,19 +163,38 @@ def _model_checks(model: dict) -> None:
         raise NotEligible("continuing_subword_prefix / end_of_word_suffix")
 
 
-def _added_tokens(added: list) -> dict[str, int]:
-    specials = {}
+def _added_tokens(added: list, normalizer: str | None) -> dict[str, int]:
+    """normalizer None (identity): `normalized` tokens are allowed when none can start before an
+    overlapping token without the flag (_no_overlap). The library matches the unflagged tokens first,
+    then the flagged ones in what is left (the normalizer changing nothing); tiktoken matches all at
+    once, leftmost first: the same occurrences then."""
+    specials, flagged = {}, []
     for a in added:
-        if a.get("lstrip") or a.get("rstrip") or a.get("single_word") or a.get("normalized"):
+        if a.get("lstrip") or a.get("rstrip") or a.get("single_word") or (a.get("normalized") and normalizer):
             raise NotEligible(f"added token {a.get('content')!r} has lstrip/rstrip/single_word/normalized")
         if not a.get("content"):
             raise NotEligible("an empty added token")
         specials[a["content"]] = int(a["id"])
+        if a.get("normalized"):
+            flagged.append(a["content"])
     contents = sorted(specials)
     for x, y in zip(contents, contents[1:]):  # sorted: a prefix sorts right before some extension of it
         if y.startswith(x):
             raise NotEligible(f"added token {x!r} is a prefix of {y!r}")
+    if flagged:
+        _no_overlap(flagged, [t for t in specials if t not in set(flagged)])
     return specials
+
+
+def _no_overlap(flagged: list[str], plain: list[str]) -> None:
+    """NotEligible when an occurrence of a flagged token x could start before an overlapping occurrence
+    of a plain token y: x holding y, or a proper suffix of x equal to a proper prefix of y. (The other
+    overlaps start with y, which both engines then take: the library in its first pass, tiktoken as
+    the leftmost; no plain occurrence can start inside a flagged one taken, so the rest follows.)"""
+    prefixes = {y[:k] for y in plain for k in range(1, len(y))}
+    for x in flagged:
+        if any(x[k:] in prefixes for k in range(1, len(x))) or any(y in x for y in plain):
+            raise NotEligible(f"normalized added token {x!r} can overlap a later non-normalized one")
 
 
 def _split_merge(m) -> tuple[str, str]:
@@ -274,59 +335,155 @@ def _own_library(path: str | None, tokenizer_json: str | None):
     return get
 
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: entries keyed by content + versions, in a checksummed envelope
+CACHE_ENV = "MINTDIM_CACHE_DIR"
 
 
 def cache_dir(work_dir: str) -> str:
-    """Where pre-flight leaves the checked tables for a build's tokenize jobs."""
+    """Where pre-flight leaves the checked tables for a build's tokenize jobs (the work dir's copy)."""
     return os.path.join(work_dir, "engines")
 
 
+def user_cache_dir() -> str | None:
+    """MintDim's cache of facts that depend only on a tokenizer file's content, shared by every work
+    directory: $MINTDIM_CACHE_DIR, else $XDG_CACHE_HOME/mintdim, else ~/.cache/mintdim (None: no home)."""
+    given = os.environ.get(CACHE_ENV)
+    if given:
+        return os.path.abspath(given)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "mintdim")
+    home = os.path.expanduser("~")
+    return os.path.join(home, ".cache", "mintdim") if home and home != "~" else None
+
+
+def cache_dirs(work_dir: str) -> list[str]:
+    """Where checked tables are looked for and left: the work dir's copy, then the user cache."""
+    user = user_cache_dir()
+    return [cache_dir(work_dir)] + ([os.path.join(user, "engines")] if user else [])
+
+
+_DIGESTS: dict[tuple, str] = {}
+
+
 def _digest(path: str | None, text: str | None) -> str:
+    """SHA-256 of the file's bytes (or of `text`), remembered in this process per path, inode, size,
+    mtime and ctime (a write changes ctime, which no one can set back: pre-flight asks for it up to
+    three times, for the facts' key, the tables' key and the encoder)."""
     import hashlib
 
     h = hashlib.sha256()
     if text is not None:
         h.update(text.encode("utf-8"))
         return h.hexdigest()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    st = os.stat(path)
+    key = (os.path.abspath(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if key not in _DIGESTS:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
 
 
-def _read_cache(cache_file: str):
-    import msgpack
+def file_digest(path: str) -> str:
+    return _digest(path, None)
+
+
+def read_entry(path: str) -> bytes | None:
+    """A cache entry's body, or None when absent, unreadable or not what was written (its SHA-256,
+    stored in front of it, differs: a torn or corrupted file is ignored, never trusted)."""
+    import hashlib
 
     try:
-        with open(cache_file, "rb") as f:
-            data = msgpack.unpackb(f.read(), raw=False)
-    except (OSError, ValueError, msgpack.UnpackException):
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
         return None
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+    body = data[32:]
+    return body if len(data) >= 32 and hashlib.sha256(body).digest() == data[:32] else None
+
+
+def write_entry(path: str, body: bytes) -> bool:
+    """Write a cache entry atomically (a temporary file renamed into place); False when it cannot be
+    written (a read-only or full cache: the work is simply redone next time)."""
+    import hashlib
+
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(hashlib.sha256(body).digest() + body)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        return False
+
+
+def _tiktoken_version() -> str:
+    import tiktoken
+
+    return getattr(tiktoken, "__version__", "?")
+
+
+def ranks_name(content: str) -> str:
+    """The checked tables' file name: the tokenizer's SHA-256, MintDim's and tiktoken's versions."""
+    import hashlib
+
+    from .. import __version__
+
+    key = f"{content}|mintdim {__version__}|tiktoken {_tiktoken_version()}|{CACHE_VERSION}"
+    return f"tiktoken-{hashlib.sha256(key.encode('utf-8')).hexdigest()}.msgpack"
+
+
+def ranks_cached(path: str, dirs: list[str]) -> bool:
+    """Are the checked tables of the tokenizer.json at `path` in one of `dirs` (their checksum intact;
+    the reader checks the rest)?"""
+    try:
+        name = ranks_name(file_digest(path))
+    except (OSError, ImportError):
+        return False
+    return any(read_entry(os.path.join(d, name)) is not None for d in dirs)
+
+
+def _read_cache(cache_file: str, content: str):
+    import msgpack
+
+    body = read_entry(cache_file)
+    if body is None:
         return None
     import numpy as np  # only for a cache that exists: a model that is not eligible never pays it (0.13 s)
 
-    ends = np.cumsum(np.frombuffer(data["lengths"], dtype=np.uint16)).tolist()
-    ids = np.frombuffer(data["ids"], dtype=np.uint32).tolist()
-    blob = data["tokens"]
-    starts = [0] + ends[:-1]
-    return {blob[a:b]: i for a, b, i in zip(starts, ends, ids)}, data["pattern"], data["specials"], data["normalizer"]
+    try:
+        data = msgpack.unpackb(body, raw=False)
+        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or data.get("content") != content:
+            return None
+        ends = np.cumsum(np.frombuffer(data["lengths"], dtype=np.uint16), dtype=np.int64).tolist()
+        ids = np.frombuffer(data["ids"], dtype=np.uint32).tolist()
+        blob = data["tokens"]
+        if len(ends) != len(ids) or (ends[-1] if ends else 0) != len(blob):
+            return None
+        starts = [0] + ends[:-1]
+        return ({blob[a:b]: i for a, b, i in zip(starts, ends, ids)}, data["pattern"], data["specials"],
+                data["normalizer"])
+    except (ValueError, TypeError, KeyError, msgpack.UnpackException):
+        return None
 
 
-def _write_cache(cache_file: str, mergeable: dict[bytes, int], pattern, specials, normalizer) -> None:
+def _write_cache(cache_file: str, content: str, mergeable: dict[bytes, int], pattern, specials, normalizer) -> None:
     import msgpack
     import numpy as np
 
     tokens = list(mergeable)
-    data = {"version": CACHE_VERSION, "pattern": pattern, "specials": specials, "normalizer": normalizer,
-            "tokens": b"".join(tokens), "lengths": np.asarray([len(t) for t in tokens], dtype=np.uint16).tobytes(),
+    data = {"version": CACHE_VERSION, "content": content, "pattern": pattern, "specials": specials,
+            "normalizer": normalizer, "tokens": b"".join(tokens),
+            "lengths": np.asarray([len(t) for t in tokens], dtype=np.uint16).tobytes(),
             "ids": np.asarray([mergeable[t] for t in tokens], dtype=np.uint32).tobytes()}
-    os.makedirs(os.path.dirname(cache_file), exist_ok=True)
-    tmp = f"{cache_file}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(msgpack.packb(data, use_bin_type=True))
-    os.replace(tmp, cache_file)
+    write_entry(cache_file, msgpack.packb(data, use_bin_type=True))
 
 
 def _eligible_spec(path: str | None, text: str | None = None):
@@ -341,7 +498,7 @@ def _eligible_spec(path: str | None, text: str | None = None):
     _model_checks(model)
     normalizer = _normalizer(spec.get("normalizer"))
     pattern = _pattern(spec.get("pre_tokenizer"))
-    specials = _added_tokens(spec.get("added_tokens") or [])
+    specials = _added_tokens(spec.get("added_tokens") or [], normalizer)
     vocab, merges = model.get("vocab") or {}, model.get("merges") or []
     if not isinstance(vocab, dict):
         raise NotEligible("vocab is not a mapping")
@@ -351,7 +508,7 @@ def _eligible_spec(path: str | None, text: str | None = None):
     return mergeable, pattern, specials, normalizer
 
 
-def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir: str | None = None,
+def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir: str | list[str] | None = None,
                      tokenizer_json: str | None = None):
     """(encoder, reason): a TiktokenEncoder when the tokenizer.json at `path` is eligible, else (None, why not).
 
@@ -359,9 +516,12 @@ def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir
     object actually used, when a loader such as transformers changed it after reading the file).
 
     library: the file's `tokenizers` Tokenizer, or a no-argument callable returning it (loaded only
-    when a text needs it). cache_dir: where a passed check leaves the checked ranks under the file's
-    SHA-256 (the build's work dir: pre-flight checks, each tokenize job reads them in ~0.1 s instead
-    of ~2 s for the check); only a passed check of the same bytes writes there."""
+    when a text needs it). cache_dir: a directory or a list of them (cache_dirs: the build's work dir,
+    then the user cache) where a passed check leaves the checked ranks under the file's SHA-256 and
+    MintDim's and tiktoken's versions (pre-flight checks, each tokenize job reads them in ~0.1 s
+    instead of ~2 s for the check; a later build of the same file in any work dir reads them too);
+    only a passed check of the same bytes writes there, and an entry is used only when its stored
+    content hash and checksum match."""
     try:
         import tiktoken  # noqa: F401
     except ImportError:
@@ -374,16 +534,18 @@ def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir
     elif library is None:
         library = _own_library(path, tokenizer_json)
     try:
-        cache_file = (os.path.join(cache_dir, f"tiktoken-{_digest(path, tokenizer_json)}.msgpack")
-                      if cache_dir else None)
-        found = _read_cache(cache_file) if cache_file else None
-        if found is None:
+        dirs = [cache_dir] if isinstance(cache_dir, str) else list(cache_dir or [])
+        content = _digest(path, tokenizer_json) if dirs else None
+        files = [os.path.join(d, ranks_name(content)) for d in dirs]
+        found = None
+        for cache_file in files:
+            found = _read_cache(cache_file, content)
+            if found is not None:
+                break
+        else:
             found = _eligible_spec(path, tokenizer_json)
-            if cache_file:
-                try:
-                    _write_cache(cache_file, *found)
-                except OSError:
-                    pass  # only a cache
+            for cache_file in files:  # only a cache: an unwritable one is skipped
+                _write_cache(cache_file, content, *found)
         return TiktokenEncoder(*found, library=library, threads=threads), TIKTOKEN
     except NotEligible as exc:
         return None, str(exc)
