@@ -7,7 +7,6 @@ chunk order, so sample_id follows input order whatever ran in parallel.
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import numpy as np
