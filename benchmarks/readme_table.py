@@ -67,7 +67,21 @@ def machine_meta(argv: list[str]) -> dict:
     return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "cores": os.cpu_count(), "cpu": cpu_model(), "commit": mintdim_commit(),
             "load_at_start": [round(x, 2) for x in load] if load else None,
-            "python": platform.python_version(), "command": shlex.join(["python", "benchmarks/readme_table.py", *argv])}
+            "python": platform.python_version(), "command": shlex.join(["python", "benchmarks/readme_table.py",
+                                                                         *_measuring_args(argv)])}
+
+
+def _measuring_args(argv: list[str]) -> list[str]:
+    """argv without the options that only say where results go (--json PATH, --readme PATH)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("--json", "--readme"):
+            skip = True
+        elif not a.startswith(("--json=", "--readme=")):
+            out.append(a)
+    return out
 
 
 # --------------------------------------------------------------------------- running the set
