@@ -93,6 +93,14 @@ def tree_bytes(root) -> dict[str, bytes]:
     return out
 
 
+def assert_not_finished(err, out, en: str, vi: str) -> None:
+    """err (an OutputValidationError) says, in both languages, that `out` is not a finished output because of en/vi."""
+    assert err.render("en") == ("OutputValidationError: Invalid output directory.\n\n"
+                                f"Problem: {out} is not a finished MintDim output: {en}")
+    assert err.render("vi") == ("OutputValidationError: Thư mục output không hợp lệ.\n\n"
+                                f"Vấn đề: {out} không phải output MintDim đã hoàn tất: {vi}")
+
+
 def gsm8k_rows(start: int, count: int) -> list[dict]:
     """GSM8K lines start..start+count as prompt/response rows (real text, shipped in data/)."""
     rows = []

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import mintdim
 import mintdim.formats.output
-from conftest import SP_MODEL, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, tree_bytes, write_jsonl
+from conftest import SP_MODEL, assert_not_finished, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, tree_bytes, write_jsonl
 from mintdim import errors as E
 from mintdim.sources import jsonl
 from mintdim.units import packing
@@ -501,10 +501,7 @@ def test_verify_catches_packing_corruption(masked, tmp_path, corrupt):
 def _says(use, out, en, vi):
     with pytest.raises(E.OutputValidationError) as err:
         use(out)
-    assert err.value.render("en") == ("OutputValidationError: Invalid output directory.\n\n"
-                                      f"Problem: {out} is not a finished MintDim output: {en}")
-    assert err.value.render("vi") == ("OutputValidationError: Thư mục output không hợp lệ.\n\n"
-                                      f"Vấn đề: {out} không phải output MintDim đã hoàn tất: {vi}")
+    assert_not_finished(err.value, out, en, vi)
 
 
 def test_reader_names_a_damaged_packed_output_in_both_languages(masked, tmp_path):

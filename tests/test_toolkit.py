@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import GSM8K, HF_JSON, SNAKEFILE, build_in, read_json, read_jsonl, run_cli, tree_bytes
+from conftest import GSM8K, HF_JSON, SNAKEFILE, assert_not_finished, build_in, read_json, read_jsonl, run_cli, tree_bytes
 
 import mintdim
 from mintdim.reading import reader
@@ -195,10 +195,7 @@ def test_a_damaged_output_is_named_in_both_languages(built, tmp_path, case):
     damage(out)
     with pytest.raises(mintdim.OutputValidationError) as err:
         use(out)
-    assert err.value.render("en") == ("OutputValidationError: Invalid output directory.\n\n"
-                                      f"Problem: {out} is not a finished MintDim output: {en.format(out=out)}")
-    assert err.value.render("vi") == ("OutputValidationError: Thư mục output không hợp lệ.\n\n"
-                                      f"Vấn đề: {out} không phải output MintDim đã hoàn tất: {vi.format(out=out)}")
+    assert_not_finished(err.value, out, en.format(out=out), vi.format(out=out))
 
 
 # ------------------------------------------------------------------------------------------------
