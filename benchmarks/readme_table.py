@@ -147,6 +147,14 @@ def _tool_cell(summary: dict, name: str, raw: dict, unavailable: dict) -> str:
     return cell
 
 
+def _raw_speedup(summary: dict, raw: dict) -> str:
+    """` (raw 1.76x)`: the raw encode's own speedup from 1 thread to N, measured in the same run."""
+    one = summary.get("raw-c1")
+    if not one or one.get("error") or one.get("wall_s") is None:
+        return ""
+    return f" (raw {one['wall_s'] / raw['wall_s']:.2f}x)"
+
+
 def table_rows(data: dict) -> tuple[list[str], list[list[str]], list[str]]:
     """Header, one row per compare.py run, and the notes under the table (RSS 4x / 1x per tokenizer)."""
     results = data["results"]
@@ -171,7 +179,7 @@ def table_rows(data: dict) -> tuple[list[str], list[list[str]], list[str]]:
             _tool_cell(summ, f"mintdim-c{n}", raw, {}),
             _s(build["wall_s"] - raw["wall_s"]) if ok else "-",
             _tool_cell(summ, "mintdim-c1", raw, {}) if one is not None else "-",
-            f"{one['wall_s'] / build['wall_s']:.2f}x" if ok and one_ok else "-",
+            (f"{one['wall_s'] / build['wall_s']:.2f}x" + _raw_speedup(summ, raw)) if ok and one_ok else "-",
             *(_tool_cell(summ, p, raw, unavailable) for p in PEER_NAMES),
             f"{build['peak_rss_mb']:,.0f} MB" if ok else "-",
         ])
@@ -198,7 +206,8 @@ def render(data: dict) -> str:
         f"medians of {'/'.join(map(str, runs))} interleaved run(s)"
         + (f", load average at start {load[0]:.2f}" if load else "") + ". Wall seconds; `= 1.08x` is the ratio "
         "to the raw encode (the tokenizer's own batch encode of the same rendered texts); fixed cost is the "
-        "build minus raw; speedup is `--cores 1` / `--cores N`; peak RSS is the build's whole process tree; "
+        "build minus raw; speedup is `--cores 1` / `--cores N` (in brackets the raw encode's own, 1 thread / N "
+        "threads); peak RSS is the build's whole process tree; "
         "`-` not run, `n/a` the peer cannot run here or with this tokenizer. Regenerate with "
         f"`{meta['command']}` (benchmarks/README.md).",
         "",

@@ -107,12 +107,13 @@ class Pipeline:
         return preflight(self.to_config())[0]
 
     def run(self, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
-            dry_run: bool = False, rebuild: bool = False):
-        """rebuild: replace a finished output MintDim wrote (docs/reliability.md), as `mintdim build --rebuild`."""
+            dry_run: bool = False, rebuild: bool = False, report: bool = False):
+        """rebuild: replace a finished output MintDim wrote (docs/reliability.md), as `mintdim build --rebuild`.
+        report: also write each output's report, as `mintdim build --report`."""
         from .run.runner import run_build
 
         return run_build(self.to_config(), cores=cores, profile=profile, keep_intermediates=keep_intermediates,
-                         dry_run=dry_run, rebuild=rebuild)
+                         dry_run=dry_run, rebuild=rebuild, report=report)
 
 
 def pipeline(name: str, **options) -> Pipeline:

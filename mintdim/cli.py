@@ -53,13 +53,14 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    lang = getattr(args, "lang", None)  # --lang of the command (commands.lang_option)
     try:
         return args.func(args)
     except E.UsageError as err:
-        print(f"mintdim {args.command}: {err}", file=sys.stderr)
+        print(f"mintdim {args.command}: {err.with_lang(lang) if lang else err}", file=sys.stderr)
         return 2
     except E.MintDimError as err:
-        print(str(err), file=sys.stderr)
+        print(str(err.with_lang(lang) if lang else err), file=sys.stderr)
         return getattr(err, "exit_code", 1)  # 128 + N: the build was stopped by signal N
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()

@@ -52,6 +52,28 @@ def test_train_jsonl_without_fields_says_what_is_missing_and_writes_nothing(tmp_
     assert os.listdir(tmp_path) == []
 
 
+def test_every_command_that_can_fail_takes_lang(tmp_path, monkeypatch, capsys):
+    """`--lang vi|both` renders the error of any command, not only build's (tokenizer, inspect, verify,
+    suggest-units had no --lang: their errors showed in English only)."""
+    from mintdim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["tokenizer", "train", "tok", "--vocab-size", "300", "--jsonl", GSM8K, "--quiet", "--lang", "vi"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("FieldMappingError: ") and "--jsonl cần --fields (các key để render)" in err
+    assert "--jsonl needs --fields" not in err and os.listdir(tmp_path) == []
+    # (verify's findings about an output are a report, not an error: English, as its --json keys)
+    for argv in (["inspect", "nowhere"], ["suggest-units", "nowhere", "-k", "2"]):
+        said = {}
+        for lang in ("en", "vi", "both"):
+            assert main(argv + ["--lang", lang]) == 1, argv
+            said[lang] = capsys.readouterr().err
+            assert "MintDimFileNotFoundError: " in said[lang] and "Traceback" not in said[lang], said
+        assert main(argv) == 1 and capsys.readouterr().err == said["en"]  # English without --lang
+        assert said["vi"] != said["en"] and "nowhere" in said["vi"], said
+        assert len(said["both"]) > len(said["en"]) and len(said["both"]) > len(said["vi"]), said
+
+
 # --- case 5: tracebacks and missing hints -----------------------------------------------------------
 
 @pytest.fixture(scope="module")

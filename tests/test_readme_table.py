@@ -23,12 +23,15 @@ def run(wall, tokens=1000, rss=500.0, samples=61223):
             "total_tokens": tokens, "samples": samples}
 
 
-def compare_result(label, tokenizer, scale, raw, build, cores1=None, peers=None, unavailable=None, rss=(500.0,)):
+def compare_result(label, tokenizer, scale, raw, build, cores1=None, peers=None, unavailable=None, rss=(500.0,),
+                   raw1=None):
     """A compare.py --json result as compare_mode writes it (summaries made by compare.summarize)."""
     runs = {"raw": [run(w, samples=61223 * scale) for w in raw],
             "mintdim-c2": [run(w, rss=r) for w, r in zip(build, rss * len(build))]}
     if cores1:
         runs["mintdim-c1"] = [run(w) for w in cores1]
+    if raw1:  # compare.py runs the raw encode on one thread too when it runs mintdim --cores 1
+        runs["raw-c1"] = [run(w) for w in raw1]
     for name, walls in (peers or {}).items():
         runs[name] = [run(w) for w in walls]
     return {"mode": "compare", "input": "/a/data/sharegpt_pairs.jsonl", "input_mb": 102.36 * scale,
@@ -45,7 +48,7 @@ def data():
         compare_result("MiniLM WordPiece", MINILM, 1, raw=[16.0, 15.0, 17.0], build=[17.5, 17.0, 18.0],
                        peers={"hf_datasets": [17.2, 17.4, 17.3], "datatrove": [21.0, 22.0, 21.5]}, rss=(600.0,)),
         compare_result("MiniLM WordPiece", MINILM, 4, raw=[60.0, 59.0, 61.0], build=[63.0, 62.0, 64.0],
-                       cores1=[118.0, 119.0, 117.0], rss=(660.0,)),
+                       cores1=[118.0, 119.0, 117.0], rss=(660.0,), raw1=[105.0, 104.0, 106.0]),
         compare_result("ai21 j2 SentencePiece", J2, 1, raw=[5.5, 5.4, 5.6], build=[7.0, 7.2, 7.1],
                        peers={"hf_datasets": [7.3, 7.5, 7.4]},
                        unavailable={"datatrove": "DocumentTokenizer only takes a Hugging Face tokenizer"}),
@@ -83,7 +86,7 @@ def test_table_between_the_markers_from_compare_results(tmp_path, data):
     assert rows[0] == ["107 MB, 61,223 samples", "MiniLM WordPiece", "16.00 s", "17.50 s = 1.09x", "1.50 s", "-", "-",
                        "17.30 s = 1.08x", "21.50 s = 1.34x", "600 MB"]
     assert rows[1] == ["429 MB (x4), 244,892 samples", "MiniLM WordPiece", "60.00 s", "63.00 s = 1.05x", "3.00 s",
-                       "118.00 s = 1.97x", "1.87x", "-", "-", "660 MB"]
+                       "118.00 s = 1.97x", "1.87x (raw 1.75x)", "-", "-", "660 MB"]
     assert rows[2][3:] == ["7.10 s = 1.29x", "1.60 s", "-", "-", "7.40 s = 1.35x", "n/a", "500 MB"]
     assert rows[3][5:7] == ["45.00 s = 2.05x", "1.91x"]
     assert "MiniLM WordPiece: peak RSS 660 MB at x4 / 600 MB at x1 = 1.10" in block

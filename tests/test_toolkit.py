@@ -368,6 +368,9 @@ def test_report_is_opt_in_and_target_reports_writes_it(built):
     assert res_cli.returncode == 0, res_cli.stderr[-2000:]
     assert f"[unit-build] report out: {os.path.join(res.work_dir, res.build_id, 'report', 'o0')} (stats.html" \
         in res_cli.stderr
+    assert "[unit-build] already built (same config and inputs; report written) out: 1319 samples" in res_cli.stdout
+    res_again = run_cli(built["ws"], "build", "cfg.yaml", "--cores", "2", "--report")  # report there too
+    assert "[unit-build] already built (same config and inputs; nothing to do) out: 1319 samples" in res_again.stdout
     by_cli = tree_bytes(root)
     assert {"stats.html", "stats.txt"} <= set(by_cli)
     shutil.rmtree(os.path.join(build_root, "report"))

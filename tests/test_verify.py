@@ -102,7 +102,7 @@ def test_cli_reports_each_problem_and_exits_1(copy):
     assert proc.stdout.startswith("[verify] out: 1 problem (")
     proc = run_cli(root, "verify", "nowhere")
     assert proc.returncode == 1 and "nowhere: .: does not exist" not in proc.stdout
-    assert ".: does not exist" in proc.stderr
+    assert proc.stderr == "nowhere: does not exist\n"  # the directory by its name, not as "."
 
 
 def test_usage_error_is_exit_2(good):

@@ -323,6 +323,12 @@ def test_api_sentencepiece_chain_is_lazy_dry_run_builds_nothing_and_run_builds(t
     assert os.path.isdir(tmp_path / ".mintdim")
     assert glob.glob(str(tmp_path / ".mintdim" / "*" / "stage" / "*")) == []
     assert msgpack_files(tmp_path / ".mintdim") == []
+    assert not result.already_built and result.reports_written == 0  # the report is opt-in
+    # the finished build's report, as `mintdim build --report`: the output is not built again
+    again = job.run(cores=2, report=True)
+    assert again.already_built and again.reports_written == 1 and again.stats == result.stats
+    assert sorted(os.listdir(os.path.join(again.work_dir, again.build_id, "report", "o0")))[-2:] == \
+        ["stats.html", "stats.txt"]
 
 
 def test_api_hf_json_keep_intermediates_in_work_dir_and_in_file_truncation_ignored(tmp_path, monkeypatch):

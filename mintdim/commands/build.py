@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .. import errors as E
+from . import lang_option
 
 
 def shipped_profile(profile: str | None) -> str | None:
@@ -34,7 +34,10 @@ def run(args) -> int:
               f"{os.path.join(result.work_dir, result.build_id)}")
     for out in result.outputs:
         s = out.stats
-        what = "already built (same config and inputs; nothing to do)" if result.already_built else "built"
+        what = "built"
+        if result.already_built:
+            what = "already built (same config and inputs; " + (
+                "report written)" if result.reports_written else "nothing to do)")
         print(f"[unit-build] {what} {out.dir}: {s['total_samples']} samples, {s['total_tokens']} tokens, "
               f"dtype {s['token_dtype']}")
     return 0
@@ -68,5 +71,5 @@ def register(sub) -> None:
     b.add_argument("--report", action="store_true",
                    help="also write each output's report (stats.html, stats.txt, and lengths.png with matplotlib) "
                         "under <work_dir>/<build id>/report/, for `snakemake --report report.html reports`")
-    b.add_argument("--lang", choices=E.LANGS, default=None, help="language of error messages (overrides config)")
+    lang_option(b, "language of error messages: en, vi or both (overrides the config's lang)")
     b.set_defaults(func=run)

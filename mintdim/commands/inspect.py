@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from .. import errors as E
+from . import lang_option
 
 
 def run(args) -> int:
@@ -45,4 +46,5 @@ def register(sub) -> None:
                    help="show one sample's text, its trained tokens (source.train_on) highlighted: colour on a "
                         "terminal, ⟦ ⟧ brackets otherwise")
     p.add_argument("--tokenizer", default=None, help="tokenizer path for --sample (default: the manifest's path)")
+    lang_option(p)
     p.set_defaults(func=run)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from .. import errors as E
+from . import lang_option
 
 
 def fraction(text: str) -> float:
@@ -84,4 +85,5 @@ def register(sub) -> None:
                    help="also show the packed layout (units.pack) with these row lengths (default 4096 8192; "
                         "--pack with no value: none)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    lang_option(p)
     p.set_defaults(func=run)

@@ -15,6 +15,7 @@ import tempfile
 from types import SimpleNamespace
 
 from .. import errors as E
+from . import lang_option
 
 
 def _print(result: dict, as_json: bool, line: str) -> None:
@@ -181,6 +182,7 @@ def register(sub) -> None:
     t.add_argument("--text", nargs="+", help="plain UTF-8 text files, one record per line")
     t.add_argument("--json", action="store_true", help="print the result as JSON")
     t.add_argument("--quiet", action="store_true", help="no progress lines")
+    lang_option(t)
     t.set_defaults(tool=run_train)
 
     x = tools.add_parser(
@@ -193,6 +195,7 @@ def register(sub) -> None:
     x.add_argument("out", help="tokenizer.json to write (must not exist)")
     x.add_argument("--check", nargs="+", help="text (.txt: lines) or JSONL files whose texts must encode the same")
     x.add_argument("--json", action="store_true", help="print the result as JSON")
+    lang_option(x)
     x.set_defaults(tool=run_export)
 
     a = tools.add_parser(
@@ -207,6 +210,7 @@ def register(sub) -> None:
     a.add_argument("--unk", metavar="TOKEN", help="add this string as the UNK token (tokenizer.json, unitoken)")
     a.add_argument("--check", nargs="+", help="text (.txt: lines) or JSONL files whose texts must encode the same")
     a.add_argument("--json", action="store_true", help="print the result as JSON")
+    lang_option(a)
     a.set_defaults(tool=run_add_specials)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from . import lang_option
+
 
 def run(args) -> int:
     from ..reading.verify import main_lines, to_json, verify
@@ -41,4 +43,5 @@ def register(sub) -> None:
                    help="directory the manifest's relative paths start from (default: the current directory)")
     p.add_argument("--limit", type=int, default=50, metavar="N", help="problems to print (default 50; 0: all)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    lang_option(p)
     p.set_defaults(func=run)

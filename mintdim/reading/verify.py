@@ -56,7 +56,12 @@ class Problem:
     sample: int | None = None
 
     def __str__(self) -> str:
-        where = self.file if self.sample is None else f"{self.file}: sample {self.sample}"
+        return self.text()
+
+    def text(self, output: str | None = None) -> str:
+        """The console line; `output` names the directory itself (else shown as ".")."""
+        file = output if output is not None and self.file == "." else self.file
+        where = file if self.sample is None else f"{file}: sample {self.sample}"
         return f"{where}: {self.message}"
 
 
@@ -639,7 +644,8 @@ def _chat_template(manifest: dict, chat: dict, root: str, decl: str):
 
 def main_lines(report: Report, limit: int | None = 50) -> list[str]:
     """What `mintdim verify` prints: each problem (up to `limit`), then the summary."""
-    lines = [str(p) for p in report.problems[:limit]] if limit is not None else [str(p) for p in report.problems]
+    shown = report.problems[:limit] if limit is not None else report.problems
+    lines = [p.text(report.path) for p in shown]
     if report.count > len(lines):
         lines.append(f"... and {report.count - len(lines)} more")
     lines.append(report.summary())

@@ -34,6 +34,8 @@ from ..stages.validate import preflight, write_cache
 # MintDim's own lines may arrive glued after text Snakemake wrote without its newline yet
 # (jobs share the console): find them anywhere in a line and show them from their start.
 _PASS = re.compile(r"\[unit-build|^\d+ of \d+ steps|^Nothing to be done")
+_FINALIZE_JOB = re.compile(r"^(local)?rule finalize:")  # Snakemake's header of a finalize job it runs
+_REPORT_JOB = re.compile(r"^(local)?rule report:")
 
 
 @dataclass
@@ -50,7 +52,8 @@ class BuildResult:
     work_dir: str = ""
     dry_run: bool = False
     log: str = ""
-    already_built: bool = False  # nothing to do: every output finished, from the same config and inputs
+    already_built: bool = False  # every output was finished before, from the same config and inputs
+    reports_written: int = 0  # report jobs run (report=True), e.g. for outputs already built
 
     @property
     def stats(self) -> dict:
@@ -123,6 +126,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
                             targets=["all", "reports"] if report else None)
     tail: list[str] = []
     nothing_to_do = False
+    finalized = reports = 0
     console_errors: list[E.MintDimError] = []
     # Snakemake runs in a process group of its own (start_new_session), which this process stops
     # as a whole: a signal sent to this process alone (kill PID, timeout, a closed terminal) is
@@ -142,6 +146,8 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
             tail = (tail + [line])[-40:]
             if line.startswith("Nothing to be done"):
                 nothing_to_do = True
+            finalized += bool(_FINALIZE_JOB.match(line))
+            reports += bool(_REPORT_JOB.match(line))
             found = _PASS.search(line)
             if dry_run:
                 echo(line)
@@ -149,7 +155,10 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
                 echo(line[found.start():])
         rc = proc.wait()
     result = BuildResult(build_id=build.build_id, work_dir=build.work_dir, dry_run=dry_run, log=log_path,
-                         already_built=nothing_to_do and not dry_run)
+                         # with report=True a finished output still runs its report job (if it has none yet):
+                         # already built when no finalize job ran
+                         already_built=not dry_run and (nothing_to_do or (report and rc == 0 and not finalized)),
+                         reports_written=0 if dry_run else reports)
     if forwarded.signals:
         _unlink(error_file)
         if forwarded.signals[0] == signal.SIGINT:
