@@ -6,7 +6,7 @@ import traceback
 
 import _door  # noqa: F401
 from mintdim.run import fastexit
-from mintdim.run.job import JobLog
+from mintdim.run.job import JobLog, write_timing
 from mintdim.stages.report import write_report
 
 
@@ -15,6 +15,7 @@ def main(argv=None) -> int:
     p.add_argument("--done", required=True, help="completion record of the output (finalize)")
     p.add_argument("--out", required=True, help="report directory to write")
     p.add_argument("--log", default=None)
+    p.add_argument("--bench", default=None, help="timing record to write (TSV)")
     args = p.parse_args(argv)
     log = JobLog(args.log)
     try:
@@ -25,6 +26,7 @@ def main(argv=None) -> int:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "stats.html"), "w", encoding="utf-8") as f:
             f.write(f"<p>The report could not be made: {type(exc).__name__}. See {args.log}.</p>\n")
+    write_timing(args.bench, log)
     return 0
 
 

@@ -767,6 +767,40 @@ def test_a_job_log_honours_lang_vi(tmp_path, monkeypatch):
     assert "Độ dài token của mẫu vượt quá unit lớn nhất." in text and "exceeds max unit size" not in text
 
 
+def test_a_job_writes_its_timing_record_only_when_it_ends_well(tmp_path, monkeypatch):
+    """The per-job timing record (<build>/benchmarks/<job>.tsv) is the job's own, with the columns of
+    Snakemake's benchmark TSV: CPU time and peak RSS from the kernel, written when the job ends well;
+    a failed job leaves none (as a failed Snakemake benchmark file is removed)."""
+    from mintdim.run import job
+    from mintdim.stages import validate
+
+    monkeypatch.chdir(tmp_path)
+    project(tmp_path)
+    path = str(tmp_path / "validated.json")
+    validate.run(config(), path)
+
+    def busy(args, build, metas, log, stop):
+        t = time.process_time()
+        while time.process_time() - t < 0.3:  # 0.3 s of CPU
+            pass
+
+    def fails(args, build, metas, log, stop):
+        raise E.UnitOverflowError.make("d.jsonl", 3, 900, 512)
+
+    good, bad = str(tmp_path / "b" / "plan_o0.tsv"), str(tmp_path / "b" / "plan_o1.tsv")
+    assert job.entry("plan_o0", "test", lambda p: None, busy, argv=["--validated", path, "--bench", good]) == 0
+    assert job.entry("plan_o1", "test", lambda p: None, fails, argv=["--validated", path, "--bench", bad]) == 1
+    assert not os.path.exists(bad) and os.listdir(tmp_path / "b") == ["plan_o0.tsv"]
+    head, row = open(good, encoding="utf-8").read().splitlines()
+    assert head.split("\t") == list(job.BENCH_COLUMNS) == ["s", "h:m:s", "max_rss", "max_vms", "max_uss",
+                                                           "max_pss", "io_in", "io_out", "mean_load", "cpu_time"]
+    cells = dict(zip(job.BENCH_COLUMNS, row.split("\t")))
+    # this test's process: its CPU so far, at least the 0.3 s just spent; its age covers that CPU
+    assert float(cells["cpu_time"]) >= 0.3 and float(cells["s"]) >= float(cells["cpu_time"]) * 0.9
+    assert float(cells["max_rss"]) > 10 and cells["max_pss"] == "NA"
+    assert cells["h:m:s"].count(":") == 2
+
+
 # ---------------------------------------------------------------------------------------------
 # 5. the speed hacks change no byte (issue 13)
 # ---------------------------------------------------------------------------------------------

@@ -324,6 +324,15 @@ def test_api_sentencepiece_chain_is_lazy_dry_run_builds_nothing_and_run_builds(t
     assert glob.glob(str(tmp_path / ".mintdim" / "*" / "stage" / "*")) == []
     assert msgpack_files(tmp_path / ".mintdim") == []
     assert not result.already_built and result.reports_written == 0  # the report is opt-in
+    # each job wrote its timing record (mintdim/run/job.py write_timing): one per job of the build
+    bench_dir = os.path.join(result.work_dir, result.build_id, "benchmarks")
+    names = sorted(os.listdir(bench_dir))
+    assert {"validate.tsv", "plan_o0.tsv", "aggregate_o0.tsv", "finalize_o0_g0.tsv"} <= set(names), names
+    assert any(n.startswith("tokenize_f0_c") for n in names) and any(n.startswith("write_o0_p") for n in names)
+    for name in names:
+        head, row = open(os.path.join(bench_dir, name), encoding="utf-8").read().splitlines()
+        cells = dict(zip(head.split("\t"), row.split("\t")))
+        assert 0 < float(cells["cpu_time"]) <= 2 * float(cells["s"]) and 10 < float(cells["max_rss"]) < 4096, name
     # the finished build's report, as `mintdim build --report`: the output is not built again
     again = job.run(cores=2, report=True)
     assert again.already_built and again.reports_written == 1 and again.stats == result.stats

@@ -9,8 +9,6 @@ rule aggregate:
         temp(LAYOUT.aggregated("{out}")),
     log:
         LAYOUT.log("aggregate_o{out}"),
-    benchmark:
-        bench("aggregate_o{out}")
     conda:
         "../envs/mintdim.yaml"
     resources:
@@ -18,9 +16,10 @@ rule aggregate:
         runtime=lambda wc: runtime_per_output(wc, mb_per_minute=200),
     params:
         py=PY,
+        bench=bench("aggregate_o{out}"),
         script=script("aggregate_output.py"),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
-        " --table {input.table:q} --stage {params.stage:q} --agg {output:q} --log {log:q}"
+        " --table {input.table:q} --stage {params.stage:q} --agg {output:q} --log {log:q} --bench {params.bench:q}"
         " --written {input.written:q}"

@@ -14,7 +14,7 @@ def script(name):
 
 
 def bench(name):
-    """Per-job timing (snakemake benchmark TSV: s, max_rss, io, cpu_time) under the build's work directory."""
+    """Per-job timing record under the build's work directory (mintdim/run/job.py write_timing)."""
     return os.path.join(LAYOUT.root, "benchmarks", f"{name}.tsv")
 
 

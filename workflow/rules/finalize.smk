@@ -8,8 +8,6 @@ rule finalize:
         LAYOUT.done("{out}", "{gen}"),  # the generation the DAG asks for (MINT.done_target)
     log:
         LAYOUT.log("finalize_o{out}_g{gen}"),
-    benchmark:
-        bench("finalize_o{out}_g{gen}")
     conda:
         "../envs/mintdim.yaml"
     resources:
@@ -17,8 +15,9 @@ rule finalize:
         runtime=10,
     params:
         py=PY,
+        bench=bench("finalize_o{out}_g{gen}"),
         script=script("finalize_output.py"),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
-        " --agg {input.agg:q} --stage {params.stage:q} --done {output:q} --log {log:q}"
+        " --agg {input.agg:q} --stage {params.stage:q} --done {output:q} --log {log:q} --bench {params.bench:q}"

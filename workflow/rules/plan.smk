@@ -8,8 +8,6 @@ rule plan:
         units=temp(LAYOUT.plan_units("{out}")),
     log:
         LAYOUT.log("plan_o{out}"),
-    benchmark:
-        bench("plan_o{out}")
     conda:
         "../envs/mintdim.yaml"
     resources:
@@ -17,7 +15,8 @@ rule plan:
         runtime=runtime_per_output,
     params:
         py=PY,
+        bench=bench("plan_o{out}"),
         script=script("plan_units.py"),
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
-        " --table {output.table:q} --units {output.units:q} --log {log:q} --chunks {input.chunks:q}"
+        " --table {output.table:q} --units {output.units:q} --log {log:q} --bench {params.bench:q} --chunks {input.chunks:q}"

@@ -15,8 +15,6 @@ rule report:
         ),
     log:
         LAYOUT.log("report_o{out}"),
-    benchmark:
-        bench("report_o{out}")
     conda:
         "../envs/mintdim.yaml"
     resources:
@@ -24,6 +22,7 @@ rule report:
         runtime=10,
     params:
         py=PY,
+        bench=bench("report_o{out}"),
         script=script("report_output.py"),
     shell:
-        "{params.py} {params.script} --done {input.done:q} --out {output:q} --log {log:q}"
+        "{params.py} {params.script} --done {input.done:q} --out {output:q} --log {log:q} --bench {params.bench:q}"

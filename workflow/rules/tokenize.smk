@@ -7,8 +7,6 @@ rule tokenize:
         temp(directory(LAYOUT.tok_dir("{file}", "{chunk}"))),
     log:
         LAYOUT.log("tokenize_f{file}_c{chunk}"),
-    benchmark:
-        bench("tokenize_f{file}_c{chunk}")
     conda:
         "../envs/mintdim.yaml"
     threads: MINT.tokenize_threads(CORES)
@@ -17,8 +15,9 @@ rule tokenize:
         runtime=lambda wc: 20 + int(MINT.build.chunk_mb // 2),
     params:
         py=PY,
+        bench=bench("tokenize_f{file}_c{chunk}"),
         script=script("tokenize_chunk.py"),
         range=lambda wc: MINT.chunk_range(int(wc.file), int(wc.chunk)),
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --file {wildcards.file}"
-        " --chunk {wildcards.chunk} {params.range} --out {output:q} --threads {threads} --log {log:q}"
+        " --chunk {wildcards.chunk} {params.range} --out {output:q} --threads {threads} --log {log:q} --bench {params.bench:q}"

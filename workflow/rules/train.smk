@@ -11,8 +11,6 @@ rule train_tokenizer:
         temp(TRAINING.marker(LAYOUT.root, "{tok}")),
     log:
         LAYOUT.log("train_t{tok}"),
-    benchmark:
-        bench("train_t{tok}")
     wildcard_constraints:
         tok=r"\d+",
     conda:
@@ -23,8 +21,9 @@ rule train_tokenizer:
         runtime=240,
     params:
         py=PY,
+        bench=bench("train_t{tok}"),
         script=script("train_tokenizer.py"),
         config=MINT.config_file,
     shell:
         "{params.py} {params.script} --config-file {params.config:q} --index {wildcards.tok} --out {output:q}"
-        " --threads {threads} --log {log:q}"
+        " --threads {threads} --log {log:q} --bench {params.bench:q}"

@@ -6,8 +6,6 @@ rule validate:
         temp(LAYOUT.validated),
     log:
         LAYOUT.log("validate"),
-    benchmark:
-        bench("validate")
     conda:
         "../envs/mintdim.yaml"
     resources:
@@ -15,7 +13,8 @@ rule validate:
         runtime=10,
     params:
         py=PY,
+        bench=bench("validate"),
         script=script("validate_config.py"),
         config=MINT.config_file,
     shell:
-        "{params.py} {params.script} --config-file {params.config:q} --out {output:q} --log {log:q}"
+        "{params.py} {params.script} --config-file {params.config:q} --out {output:q} --log {log:q} --bench {params.bench:q}"

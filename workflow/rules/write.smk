@@ -11,8 +11,6 @@ rule write:
         temp(LAYOUT.written("{out}", "{part}")),
     log:
         LAYOUT.log("write_o{out}_p{part}"),
-    benchmark:
-        bench("write_o{out}_p{part}")
     conda:
         "../envs/mintdim.yaml"
     threads: LIGHT_THREADS
@@ -21,10 +19,11 @@ rule write:
         runtime=runtime_per_output,
     params:
         py=PY,
+        bench=bench("write_o{out}_p{part}"),
         script=script("write_shards.py"),
         slots=lambda wc: MINT.write_slots(int(wc.out), int(wc.part)),
         stage=lambda wc: LAYOUT.stage(int(wc.out)),
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --part {wildcards.part} --slots {params.slots} --units-plan {input.units:q} --table {input.table:q} --stage {params.stage:q}"
-        " --written {output:q} --log {log:q} --chunks {input.chunks:q}"
+        " --written {output:q} --log {log:q} --bench {params.bench:q} --chunks {input.chunks:q}"
