@@ -795,8 +795,8 @@ def test_a_job_writes_its_timing_record_only_when_it_ends_well(tmp_path, monkeyp
     assert head.split("\t") == list(job.BENCH_COLUMNS) == ["s", "h:m:s", "max_rss", "max_vms", "max_uss",
                                                            "max_pss", "io_in", "io_out", "mean_load", "cpu_time"]
     cells = dict(zip(job.BENCH_COLUMNS, row.split("\t")))
-    # this test's process: its CPU so far, at least the 0.3 s just spent; its age covers that CPU
-    assert float(cells["cpu_time"]) >= 0.3 and float(cells["s"]) >= float(cells["cpu_time"]) * 0.9
+    # this test's process (and the children it waited for, as a job's): at least the 0.3 s just spent
+    assert float(cells["cpu_time"]) >= 0.3 and float(cells["s"]) > 0.3
     assert float(cells["max_rss"]) > 10 and cells["max_pss"] == "NA"
     assert cells["h:m:s"].count(":") == 2
 
