@@ -157,3 +157,17 @@ def test_a_byte_level_bpe_model_in_the_assets_adds_one_1x_run_against_the_peers(
     assert a.tokenizer == str(tmp_path / "hf/llama3.2/tokenizer.json") and a.scale == 1 and a.no_cores1
     assert a.peers == ["hf_datasets", "datatrove"]
     assert len(R.the_set(R.parse_args(["--assets", str(tmp_path), "--bpe", "none"]))) == 4
+
+
+def test_the_sampler_sees_the_whole_process_tree(tmp_path):
+    """compare.measure's sampler (/proc children, statm and stat) finds a grandchild, its memory and
+    its CPU: a shell starts Python, which holds 80 MB and spins 0.4 s of CPU."""
+    code = ("import time; b = bytearray(80 << 20); b[::4096] = b'x' * len(b[::4096]); t = time.process_time()\n"
+            "while time.process_time() - t < 0.4: pass\ntime.sleep(0.5)")
+    cmd = ["sh", "-c", f"{sys.executable} -c \"{code}\"; true"]  # the `; true` keeps sh as the parent
+    m = C.measure(cmd, str(tmp_path), dict(os.environ), str(tmp_path / "log.txt"), interval=0.05)
+    assert m["rc"] == 0, open(tmp_path / "log.txt").read()
+    assert m["peak_rss_mb"] >= 80 and m["peak_pss_mb"] >= 80, m
+    assert m["cpu_s"] >= 0.4 and m["cpu_sampled_s"] >= 0.3, m
+    if os.path.isdir("/proc"):
+        assert C._proc_tree(os.getpid()) is not None  # the cheap path, not psutil's, on this machine
