@@ -286,26 +286,27 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
+# Linux offers /proc/<pid>/task/<tid>/children when built with CONFIG_PROC_CHILDREN; else psutil.
+_HAS_CHILDREN = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+
+
 def _proc_tree(pid: int) -> list[int] | None:
     """pid and its descendants from /proc/*/task/*/children; None where the kernel has no such file."""
+    if not _HAS_CHILDREN:
+        return None
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
         out.append(p)
         try:
             tasks = os.listdir(f"/proc/{p}/task")
-        except FileNotFoundError:
-            continue  # gone meanwhile
-        except OSError:
-            return None
-        for t in tasks:
+        except OSError:  # the process ended meanwhile
+            continue
+        for t in tasks:  # a process starts children from any of its threads (Snakemake: a pool)
             try:
                 with open(f"/proc/{p}/task/{t}/children", "rb") as f:
                     todo.extend(int(c) for c in f.read().split())
-            except FileNotFoundError:
-                if not os.path.exists(f"/proc/{p}/task/{t}/children") and os.path.exists(f"/proc/{p}/task/{t}"):
-                    return None  # the kernel does not offer the children file
-            except (OSError, ValueError):
+            except (OSError, ValueError):  # that thread ended meanwhile
                 pass
     return out
 
@@ -325,7 +326,7 @@ def _stat_of(pid: int) -> tuple[int, float, int] | None:
 def sample_tree(proc, cpu_seen: dict, with_pss: bool = True) -> tuple[int, int | None]:
     """Summed RSS (and PSS, with_pss) of proc and all its descendants; records each process's user+sys CPU
     in cpu_seen."""
-    pids = _proc_tree(proc.pid) if os.path.isdir("/proc") else None
+    pids = _proc_tree(proc.pid)
     if pids is None:
         return _sample_tree_psutil(proc, cpu_seen)
     rss = pss = 0
