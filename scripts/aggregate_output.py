@@ -12,11 +12,11 @@ def add_args(p):
     p.add_argument("--table", required=True)
     p.add_argument("--stage", required=True)
     p.add_argument("--agg", required=True, help="summary to write (JSON)")
-    p.add_argument("--written", nargs="+", required=True, help="the write jobs' shard summaries")
+    p.add_argument("--written", nargs="*", default=[], help="the write jobs' shard summaries (packed rows)")
 
 
 def body(args, build, metas, log, stop):
-    aggregate_output(build, metas, args.out_index, args.table, args.written, args.stage, args.agg, log=log)
+    aggregate_output(build, metas, args.out_index, args.table, args.written or None, args.stage, args.agg, log=log)
 
 
 fastexit.exit(job.entry("aggregate_o{out_index}", __doc__, add_args, body))

@@ -200,3 +200,27 @@ def _above_core(mod: str) -> bool:
     """Snakemake, or the package's CLI or run layer (mintdim.cli, mintdim.commands, mintdim.run)."""
     return mod.split(".")[0] == "snakemake" or mod.startswith(("mintdim.cli", "mintdim.commands", "mintdim.run"))
 
+
+
+def _dag_edges(ws, *args) -> set[tuple[str, str]]:
+    """The rule names on each edge of `snakemake --dag` (dot), as a user would draw it."""
+    res = snakemake(ws, "--cores", "2", "--dag", "--workflow-profile", "none", *args)
+    assert res.returncode == 0, res.stdout + res.stderr
+    names = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)', res.stdout, flags=re.M))
+    return {(names[a], names[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", res.stdout, flags=re.M)}
+
+
+def test_aggregate_runs_beside_the_write_jobs_and_finalize_waits_for_both(tmp_path):
+    """Bucketed units: aggregate indexes from the plan alone, so it does not wait for the write jobs
+    (shipped example, 2 cores: the build 0.2 s shorter); finalize needs both. Packed rows: aggregate
+    reads what the write jobs kept, so it waits for them."""
+    edges = _dag_edges(tmp_path)
+    assert ("plan", "aggregate") in edges and ("write", "aggregate") not in edges
+    assert {("write", "finalize"), ("aggregate", "finalize")} <= edges
+    with open(example_config(tmp_path), encoding="utf-8") as f:
+        cfg = yaml.safe_load(f)
+    cfg["units"] = {"pack": [512], "build_batch": [64]}
+    packed = tmp_path / "packed.yaml"
+    packed.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    edges = _dag_edges(tmp_path, "--configfile", str(packed))
+    assert {("write", "aggregate"), ("write", "finalize"), ("aggregate", "finalize")} <= edges

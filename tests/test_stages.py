@@ -48,8 +48,10 @@ class Built:
     logs: list = field(default_factory=list)
 
 
-def drive(raw: dict) -> Built:
-    """One whole build through the stage functions, from the current directory."""
+def drive(raw: dict, before_finalize=None) -> Built:
+    """One whole build through the stage functions, from the current directory, wired as the
+    workflow wires them: aggregate from the plan alone (it runs beside the write jobs), finalize
+    checks the write jobs' summaries. before_finalize(written paths): a test's change to them."""
     build, metas = preflight(raw)
     lay = Layout(build.work_dir, build.build_id)
     logs: list[str] = []
@@ -72,9 +74,36 @@ def drive(raw: dict) -> Built:
         for size in out.sizes:
             write_unit(build, metas, o, size, dirs, lay.plan_units(o), lay.stage(o), lay.written(o, size), log=log)
             written.append(lay.written(o, size))
-        aggregate_output(build, metas, o, lay.plan(o), written, lay.stage(o), lay.aggregated(o), log=log)
-        finalize_output(build, o, lay.aggregated(o), lay.stage(o), lay.done(o), log=log)
+        aggregate_output(build, metas, o, lay.plan(o), None, lay.stage(o), lay.aggregated(o), log=log)
+        if before_finalize is not None:
+            before_finalize(written)
+        finalize_output(build, o, lay.aggregated(o), lay.stage(o), lay.done(o), log=log, written_paths=written)
     return Built(build, metas, logs)
+
+
+def test_finalize_refuses_shards_the_plan_does_not_count(tmp_path, monkeypatch):
+    """Aggregate counts the shards from the plan, beside the write jobs; finalize checks the write
+    jobs' own summaries against that count before anything is placed."""
+    monkeypatch.chdir(tmp_path)
+    write_lines("data/train.jsonl", [json.dumps({"prompt": f"p {i}", "response": "r " * (i % 40)})
+                                     for i in range(300)])
+
+    def lose_a_shard(written):
+        for path in written:
+            summary = read_json(path)
+            if summary.get("shards"):
+                summary["shards"] = summary["shards"][:-1]  # a write job that wrote one shard fewer
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(summary, f)
+                return
+        raise AssertionError("no write job wrote a shard")
+
+    cfg = basic_config(["./data/train.jsonl"], sps=[40], out="./artifacts/units")
+    with pytest.raises(RuntimeError, match="shards written .* differ from the plan"):
+        drive(cfg, before_finalize=lose_a_shard)
+    assert not os.path.exists("artifacts/units") or os.listdir("artifacts/units") == []
+    drive(cfg)  # the same build with the write jobs' true summaries is placed
+    assert read_json("artifacts/units/stats.json")["total_samples"] == 300
 
 
 def tokenize_all(raw: dict) -> None:

@@ -17,15 +17,19 @@ from ..formats import records
 from ..faults import kill_point
 from ..formats.layout import older_done
 from ..formats.records import atomic_write_text
+from .written import check_shard_counts
 
 
 def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_path: str, log=print,
-                    inputs: dict | None = None) -> dict:
+                    inputs: dict | None = None, written_paths: list[str] | None = None) -> dict:
     """inputs: what the output was built from (validated.json), kept in its record: a later build
-    of the same config finds it "already built" only while they are unchanged (records.check_outputs)."""
+    of the same config finds it "already built" only while they are unchanged (records.check_outputs).
+    written_paths: the write jobs' summaries; the shards they wrote must be those the stats count."""
     out = build.outputs[out_index]
     with open(agg_path, encoding="utf-8") as f:
         stats = json.load(f)["stats"]
+    if written_paths:
+        check_shard_counts(stats, written_paths)
     st = records.state(build.work_dir, out.absdir, build.build_id)
     record = records.read_record(build.work_dir, out.absdir) or {}
     interrupted = st == "ours-complete" and record.get("state") == "finalizing"

@@ -1,10 +1,11 @@
-# One job per output directory, after its write jobs: indexes, histogram, stats and manifest into
-# the staging tree (the shard counts come from the plan and are checked against the write jobs').
+# One job per output directory, beside its write jobs: indexes, histogram, stats and manifest into
+# the staging tree, from the plan (packed rows also need the write jobs' summaries: it waits for
+# them there). Finalize checks the plan's shard counts against the ones written.
 rule aggregate:
     input:
         validated=LAYOUT.validated,
         table=LAYOUT.plan("{out}"),
-        written=lambda wc: [LAYOUT.written(wc.out, k) for k in MINT.write_jobs(wc.out)],
+        written=lambda wc: MINT.aggregate_waits_for_write(wc.out),
     output:
         temp(LAYOUT.aggregated("{out}")),
     log:

@@ -4,6 +4,7 @@ rule finalize:
     input:
         validated=LAYOUT.validated,
         agg=LAYOUT.aggregated("{out}"),
+        written=lambda wc: MINT.written(wc.out),
     output:
         LAYOUT.done("{out}", "{gen}"),  # the generation the DAG asks for (MINT.done_target)
     log:
@@ -21,3 +22,4 @@ rule finalize:
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --agg {input.agg:q} --stage {params.stage:q} --done {output:q} --log {log:q} --bench {params.bench:q}"
+        " --written {input.written:q}"
