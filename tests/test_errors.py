@@ -1,7 +1,8 @@
 """The error catalogue: every MintDim error class, its English and Vietnamese texts, and where it is raised.
 
 Pre-flight errors run in-process through the fluent API (no Snakemake starts:
-`subprocess.Popen` is guarded). A few run through a YAML config with a direct
+`subprocess.Popen` is guarded, and the Snakemake process `mintdim build` starts before its
+pre-flight is a stand-in that fails the test if it is ever handed a command line). A few run through a YAML config with a direct
 `snakemake` run and through `mintdim build`. Data errors run end to end.
 """
 
@@ -19,6 +20,7 @@ import yaml
 import mintdim
 from mintdim import errors as E
 from mintdim import pipeline
+from mintdim.run import runner
 
 from conftest import GSM8K, HF_JSON, SP_MODEL, basic_config, build_in, read_json, run_cli, run_snakemake, write_jsonl
 
@@ -74,7 +76,14 @@ def ws(tmp_path, monkeypatch):
     def no_snakemake(*args, **kwargs):
         raise AssertionError(f"pre-flight passed and a subprocess was started: {args[:1]}")
 
+    def handed_over(proc, cmd):
+        raise AssertionError(f"pre-flight passed and Snakemake was given its command line: {cmd[:4]}")
+
     monkeypatch.setattr(subprocess, "Popen", no_snakemake)
+    # the process run_build starts before pre-flight (runner.start_snakemake): a stand-in here
+    monkeypatch.setattr(runner, "start_snakemake", lambda: "early-started Snakemake")
+    monkeypatch.setattr(runner, "hand_over", handed_over)
+    monkeypatch.setattr(runner, "cancel", lambda proc: None)
     return tmp_path
 
 

@@ -313,6 +313,34 @@ def test_killing_only_the_launcher_stops_snakemake_and_its_jobs_and_the_rerun_co
         assert "already running" not in done["text"]
 
 
+def test_snakemake_started_before_pre_flight_never_outlives_a_build_that_does_not_start(tmp_path):
+    """`mintdim build` starts Snakemake's process before its pre-flight (the imports overlap it): a
+    config error must end it at once, and so must the launcher's death before it handed over the
+    command line (kill -9 during pre-flight)."""
+    root = project(tmp_path, "bad.yaml", source={"files": ["d.jsonl"], "fields": [["prompt", "response"]],
+                                                 "templates": ["{prompt}\n{nope}"]})
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    env = dict(os.environ, MINTDIM_TEST_TAG=tag)
+    res = cli(root, "build", "bad.yaml", "--cores", "2", env=env)
+    assert res.returncode == 1 and "TemplateFieldMismatchError" in res.stderr, res.stderr[-2000:]
+    assert _tagged(tag) == {}  # gone by the time the error is printed
+    assert not os.path.exists(os.path.join(root, ".mintdim"))  # and nothing was written
+
+    hold = ("import sys, time; from mintdim.run.runner import start_snakemake; p = start_snakemake(); "
+            "print(p.pid, flush=True); time.sleep(120)")
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    launcher = subprocess.Popen([sys.executable, "-c", hold], cwd=root, stdout=subprocess.PIPE, text=True,
+                                env=dict(os.environ, MINTDIM_TEST_TAG=tag))
+    child = int(launcher.stdout.readline())
+    assert child in _tagged(tag)
+    launcher.kill()
+    launcher.wait()
+    t0 = time.monotonic()
+    while _tagged(tag) and time.monotonic() - t0 < 20:
+        time.sleep(0.1)
+    assert _tagged(tag) == {}, "the waiting Snakemake process outlived its launcher"
+
+
 def test_ctrl_c_at_mintdim_build_reaches_snakemake_in_its_own_group(tmp_path, reference):
     """Snakemake runs in a process group of its own, so a terminal's Ctrl-C (SIGINT to the launcher's
     group) reaches only the launcher: it must forward it, and end with `interrupted` (exit 130)."""

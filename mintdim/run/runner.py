@@ -26,7 +26,7 @@ from . import guard
 from ..formats import records
 from ..formats.layout import Layout
 from ..paths import snakefile
-from .snakemake_main import ERROR_FILE_ARG, LAUNCHER_ARG, PREFLIGHT_ARG, signal_group, stop_group
+from .snakemake_main import ARGV_ARG, ERROR_FILE_ARG, LAUNCHER_ARG, PREFLIGHT_ARG, signal_group, stop_group
 from . import failure
 from .job import ERROR_LINE, unexpected_failure
 from ..stages.validate import preflight, write_cache
@@ -89,6 +89,37 @@ def snakemake_command(config_path: str, cores: int, profile: str | None, keep_in
     return cmd + list(extra or [])
 
 
+def start_snakemake() -> subprocess.Popen:
+    """Snakemake's process, started before pre-flight so that its imports (~0.65 s of CPU: snakemake.cli)
+    run on another core while this process checks the config; it waits for its command line
+    (hand_over). In a process group of its own, its output to this process; see run_build."""
+    return subprocess.Popen([sys.executable, "-m", "mintdim.run.snakemake_main", LAUNCHER_ARG, str(os.getpid()),
+                             ARGV_ARG, "stdin"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def hand_over(proc: subprocess.Popen, cmd: list[str]) -> None:
+    """The command line (snakemake_command) to the process start_snakemake started."""
+    try:
+        proc.stdin.write(json.dumps(cmd[3:]) + "\n")  # what follows `python -m mintdim.run.snakemake_main`
+        proc.stdin.close()
+    except OSError:  # it ended already (it could not start Snakemake): its output and exit code say why
+        pass
+
+
+def cancel(proc: subprocess.Popen) -> None:
+    """No build after all (pre-flight failed, Ctrl-C): the process start_snakemake started has only
+    imported Snakemake, or is waiting for its command line; it goes at once (on its own it would
+    end when stdin closes, after its imports: the error would wait for them)."""
+    signal_group(proc.pid, signal.SIGKILL)
+    for stream in (proc.stdin, proc.stdout):
+        try:
+            stream.close()
+        except OSError:
+            pass
+    proc.wait()
+
+
 def run_build(raw: dict, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
               dry_run: bool = False, echo=None, extra_args: list[str] | None = None, rebuild: bool = False,
               until: list[str] | None = None, forcerun: list[str] | None = None,
@@ -99,31 +130,37 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     report: also run the report job of each output (Snakefile target `reports`; opt-in)."""
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
     check_executor(profile, raw.get("lang", "en") if isinstance(raw, dict) else "en")
-    if rebuild and not dry_run:
-        _remove_finished(raw, echo)
-    # use_cache: a tokenizer file this work dir's pre-flight already loaded (same path, size and
-    # mtime) is not loaded again (ai21 j2: 0.4 s); a config it already checked skips the schema
-    build, metas = preflight(raw, use_cache=True)
-    layout = Layout(build.work_dir, build.build_id)
-    guard.probe(build, layout)  # this build, or one of its outputs, busy in another live build: stop now
-    config_path = os.path.abspath(os.path.join(layout.root, "config.yaml"))
-    log_path = os.path.join(layout.root, "logs", "snakemake.log")
+    proc = start_snakemake()  # its imports overlap pre-flight; it waits for the command line
     try:
-        write_cache(build, metas)
-        os.makedirs(layout.root, exist_ok=True)
-        with open(config_path, "w", encoding="utf-8") as f:
-            yaml.safe_dump(raw, f, allow_unicode=True, sort_keys=False)
-        os.makedirs(os.path.dirname(log_path), exist_ok=True)
-    except OSError as exc:  # e.g. the work directory's disk is full: one clear message naming the path
-        raise unexpected_failure("start", exc, [layout.root]).with_lang(build.lang) from None
-    extra = list(extra_args or [])
-    extra += ["--until", *until] if until else []
-    extra += ["--forcerun", *forcerun] if forcerun else []
-    error_file = os.path.join(layout.root, f"runner-{os.getpid()}.error.json")
-    _unlink(error_file)
-    cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra,
-                            run_args=[PREFLIGHT_ARG, build.build_id, ERROR_FILE_ARG, error_file],
-                            targets=["all", "reports"] if report else None)
+        if rebuild and not dry_run:
+            _remove_finished(raw, echo)
+        # use_cache: a tokenizer file this work dir's pre-flight already loaded (same path, size and
+        # mtime) is not loaded again (ai21 j2: 0.4 s); a config it already checked skips the schema
+        build, metas = preflight(raw, use_cache=True)
+        layout = Layout(build.work_dir, build.build_id)
+        guard.probe(build, layout)  # this build, or one of its outputs, busy in another live build: stop now
+        config_path = os.path.abspath(os.path.join(layout.root, "config.yaml"))
+        log_path = os.path.join(layout.root, "logs", "snakemake.log")
+        try:
+            write_cache(build, metas)
+            os.makedirs(layout.root, exist_ok=True)
+            with open(config_path, "w", encoding="utf-8") as f:
+                yaml.safe_dump(raw, f, allow_unicode=True, sort_keys=False)
+            os.makedirs(os.path.dirname(log_path), exist_ok=True)
+        except OSError as exc:  # e.g. the work directory's disk is full: one clear message naming the path
+            raise unexpected_failure("start", exc, [layout.root]).with_lang(build.lang) from None
+        extra = list(extra_args or [])
+        extra += ["--until", *until] if until else []
+        extra += ["--forcerun", *forcerun] if forcerun else []
+        error_file = os.path.join(layout.root, f"runner-{os.getpid()}.error.json")
+        _unlink(error_file)
+        cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra,
+                                run_args=[PREFLIGHT_ARG, build.build_id, ERROR_FILE_ARG, error_file],
+                                targets=["all", "reports"] if report else None)
+        hand_over(proc, cmd)
+    except BaseException:  # no build (a config error, Ctrl-C): the waiting process ends
+        cancel(proc)
+        raise
     tail: list[str] = []
     nothing_to_do = False
     finalized = reports = 0
@@ -132,8 +169,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     # as a whole: a signal sent to this process alone (kill PID, timeout, a closed terminal) is
     # forwarded to the group, and the group stops by itself when this process dies (kill -9;
     # snakemake_main.py). A user's Ctrl-C reaches this process and is forwarded as SIGINT.
-    with _Log(log_path) as log, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                                 start_new_session=True) as proc, _Forward(proc) as forwarded:
+    with _Log(log_path) as log, proc, _Forward(proc) as forwarded:
         for line in proc.stdout:
             log.write(line)
             line = line.rstrip("\n")

@@ -10,6 +10,11 @@ pkgutil.iter_modules patch (one sys.path walk instead of five per start) saved 0
 `python -m mintdim.run.snakemake_main --mintdim-launcher PID ...` in its own process group (see
 runner.py); a user's `snakemake` command is the plain one. See mintdim/run/fastexit.py.
 
+Started early: `mintdim build` starts this process before its pre-flight, with only
+`--mintdim-launcher PID --mintdim-argv stdin`; it imports Snakemake (~0.65 s of CPU, see
+docs/performance.md) on the other core meanwhile, then reads the whole command line as one JSON
+line on stdin, or ends at once when stdin closes without one (pre-flight failed).
+
 Launcher gone: when the process that started this one dies (kill -9 of `mintdim build`, a closed
 terminal, a scheduler's timeout), Snakemake and its running jobs stop too, instead of running on
 with nobody reading their output (a job writing to that broken pipe failed with BrokenPipeError
@@ -21,6 +26,7 @@ gracefully, the jobs end; stop_group), and SIGKILL after 10 s.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -32,12 +38,13 @@ from . import fastexit
 LAUNCHER_ARG = "--mintdim-launcher"  # PID of the runner process; this one stops when it dies
 PREFLIGHT_ARG = "--mintdim-preflight"  # BUILD_ID: the runner ran pre-flight for it (the Snakefile skips it)
 ERROR_FILE_ARG = "--mintdim-error-file"  # PATH: where an error of this process goes for the runner
+ARGV_ARG = "--mintdim-argv"  # "stdin": the rest of the command line comes as one JSON line on stdin
 
 # What the runner told this process (its arguments above, taken off Snakemake's command line).
 # The Snakefile runs in this same process and reads it (dag.BuildDAG, guard.report_error); a
 # direct `snakemake` run has none of it.
 RUN: dict[str, str] = {}
-_ARGS = {LAUNCHER_ARG: "launcher", PREFLIGHT_ARG: "preflight", ERROR_FILE_ARG: "error_file"}
+_ARGS = {LAUNCHER_ARG: "launcher", PREFLIGHT_ARG: "preflight", ERROR_FILE_ARG: "error_file", ARGV_ARG: "argv"}
 
 
 def _take_run_args(argv: list[str]) -> None:
@@ -104,12 +111,28 @@ def _die_with_launcher(launcher: int) -> None:
     threading.Thread(target=watch, name="mintdim-launcher-watch", daemon=True).start()
 
 
+def _argv_from_stdin() -> None:
+    """Started early (runner.start_snakemake): Snakemake is imported; now wait for the command line.
+    End quietly when none comes (the runner's pre-flight failed, or the runner is gone)."""
+    line = sys.stdin.readline()
+    if not line:
+        os._exit(0)
+    sys.argv[1:] = json.loads(line)
+    _take_run_args(sys.argv)
+    null = os.open(os.devnull, os.O_RDONLY)  # Snakemake and its jobs read nothing from the runner
+    os.dup2(null, 0)
+    os.close(null)
+
+
 def main() -> None:
     fastexit.install()  # first: runs after Snakemake's own exit handlers
     _take_run_args(sys.argv)
     if RUN.get("launcher", "").isdigit():
         _die_with_launcher(int(RUN["launcher"]))
     from snakemake.cli import main as snakemake
+
+    if RUN.get("argv") == "stdin":
+        _argv_from_stdin()
 
     try:
         snakemake()
