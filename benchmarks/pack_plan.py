@@ -7,7 +7,7 @@
 
 Synthetic lengths are lognormal (mu 5.3, sigma 1.1, plus 1; seed 0), close to ShareGPT pairs'
 shape, with samples longer than a row truncated to it (overflow: truncate). Each plan runs in a
-fresh process, so peak RSS (ru_maxrss) is the plan's own, the lengths array included. Prints
+fresh process, so peak RSS (VmHWM) is the plan's own, the lengths array included. Prints
 per row length: rows, the lower bound ceil(tokens / row), rows above it, efficiency
 (tokens / slots), seconds, peak RSS.
 """
@@ -31,6 +31,7 @@ def _one(spec: dict) -> dict:
     sys.path.insert(0, ROOT)
     from mintdim.units import packing
     from mintdim.formats import output as fmt
+    from mintdim.run.job import peak_rss_mb
 
     if spec.get("output"):
         lengths = fmt.token_counts(spec["output"])
@@ -43,7 +44,7 @@ def _one(spec: dict) -> dict:
     return {"samples": int(len(lengths)), "row": spec["row"], "rows": p.n_rows, "lower_bound": p.lower_bound,
             "efficiency": p.efficiency, "seconds": seconds,
             "over_row": int(np.count_nonzero(p.status != 0)),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_rss_mb": peak_rss_mb() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def main() -> int:

@@ -18,7 +18,7 @@ trains to the same vocabulary size with <unk> and <pad> reserved:
                  num_threads=cores, max_sentence_length large enough for every sample)
 
 Wall time covers reading, rendering, counting, training and saving; peak RSS is the process's own
-getrusage maxrss (each trainer is in-process, threads included). Then the trained MintDim model is
+peak resident set (VmHWM; each trainer is in-process, threads included). Then the trained MintDim model is
 exported to tokenizer.json (mintdim tokenizer export) and both are timed encoding every rendered text
 through MintDim's own kinds (unitoken: load("unitoken"), hf_json: load("hf_json")), batches of 4096, with
 1 thread and with --cores threads; the ids of both are checked to be identical.
@@ -56,7 +56,11 @@ def rendered(data: str, fields: list[str], template: str):
 
 
 def maxrss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    """Peak RSS of this child's own address space (VmHWM; ru_maxrss survives fork and exec)."""
+    from mintdim.run.job import peak_rss_mb
+
+    peak = peak_rss_mb()
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # --------------------------------------------------------------------------------------------- children

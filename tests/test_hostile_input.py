@@ -108,12 +108,10 @@ with open("big.jsonl", "wb") as f:
         f.write(b"x" * (1 << 20))
     f.write(b'"}\n')
     f.write(b'{"prompt": "last", "response": "z"}')  # and no trailing newline
-def peak_kb():  # of this process's own address space: ru_maxrss survives fork and exec on Linux, so it
-    try:        # started at the pytest process's size (over 1 GB late in the whole suite)
-        with open("/proc/self/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
-    except OSError:
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+from mintdim.run.job import peak_rss_mb  # VmHWM: ru_maxrss survives fork and exec on Linux, so it
+def peak_kb():                            # started at the pytest process's size (over 1 GB late in the suite)
+    mb = peak_rss_mb()
+    return mb * 1024 if mb is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 base = peak_kb()
 t = time.monotonic()
 drive(basic_config(["big.jsonl"], tokenizer={"sentencepiece": {"path": sys.argv[3]}}, sizes=[[16, 64]], sps=[2],

@@ -257,8 +257,10 @@ def _process_age() -> float | None:
         return None
 
 
-def _peak_rss_mb() -> float | None:
-    """This process's peak resident set (VmHWM: of its own address space, reset by exec)."""
+def peak_rss_mb() -> float | None:
+    """This process's peak resident set (VmHWM: of its own address space, reset by exec). Also the
+    benchmarks' figure: rusage's ru_maxrss survives fork and exec, so a child started from a large
+    parent would report the parent's size."""
     try:
         with open("/proc/self/status", "rb") as f:
             for line in f:
@@ -283,7 +285,7 @@ def write_timing(path: str | None, log=None) -> None:
     wall = time.monotonic() - _STARTED if wall is None else wall
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-    rss_mb = _peak_rss_mb()
+    rss_mb = peak_rss_mb()
     io_in = (me.ru_inblock + kids.ru_inblock) * 512 / 2 ** 20  # 512-byte blocks
     io_out = (me.ru_oublock + kids.ru_oublock) * 512 / 2 ** 20
     whole = int(wall)
