@@ -15,9 +15,10 @@ TARGET is what dies:
   group      the whole process group: the job, Snakemake and the command that started
              it, as `kill -9` of a terminal session or a batch job does
 
-    MINTDIM_TEST_SLEEP_AT=POINT=SECONDS
+    MINTDIM_TEST_SLEEP_AT=POINT=SECONDS[,POINT=SECONDS ...]
 
-holds the build that long at POINT (to start a second build while the first one runs).
+holds the build that long at each POINT (to start a second build while the first one runs, or
+to hold jobs that run side by side, such as write and aggregate, at the same time).
 Unset in normal use: then `kill_point` is a function that does nothing (decided once, when this
 module is imported), so the hooks cost a production build nothing.
 """
@@ -36,8 +37,8 @@ SNAKEMAKE_PID_ENV = "MINTDIM_SNAKEMAKE_PID"  # the main Snakemake process (set b
 
 def kill_point(point: str) -> None:
     pause = os.environ.get(SLEEP_ENV)
-    if pause:
-        where, _, seconds = pause.partition("=")
+    for entry in pause.split(",") if pause else ():
+        where, _, seconds = entry.partition("=")
         if where == point:
             time.sleep(float(seconds or 1))
     spec = os.environ.get(KILL_ENV)

@@ -126,10 +126,14 @@ def reference(tmp_path_factory) -> dict:
 CHAIN = ["tokenize:start@group", "plan:end@group", "write:shard@group", "aggregate:end@group",
          "finalize:moved@group"]  # the last: the output is in place, its completion not yet recorded
 SINGLE = [("tokenize:end@group", -9), ("write:shard@self", 1)]  # self: only the job dies, the build fails
+# Write and aggregate run side by side after plan: the kill during write holds aggregate, so that
+# the next run of the chain still has an aggregate job to be killed in
+HELD = {"write:shard@group": "aggregate:start=60"}
 
 
 def _kill(root: str, spec: str, reference: dict, out: str = "out") -> dict:
-    killed = build(root, env={"MINTDIM_TEST_KILL_AT": spec}, start_new_session=True)
+    env = {"MINTDIM_TEST_KILL_AT": spec, **({"MINTDIM_TEST_SLEEP_AT": HELD[spec]} if spec in HELD else {})}
+    killed = build(root, env=env, start_new_session=True)
     out = os.path.join(root, out)
     return {"spec": spec, "rc": killed.returncode, "err": killed.stderr,
             "seen": assert_nothing_looks_complete(out, reference), "stale": snakemake_locks(root),
@@ -262,10 +266,16 @@ def _tagged(tag: str) -> dict[int, str]:
     return found
 
 
+# jobs that run side by side (after plan): held together, so that neither ends while the other
+# waits to be killed in, and the next stage of the chain still has its job to run
+HELD_TOGETHER = {"write": ("write", "aggregate"), "aggregate": ("write", "aggregate")}
+
+
 def _kill_launcher(root: str, stage: str, sig: int) -> dict:
     """`mintdim build` held at the start of `stage`; then `sig` to the launcher process alone."""
     tag = f"{os.getpid()}-{time.monotonic_ns()}"
-    env = dict(os.environ, MINTDIM_TEST_SLEEP_AT=f"{stage}:start=60", MINTDIM_TEST_TAG=tag)
+    held = ",".join(f"{s}:start=60" for s in HELD_TOGETHER.get(stage, (stage,)))
+    env = dict(os.environ, MINTDIM_TEST_SLEEP_AT=held, MINTDIM_TEST_TAG=tag)
     with open(os.path.join(root, f"launcher-{stage}.log"), "w") as log:
         launcher = subprocess.Popen([sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"], cwd=root,
                                     env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
