@@ -155,7 +155,7 @@ class BuildDAG:
     def aggregate_waits_for_write(self, out_index) -> list[str]:
         """What aggregate needs of the write jobs: packed rows, their summaries (the trained tokens
         each sample kept); bucketed units, nothing, so aggregate runs beside the write jobs (the
-        plan holds all it indexes). Shipped example, 2 cores: the build 0.16 s shorter."""
+        plan holds all it indexes). Shipped example, 2 cores: 2.61 -> 2.38 s (8 interleaved builds)."""
         return self.written(out_index) if self.build.outputs[int(out_index)].pack else []
 
     def write_slots(self, out_index, part) -> str:

@@ -18,7 +18,6 @@ from ..formats import output as fmt
 from ..formats.output import JsonlWriter, duplicate_groups, write_json, write_packed_sample_index, write_sample_index
 from ..formats.records import atomic_write_text
 from ..progress import Progress
-from .written import check_shard_counts
 
 
 def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
@@ -76,9 +75,9 @@ def loss_mask_layout(files, width: str = "unit_size") -> dict:
 
 def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths: list[str] | None, stage_dir: str,
                      agg_path: str, log=print) -> dict:
-    """Shard counts follow from the plan (ceil(samples / samples_per_shard) per unit); written_paths,
-    when given (the write jobs' summaries: the workflow runs aggregate after them), are checked
-    against them."""
+    """Shard counts follow from the plan (ceil(samples / samples_per_shard) per unit); finalize checks
+    them against the write jobs' summaries. written_paths: those summaries, which packed rows need
+    (the trained tokens each sample kept); bucketed units run aggregate beside the write jobs."""
     out = build.outputs[out_index]
     meta = metas[out.tokenizer_abspath]
     plan = inter.read(plan_path)
@@ -156,8 +155,6 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
     if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
         stats["trained_tokens_by_role"] = plan["trained_roles"]
-    if written_paths:
-        check_shard_counts(stats, written_paths)
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))

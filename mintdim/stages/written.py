@@ -1,8 +1,7 @@
 """The write jobs' shard summaries (written/o<out>_p<part>.json), checked against the plan's stats.
 
 Aggregate derives each unit's shard count from the plan (beside the write jobs, for bucketed
-units); finalize, and aggregate of packed rows, check that the shards the write jobs wrote are
-those counted.
+units); finalize checks that the shards the write jobs wrote are those counted.
 """
 
 from __future__ import annotations
