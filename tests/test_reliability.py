@@ -335,6 +335,14 @@ def test_snakemake_started_before_pre_flight_never_outlives_a_build_that_does_no
     assert res.returncode == 1 and "TemplateFieldMismatchError" in res.stderr, res.stderr[-2000:]
     assert _tagged(tag) == {}  # gone by the time the error is printed
     assert not os.path.exists(os.path.join(root, ".mintdim"))  # and nothing was written
+    # started before the config file is even read: a file that is not there, or not YAML, ends it too
+    with open(os.path.join(root, "broken.yaml"), "w", encoding="utf-8") as f:
+        f.write("source: [unclosed\n")
+    for name, error in (("missing.yaml", "MintDimFileNotFoundError"), ("broken.yaml", "PipelineValidationError")):
+        res = cli(root, "build", name, "--cores", "2", env=env)
+        assert res.returncode == 1 and error in res.stderr and "Traceback" not in res.stderr, res.stderr[-2000:]
+        assert _tagged(tag) == {}, name
+    assert not os.path.exists(os.path.join(root, ".mintdim"))
 
     hold = ("import sys, time; from mintdim.run.runner import start_snakemake; p = start_snakemake(); "
             "print(p.pid, flush=True); time.sleep(120)")

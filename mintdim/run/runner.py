@@ -19,8 +19,6 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
-import yaml
-
 from .. import errors as E
 from . import guard
 from ..formats import records
@@ -29,7 +27,10 @@ from ..paths import snakefile
 from .snakemake_main import ARGV_ARG, ERROR_FILE_ARG, LAUNCHER_ARG, PREFLIGHT_ARG, signal_group, stop_group
 from . import failure
 from .job import ERROR_LINE, unexpected_failure
-from ..stages.validate import preflight, write_cache
+
+# Pre-flight (stages.validate: the config schema, the tokenizers) and yaml are imported in run_build,
+# after Snakemake's process has started: `mintdim build` imports this module first thing to start it
+# (commands/build.py), and every import here delays that start (all of them: 54 ms, 2 cores).
 
 # MintDim's own lines may arrive glued after text Snakemake wrote without its newline yet
 # (jobs share the console): find them anywhere in a line and show them from their start.
@@ -123,15 +124,22 @@ def cancel(proc: subprocess.Popen) -> None:
 def run_build(raw: dict, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
               dry_run: bool = False, echo=None, extra_args: list[str] | None = None, rebuild: bool = False,
               until: list[str] | None = None, forcerun: list[str] | None = None,
-              report: bool = False) -> BuildResult:
-    """rebuild: first delete each output that is a finished MintDim output recorded in this work
+              report: bool = False, snakemake: subprocess.Popen | None = None) -> BuildResult:
+    """snakemake: the process start_snakemake() started, if the caller started it already (`mintdim
+    build` does, before it reads the config); else it is started here. It is handed its command line
+    after pre-flight, or cancelled.
+    rebuild: first delete each output that is a finished MintDim output recorded in this work
     directory and holds exactly the files MintDim wrote (records.remove_finished); nothing else.
     until / forcerun: Snakemake's --until / --forcerun (rule names), for debugging a stage.
     report: also run the report job of each output (Snakefile target `reports`; opt-in)."""
+    import yaml
+
+    from ..stages.validate import preflight, write_cache
+
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
-    check_executor(profile, raw.get("lang", "en") if isinstance(raw, dict) else "en")
-    proc = start_snakemake()  # its imports overlap pre-flight; it waits for the command line
+    proc = snakemake or start_snakemake()  # its imports overlap pre-flight; it waits for the command line
     try:
+        check_executor(profile, raw.get("lang", "en") if isinstance(raw, dict) else "en")
         if rebuild and not dry_run:
             _remove_finished(raw, echo)
         # use_cache: a tokenizer file this work dir's pre-flight already loaded (same path, size and
@@ -238,6 +246,8 @@ def check_executor(profile: str | None, lang: str = "en") -> None:
     """A profile's executor whose Snakemake plugin is not installed: say what to install (Snakemake
     itself ends in an argparse dump, `invalid choice: 'cluster-generic'`)."""
     import importlib.util
+
+    import yaml
 
     if not profile:
         return
