@@ -202,12 +202,33 @@ def _above_core(mod: str) -> bool:
 
 
 
-def _dag_edges(ws, *args) -> set[tuple[str, str]]:
-    """The rule names on each edge of `snakemake --dag` (dot), as a user would draw it."""
+def _dag(ws, *args) -> tuple[dict[str, str], set[tuple[str, str]]]:
+    """`snakemake --dag` (dot), as a user would draw it: the rule name of each job, and the edges."""
     res = snakemake(ws, "--cores", "2", "--dag", "--workflow-profile", "none", *args)
     assert res.returncode == 0, res.stdout + res.stderr
     names = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)', res.stdout, flags=re.M))
-    return {(names[a], names[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", res.stdout, flags=re.M)}
+    return names, set(re.findall(r"^\s*(\d+) -> (\d+)", res.stdout, flags=re.M))
+
+
+def _dag_edges(ws, *args) -> set[tuple[str, str]]:
+    """The rule names on each edge of `snakemake --dag`."""
+    names, edges = _dag(ws, *args)
+    return {(names[a], names[b]) for a, b in edges}
+
+
+def test_write_jobs_one_per_core_and_at_most_one_per_chunk_mb_of_input(tmp_path):
+    """A write job costs ~0.1 s of start-up: the shipped example (0.75 MB, 4 unit sizes) writes in
+    one job on 2 cores; an input of more than chunk_mb gets one per core."""
+    def write_jobs(*args):
+        return list(_dag(tmp_path, *args)[0].values()).count("write")
+
+    assert write_jobs() == 1
+    with open(example_config(tmp_path), encoding="utf-8") as f:
+        cfg = yaml.safe_load(f)
+    cfg["chunk_mb"] = 0.5
+    large = tmp_path / "large.yaml"
+    large.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    assert write_jobs("--configfile", str(large)) == 2
 
 
 def test_aggregate_runs_beside_the_write_jobs_and_finalize_waits_for_both(tmp_path):
