@@ -186,7 +186,7 @@ class BuildDAG:
         records.atomic_write_text(self.config_file, text)
 
 
-def write_groups(slots, cores: int | None, input_bytes: int = 0, chunk_bytes: float = 0) -> list[list[int]]:
+def write_groups(slots, cores: int | None, input_bytes: int, chunk_bytes: float) -> list[list[int]]:
     """Unit sizes per write job. Locally one job per core, each taking every n-th size, and at most
     one job per chunk_mb of input: a process costs ~0.1 s of start-up (Python, numpy), more than
     writing most sizes does (all 12 sizes of ShareGPT, 61k samples, take 0.11 s in one process; the
@@ -196,12 +196,8 @@ def write_groups(slots, cores: int | None, input_bytes: int = 0, chunk_bytes: fl
     (CPU 3.02 -> 2.68 s; another 10 builds each: 2.11 -> 2.14 s); at 107 MB the span of write and
     aggregate, which run side by side, 0.46-0.54 -> 0.31-0.37 s (3 builds each). On a cluster
     (cores None) one job per size."""
-    slots = list(slots)
-    if cores is None:
-        n = len(slots)
-    else:
-        by_input = math.ceil(input_bytes / chunk_bytes) if chunk_bytes > 0 else cores
-        n = max(1, min(len(slots), cores, by_input))
+    slots = list(slots)  # chunk_bytes > 0: config.resolve refuses any other chunk_mb
+    n = len(slots) if cores is None else max(1, min(len(slots), cores, math.ceil(input_bytes / chunk_bytes)))
     return [slots[g::n] for g in range(n)]
 
 
