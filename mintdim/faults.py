@@ -33,6 +33,7 @@ KILL_ENV = "MINTDIM_TEST_KILL_AT"
 LINGER_ENV = "MINTDIM_TEST_KILL_LINGER"
 SLEEP_ENV = "MINTDIM_TEST_SLEEP_AT"
 SNAKEMAKE_PID_ENV = "MINTDIM_SNAKEMAKE_PID"  # the main Snakemake process (set by guard.py), for the "snakemake" target
+JOB_GROUP_ENV = "MINTDIM_JOB_GROUP"  # a job forked by the fork server (its own group): the jobs' group
 
 
 def kill_point(point: str) -> None:
@@ -52,7 +53,7 @@ def kill_point(point: str) -> None:
         # all at once, as the kernel does: the launcher's death makes Snakemake SIGTERM its group
         # (snakemake_main.py), which must not stop this job before it sends the SIGKILL
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
-        group = os.getpgid(0)
+        group = int(os.environ.get(JOB_GROUP_ENV, "0") or 0) or os.getpgid(0)
         launcher = _launcher_of(group)  # `mintdim build` runs Snakemake in a group of its own: kill it too
         if launcher > 1:
             # stopped first: Snakemake (the group's leader) reacts to its launcher's death by stopping
@@ -61,6 +62,7 @@ def kill_point(point: str) -> None:
             os.kill(group, signal.SIGSTOP)
             os.kill(launcher, signal.SIGKILL)
         os.killpg(group, signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)  # a job forked by the fork server is in a group of its own
     elif target == "snakemake":
         pid = int(os.environ.get(SNAKEMAKE_PID_ENV, "0") or 0)
         if pid > 1:

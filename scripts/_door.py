@@ -14,6 +14,10 @@ except ImportError:
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.dirname(here))
 
+from mintdim.run import forkserver  # noqa: E402
+
+forkserver.delegate()  # a local build's jobs run in a warm fork of its server (mintdim/run/forkserver.py)
+
 from mintdim.run import fastexit  # noqa: E402
 
 fastexit.install()

@@ -24,7 +24,8 @@ from . import guard
 from ..formats import records
 from ..formats.layout import Layout
 from ..paths import snakefile
-from .snakemake_main import ARGV_ARG, ERROR_FILE_ARG, LAUNCHER_ARG, PREFLIGHT_ARG, signal_group, stop_group
+from .forkserver import ENV as FORKSERVER_ENV
+from .snakemake_main import ARGV_ARG, ERROR_FILE_ARG, FORKSERVER_ARG, LAUNCHER_ARG, PREFLIGHT_ARG, signal_group, stop_group
 from . import failure
 from .job import ERROR_LINE, unexpected_failure
 
@@ -162,8 +163,11 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
         extra += ["--forcerun", *forcerun] if forcerun else []
         error_file = os.path.join(layout.root, f"runner-{os.getpid()}.error.json")
         _unlink(error_file)
+        run_args = [PREFLIGHT_ARG, build.build_id, ERROR_FILE_ARG, error_file]
+        if not dry_run and profile_executor(profile) in (None, "local") and os.environ.get(FORKSERVER_ENV) != "0":
+            run_args += [FORKSERVER_ARG, forkserver_spec(build, metas, layout)]
         cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra,
-                                run_args=[PREFLIGHT_ARG, build.build_id, ERROR_FILE_ARG, error_file],
+                                run_args=run_args,
                                 targets=["all", "reports"] if report else None)
         hand_over(proc, cmd)
     except BaseException:  # no build (a config error, Ctrl-C): the waiting process ends
@@ -242,20 +246,41 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
 CLUSTER_EXECUTORS = ("slurm", "cluster-generic")  # the `cluster` extra installs their plugins
 
 
+def profile_executor(profile: str | None):
+    """The executor a profile names (None: no profile, none named, or a profile Snakemake will report)."""
+    import yaml
+
+    if not profile:
+        return None
+    try:
+        with open(os.path.join(profile, "config.yaml"), encoding="utf-8") as f:
+            return (yaml.safe_load(f) or {}).get("executor")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+
+
+def forkserver_spec(build, metas, layout) -> str:
+    """What the build's fork server (forkserver.py) loads ahead of the jobs: each input's tokenizer as
+    its tokenize jobs load it (none that the build trains first), the scripts it may run, its log."""
+    from ..paths import workflow_root
+    from ..stages.tokenize import tokenizer_args
+
+    tokenizers = []
+    for entry in build.files:
+        if entry.tokenizer_abspath in metas:
+            found = list(tokenizer_args(build, metas, entry))
+            if found not in tokenizers:
+                tokenizers.append(found)
+    return json.dumps({"tokenizers": tokenizers, "scripts": os.path.join(workflow_root(), "scripts"),
+                       "log": os.path.join(layout.root, "logs", "forkserver.log")})
+
+
 def check_executor(profile: str | None, lang: str = "en") -> None:
     """A profile's executor whose Snakemake plugin is not installed: say what to install (Snakemake
     itself ends in an argparse dump, `invalid choice: 'cluster-generic'`)."""
     import importlib.util
 
-    import yaml
-
-    if not profile:
-        return
-    try:
-        with open(os.path.join(profile, "config.yaml"), encoding="utf-8") as f:
-            executor = (yaml.safe_load(f) or {}).get("executor")
-    except (OSError, yaml.YAMLError, AttributeError):
-        return  # Snakemake reports a profile it cannot read
+    executor = profile_executor(profile)
     if not isinstance(executor, str) or executor in ("local", "dryrun", "touch"):
         return
     if importlib.util.find_spec("snakemake_executor_plugin_" + executor.replace("-", "_")) is None:

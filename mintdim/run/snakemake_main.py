@@ -39,12 +39,14 @@ LAUNCHER_ARG = "--mintdim-launcher"  # PID of the runner process; this one stops
 PREFLIGHT_ARG = "--mintdim-preflight"  # BUILD_ID: the runner ran pre-flight for it (the Snakefile skips it)
 ERROR_FILE_ARG = "--mintdim-error-file"  # PATH: where an error of this process goes for the runner
 ARGV_ARG = "--mintdim-argv"  # "stdin": the rest of the command line comes as one JSON line on stdin
+FORKSERVER_ARG = "--mintdim-forkserver"  # SPEC (JSON): start the fork server for this run's jobs (forkserver.py)
 
 # What the runner told this process (its arguments above, taken off Snakemake's command line).
 # The Snakefile runs in this same process and reads it (dag.BuildDAG, guard.report_error); a
 # direct `snakemake` run has none of it.
 RUN: dict[str, str] = {}
-_ARGS = {LAUNCHER_ARG: "launcher", PREFLIGHT_ARG: "preflight", ERROR_FILE_ARG: "error_file", ARGV_ARG: "argv"}
+_ARGS = {LAUNCHER_ARG: "launcher", PREFLIGHT_ARG: "preflight", ERROR_FILE_ARG: "error_file", ARGV_ARG: "argv",
+         FORKSERVER_ARG: "forkserver"}
 
 
 def _take_run_args(argv: list[str]) -> None:
@@ -133,6 +135,13 @@ def main() -> None:
 
     if RUN.get("argv") == "stdin":
         _argv_from_stdin()
+    server = None
+    if RUN.get("forkserver"):  # before Snakemake's own start (~0.9 s before its first job): it warms up meanwhile
+        from . import forkserver
+
+        started = forkserver.start(RUN["forkserver"])
+        if started is not None:
+            server, os.environ[forkserver.ENV] = started  # the jobs inherit Snakemake's environment
 
     try:
         snakemake()
@@ -143,6 +152,9 @@ def main() -> None:
     except KeyboardInterrupt:
         fastexit.set_code(130)
         raise
+    finally:
+        if server is not None:  # waited for: its CPU time and its jobs' count in this process's children
+            forkserver.stop(server)
 
 
 if __name__ == "__main__":

@@ -181,16 +181,23 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
                                stop_check=stop_check, bounds=bounds)
 
 
+def tokenizer_args(build, metas, entry) -> tuple[str, str, dict]:
+    """How a tokenize job of this input loads its tokenizer: (kind, path, load()'s other arguments but
+    threads). Also what the build's fork server loads ahead of the jobs (runner.forkserver_spec)."""
+    # pre-flight's verdict on a fast engine (None: the library); loss masks need the library's offsets
+    engine = getattr(metas[entry.tokenizer_abspath], "engine", None) if entry.train_on is None else None
+    return entry.tokenizer_kind, entry.tokenizer_abspath, dict(
+        engine=engine, engine_cache=cache_dirs(build.work_dir) if engine else None, **(entry.tokenizer_options or {}))
+
+
 def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str, *, threads: int, log,
                     stop_check, bounds: tuple[int, int] | None) -> dict:
     entry = build.files[file_index]
     meta = metas[entry.tokenizer_abspath]
     start, end = bounds or jsonl.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
     use_threads(threads)
-    # pre-flight's verdict on a fast engine (None: the library); loss masks need the library's offsets
-    engine = getattr(meta, "engine", None) if entry.train_on is None else None
-    tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=threads, engine=engine,
-               engine_cache=cache_dirs(build.work_dir) if engine else None, **(entry.tokenizer_options or {}))
+    kind, path, options = tokenizer_args(build, metas, entry)
+    tok = load(kind, path, threads=threads, **options)
     if entry.chat is not None:  # source.chat: the model's chat template renders each record
         from ..sources.chat import renderer_for
 

@@ -281,7 +281,14 @@ class TiktokenEncoder:
 
             self._normalize = NFC().normalize_str
         self._library = library
+        self.threads, self._pool = 1, None
+        self.set_threads(threads)
+
+    def set_threads(self, threads: int) -> None:
+        """The batch's slices run on a pool of `threads` (a ThreadPoolExecutor starts its threads on first use)."""
         self.threads = max(1, int(threads))
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
         self._pool = None
         if self.threads > 1:
             from concurrent.futures import ThreadPoolExecutor
