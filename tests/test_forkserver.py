@@ -167,3 +167,28 @@ def test_a_build_through_the_fork_server_writes_the_same_bytes_and_loads_the_tok
     assert not glob.glob(str(cold_dir / "work" / "*" / "logs" / "forkserver.log"))
     assert warm.stats == cold.stats
     assert _sha(warm_dir / "out") == _sha(cold_dir / "out")
+
+
+def test_the_build_server_listens_in_the_abstract_namespace_and_leaves_nothing_behind(tmp_path):
+    """As snakemake_main starts it: no socket file anywhere, and the name is gone once it ended."""
+    from mintdim.run import forkserver
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "job.py").write_text(JOB)
+    before = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
+    proc, sock = forkserver.start(json.dumps({"tokenizers": [], "scripts": str(scripts), "log": None}))
+    assert sock.startswith("@mintdim-jobs-")
+
+    def listed():
+        with open("/proc/net/unix") as f:
+            return any(line.rstrip().endswith(sock) for line in f)
+
+    deadline = time.monotonic() + 20
+    while not listed() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    code, seen, _ = job({"sock": sock, "scripts": scripts, "tmp": tmp_path}, "exit", "0")
+    assert code == 0 and seen["ppid"] == proc.pid
+    forkserver.stop(proc)
+    assert proc.returncode == 0 and not listed()
+    assert not [n for n in set(os.listdir(os.environ.get("TMPDIR", "/tmp"))) - before if "mintdim" in n]

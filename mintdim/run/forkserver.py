@@ -19,8 +19,9 @@ child and ends as the child ended (its exit code, or the same signal); when it i
 cluster executor, a dry run, MINTDIM_FORKSERVER=0, not Linux), or when it cannot take the job, the
 script runs in its own process as before: same code, same bytes.
 
-The socket is in a directory only this user can open (mkdtemp), its peer's uid is checked, and
-only MintDim's own stage scripts are run.
+The socket is in Linux's abstract namespace (no file: nothing is left behind when a run is killed),
+only a process of the same user is served (its peer uid is checked), and only MintDim's own stage
+scripts are run.
 """
 
 from __future__ import annotations
@@ -29,11 +30,17 @@ import os
 import signal
 import sys
 
+from ..faults import JOB_GROUP_ENV  # the job's own process group, for the tests' kill points
+
 ENV = "MINTDIM_FORKSERVER"  # the socket of this build's server, for its jobs; "0" in the runner's env: no server
-from ..faults import JOB_GROUP_ENV  # noqa: E402  (the job's own process group, for the tests' kill points)
 
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _MAX_REQUEST = 1 << 24
+
+
+def _address(path: str) -> str:
+    """ENV's value: "@name" is a socket in Linux's abstract namespace, else a socket file."""
+    return "\0" + path[1:] if path.startswith("@") else path
 
 
 # --- the job's side (scripts/_door.py) ---------------------------------------------------------------
@@ -50,7 +57,7 @@ def delegate() -> None:
 
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.connect(path)
+        sock.connect(_address(path))
     except OSError:
         return
     request = json.dumps({"argv": [os.path.abspath(sys.argv[0]), *sys.argv[1:]], "cwd": os.getcwd(),
@@ -108,11 +115,10 @@ def start(spec: str) -> tuple[object, str] | None:
     process group; return (the process, its socket), or None where there is none (not Linux)."""
     if not sys.platform.startswith("linux"):
         return None
+    import secrets
     import subprocess
-    import tempfile
 
-    where = tempfile.mkdtemp(prefix="mintdim-jobs-")  # 0700: only this user can connect
-    sock = os.path.join(where, "socket")
+    sock = f"@mintdim-jobs-{os.getpid()}-{secrets.token_hex(8)}"  # abstract: gone with the server
     proc = subprocess.Popen([sys.executable, "-m", "mintdim.run.forkserver", sock, str(os.getpid())],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             close_fds=True)
@@ -178,8 +184,10 @@ def _warm(spec: dict, log) -> None:
     for kind, path, options in spec.get("tokenizers", []):
         t0 = time.monotonic()
         try:
-            preload(kind, path, **options)
-            log(f"loaded {kind} {path} in {time.monotonic() - t0:.2f} s")
+            if preload(kind, path, **options):
+                log(f"loaded {kind} {path} in {time.monotonic() - t0:.2f} s")
+            else:
+                log(f"not loaded: {kind} {path}: its jobs load it")
         except Exception as exc:  # the job loads it itself, and reports what is wrong with it
             log(f"not loaded: {kind} {path}: {type(exc).__name__}: {exc}")
 
@@ -282,7 +290,7 @@ def _serve(sock_path: str, parent: int, spec: dict, log: _Log) -> None:
     if os.getppid() != parent:
         return
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(sock_path)  # first: a job that starts while this process warms up waits for it
+    listener.bind(_address(sock_path))  # first: a job that starts while this process warms up waits for it
     listener.listen(64)
     stopping = []
     wake_r, wake_w = os.pipe()
@@ -394,11 +402,6 @@ def _serve(sock_path: str, parent: int, spec: dict, log: _Log) -> None:
                 listener.close()
             except (KeyError, ValueError, OSError):
                 pass
-    for path in (sock_path, os.path.dirname(sock_path)):
-        try:
-            os.unlink(path) if path == sock_path else os.rmdir(path)
-        except OSError:
-            pass
 
 
 def main(argv: list[str]) -> None:
@@ -409,14 +412,11 @@ def main(argv: list[str]) -> None:
     try:
         serve(sock_path, parent, spec)
     finally:
-        try:
-            os.unlink(sock_path)
-        except OSError:
-            pass
-        try:
-            os.rmdir(os.path.dirname(sock_path))
-        except OSError:
-            pass
+        if not sock_path.startswith("@"):  # a socket file (tests)
+            try:
+                os.unlink(sock_path)
+            except OSError:
+                pass
     os._exit(0)
 
 

@@ -236,13 +236,15 @@ def _stat_or_none(kind: str, path: str) -> str | None:
         return None
 
 
-def preload(kind: str, path: str, engine: str | None = None, engine_cache: str | None = None, **options) -> None:
+def preload(kind: str, path: str, engine: str | None = None, engine_cache: str | None = None, **options) -> bool:
     """Load a tokenizer in the fork server, for its jobs' load() with the same arguments (any thread count).
-    Kinds outside WARM_KINDS are left to the jobs."""
-    if kind in WARM_KINDS:
-        stat = _stat_or_none(kind, path)
-        tok = load(kind, path, threads=1, engine=engine, engine_cache=engine_cache, **options)
-        _WARM[_warm_key(kind, path, engine, engine_cache, options)] = (stat, tok)
+    Kinds outside WARM_KINDS are left to the jobs (False)."""
+    if kind not in WARM_KINDS:
+        return False
+    stat = _stat_or_none(kind, path)
+    tok = load(kind, path, threads=1, engine=engine, engine_cache=engine_cache, **options)
+    _WARM[_warm_key(kind, path, engine, engine_cache, options)] = (stat, tok)
+    return True
 
 
 def engine_of(tok) -> str | None:
