@@ -147,10 +147,12 @@ class _Log:
     one must fail in a job, with its failure markers)."""
 
     def __init__(self, path: str | None):
-        self.path, self.lines = path, []
+        import time
+
+        self.path, self.lines, self.clock, self.t0 = path, [], time.monotonic, time.monotonic()
 
     def __call__(self, message: str) -> None:
-        self.lines.append(message)
+        self.lines.append(f"{self.clock() - self.t0:8.3f}s {message}")  # seconds since the server started
 
     def write(self) -> None:
         if self.path and self.lines:
