@@ -164,12 +164,6 @@ class _Log:
             self.lines = []
 
 
-def _prctl_deathsig(sig: int) -> None:
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, int(sig), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
-
-
 def _warm(spec: dict, log) -> None:
     """Import what the stage scripts import, and load the build's tokenizers (kinds.preload)."""
     import importlib
@@ -234,7 +228,9 @@ def _child(request: dict, fds: list[int], close: list) -> None:
         signal.set_wakeup_fd(-1)
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
             signal.signal(sig, signal.SIG_DFL)
-        _prctl_deathsig(signal.SIGKILL)
+        from .snakemake_main import parent_death_signal
+
+        parent_death_signal(signal.SIGKILL)
         # A group of its own: a signal to the jobs' group (Ctrl-C, Snakemake stopped) reaches the job's
         # process, which forwards it, so the fork gets it once, as a job in its own process did
         os.setpgid(0, 0)
@@ -288,7 +284,9 @@ def _serve(sock_path: str, parent: int, spec: dict, log: _Log) -> None:
     import socket
 
     scripts = os.path.realpath(spec["scripts"])
-    _prctl_deathsig(signal.SIGTERM)  # Snakemake's process gone: stop (below: after the running jobs)
+    from .snakemake_main import parent_death_signal
+
+    parent_death_signal(signal.SIGTERM)  # Snakemake's process gone: stop (below: after the running jobs)
     if os.getppid() != parent:
         return
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -93,12 +93,17 @@ def signal_group(group: int, sig: int) -> None:
         pass
 
 
+def parent_death_signal(sig: int) -> None:
+    """Linux: the kernel sends this process `sig` when its parent dies (prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, int(sig), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+
+
 def _die_with_launcher(launcher: int) -> None:
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGHUP), 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+            parent_death_signal(signal.SIGHUP)
             signal.signal(signal.SIGHUP, _launcher_gone)
         except (OSError, AttributeError, ValueError):
             pass
