@@ -13,10 +13,12 @@ report: "workflow/report/workflow.rst"
 
 
 sys.path.insert(0, workflow.basedir)  # a plain checkout works before `pip install`
-from mintdim.run.dag import BuildDAG, load_default_config
+from mintdim.run.dag import BuildDAG, load_default_config, take_run
 from mintdim.errors import MintDimError
 from mintdim.config import lang_of
 
+# what `mintdim build` hands over (--config mintdim_run=...); {} for a direct run
+RUN = take_run(config)
 RAW = load_default_config(config, workflow.basedir)
 # `snakemake --report` and `--lint` only read the build: no pre-flight, no run lock. Snakemake
 # parses them without cores (--report) and without checking environment variables (--lint).
@@ -28,14 +30,17 @@ except WorkflowError:
 try:
     MINT = BuildDAG(
         RAW,
+        RUN,
         main_process=workflow.is_main_process and not READ_ONLY,
         cores=CORES,
         local=workflow.local_exec,
+        configfiles=workflow.overwrite_configfiles,
     )
 except MintDimError as err:
     from mintdim.run.guard import report_error
 
-    report_error(err)  # the runner (mintdim build / job.run()) re-raises it
+    # the launcher (mintdim build / job.run()) raises it
+    report_error(err, RUN.get("error_file"))
     print(f"\n{err.render(lang_of(RAW))}", file=sys.stderr)
     sys.exit(1)
 LAYOUT = MINT.layout
@@ -71,7 +76,8 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        MINT.done_targets(),  # the reports are opt-in: target `reports` below
+        # evaluated with the DAG, once Snakemake knows the forced stages (the reports: target `reports`)
+        lambda wc: MINT.done_targets(forced=stages_forced()),
 
 
 # The report of every output (workflow/rules/report.smk), and the build it needs:

@@ -113,7 +113,7 @@ class Pipeline:
         from .run.runner import run_build
 
         return run_build(self.to_config(), cores=cores, profile=profile, keep_intermediates=keep_intermediates,
-                         dry_run=dry_run, rebuild=rebuild, report=report)
+                         dry_run=dry_run, rebuild=rebuild, report=report, how="job.run(rebuild=True)")
 
 
 def pipeline(name: str, **options) -> Pipeline:

@@ -71,18 +71,8 @@ def main(argv=None) -> int:
 
 
 def console() -> None:
-    """The `mintdim` command (its console script, and `python -m mintdim`): main(), then the process
-    ends without the interpreter's teardown (mintdim/run/fastexit.py), which frees every module
-    pre-flight imported (jsonschema, the tokenizer libraries): 0.03-0.04 s of each build's wall time,
-    measured with and without os._exit (2 cores, medians of 5). Not for main() called from Python."""
-    from .run import fastexit
-
-    fastexit.install()
-    try:
-        code = main()
-    except SystemExit as exc:  # argparse: --help, --version, a usage error (2)
-        code = exc.code
-    fastexit.exit(code)
+    """The `mintdim` command (its console script, and `python -m mintdim`)."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":

@@ -17,6 +17,14 @@ def _bullets(items) -> str:
     return "\n".join(f"• {item}" for item in items)
 
 
+def _rebuild_how(how: str | None) -> tuple[str, str]:
+    """How to rebuild, in the words of the run that refused: `mintdim build my.yaml --rebuild`,
+    `job.run(rebuild=True)`; unknown: the option by name."""
+    if how:
+        return f"`{how}`", f"`{how}`"
+    return "the same `mintdim build` command with --rebuild", "lại lệnh `mintdim build` đó với --rebuild"
+
+
 def _quoted(text: str) -> str:
     """A template or path shown as the spec shows it: in double quotes, with \\n escapes."""
     return json.dumps(text, ensure_ascii=False)
@@ -958,27 +966,47 @@ class OutputValidationError(MintDimError):
     # --- a finished output met again (docs/reliability.md) --------------------------------------
 
     @classmethod
-    def inputs_changed(cls, directory: str, changed: list[str], **kw):
-        what = "\n".join(f"• {c}" for c in changed)
+    def inputs_changed(cls, directory: str, changed: list[str], how: str | None = None, **kw):
+        what = _bullets(changed)
+        en_how, vi_how = _rebuild_how(how)
         return cls(
             f"Output directory holds this config's finished output, built from inputs that have changed "
-            f"since.\n\nDirectory: {directory}\n\nChanged (size or modification time):\n\n{what}\n\n"
-            "Nothing was built. To rebuild it from the current inputs, run `mintdim build CONFIG --rebuild` "
-            "(replaces only this output, which MintDim wrote), or delete the directory first.",
+            f"since.\n\nDirectory: {directory}\n\nChanged (content):\n\n{what}\n\n"
+            f"Nothing was built. To rebuild it from the current inputs, run {en_how} (replaces only this output, "
+            "which MintDim wrote, once the new one is complete), or delete the directory first.",
             f"Thư mục output chứa output đã hoàn tất của config này, nhưng dữ liệu đầu vào đã thay đổi "
-            f"từ đó.\n\nThư mục: {directory}\n\nĐã thay đổi (kích thước hoặc thời gian sửa):\n\n{what}\n\n"
-            "Chưa build gì. Để build lại từ dữ liệu hiện tại, hãy chạy `mintdim build CONFIG --rebuild` "
-            "(chỉ thay output này, do MintDim ghi), hoặc xoá thư mục trước.", **kw)
+            f"từ đó.\n\nThư mục: {directory}\n\nĐã thay đổi (nội dung):\n\n{what}\n\n"
+            f"Chưa build gì. Để build lại từ dữ liệu hiện tại, hãy chạy {vi_how} (chỉ thay output này, do MintDim "
+            "ghi, khi output mới đã hoàn tất), hoặc xoá thư mục trước.", **kw)
 
     @classmethod
-    def other_config(cls, directory: str, build_id: str, **kw):
+    def other_config(cls, directory: str, build_id: str, changes: list[str], how: str | None = None, **kw):
+        en_how, vi_how = _rebuild_how(how)
+        en_what = f"\n\nChanged in the config since that build:\n\n{_bullets(changes)}" if changes else ""
+        vi_what = f"\n\nThay đổi trong config từ lần build đó:\n\n{_bullets(changes)}" if changes else ""
         return cls(
             f"Output directory holds the finished output of another MintDim config (build {build_id}).\n\n"
-            f"Directory: {directory}\n\nNothing was built. Use a new output directory; or, to replace that "
-            "output, run `mintdim build CONFIG --rebuild` (replaces only what MintDim wrote there), or delete it.",
+            f"Directory: {directory}{en_what}\n\nNothing was built. Use a new output directory; or, to replace that "
+            f"output, run {en_how} (replaces only what MintDim wrote there, once the new output is complete), "
+            "or delete it.",
             f"Thư mục output chứa output đã hoàn tất của một config MintDim khác (build {build_id}).\n\n"
-            f"Thư mục: {directory}\n\nChưa build gì. Hãy dùng thư mục output mới; hoặc, để thay output đó, "
-            "chạy `mintdim build CONFIG --rebuild` (chỉ thay những gì MintDim đã ghi), hoặc xoá nó.", **kw)
+            f"Thư mục: {directory}{vi_what}\n\nChưa build gì. Hãy dùng thư mục output mới; hoặc, để thay output "
+            f"đó, chạy {vi_how} (chỉ thay những gì MintDim đã ghi, khi output mới đã hoàn tất), hoặc xoá nó.", **kw)
+
+    @classmethod
+    def unrecorded(cls, directory: str, how: str | None = None, **kw):
+        """A finished MintDim output (its manifest.json) that this work directory has no record of."""
+        en_how, vi_how = _rebuild_how(how)
+        err = cls.not_empty(directory, **kw)
+        err.en += (f"\n\nIt holds a MintDim output that this work directory has no record of (its work directory "
+                   f"was deleted, or it was built elsewhere). To replace it, run {en_how}: it replaces the "
+                   "directory only if `mintdim verify` finds it a complete MintDim output with nothing else in it, "
+                   "once the new output is complete. Or delete it yourself.")
+        err.vi += (f"\n\nThư mục chứa một output MintDim mà thư mục làm việc này không có ghi chép (thư mục làm việc "
+                   f"đã bị xoá, hoặc nó được build ở nơi khác). Để thay nó, hãy chạy {vi_how}: chỉ thay khi `mintdim "
+                   "verify` thấy đó là output MintDim hoàn chỉnh và không có gì khác, khi output mới đã hoàn tất. "
+                   "Hoặc tự xoá nó.")
+        return err.with_lang(err.lang)
 
     @classmethod
     def not_a_directory(cls, directory: str, **kw):
@@ -1000,14 +1028,15 @@ class OutputValidationError(MintDimError):
             "Không xoá gì. Hãy chuyển các file đó đi, hoặc tự xoá thư mục.", **kw)
 
     @classmethod
-    def rebuilt_differs(cls, directory: str, first: str, **kw):
+    def rebuilt_differs(cls, directory: str, first: str, how: str | None = None, **kw):
+        en_how, vi_how = _rebuild_how(how)
         return cls(
             f"The stages run again produced other bytes than the finished output in the directory.\n\n"
             f"Directory: {directory}\n\nFirst difference: {first}\n\nThe finished output was kept. "
-            "To replace it, run `mintdim build CONFIG --rebuild`.",
+            f"To replace it, run {en_how}.",
             f"Các giai đoạn chạy lại tạo ra bytes khác với output đã hoàn tất trong thư mục.\n\n"
             f"Thư mục: {directory}\n\nKhác biệt đầu tiên: {first}\n\nOutput đã hoàn tất được giữ nguyên. "
-            "Để thay nó, hãy chạy `mintdim build CONFIG --rebuild`.", **kw)
+            f"Để thay nó, hãy chạy {vi_how}.", **kw)
 
     # --- a directory the reader cannot read as a finished output (mintdim/reading/reader.py, packed_reader.py) --
 

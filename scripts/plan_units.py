@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Rule plan: sample ids, line numbers, unit rows and shard numbers of one output directory."""
 
+import sys
+
 import _door  # noqa: F401
-from mintdim.run import fastexit
 from mintdim.run import job
 from mintdim.stages.plan import plan_output
 
@@ -18,4 +19,4 @@ def body(args, build, metas, log, stop):
     plan_output(build, args.out_index, args.chunks, args.table, args.units, log=log)
 
 
-fastexit.exit(job.entry("plan_o{out_index}", __doc__, add_args, body))
+sys.exit(job.entry("plan_o{out_index}", __doc__, add_args, body))

@@ -4,8 +4,9 @@ import argparse
 import os
 import traceback
 
+import sys
+
 import _door  # noqa: F401
-from mintdim.run import fastexit
 from mintdim.run.job import JobLog, write_timing
 from mintdim.stages.report import write_report
 
@@ -30,4 +31,4 @@ def main(argv=None) -> int:
     return 0
 
 
-fastexit.exit(main())
+sys.exit(main())

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Rule tokenize: parse, render, hash and encode one chunk of one input file."""
 
+import sys
+
 import _door  # noqa: F401
-from mintdim.run import fastexit
 from mintdim.run import job
 from mintdim.stages.tokenize import tokenize_chunk
 
@@ -22,4 +23,4 @@ def body(args, build, metas, log, stop):
                    bounds=bounds)
 
 
-fastexit.exit(job.entry("tokenize_f{file}_c{chunk}", __doc__, add_args, body))
+sys.exit(job.entry("tokenize_f{file}_c{chunk}", __doc__, add_args, body))

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Rule train_tokenizer: train one BPE tokenizer (tokenizer.train_bpe) on the build's rendered samples."""
 
+import sys
+
 import _door  # noqa: F401
-from mintdim.run import fastexit
 from mintdim.run import job
 from mintdim.stages import train
 
@@ -17,4 +18,4 @@ def body(args, raw, log):
     train.run(raw, args.index, args.out, log=log, threads=args.threads)
 
 
-fastexit.exit(job.config_entry("train_t{index}", __doc__, add_args, body))
+sys.exit(job.config_entry("train_t{index}", __doc__, add_args, body))

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Rule validate: run every pre-flight check and record the resolved build (validated.json)."""
 
+import sys
+
 import _door  # noqa: F401
-from mintdim.run import fastexit
 from mintdim.run import job
 from mintdim.stages import validate
 
@@ -15,4 +16,4 @@ def body(args, raw, log):
     validate.run(raw, args.out)
 
 
-fastexit.exit(job.config_entry("validate", __doc__, add_args, body))
+sys.exit(job.config_entry("validate", __doc__, add_args, body))

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Rule write: the padded shards of some unit sizes (slots: 0 = smallest of the output's sizes) of one output."""
 
+import sys
+
 import _door  # noqa: F401
-from mintdim.run import fastexit
 from mintdim.run import job
 from mintdim.stages.write import write_slots
 
@@ -17,7 +18,7 @@ def add_args(p):
     p.add_argument("--slots", type=slot_list, required=True, help="unit sizes to write, by position: 0,2,4")
     p.add_argument("--units-plan", required=True)
     p.add_argument("--table", default=None, help="the plan table (msgpack): where packed rows put each sample")
-    p.add_argument("--stage", required=True, help="staging directory of the output")
+    p.add_argument("--stage", required=True, help="directory this job writes its unit directories into (made anew)")
     p.add_argument("--written", required=True, help="shard summaries to write (JSON)")
     p.add_argument("--chunks", nargs="+", required=True, help="chunk directories, in input order")
 
@@ -27,4 +28,4 @@ def body(args, build, metas, log, stop):
                 log=log, stop_check=stop, plan_table=args.table)
 
 
-fastexit.exit(job.entry("write_o{out_index}_p{part}", __doc__, add_args, body))
+sys.exit(job.entry("write_o{out_index}_p{part}", __doc__, add_args, body))

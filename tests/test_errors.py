@@ -76,14 +76,7 @@ def ws(tmp_path, monkeypatch):
     def no_snakemake(*args, **kwargs):
         raise AssertionError(f"pre-flight passed and a subprocess was started: {args[:1]}")
 
-    def handed_over(proc, cmd):
-        raise AssertionError(f"pre-flight passed and Snakemake was given its command line: {cmd[:4]}")
-
     monkeypatch.setattr(subprocess, "Popen", no_snakemake)
-    # the process run_build starts before pre-flight (runner.start_snakemake): a stand-in here
-    monkeypatch.setattr(runner, "start_snakemake", lambda: "early-started Snakemake")
-    monkeypatch.setattr(runner, "hand_over", handed_over)
-    monkeypatch.setattr(runner, "cancel", lambda proc: None)
     return tmp_path
 
 

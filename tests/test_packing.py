@@ -66,10 +66,12 @@ def drive(raw: dict) -> None:
         for p in (lay.plan(o), lay.written(o, 0), lay.aggregated(o), lay.done(o)):
             os.makedirs(os.path.dirname(p), exist_ok=True)
         plan_output(build, o, dirs, lay.plan(o), lay.plan_units(o), log=log)
-        write_slots(build, metas, o, [0], dirs, lay.plan_units(o), lay.stage(o), lay.written(o, 0), log=log,
+        write_slots(build, metas, o, [0], dirs, lay.plan_units(o), lay.stage_part(o, 0), lay.written(o, 0), log=log,
                     plan_table=lay.plan(o))
-        aggregate_output(build, metas, o, lay.plan(o), [lay.written(o, 0)], lay.stage(o), lay.aggregated(o), log=log)
-        finalize_output(build, o, lay.aggregated(o), lay.stage(o), lay.done(o), log=log)
+        aggregate_output(build, metas, o, lay.plan(o), [lay.written(o, 0)], lay.stage_agg(o), lay.aggregated(o),
+                         log=log)
+        finalize_output(build, o, lay.aggregated(o), [lay.stage_part(o, 0), lay.stage_agg(o)], lay.tree(o),
+                        lay.done(o), 0, log=log)
 
 
 def rows_file(tmp_path, n=120, start=0, long_every=0):

@@ -29,7 +29,7 @@ from mintdim.stages.aggregate import aggregate_output
 from mintdim.stages.finalize import finalize_output
 from mintdim.stages.plan import plan_output
 from mintdim.stages.tokenize import tokenize_chunk
-from mintdim.stages.validate import preflight
+from mintdim.stages.validate import outputs_to_build, preflight
 from mintdim.stages.write import write_unit
 
 from conftest import GSM8K, HF_JSON, SP_MODEL, basic_config, read_json, read_jsonl, tree_bytes
@@ -71,13 +71,15 @@ def drive(raw: dict, before_finalize=None) -> Built:
             os.makedirs(os.path.dirname(p), exist_ok=True)
         plan_output(build, o, dirs, lay.plan(o), lay.plan_units(o), log=log)
         written = []
-        for size in out.sizes:
-            write_unit(build, metas, o, size, dirs, lay.plan_units(o), lay.stage(o), lay.written(o, size), log=log)
+        for size in out.sizes:  # one write job for every size
+            write_unit(build, metas, o, size, dirs, lay.plan_units(o), lay.stage_part(o, 0), lay.written(o, size),
+                       log=log)
             written.append(lay.written(o, size))
-        aggregate_output(build, metas, o, lay.plan(o), None, lay.stage(o), lay.aggregated(o), log=log)
+        aggregate_output(build, metas, o, lay.plan(o), None, lay.stage_agg(o), lay.aggregated(o), log=log)
         if before_finalize is not None:
             before_finalize(written)
-        finalize_output(build, o, lay.aggregated(o), lay.stage(o), lay.done(o), log=log, written_paths=written)
+        finalize_output(build, o, lay.aggregated(o), [lay.stage_part(o, 0), lay.stage_agg(o)], lay.tree(o),
+                        lay.done(o), 0, log=log, written_paths=written)
     return Built(build, metas, logs)
 
 
@@ -779,21 +781,21 @@ def _build_for(out_dirs, sizes=(8, 16)):
 def test_state_absent_empty_foreign(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     build = _build_for(["o"])
-    wd, bid = build.work_dir, build.build_id
-    assert records.state(wd, os.path.abspath("missing"), bid) == "absent"
+    wd = build.work_dir
+    assert records.state(wd, os.path.abspath("missing")).kind == "absent"
     os.mkdir("empty")
-    assert records.state(wd, os.path.abspath("empty"), bid) == "empty"
+    assert records.state(wd, os.path.abspath("empty")).kind == "empty"
     os.mkdir("user")
     (tmp_path / "user" / "notes.txt").write_text("mine")
-    assert records.state(wd, os.path.abspath("user"), bid) == "foreign"
+    assert records.state(wd, os.path.abspath("user")).kind == "foreign"
     (tmp_path / "afile").write_text("x")
-    assert records.state(wd, os.path.abspath("afile"), bid) == "foreign"
+    assert records.state(wd, os.path.abspath("afile")).kind == "file"
     os.symlink("empty", "link")
-    assert records.state(wd, os.path.abspath("link"), bid) == "foreign"
+    assert records.state(wd, os.path.abspath("link")).kind == "file"
     # looks like MintDim's markers, but MintDim never recorded this directory: still foreign
     os.makedirs("fake/unit_8")
     (tmp_path / "fake" / "unit_8" / records.FAILED_MARKER).write_text("x")
-    assert records.state(wd, os.path.abspath("fake"), bid) == "foreign"
+    assert records.state(wd, os.path.abspath("fake")).kind == "foreign"
 
 
 def test_failure_markers_then_state_ours_failed(tmp_path, monkeypatch):
@@ -808,12 +810,12 @@ def test_failure_markers_then_state_ours_failed(tmp_path, monkeypatch):
         text = open(f"o/unit_{s}/{records.FAILED_MARKER}", encoding="utf-8").read()
         assert "UnitOverflowError" in text and "./x.jsonl:3" in text
     assert set(os.listdir("o")) == {"unit_8", "unit_16"}  # no stats.json, no shard
-    assert records.state(build.work_dir, absdir, build.build_id) == "ours-failed"
-    # a rerun's pre-flight does not see it as "not empty"
-    records.check_outputs(build)
-    # markers again (a second failure) keep it ours-failed
+    assert records.state(build.work_dir, absdir).kind == "failed"
+    # a rerun's pre-flight does not see it as "not empty": it is built again
+    assert outputs_to_build(build) == [0]
+    # markers again (a second failure) keep it failed
     records.write_failure_markers(build, err)
-    assert records.state(build.work_dir, absdir, build.build_id) == "ours-failed"
+    assert records.state(build.work_dir, absdir).kind == "failed"
 
 
 def test_write_failure_markers_never_touches_a_foreign_dir(tmp_path, monkeypatch):
@@ -826,10 +828,10 @@ def test_write_failure_markers_never_touches_a_foreign_dir(tmp_path, monkeypatch
     written = records.write_failure_markers(build, E.BuildError.make("boom"))
     assert tree_bytes("theirs") == before
     assert set(os.listdir("theirs")) == {"unit_8", "data.bin"}
-    assert records.read_record(build.work_dir, os.path.abspath("theirs")) is None
+    assert records.read_record(build.work_dir, os.path.abspath("theirs")) == {}
     assert all(w.startswith(os.path.abspath("mine")) for w in written) and written
-    assert records.state(build.work_dir, os.path.abspath("theirs"), build.build_id) == "foreign"
-    assert records.state(build.work_dir, os.path.abspath("mine"), build.build_id) == "ours-failed"
+    assert records.state(build.work_dir, os.path.abspath("theirs")).kind == "foreign"
+    assert records.state(build.work_dir, os.path.abspath("mine")).kind == "failed"
     records.clear_failure_markers(os.path.abspath("theirs"))
     assert tree_bytes("theirs") == before
 
@@ -847,7 +849,7 @@ def test_clear_failure_markers_only_removes_markers(tmp_path, monkeypatch):
     before = tree_bytes("o")
     records.clear_failure_markers(absdir)
     assert tree_bytes("o") == before
-    assert records.state(build.work_dir, absdir, build.build_id) == "foreign"
+    assert records.state(build.work_dir, absdir).kind == "foreign"
 
 
 def test_complete_output_state_and_rerun_after_failure(tmp_path, monkeypatch):
@@ -858,8 +860,8 @@ def test_complete_output_state_and_rerun_after_failure(tmp_path, monkeypatch):
     records.write_failure_markers(build, E.BuildError.make("first attempt failed"))
     built = drive(cfg)  # the rerun replaces MintDim's own markers with the finished output
     absdir = os.path.abspath("o")
-    assert records.state(built.build.work_dir, absdir, built.build.build_id) == "ours-complete"
-    assert records.state(built.build.work_dir, absdir, "another-build") == "foreign"
+    st = records.state(built.build.work_dir, absdir)
+    assert st.kind == "placed" and st.entry["build_id"] == built.build.build_id
     assert os.listdir("o/unit_16") == ["EMPTY_UNIT.md"]
     assert not any(records.FAILED_MARKER in files for _b, _d, files in os.walk("o"))
     assert read_json("o/stats.json")["total_samples"] == 1
@@ -883,9 +885,9 @@ def test_rerun_after_kill_inside_finalize_is_accepted(tmp_path, monkeypatch):
     real = records.write_record
 
     def dying(work_dir, absdir, **data):
-        if data.get("state") == "complete":
+        if data.get("placed"):  # the output was placed; its record not yet written
             raise _Killed()
-        real(work_dir, absdir, **data)
+        return real(work_dir, absdir, **data)
 
     monkeypatch.setattr(records, "write_record", dying)
     with pytest.raises(_Killed):
@@ -893,9 +895,13 @@ def test_rerun_after_kill_inside_finalize_is_accepted(tmp_path, monkeypatch):
     monkeypatch.setattr(records, "write_record", real)
     assert os.path.isfile("o/stats.json")  # the finished tree was already moved into place
     build = resolve(cfg)
-    # this same build's own completed output: a rerun must not call it "not empty"
-    assert records.state(build.work_dir, os.path.abspath("o"), build.build_id) != "foreign"
-    preflight(cfg)
+    # this same build's own completed output: a rerun must not call it "not empty", and its finalize records it
+    st = records.state(build.work_dir, os.path.abspath("o"))
+    assert st.kind == "placing" and st.entry["build_id"] == build.build_id
+    assert outputs_to_build(preflight(cfg)[0]) == [0]
+    before = tree_bytes("o")
+    drive(cfg)
+    assert records.state(build.work_dir, os.path.abspath("o")).kind == "placed" and tree_bytes("o") == before
 
 
 # --- unit assignment boundaries (a word-level tokenizer: token_count == number of words) ---------------------

@@ -19,26 +19,16 @@ def shipped_profile(profile: str | None) -> str | None:
 
 
 def run(args) -> int:
+    from ..config import load_config_file
     from ..run import runner
 
-    # Snakemake's process first, before this one imports and checks anything: its own imports
-    # (~0.6 s) then overlap all of it, and it waits for its command line (runner.start_snakemake).
-    # Shipped example, 2 cores (strace timelines): it started 0.10 s after `mintdim build` did when
-    # it came after reading the config and importing pre-flight, 0.06 s now.
-    snakemake = runner.start_snakemake()
-    try:
-        from ..config import load_config_file
-
-        raw = load_config_file(args.config)
-        if args.lang and isinstance(raw, dict):
-            raw["lang"] = args.lang
-    except BaseException:  # no build: the waiting process ends at once
-        runner.cancel(snakemake)
-        raise
+    raw = load_config_file(args.config)
+    if args.lang and isinstance(raw, dict):
+        raw["lang"] = args.lang
     result = runner.run_build(raw, cores=args.cores, profile=shipped_profile(args.profile),
                               keep_intermediates=args.keep_intermediates, dry_run=args.dry_run,
                               rebuild=args.rebuild, until=args.until, forcerun=args.forcerun, report=args.report,
-                              snakemake=snakemake)
+                              how=f"mintdim build {args.config} --rebuild")
     if args.until and not result.outputs and not args.dry_run:
         print(f"[unit-build] stopped after {', '.join(args.until)} (--until); files of this build: "
               f"{os.path.join(result.work_dir, result.build_id)}")

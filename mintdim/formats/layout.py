@@ -56,6 +56,18 @@ class Layout:
     def stage(self, out: int) -> str:
         return self._p("stage", f"o{out}")
 
+    def stage_part(self, out: int | str, part: int | str) -> str:
+        """What one write job wrote of an output: its unit directories (Snakemake's output of the job)."""
+        return self._p("stage", f"o{out}", f"w{part}")
+
+    def stage_agg(self, out: int | str) -> str:
+        """What the aggregate job wrote of an output: indexes, histogram, stats, manifest."""
+        return self._p("stage", f"o{out}", "agg")
+
+    def tree(self, out: int | str) -> str:
+        """The output's whole tree, linked together from the jobs' directories by finalize, then placed."""
+        return self._p("stage", f"o{out}", "tree")
+
     def log(self, name: str) -> str:
         return self._p("logs", f"{name}.log")
 

@@ -1,23 +1,40 @@
-"""Output directory safety: new-or-empty checks, failure markers, ownership records, the final move.
+"""Output directories MintDim writes: what state each one is in, its record, its markers, its placement.
 
-MintDim never deletes or overwrites what it did not create. It records in
-the work directory each output directory it created or put markers into, so
-a rerun of a failed or killed build can tell its own markers from a user's
-files.
+MintDim never deletes or overwrites what it did not create. It keeps one record per output directory in
+the work directory (WORK/outputs/<key>.json), so a later run can tell its own output and markers from a
+user's files:
+
+    placed     the finished output in place: the directory's inode ("ident": a rename keeps it, a copy or
+               anything else at that path has another), the build and generation that placed it, the
+               files it wrote (names and sizes), what it was built from (inputs, config)
+    placing    what a finalize is placing right now (the same keys): when its ident is the directory's, the
+               placement happened and the finalize was stopped before it said so
+    leftovers  directories to remove once a placement is complete, each with the inode it must still
+               have (a replaced output, moved aside): nothing else is ever removed
+    marked     the build that holds (claimed) the directory and may put failure markers into it
+
+The one state rule (docs/reliability.md): a directory is `absent`, `empty`, `failed` (only MintDim's
+failure markers), `placed` or `placing` (a finished output, by inode), or `foreign` (anything else,
+never touched). A finished output is only ever replaced by a complete one, in one step (renameat2's
+RENAME_EXCHANGE), and only with `--rebuild`.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import hashlib
 import json
 import os
 import shutil
+from dataclasses import dataclass
 
 from .. import errors as E
 from ..faults import kill_point
 
 FAILED_MARKER = "UNIT_BUILD_FAILED.md"
 EMPTY_MARKER = "EMPTY_UNIT.md"
+SNAKEMAKE_STAMP = ".snakemake_timestamp"  # Snakemake's own file in every directory() output of a job
 
 
 def _record_path(work_dir: str, absdir: str) -> str:
@@ -25,31 +42,38 @@ def _record_path(work_dir: str, absdir: str) -> str:
     return os.path.join(work_dir, "outputs", f"{key}.json")
 
 
-def read_record(work_dir: str, absdir: str) -> dict | None:
+def read_record(work_dir: str, absdir: str) -> dict:
+    """The record of absdir ({} when there is none, or an unreadable one)."""
     try:
         with open(_record_path(work_dir, absdir), encoding="utf-8") as f:
             record = json.load(f)
-        return record if record.get("absdir") == absdir else None
+        return record if isinstance(record, dict) and record.get("absdir") == absdir else {}
     except (OSError, ValueError):
-        return None
+        return {}
 
 
-def write_record(work_dir: str, absdir: str, **data) -> None:
+def write_record(work_dir: str, absdir: str, **updates) -> dict:
+    """Change keys of absdir's record (a value None removes the key); returns the new record."""
     path = _record_path(work_dir, absdir)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     record = read_record(work_dir, absdir) or {"absdir": absdir}
-    record.update(data)
-    text = json.dumps(record, indent=1)
+    for key, value in updates.items():
+        if value is None:
+            record.pop(key, None)
+        else:
+            record[key] = value
+    text = json.dumps(record, indent=1, ensure_ascii=False)
     try:
         atomic_write_text(path, text)
     except OSError:
         if not os.path.isfile(path):
             raise
-        # a full disk has no room for a new file: rewrite the existing record in place (its
-        # blocks are already allocated), so failure markers can still be recognised as ours
+        # a full disk has no room for a new file: rewrite the existing record in place (its blocks are
+        # allocated already), so failure markers can still be recognised as ours
         with open(path, "r+", encoding="utf-8") as f:
             f.write(text)
             f.truncate()
+    return record
 
 
 def atomic_write_text(path: str, text: str) -> None:
@@ -59,112 +83,90 @@ def atomic_write_text(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
-def holds_only_markers(absdir: str) -> bool:
-    """True when every entry is a unit_* directory holding nothing but a failure marker
-    (or the top-level marker of a build whose unit sizes were not planned yet)."""
-    try:
-        entries = list(os.scandir(absdir))
-    except OSError:
-        return False
-    for entry in entries:
-        if entry.name == FAILED_MARKER and entry.is_file(follow_symlinks=False):
-            continue  # sizes planned from the data: the marker sits at the top
-        if not (entry.is_dir(follow_symlinks=False) and entry.name.startswith("unit_")):
-            return False
-        inner = os.listdir(entry.path)
-        if any(name != FAILED_MARKER for name in inner):
-            return False
-    return True
-
-
-def state(work_dir: str, absdir: str, build_id: str) -> str:
-    """absent | empty | ours-failed | ours-complete | foreign (anything else: never touched)."""
-    if not os.path.lexists(absdir):
-        return "absent"
-    if not os.path.isdir(absdir) or os.path.islink(absdir):
-        return "foreign"
-    if not os.listdir(absdir):
-        return "empty"
-    record = read_record(work_dir, absdir)
-    if record is None:
-        return "foreign"
-    if holds_only_markers(absdir) and record.get("state") in ("failed", "finalizing", "claimed"):
-        return "ours-failed"
-    if record.get("state") in ("complete", "finalizing") and record.get("build_id") == build_id:
-        if record.get("ident") not in (None, identity(absdir)):
-            return "foreign"  # not the directory this build placed (another build's, or replaced since)
-        return "ours-complete"  # finished, or placed by a finalize that was killed before recording it
-    return "foreign"
-
-
 def identity(path: str) -> int | None:
-    """What tells the directory a finalize placed from any other at the same path: its inode
-    (a rename keeps it; a copy records the new directory's before copying into it)."""
+    """What tells the directory a finalize placed from any other at the same path: its inode."""
     try:
         return os.stat(path, follow_symlinks=False).st_ino
     except OSError:
         return None
 
 
-def check_outputs(build) -> None:
-    """Pre-flight, before anything is tokenized: each output directory is new, empty, MintDim's own
-    failed attempt, or this config's own finished output from unchanged inputs ("already built").
-    Anything else is refused here, never after a whole build (docs/reliability.md)."""
-    for out in build.outputs:
-        st = state(build.work_dir, out.absdir, build.build_id)
-        if st == "ours-complete":
-            changed = changed_inputs((read_record(build.work_dir, out.absdir) or {}).get("inputs"),
-                                     input_keys(build, out))
-            if changed:
-                raise E.OutputValidationError.inputs_changed(out.dir, changed)
-        elif st == "foreign":
-            if os.path.lexists(out.absdir) and not os.path.isdir(out.absdir):
-                raise E.OutputValidationError.not_a_directory(out.dir)
-            record = finished_record(build.work_dir, out.absdir)
-            if record is not None:  # MintDim's finished output of another config (this work directory)
-                raise E.OutputValidationError.other_config(out.dir, record.get("build_id", "?"))
-            raise E.OutputValidationError.not_empty(out.dir)
+# --- the state of an output directory ----------------------------------------------------------------
 
 
-# --- what a finished output was built from (recorded at finalize; docs/reliability.md) -------------
+@dataclass
+class State:
+    kind: str  # absent | empty | failed | placed | placing | unrecorded | foreign | file
+    entry: dict | None = None  # placed / placing: the record's entry (build_id, gen, files, inputs, config)
+
+    @property
+    def finished(self) -> bool:
+        """A finished output is in place (`placing`: its finalize was stopped before recording it)."""
+        return self.kind in ("placed", "placing")
 
 
-def input_keys(build, out) -> dict[str, str]:
-    """What defines an output besides its config (the build id): each source file's and the
-    tokenizer's size and modification time (a model directory: its files'). Cheap: no file is read."""
-    from ..tokenizers.kinds import stat_key
-
-    keys = {}
-    for i in out.files:
-        f = build.files[i]
-        try:
-            st = os.stat(f.abspath)
-            keys[f"source {f.path}"] = f"{st.st_size}|{st.st_mtime_ns}"
-        except OSError:
-            keys[f"source {f.path}"] = "missing"
-    try:
-        keys[f"tokenizer {out.tokenizer_path}"] = stat_key(out.tokenizer_kind, out.tokenizer_abspath)
-    except OSError:
-        keys[f"tokenizer {out.tokenizer_path}"] = "missing"
-    return keys
-
-
-def changed_inputs(recorded: dict | None, current: dict) -> list[str]:
-    """The inputs (as "source d.jsonl") whose size or modification time differ from the record.
-    A record without inputs (an older MintDim's) is taken as unchanged."""
-    if not recorded:
-        return []
-    return [k for k in sorted(set(recorded) | set(current)) if recorded.get(k) != current.get(k)]
-
-
-def finished_record(work_dir: str, absdir: str) -> dict | None:
-    """The record of a finished output MintDim placed at absdir (any config of this work dir), if the
-    directory there is still the one it placed."""
+def state(work_dir: str, absdir: str) -> State:
+    if not os.path.lexists(absdir):
+        return State("absent")
+    if os.path.islink(absdir) or not os.path.isdir(absdir):
+        return State("file")
+    if not os.listdir(absdir):
+        return State("empty")
     record = read_record(work_dir, absdir)
-    if (record is None or record.get("state") != "complete" or record.get("ident") is None
-            or record.get("ident") != identity(absdir) or os.path.islink(absdir)):
-        return None
-    return record
+    ident = identity(absdir)
+    for kind in ("placing", "placed"):
+        entry = record.get(kind)
+        if isinstance(entry, dict) and entry.get("ident") == ident:
+            return State(kind, entry)
+    if holds_only_markers(absdir) and (record or _markers_are_ours(absdir)):
+        return State("failed")
+    if _has_manifest(absdir):  # a MintDim output this work directory has no record of (it was deleted, say)
+        return State("unrecorded")
+    return State("foreign")
+
+
+_MARKER_HEAD = "# Unit build failed\n\nThis unit of the MintDim build was not finalized"
+
+
+def _markers_are_ours(absdir: str) -> bool:
+    """Every marker is one MintDim wrote (its own words): a failed attempt whose record went with its work
+    directory is still recognised. (Empty directories alone are not ours: there is no marker.)"""
+    found = False
+    for base, _dirs, files in os.walk(absdir):
+        for name in files:
+            try:
+                with open(os.path.join(base, name), encoding="utf-8") as f:
+                    if not f.read(len(_MARKER_HEAD)) == _MARKER_HEAD:
+                        return False
+            except (OSError, UnicodeDecodeError):
+                return False
+            found = True
+    return found
+
+
+def _has_manifest(absdir: str) -> bool:
+    try:
+        with open(os.path.join(absdir, "manifest.json"), encoding="utf-8") as f:
+            return json.load(f).get("pipeline") == "unit-build"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def holds_only_markers(absdir: str) -> bool:
+    """Every entry is a unit_* directory holding nothing but a failure marker (or the top-level marker
+    of a build whose unit sizes were not planned yet)."""
+    try:
+        entries = list(os.scandir(absdir))
+    except OSError:
+        return False
+    for entry in entries:
+        if entry.name == FAILED_MARKER and entry.is_file(follow_symlinks=False):
+            continue
+        if not (entry.is_dir(follow_symlinks=False) and entry.name.startswith("unit_")):
+            return False
+        if any(name != FAILED_MARKER for name in os.listdir(entry.path)):
+            return False
+    return True
 
 
 def listing(absdir: str) -> dict[str, int]:
@@ -175,6 +177,12 @@ def listing(absdir: str) -> dict[str, int]:
             path = os.path.join(base, name)
             found[os.path.relpath(path, absdir)] = os.path.getsize(path)
     return found
+
+
+def not_as_written(absdir: str, entry: dict) -> list[str]:
+    """The files of a finished output that differ from what MintDim wrote there (added, removed, resized)."""
+    wrote, now = entry.get("files") or {}, listing(absdir)
+    return sorted(k for k in set(wrote) | set(now) if wrote.get(k) != now.get(k))
 
 
 def same_tree(a: str, b: str) -> str | None:
@@ -190,58 +198,29 @@ def same_tree(a: str, b: str) -> str | None:
     return None
 
 
-def remove_finished(work_dir: str, absdir: str, shown: str) -> bool:
-    """`mintdim build --rebuild`: delete the finished output MintDim recorded at absdir, only when it
-    holds exactly the files MintDim wrote there (same names and sizes). False when there is none."""
-    record = finished_record(work_dir, absdir)
-    if record is None:
-        return False
-    wrote = record.get("files")
-    now = listing(absdir)
-    if wrote is None or now != wrote:
-        extra = sorted(set(now) - set(wrote or {})) or sorted(k for k in now if now[k] != (wrote or {}).get(k))
-        raise E.OutputValidationError.not_only_ours(shown, extra[:5])
-    for rel in sorted(now):
-        os.unlink(os.path.join(absdir, rel))
-    for base, _dirs, _files in sorted(os.walk(absdir), key=lambda t: -len(t[0])):
-        os.rmdir(base)
-    try:
-        os.unlink(_record_path(work_dir, absdir))
-    except OSError:
-        pass
-    return True
+# --- failure markers -----------------------------------------------------------------------------------
 
 
-def marker_text(err: E.MintDimError) -> str:
+def marker_text(err) -> str:
     return ("# Unit build failed\n\n"
             "This unit of the MintDim build was not finalized because the build failed.\n"
             "Nothing here is a usable shard. Fix the cause and rerun the same command;\n"
             "MintDim replaces this marker with the finished output.\n\n" + E.markdown_sections(err))
 
 
-def write_failure_markers(build, err: E.MintDimError, only=None) -> list[str]:
-    """Put UNIT_BUILD_FAILED.md into every declared unit directory of every output not yet complete.
-
-    only: the output directories (absolute) this run claimed (see guard); others are left alone."""
+def write_failure_markers(build, err, only=None) -> list[str]:
+    """UNIT_BUILD_FAILED.md into every declared unit directory of every output that holds no finished
+    output. only: the output directories (absolute) this run holds (guard.py); others are left alone."""
     written = []
     text = marker_text(err)
     for out in build.outputs:
         if only is not None and out.absdir not in only:
             continue
-        st = state(build.work_dir, out.absdir, build.build_id)
-        if st in ("foreign", "ours-complete"):
+        if state(build.work_dir, out.absdir).kind not in ("absent", "empty", "failed"):
             continue
-        created = st == "absent"
-        previous = read_record(build.work_dir, out.absdir) or {}
-        write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id, state="failed",
-                     created_dir=created or previous.get("created_dir", False))
-        if out.sizes is None:  # units.sizes: auto: no unit directory is declared
-            os.makedirs(out.absdir, exist_ok=True)
-            atomic_write_text(os.path.join(out.absdir, FAILED_MARKER), text)
-            written.append(out.absdir)
-        for size in out.sizes or []:
-            unit_dir = os.path.join(out.absdir, f"unit_{size}")
-            os.makedirs(unit_dir, exist_ok=True)
+        write_record(build.work_dir, out.absdir, dir=out.dir, marked=build.build_id)
+        for unit_dir in [os.path.join(out.absdir, f"unit_{s}") for s in out.sizes or []] or [out.absdir]:
+            os.makedirs(unit_dir, exist_ok=True)  # units.sizes: auto: no unit is declared, the marker sits on top
             atomic_write_text(os.path.join(unit_dir, FAILED_MARKER), text)
             written.append(unit_dir)
     return written
@@ -260,52 +239,100 @@ def clear_failure_markers(absdir: str) -> None:
         os.rmdir(entry.path)
 
 
-def remove_partial_copy(stage_dir: str, absdir: str) -> None:
-    """Undo an interrupted cross-device copy: remove from absdir only what the staging tree holds."""
-    for base, _dirs, files in os.walk(stage_dir):
-        rel = os.path.relpath(base, stage_dir)
-        for name in files + [FAILED_MARKER]:
-            target = os.path.normpath(os.path.join(absdir, rel, name))
-            if os.path.isfile(target):
-                os.unlink(target)
-    for entry in sorted(os.listdir(stage_dir)):
-        target = os.path.join(absdir, entry)
-        if os.path.isdir(target) and not os.listdir(target):
-            os.rmdir(target)
+# --- placing a finished output ------------------------------------------------------------------------
 
 
-def place(stage_dir: str, absdir: str, before_copy=None) -> None:
-    """Move a finished staging tree into place: one rename when it can be, a careful copy otherwise.
+def link_tree(parts: list[str], tree: str) -> None:
+    """The output's tree from the directories its write and aggregate jobs wrote, as hard links: the jobs'
+    directories stay as they are (Snakemake's outputs), and no byte is copied."""
+    shutil.rmtree(tree, ignore_errors=True)  # a stopped finalize's (ours)
+    os.makedirs(tree)
+    for part in parts:
+        for name in sorted(os.listdir(part)):
+            if name == SNAKEMAKE_STAMP:
+                continue
+            src, dst = os.path.join(part, name), os.path.join(tree, name)
+            if os.path.isdir(src):
+                shutil.copytree(src, dst, copy_function=_link)
+            else:
+                _link(src, dst)
 
-    rename(2) onto a missing or empty directory is atomic. Across file systems the
-    tree is copied with a failure marker in every unit directory, stats.json last,
-    and the markers removed at the end, so no moment looks complete too early.
+
+def _link(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # a file system without hard links
+        shutil.copyfile(src, dst)
+
+
+def place(tree: str, absdir: str, work_dir: str, entry: dict) -> None:
+    """Put the finished tree at absdir and record it as placed (entry: build_id, gen, files, inputs, config).
+
+    A missing or empty directory (or one holding only our failure markers) is replaced by one rename(2).
+    A finished output (the caller checked it may be replaced: --rebuild) is exchanged with the tree in one
+    step (renameat2 RENAME_EXCHANGE), then removed: at every moment absdir holds a whole output. Across
+    file systems the tree is first copied beside absdir (a hidden directory of this build), then the same.
     """
+    if state(work_dir, absdir).kind == "failed":
+        clear_failure_markers(absdir)
     parent = os.path.dirname(absdir)
     os.makedirs(parent, exist_ok=True)
-    try:
-        os.rename(stage_dir, absdir)
-        return
-    except OSError as exc:
-        import errno
-
-        if exc.errno != errno.EXDEV:
+    source = tree
+    if os.stat(tree).st_dev != os.stat(parent).st_dev:
+        source = os.path.join(parent, f".{os.path.basename(absdir)}.mintdim-{entry['build_id'][:12]}")
+        shutil.rmtree(source, ignore_errors=True)  # a stopped copy of this build's (its name is ours)
+        try:
+            shutil.copytree(tree, source)
+        except OSError:  # e.g. that file system is full: nothing half-copied stays beside the output
+            shutil.rmtree(source, ignore_errors=True)
             raise
-    os.makedirs(absdir, exist_ok=True)
-    if before_copy:
-        before_copy()
-    units = sorted(e.name for e in os.scandir(stage_dir) if e.is_dir())
-    note = "# Unit build failed\n\nThe output was being copied into place and the copy did not finish.\n"
-    for name in units:
-        os.makedirs(os.path.join(absdir, name), exist_ok=True)
-        atomic_write_text(os.path.join(absdir, name, FAILED_MARKER), note)
-    for name in units:
-        for f in sorted(os.listdir(os.path.join(stage_dir, name))):
-            shutil.copyfile(os.path.join(stage_dir, name, f), os.path.join(absdir, name, f))
-        kill_point("finalize:copying")
-    files = sorted(e.name for e in os.scandir(stage_dir) if e.is_file() and e.name != "stats.json")
-    for f in files + ["stats.json"]:
-        shutil.copyfile(os.path.join(stage_dir, f), os.path.join(absdir, f))
-    for name in units:
-        os.unlink(os.path.join(absdir, name, FAILED_MARKER))
-    shutil.rmtree(stage_dir)
+        kill_point("finalize:copied")
+    record = read_record(work_dir, absdir)
+    leftovers = list(record.get("leftovers", []))
+    occupied = os.path.isdir(absdir) and bool(os.listdir(absdir))
+    if occupied:  # the old output ends up at `source`, or aside where RENAME_EXCHANGE is not supported
+        old = identity(absdir)
+        leftovers += [{"path": source, "ident": old}, {"path": _aside(absdir), "ident": old}]
+    write_record(work_dir, absdir, dir=record.get("dir"), placing=dict(entry, ident=identity(source)),
+                 leftovers=leftovers)
+    if occupied:
+        _exchange(source, absdir)
+    else:
+        os.rename(source, absdir)
+    kill_point("finalize:moved")
+    finish_placing(work_dir, absdir)
+
+
+def finish_placing(work_dir: str, absdir: str) -> None:
+    """Record a placement as done, then remove what it replaced (only directories with the recorded inode)."""
+    record = read_record(work_dir, absdir)
+    if record.get("placing"):
+        record = write_record(work_dir, absdir, placed=record["placing"], placing=None)
+    for left in record.get("leftovers", []):
+        if left.get("ident") is not None and identity(left["path"]) == left["ident"] and left["path"] != absdir:
+            shutil.rmtree(left["path"], ignore_errors=True)
+    write_record(work_dir, absdir, leftovers=None)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: str, b: str) -> None:
+    """Swap two directories in one step (Linux renameat2). Where the file system or the C library cannot,
+    b is moved aside first (recorded as a leftover), then a takes its place."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+            return
+        code = ctypes.get_errno()
+        if code not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+            raise OSError(code, os.strerror(code), b)
+    except AttributeError:  # no renameat2 in this C library
+        pass
+    os.rename(b, _aside(b))
+    os.rename(a, b)
+
+
+def _aside(absdir: str) -> str:
+    return os.path.join(os.path.dirname(absdir), f".{os.path.basename(absdir)}.mintdim-old")

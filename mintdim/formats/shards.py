@@ -17,6 +17,8 @@ import re
 
 import numpy as np
 
+from ..faults import kill_point
+
 RECOMMENDED_MAX_BYTES = 512 * 1024 * 1024
 BLOCK_ROWS = 8192
 
@@ -157,6 +159,7 @@ class ShardWriter:
         self.shards.append(info)
         if self.on_close:
             self.on_close(self._index, info)
+        kill_point("write:shard")  # tests: a kill with shards half written
 
     def write(self, lengths: np.ndarray, tokens: np.ndarray, mask_bits: np.ndarray | None = None) -> None:
         """mask_bits: one bool per token (flat, like tokens) when the output carries loss masks."""
@@ -336,5 +339,6 @@ class PackedWriter:
             shards.append(info)
             if self.on_close:
                 self.on_close(k, info)
+            kill_point("write:shard")
         self._tokens, self._bits = [], []
         return shards

@@ -1,12 +1,14 @@
-"""What the Snakefile needs to wire the DAG: the resolved build, its chunks, its file names.
+"""What the Snakefile needs to wire the DAG: the resolved build, its chunks, its targets, its file names.
 
-Kept out of the Snakefile so rules only wire. Parsing validates and wires, and changes no
-file: pre-flight runs here, in the main Snakemake process, so a bad config fails before any
-job (and before anything is created); a build or output that a live run holds is refused
-here by a probe (guard.probe). Which completion record the DAG asks for is decided from the
-files present (`done_target`). Everything a run takes or writes (its locks, the output
-claims, the pre-flight cache, jobs.json, config.json) is taken or written by `on_start`,
-which Snakemake calls only when it executes jobs.
+Kept out of the Snakefile so rules only wire. Parsing validates and wires, and changes no file: pre-flight
+runs here, in the main Snakemake process, so a bad config fails before any job (and before anything is
+created); a build or output that a live run holds is refused by a probe (guard.probe). Everything a run
+takes or writes (its locks, the output claims, the pre-flight cache, jobs.json, config.json) is taken or
+written by `on_start`, which Snakemake calls only when it executes jobs.
+
+The hand-off from `mintdim build` (and job.run()): one Snakemake `--config` value, `mintdim_run`, a JSON
+object (`RUN_KEYS`), taken out of the config before the build is resolved (so it never changes the build
+id). A direct `snakemake` run has none.
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
+import sys
+import threading
+import time
 
 import yaml
 
@@ -24,7 +30,31 @@ from ..formats import records
 from ..config import resolve
 from ..formats.layout import Layout
 from . import failure
-from ..stages.validate import preflight, schema_checked, write_cache
+from .job import unexpected_failure
+from ..stages.validate import outputs_to_build, preflight, schema_checked, write_cache
+
+RUN_KEY = "mintdim_run"
+# launcher: pid of the `mintdim build` process (Snakemake stops its jobs and ends when it is gone);
+# rebuild: --rebuild (finished outputs may be replaced); how: the command a refusal names;
+# error_file: where this process writes an error of its own for the launcher to raise
+RUN_KEYS = ("launcher", "rebuild", "how", "error_file")
+STOP_GRACE_S = 3.0  # SIGINT to a group, then SIGKILL this long after
+
+
+def take_run(config: dict) -> dict:
+    """The launcher's hand-off (see the module docstring), removed from Snakemake's config. Snakemake reads
+    `--config` values with YAML's base loader (every scalar a string); a JSON object is valid YAML."""
+    value = config.pop(RUN_KEY, None)
+    if isinstance(value, str):
+        value = yaml.safe_load(value)
+    if not isinstance(value, dict):
+        return {}
+    run = {k: value.get(k) for k in RUN_KEYS if value.get(k) not in (None, "")}
+    if "launcher" in run:
+        run["launcher"] = int(run["launcher"])
+    run["rebuild"] = str(run.get("rebuild", "")).lower() in ("true", "1")
+    return run
+
 
 def load_default_config(config: dict, workflow_root: str) -> dict:
     """A user's --configfile replaces the example entirely; none given -> config/config.yaml."""
@@ -35,15 +65,20 @@ def load_default_config(config: dict, workflow_root: str) -> dict:
 
 
 class BuildDAG:
-    def __init__(self, raw: dict, main_process: bool = True, cores: int | None = None, local: bool = True):
+    def __init__(self, raw: dict, run: dict | None = None, main_process: bool = True, cores: int | None = None,
+                 local: bool = True, configfiles=()):
         self.raw = raw
+        self.run = run or {}
         self.build = resolve(raw, trusted=schema_checked(raw))
         self._metas = None  # pre-flight's tokenizer facts, cached for the jobs when the run starts
+        how = self.run.get("how") or _rebuild_how(configfiles)
+        todo = [o.index for o in self.build.outputs]
         if main_process:
-            from .snakemake_main import RUN
-
-            if RUN.get("preflight") != self.build.build_id:  # not already done by the runner
-                self.build, self._metas = preflight(raw, use_cache=True)
+            self.build, self._metas = preflight(raw, use_cache=True, check_outputs=False)
+            try:
+                todo = outputs_to_build(self.build, self.run.get("rebuild", False), how)
+            except E.MintDimError as err:
+                raise err.with_lang(self.build.lang) from None
         self.layout = Layout(self.build.work_dir, self.build.build_id)
         if main_process:
             guard.probe(self.build, self.layout)  # another live run of this build, or of an output: stop now
@@ -51,31 +86,55 @@ class BuildDAG:
         self.bounds = {int(k): [tuple(r) for r in v] for k, v in self._plan["chunks"].items()}
         self.chunks = {i: len(b) for i, b in self.bounds.items()}
         self.write_groups = {int(k): v for k, v in self._plan["write_groups"].items()}
-        self._done = {o.index: self._done_target(o) for o in self.build.outputs}
+        self._gen = {o.index: self._generation(o) for o in self.build.outputs}
+        self._todo = todo
 
     def on_start(self) -> None:
         """Snakefile `onstart` (execution only: never a dry run, --report, --lint or "nothing to be
-        done"): take the run lock and hold the outputs (guard; another live run: stop here), then
-        record what the jobs read (the pre-flight cache, jobs.json, config.json) and clear the
-        errors of an earlier run."""
-        guard.on_start(self.build, self.layout)
-        if self._metas is not None:
-            write_cache(self.build, self._metas)
-        self._write_plan()
-        self._write_config()
-        failure.reset(self.layout)
+        done"): take the run lock and hold the outputs (guard; another live run: stop here), watch the
+        launcher, then record what the jobs read (the pre-flight cache, jobs.json, config.json) and clear
+        the errors of an earlier run. A problem: one clear message, and the run stops before its first job."""
+        held = None
+        try:
+            held = guard.active() or guard.start(self.build, self.layout)
+            held.claim_outputs()
+            if self.run.get("launcher"):
+                watch_launcher(self.run["launcher"])
+            if self._metas is not None:
+                write_cache(self.build, self._metas)
+            self._write_plan()
+            self._write_config()
+            failure.reset(self.layout)
+        except (E.MintDimError, OSError) as exc:  # another live run; a full disk
+            err = exc if isinstance(exc, E.MintDimError) else unexpected_failure("start", exc, [self.layout.root])
+            guard.report_error(err, self.run.get("error_file"))
+            if held is not None and isinstance(exc, OSError):
+                failure.mark(self.build, err, held.claimed)
+            print("\n" + err.render(self.build.lang), file=sys.stderr, flush=True)
+            if held is not None:
+                held.release()
+            sys.exit(1)
 
-    def _done_target(self, out) -> str:
-        """The completion record this run asks for: the latest one while the output it records is in
-        place, else the next generation, so that finalize places the output again (it was deleted or
-        replaced since; a replaced one is refused by pre-flight)."""
+    def _generation(self, out) -> int:
+        """Which completion record of the output this run asks for: the one of the finished output in place
+        (this config's), else the next one, so that finalize places the output again (it was deleted or
+        replaced since): the DAG decides it from the records, and parsing removes nothing."""
+        st = records.state(self.build.work_dir, out.absdir)
+        if st.finished and st.entry.get("build_id") == self.build.build_id:
+            return int(st.entry.get("gen", 0))
         gens = self.layout.done_generations(out.index)
-        if gens and records.state(self.build.work_dir, out.absdir, self.build.build_id) == "ours-complete":
-            return self.layout.done(out.index, gens[-1])
-        return self.layout.done(out.index, gens[-1] + 1 if gens else 0)
+        return gens[-1] + 1 if gens else 0
+
+    def generation(self, out_index) -> int:
+        return self._gen[int(out_index)]
 
     def done_target(self, out_index) -> str:
-        return self._done[int(out_index)]
+        return self.layout.done(int(out_index), self._gen[int(out_index)])
+
+    def done_targets(self, forced: bool = False) -> list[str]:
+        """The target of `all`: each output to build. One already built (the same config, inputs of the same
+        content) is none, unless stages are forced (--forcerun, --forceall: finalize compares the bytes)."""
+        return [self.done_target(o.index) for o in self.build.outputs if forced or o.index in self._todo]
 
     def _job_plan(self, main_process: bool, cores, local: bool) -> dict:
         """Byte ranges per input file and unit sizes per write job. The main process decides them
@@ -136,12 +195,13 @@ class BuildDAG:
     def source(self, file_index: int) -> str:
         return self.build.files[file_index].abspath
 
-    def tokenizer_files(self) -> list[str]:
-        """The validate job's inputs: tokenizer files, and the train jobs' markers (tokenizer.train_bpe)."""
+    def validate_inputs(self) -> list[str]:
+        """The validate job's inputs: tokenizer files, the train jobs' markers (tokenizer.train_bpe), and the
+        sources, whose content it records (an input changed since a killed run: validated again)."""
         from ..tokenizers import training
 
         return (sorted({f.tokenizer_abspath for f in self.build.files if f.tokenizer_train is None})
-                + training.markers(self.build, self.layout.root))
+                + training.markers(self.build, self.layout.root) + [f.abspath for f in self.build.files])
 
     def slots(self, out_index: int) -> range:
         """The unit sizes of an output by position: declared sizes, or k sizes planned from the data."""
@@ -155,6 +215,11 @@ class BuildDAG:
         """The write jobs' shard summaries of an output (finalize checks the shard counts in them)."""
         return [self.layout.written(out_index, k) for k in self.write_jobs(out_index)]
 
+    def parts(self, out_index) -> list[str]:
+        """What finalize links into the output's tree: the write jobs' directories, then aggregate's."""
+        return [self.layout.stage_part(out_index, k) for k in self.write_jobs(out_index)] + [
+            self.layout.stage_agg(out_index)]
+
     def aggregate_waits_for_write(self, out_index) -> list[str]:
         """What aggregate needs of the write jobs: packed rows, their summaries (the trained tokens
         each sample kept); bucketed units, nothing, so aggregate runs beside the write jobs (the
@@ -164,9 +229,6 @@ class BuildDAG:
     def write_slots(self, out_index, part) -> str:
         """The unit sizes (slots) one write job writes, as its --slots argument."""
         return ",".join(str(s) for s in self.write_groups[int(out_index)][int(part)])
-
-    def done_targets(self) -> list[str]:
-        return [self._done[o.index] for o in self.build.outputs]
 
     @property
     def config_file(self) -> str:
@@ -186,6 +248,12 @@ class BuildDAG:
         records.atomic_write_text(self.config_file, text)
 
 
+def _rebuild_how(configfiles) -> str | None:
+    """A direct `snakemake` run: the `mintdim build` command that rebuilds its config file."""
+    files = [str(f) for f in configfiles or ()]
+    return f"mintdim build {files[0]} --rebuild" if len(files) == 1 else None
+
+
 def write_groups(slots, cores: int | None, input_bytes: int, chunk_bytes: float) -> list[list[int]]:
     """Unit sizes per write job. Locally one job per core, each taking every n-th size, and at most
     one job per chunk_mb of input: a process costs ~0.1 s of start-up (Python, numpy), more than
@@ -201,14 +269,50 @@ def write_groups(slots, cores: int | None, input_bytes: int, chunk_bytes: float)
     return [slots[g::n] for g in range(n)]
 
 
+# --- stopping ---------------------------------------------------------------------------------------------
+
+
+def stop_group(group: int, running=lambda: True, grace: float = STOP_GRACE_S) -> None:
+    """Stop a process group: SIGINT (each job records `interrupted` and ends; Snakemake cancels and ends),
+    then SIGKILL to whatever still runs `grace` seconds later (a job Snakemake was starting missed the
+    SIGINT, or a process that does not end). Never SIGTERM to Snakemake: its handler takes the scheduler's
+    lock, which the interrupted code may hold (issue 25: a Snakemake deadlocked for good)."""
+    signal_group(group, signal.SIGINT)
+    t0 = time.monotonic()
+    while running() and time.monotonic() - t0 < grace:
+        time.sleep(0.05)
+    signal_group(group, signal.SIGKILL)
+
+
+def signal_group(group: int, sig: int) -> None:
+    try:
+        os.killpg(group, sig)
+    except OSError:  # gone already
+        pass
+
+
+def watch_launcher(launcher: int, every: float = 0.5) -> None:
+    """In the Snakemake process `mintdim build` started (the leader of its own process group): when that
+    launcher is gone (kill -9, a closed terminal, a batch limit), nobody waits for this build any more,
+    so stop the group, Snakemake and every job (stop_group). Ordinary code in a thread: it checks the
+    parent process twice a second, and no signal handler is involved."""
+    if os.getpgrp() != os.getpid():
+        return
+
+    def watch():
+        while os.getppid() == launcher:
+            time.sleep(every)
+        stop_group(os.getpgrp())
+
+    threading.Thread(target=watch, name="mintdim-launcher-watch", daemon=True).start()
+
+
 def cancel_pending_timers() -> None:
     """Snakemake's job rate limiter (default 100 jobs/1 s) leaves a non-daemon threading.Timer
-    behind after the last job, and the interpreter waits for it (before any exit handler, so
-    fastexit does not help). Measured again (issue 13; 4 builds each): 0.98 s per build, from the
-    last summary line to the process's end 1.06 s without this against 0.08 s with it. Once the
-    workflow has finished (onsuccess/onerror) nothing needs rescheduling, so cancel it."""
-    import threading
-
+    behind after the last job, and the interpreter waits for it (before any exit handler). Measured
+    again (issue 13; 4 builds each): 0.98 s per build, from the last summary line to the process's
+    end 1.06 s without this against 0.08 s with it. Once the workflow has finished
+    (onsuccess/onerror) nothing needs rescheduling, so cancel it."""
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):
             thread.cancel()

@@ -72,8 +72,13 @@ def on_error(build, layout) -> E.MintDimError:
 
     err = first_error(layout, build.lang, build)
     guard = active()  # markers only where this run holds the output (never into another live build's)
-    try:
-        records.write_failure_markers(build, err, only=guard.claimed if guard else None)
-    except OSError as exc:  # the markers are best effort; the message still reaches the user
-        print(f"[unit-build:warning] could not write failure markers: {exc}")
+    mark(build, err, guard.claimed if guard else None)
     return err
+
+
+def mark(build, err: E.MintDimError, claimed) -> None:
+    """Failure markers into the outputs this run holds; best effort: the message reaches the user anyway."""
+    try:
+        records.write_failure_markers(build, err, only=claimed)
+    except OSError as exc:
+        print(f"[unit-build:warning] could not write failure markers: {exc}")

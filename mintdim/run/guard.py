@@ -41,7 +41,6 @@ import time
 
 from .. import errors as E
 from ..formats import records
-from ..faults import SNAKEMAKE_PID_ENV  # set for stage jobs: the test hooks read it
 
 ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
 
@@ -124,11 +123,9 @@ def orphans_alive(layout, pids: list[int], waited: float, lang: str) -> E.MintDi
     return E.BuildError.orphans_alive(layout.root, _pids_text(pids), waited, lang=lang)
 
 
-def report_error(err: E.MintDimError) -> None:
-    """Hand an error raised in the main Snakemake process to the runner that started it (if any)."""
-    from .snakemake_main import RUN
-
-    path = RUN.get("error_file")
+def report_error(err: E.MintDimError, path: str | None) -> None:
+    """Hand an error raised in the main Snakemake process to the launcher that started it (its
+    `error_file`, dag.RUN_KEYS); a direct `snakemake` run has none."""
     if not path:
         return
     try:
@@ -166,8 +163,7 @@ class BuildGuard:
                       "(an earlier run of this build was killed)")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        atexit.register(self.release)  # an ending run clears its pid (fastexit runs after this)
-        os.environ[SNAKEMAKE_PID_ENV] = str(os.getpid())
+        atexit.register(self.release)  # an ending run clears its pid
         self.check_outputs_free()
         self.wait_for_orphans()
         return self
@@ -215,12 +211,10 @@ class BuildGuard:
                 os.close(fd)
                 raise output_busy(out, holders(out.absdir), self.build.lang)
             self._claim_fds.append(fd)
-            if records.state(self.build.work_dir, out.absdir, self.build.build_id) == "foreign":
+            if records.state(self.build.work_dir, out.absdir).kind in ("foreign", "file"):
                 raise E.OutputValidationError.not_empty(out.dir, lang=self.build.lang)
-            if records.read_record(self.build.work_dir, out.absdir) is None:
-                # written now, while there is room: a failure on a full disk can still mark the output
-                records.write_record(self.build.work_dir, out.absdir, dir=out.dir, build_id=self.build.build_id,
-                                     state="claimed")
+            # written now, while there is room: a failure on a full disk can still mark the output
+            records.write_record(self.build.work_dir, out.absdir, dir=out.dir, marked=self.build.build_id)
             self.claimed.add(out.absdir)
 
     def release(self) -> None:
@@ -249,22 +243,6 @@ def start(build, layout) -> BuildGuard:
 
 def active() -> BuildGuard | None:
     return _ACTIVE
-
-
-def on_start(build, layout) -> BuildGuard:
-    """Snakefile `onstart`: take the run lock, wait for orphaned jobs, claim the outputs; or print
-    one clear message and stop the run before its first job."""
-    guard = _ACTIVE
-    try:
-        guard = guard or start(build, layout)
-        guard.claim_outputs()
-    except E.MintDimError as err:
-        report_error(err)
-        print("\n" + err.render(build.lang), file=sys.stderr, flush=True)
-        if guard is not None:
-            guard.release()
-        sys.exit(1)
-    return guard
 
 
 def probe(build, layout) -> None:

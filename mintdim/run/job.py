@@ -3,7 +3,7 @@ job's timing record.
 
 A failing job writes its MintDim error as JSON under the build's errors/
 directory and raises the build's FAILED flag, so sibling jobs stop early and
-the runner can re-raise the same typed error in the caller's process.
+the launcher can raise the same typed error in the caller's process.
 """
 
 from __future__ import annotations
@@ -132,20 +132,15 @@ def _run(name: str, body, *, log, errors_dir, failed_flag, lang, writes) -> int:
     except Exception as exc:  # disk full, unreadable file, a bug: still one clear message
         log.detail(traceback.format_exc())
         failure = unexpected_failure(name, exc, writes)
-    recorded = False
     if errors_dir and failed_flag:
         try:
             record_failure(errors_dir, failed_flag, name, failure)
-            recorded = True
-        except OSError:
+        except OSError:  # e.g. the disk is full: the launcher finds the full file system (failure.full_disks)
             pass
     log(failure.render(lang() if callable(lang) else lang))
-    if errors_dir and not recorded:  # e.g. the disk is full: the runner reads the error from the console
-        log(ERROR_LINE + json.dumps(failure.to_dict(), ensure_ascii=True))
     return 1
 
 
-ERROR_LINE = "[unit-build:error] "
 _SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 

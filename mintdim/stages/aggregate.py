@@ -1,7 +1,7 @@
 """Aggregate one output: sample, duplicate and UNK indexes, histogram, stats and manifest.
 
-Everything is written into the output's staging directory; finalize moves
-the finished tree into place.
+Everything is written into the aggregate job's own directory; finalize links it and the write jobs'
+directories into the output's tree and places it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..formats import output as fmt
 from ..formats.output import JsonlWriter, duplicate_groups, write_json, write_packed_sample_index, write_sample_index
 from ..formats.records import atomic_write_text
 from ..progress import Progress
+from .write import fresh_dir
 
 
 def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
@@ -94,7 +95,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     paths = [f.path for f in build.files]
     trained = inter.unarr(plan["trained"]) if "trained" in plan else None  # source.train_on
 
-    os.makedirs(stage_dir, exist_ok=True)
+    fresh_dir(stage_dir)
     progress = Progress(log, f"[unit-build] aggregate {out.dir}", n, "samples indexed")
     packed = _packed(plan, trained, written_paths) if plan.get("layout") == "packed" else None
     if packed is not None:  # units.pack

@@ -1,9 +1,11 @@
-"""Finalize one output: move the finished staging tree into the user's output directory.
+"""Finalize one output: link the jobs' parts into one tree and place it in the user's output directory.
 
-The output directory is checked again (it may have changed since pre-flight),
-MintDim's own failure markers from an earlier attempt are cleared, and the
-tree is renamed into place in one step. The ownership record is written
-before and after the move, so an interrupted finalize is recognised on rerun.
+The write and aggregate jobs each wrote a directory of their own (Snakemake's outputs of those jobs);
+finalize links them (hard links: no byte is copied, and those directories stay as they were, so finalize
+can run again) into one tree, checks the shard counts, and places the tree by the one state rule of
+mintdim/formats/records.py: a new, empty or failed directory gets it by one rename(2); this config's
+finished output is compared byte for byte (stages forced again must give the same bytes); a finished
+output is replaced only with --rebuild (`replace`), in one step.
 """
 
 from __future__ import annotations
@@ -14,57 +16,49 @@ import shutil
 
 from .. import errors as E
 from ..formats import records
-from ..faults import kill_point
 from ..formats.layout import older_done
 from ..formats.records import atomic_write_text
+from .validate import check_unrecorded
 from .written import check_shard_counts
 
 
-def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_path: str, log=print,
-                    inputs: dict | None = None, written_paths: list[str] | None = None) -> dict:
-    """inputs: what the output was built from (validated.json), kept in its record: a later build
-    of the same config finds it "already built" only while they are unchanged (records.check_outputs).
-    written_paths: the write jobs' summaries; the shards they wrote must be those the stats count."""
+def finalize_output(build, out_index: int, agg_path: str, parts: list[str], tree: str, done_path: str, gen: int,
+                    log=print, built_from: dict | None = None, written_paths: list[str] | None = None,
+                    replace: bool = False) -> dict:
+    """parts: the write jobs' directories and the aggregate job's, in that order. built_from: what the
+    output is built from (validated.json: inputs, config), kept in its record: a later build of the same
+    config is "already built" only while they are unchanged (stages/validate.py check_outputs).
+    replace: --rebuild; a finished output at the directory may be replaced (only one exactly as MintDim
+    wrote it)."""
     out = build.outputs[out_index]
     with open(agg_path, encoding="utf-8") as f:
         stats = json.load(f)["stats"]
     if written_paths:
         check_shard_counts(stats, written_paths)
-    st = records.state(build.work_dir, out.absdir, build.build_id)
-    record = records.read_record(build.work_dir, out.absdir) or {}
-    interrupted = st == "ours-complete" and record.get("state") == "finalizing"
-    if st == "foreign":
-        raise E.OutputValidationError.not_empty(out.dir)
-    if st == "ours-complete" and not interrupted:
-        # this config's finished output, and stages were run again (snakemake --forcerun / -R): the
-        # same inputs give the same bytes; the finished output stays, the new copy goes
-        first = records.same_tree(stage_dir, out.absdir)
-        if first is not None:
-            raise E.OutputValidationError.rebuilt_differs(out.dir, first)
-        shutil.rmtree(stage_dir)
-        log(f"[unit-build] {out.dir} is already built: the stages run again gave the same bytes")
+    st = records.state(build.work_dir, out.absdir)
+    mine = st.finished and st.entry.get("build_id") == build.build_id
+    if st.kind == "placing" and mine:  # a finalize of this build placed it and was stopped before recording
+        records.finish_placing(build.work_dir, out.absdir)
     else:
-        if st == "ours-failed":
-            records.clear_failure_markers(out.absdir)
-        if interrupted and os.path.isdir(stage_dir):
-            records.remove_partial_copy(stage_dir, out.absdir)  # a cross-device copy that was cut short
-            interrupted = False
-        if not interrupted:
-            # the record names the directory about to be placed (its inode), so a rerun after a kill
-            # recognises it, and never another build's directory that took the same path meanwhile
-            records.write_record(build.work_dir, out.absdir, dir=out.dir, build_id=build.build_id,
-                                 state="finalizing", created_dir=st == "absent" or record.get("created_dir", False),
-                                 ident=records.identity(stage_dir))
-            records.place(stage_dir, out.absdir, before_copy=lambda: records.write_record(
-                build.work_dir, out.absdir, ident=records.identity(out.absdir)))
-            kill_point("finalize:moved")
-    try:
-        os.rmdir(os.path.dirname(os.path.abspath(stage_dir)))  # the build's stage/ parent, once empty
+        records.link_tree(parts, tree)
+        if st.kind == "placed" and mine and not replace:
+            # stages forced again (snakemake --forcerun / -R) on this config's finished output: the same
+            # inputs give the same bytes; the finished output stays, the new tree goes
+            first = records.same_tree(tree, out.absdir)
+            if first is not None:
+                raise E.OutputValidationError.rebuilt_differs(out.dir, first)
+            shutil.rmtree(tree)
+            log(f"[unit-build] {out.dir} is already built: the stages run again gave the same bytes")
+        else:
+            _check_replaceable(build, out, st, replace)
+            entry = {"build_id": build.build_id, "gen": gen, "files": records.listing(tree), **(built_from or {})}
+            records.write_record(build.work_dir, out.absdir, dir=out.dir)
+            records.place(tree, out.absdir, build.work_dir, entry)
+    try:  # the build's stage/ parents, once empty
+        os.rmdir(os.path.dirname(tree))
+        os.rmdir(os.path.dirname(os.path.dirname(tree)))
     except OSError:
         pass
-    # the files MintDim wrote there: `mintdim build --rebuild` deletes exactly these, nothing else
-    records.write_record(build.work_dir, out.absdir, state="complete", files=records.listing(out.absdir),
-                         **({"inputs": inputs} if inputs is not None else {}))
     result = {"output": out.dir, "path": out.absdir, "stats": stats}
     atomic_write_text(done_path, json.dumps(result, indent=1))
     for older in older_done(done_path):  # records of earlier placements (the output was deleted since)
@@ -74,6 +68,24 @@ def finalize_output(build, out_index: int, agg_path: str, stage_dir: str, done_p
             pass
     log(f"[unit-build] done {out.dir}: {stats['total_samples']} samples, {stats['total_tokens']} tokens")
     return result
+
+
+def _check_replaceable(build, out, st, replace: bool) -> None:
+    """The output directory may take the new tree: new, empty or only our markers; or, with --rebuild, a
+    finished output exactly as MintDim wrote it. Checked in pre-flight too; again here, just before."""
+    if st.kind in ("absent", "empty", "failed"):
+        return
+    if st.kind == "file":
+        raise E.OutputValidationError.not_a_directory(out.dir)
+    if st.kind == "unrecorded" and replace:
+        return check_unrecorded(out)
+    if not st.finished:
+        raise E.OutputValidationError.not_empty(out.dir)
+    if not replace:
+        raise E.OutputValidationError.other_config(out.dir, st.entry.get("build_id", "?"), [], None)
+    changed = records.not_as_written(out.absdir, st.entry)
+    if changed:
+        raise E.OutputValidationError.not_only_ours(out.dir, changed[:5])
 
 
 def summary_lines(build, layout) -> list[str]:

@@ -183,7 +183,7 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
 
 def tokenizer_args(build, metas, entry) -> tuple[str, str, dict]:
     """How a tokenize job of this input loads its tokenizer: (kind, path, load()'s other arguments but
-    threads). Also what the build's fork server loads ahead of the jobs (runner.forkserver_spec)."""
+    threads)."""
     # pre-flight's verdict on a fast engine (None: the library); loss masks need the library's offsets
     engine = getattr(metas[entry.tokenizer_abspath], "engine", None) if entry.train_on is None else None
     return entry.tokenizer_kind, entry.tokenizer_abspath, dict(

@@ -1,4 +1,5 @@
-"""Write the shards of one unit size of one output directory into the build's staging tree."""
+"""Write the shards of some unit sizes of one output directory into the write job's own directory
+(finalize links the jobs' directories into the output's tree)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import shutil
 
 import numpy as np
 
-from ..faults import kill_point
 from ..formats import intermediate as inter
 from ..formats.shards import PackedWriter, ShardWriter, shard_line, shard_warning
 from ..formats.shards import unit_dir as unit_dir_name
@@ -19,6 +19,13 @@ from ..formats.records import EMPTY_MARKER, atomic_write_text
 def empty_unit_text(unit: int) -> str:
     return (f"# Empty unit\n\nNo sample of this build was assigned to unit size {unit}.\n"
             "The unit is declared in the config, so its directory exists; it holds no shard.\n")
+
+
+def fresh_dir(path: str) -> None:
+    """A job's own output directory, made anew: what a stopped attempt left is ours, and every file is
+    written new (never into a file that a placed output may share as a hard link: finalize links them)."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
 
 
 def _fresh_unit_dir(stage_dir: str, unit: int) -> str:
@@ -37,7 +44,6 @@ def _shard_closed(build, out, unit: int, count_key: str, log):
         warning = shard_warning(index, info["bytes"])
         if warning:
             log(warning)
-        kill_point("write:shard")  # tests: a kill with shards half written
 
     return closed
 
@@ -110,6 +116,7 @@ def write_slots(build, metas, out_index: int, slots: list[int], chunk_dirs: list
     with open(units_plan, encoding="utf-8") as f:
         plan = json.load(f)
     sizes = plan["sizes"]
+    fresh_dir(stage_dir)
     if plan.get("layout") == "packed":  # units.pack: one write job writes every row
         units = [write_packed(build, metas, out_index, chunk_dirs, plan_table,
                               stage_dir, log=log, stop_check=stop_check)] if 0 in slots else []

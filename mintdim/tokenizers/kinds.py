@@ -61,9 +61,6 @@ class SentencePieceTokenizer:
         self.sp = sentencepiece.SentencePieceProcessor(model_file=os.fspath(path))
         self.threads = max(1, int(threads))
 
-    def set_threads(self, threads: int) -> None:
-        self.threads = max(1, int(threads))
-
     @property
     def vocab_size(self) -> int:
         return int(self.sp.get_piece_size())
@@ -130,11 +127,6 @@ class HFJsonTokenizer:
             self._tok = tok
             self._unk_id = self._find_unk()
         return self._tok
-
-    def set_threads(self, threads: int) -> None:
-        """The library's threads come from RAYON_NUM_THREADS (use_threads); the fast engine has its own."""
-        if self._fast is not None:
-            self._fast.set_threads(threads)
 
     @property
     def tok(self):
@@ -207,44 +199,10 @@ def load(kind: str, path: str, threads: int = 1, engine: str | None = None, engi
     engine, engine_cache: hf_json and hf_dir (HFJsonTokenizer): "auto" (pre-flight: check the file),
     "tiktoken" (a build job: pre-flight's check passed) or None (the library: every other caller,
     and `mintdim verify`, which re-encodes with the library on purpose).
-    options: the hf_dir kind's pad_token and chat_template (mintdim/tokenizers/hfdir.py).
-    In a job forked from the build's fork server, the tokenizer it loaded with the same arguments
-    (preload), if its files did not change since."""
-    if _WARM:
-        warm = _WARM.get(_warm_key(kind, path, engine, engine_cache, options))
-        if warm is not None and warm[0] == _stat_or_none(kind, path):
-            warm[1].set_threads(threads)
-            return warm[1]
+    options: the hf_dir kind's pad_token and chat_template (mintdim/tokenizers/hfdir.py)."""
     if kind in ENGINE_KINDS:
         return _CLASSES[kind](path, threads=threads, engine=engine, engine_cache=engine_cache, **options)
     return _CLASSES[kind](path, threads=threads, **options)
-
-
-# The fork server's tokenizers (mintdim/run/forkserver.py): key -> (stat_key at load, tokenizer).
-_WARM: dict[str, tuple[str | None, object]] = {}
-WARM_KINDS = ("sentencepiece", "hf_json", "hf_dir")  # the kinds whose thread count can change after loading
-
-
-def _warm_key(kind, path, engine, engine_cache, options) -> str:
-    return json.dumps([kind, os.fspath(path), engine, engine_cache, options], sort_keys=True)
-
-
-def _stat_or_none(kind: str, path: str) -> str | None:
-    try:
-        return stat_key(kind, path)
-    except OSError:
-        return None
-
-
-def preload(kind: str, path: str, engine: str | None = None, engine_cache: str | None = None, **options) -> bool:
-    """Load a tokenizer in the fork server, for its jobs' load() with the same arguments (any thread count).
-    Kinds outside WARM_KINDS are left to the jobs (False)."""
-    if kind not in WARM_KINDS:
-        return False
-    stat = _stat_or_none(kind, path)
-    tok = load(kind, path, threads=1, engine=engine, engine_cache=engine_cache, **options)
-    _WARM[_warm_key(kind, path, engine, engine_cache, options)] = (stat, tok)
-    return True
 
 
 def engine_of(tok) -> str | None:

@@ -1,5 +1,5 @@
-# One job per output directory, beside its write jobs: indexes, histogram, stats and manifest into
-# the staging tree, from the plan (packed rows also need the write jobs' summaries: it waits for
+# One job per output directory, beside its write jobs: indexes, histogram, stats and manifest into a
+# directory of its own, from the plan (packed rows also need the write jobs' summaries: it waits for
 # them there). Finalize checks the plan's shard counts against the ones written.
 rule aggregate:
     input:
@@ -7,7 +7,8 @@ rule aggregate:
         table=LAYOUT.plan("{out}"),
         written=lambda wc: MINT.aggregate_waits_for_write(wc.out),
     output:
-        temp(LAYOUT.aggregated("{out}")),
+        agg=temp(LAYOUT.aggregated("{out}")),
+        files=temp(directory(LAYOUT.stage_agg("{out}"))),
     log:
         LAYOUT.log("aggregate_o{out}"),
     conda:
@@ -19,8 +20,7 @@ rule aggregate:
         py=PY,
         bench=bench("aggregate_o{out}"),
         script=script("aggregate_output.py"),
-        stage=lambda wc: LAYOUT.stage(int(wc.out)),
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
-        " --table {input.table:q} --stage {params.stage:q} --agg {output:q} --log {log:q} --bench {params.bench:q}"
-        " --written {input.written:q}"
+        " --table {input.table:q} --stage {output.files:q} --agg {output.agg:q} --log {log:q}"
+        " --bench {params.bench:q} --written {input.written:q}"

@@ -18,6 +18,12 @@ def bench(name):
     return os.path.join(LAYOUT.root, "benchmarks", f"{name}.tsv")
 
 
+def stages_forced():
+    """--forcerun, --forceall or --force given: outputs already built are targets too (finalize compares)."""
+    ds = workflow.dag_settings
+    return ds is not None and bool(ds.forceall or ds.forcerun or ds.forcetargets)
+
+
 def report_dir(out):
     """Stats table and token-length plot of one output, for `snakemake --report report.html`."""
     return os.path.join(LAYOUT.root, "report", f"o{out}")

@@ -1,12 +1,14 @@
-# One job per output directory: the staging tree is moved into the user's output directory.
-# The user's directory is never a declared output (Snakemake deletes declared outputs before a rerun).
+# One job per output directory: the write and aggregate jobs' directories are linked into one tree, which
+# is placed in the user's output directory (never a declared output: Snakemake deletes declared outputs
+# before a rerun). Its output is the completion record of the generation the DAG asks for (MINT.done_target).
 rule finalize:
     input:
         validated=LAYOUT.validated,
         agg=LAYOUT.aggregated("{out}"),
         written=lambda wc: MINT.written(wc.out),
+        parts=lambda wc: MINT.parts(wc.out),
     output:
-        LAYOUT.done("{out}", "{gen}"),  # the generation the DAG asks for (MINT.done_target)
+        LAYOUT.done("{out}", "{gen}"),
     log:
         LAYOUT.log("finalize_o{out}_g{gen}"),
     conda:
@@ -18,8 +20,9 @@ rule finalize:
         py=PY,
         bench=bench("finalize_o{out}_g{gen}"),
         script=script("finalize_output.py"),
-        stage=lambda wc: LAYOUT.stage(int(wc.out)),
+        tree=lambda wc: LAYOUT.tree(wc.out),
+        replace="--replace" if RUN.get("rebuild") else "",
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
-        " --agg {input.agg:q} --stage {params.stage:q} --done {output:q} --log {log:q} --bench {params.bench:q}"
-        " --written {input.written:q}"
+        " --gen {wildcards.gen} --agg {input.agg:q} --tree {params.tree:q} --done {output:q} --log {log:q}"
+        " --bench {params.bench:q} --written {input.written:q} --parts {input.parts:q} {params.replace}"

@@ -1,7 +1,8 @@
-# Pre-flight as a job: records the resolved config and the tokenizers' facts for every later stage.
+# Pre-flight as a job: records the resolved config, the tokenizers' facts and the inputs' content for every
+# later stage (the sources are inputs: one changed since a killed run is validated again).
 rule validate:
     input:
-        MINT.tokenizer_files(),
+        MINT.validate_inputs(),
     output:
         temp(LAYOUT.validated),
     log:

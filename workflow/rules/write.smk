@@ -1,6 +1,6 @@
 # Write jobs of an output directory: each writes the padded fixed-width records of some of its unit
-# sizes (slot 0 = smallest; sizes may be planned from the data), rolled into shards. Locally one job
-# per core, on a cluster one per unit size (mintdim/run/dag.py: write_groups).
+# sizes (slot 0 = smallest; sizes may be planned from the data), rolled into shards, into a directory of
+# its own. Locally one job per core, on a cluster one per unit size (mintdim/run/dag.py: write_groups).
 rule write:
     input:
         validated=LAYOUT.validated,
@@ -8,7 +8,8 @@ rule write:
         table=LAYOUT.plan("{out}"),
         chunks=lambda wc: MINT.chunk_dirs(int(wc.out)),
     output:
-        temp(LAYOUT.written("{out}", "{part}")),
+        written=temp(LAYOUT.written("{out}", "{part}")),
+        shards=temp(directory(LAYOUT.stage_part("{out}", "{part}"))),
     log:
         LAYOUT.log("write_o{out}_p{part}"),
     conda:
@@ -22,8 +23,8 @@ rule write:
         bench=bench("write_o{out}_p{part}"),
         script=script("write_shards.py"),
         slots=lambda wc: MINT.write_slots(int(wc.out), int(wc.part)),
-        stage=lambda wc: LAYOUT.stage(int(wc.out)),
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
-        " --part {wildcards.part} --slots {params.slots} --units-plan {input.units:q} --table {input.table:q} --stage {params.stage:q}"
-        " --written {output:q} --log {log:q} --bench {params.bench:q} --chunks {input.chunks:q}"
+        " --part {wildcards.part} --slots {params.slots} --units-plan {input.units:q} --table {input.table:q}"
+        " --stage {output.shards:q} --written {output.written:q} --log {log:q} --bench {params.bench:q}"
+        " --chunks {input.chunks:q}"
