@@ -106,6 +106,32 @@ class _Index:
         self.shard_path: list[str] = [""] * n
         self.shard_row = np.full(n, -1, dtype=np.int64)
         self.valid = np.zeros(n, dtype=bool)
+        self.status = np.zeros(n, dtype=np.int8)  # units.overflow: 0 whole, 1 dropped, 2 truncated
+        self.source_tc = np.zeros(n, dtype=np.int64)  # the whole length of a dropped or truncated sample
+
+
+OVERFLOW_OF = {"error": set(), "drop": {"dropped"}, "truncate": {"truncated"}}
+
+
+def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str, report: "Report") -> int:
+    """A sample_index.jsonl line's overflow keys, checked against the manifest's policy (units.overflow):
+    0 a whole sample (no overflow key, no source_token_count), 1 dropped (token_count 0), 2 truncated
+    (token_count = limit); a cut sample's source_token_count is above `limit` (`where` names it)."""
+    name = fmt.SAMPLE_INDEX
+    over = obj.get("overflow")
+    if over is None:
+        if "source_token_count" in obj:
+            report.add(name, "source_token_count without overflow", i)
+        return 0
+    if over not in OVERFLOW_OF[policy]:
+        report.add(name, f"overflow {over!r} does not follow the manifest's policy {policy!r}", i)
+    stc = obj.get("source_token_count")
+    if not _is_int(stc) or stc <= limit:
+        report.add(name, f"overflow {over!r} but source_token_count {stc!r} fits {where} {limit}", i)
+    want_tc = 0 if over == "dropped" else limit
+    if tc != want_tc:
+        report.add(name, f"{over} sample: token_count {tc}, expected {want_tc}", i)
+    return 1 if over == "dropped" else 2
 
 
 def _load_json(out: str, name: str, report: Report):
@@ -183,6 +209,10 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
 
         return verify_packed(out, manifest, histogram, stats, m, report, source, all, sample, root, seed)
     has_masks = "loss_mask" in manifest  # source.train_on: mask_XXXXXX.bin beside every shard
+    policy = (manifest.get("units") or {}).get("overflow", "error")  # units.overflow with unit sizes
+    if policy not in OVERFLOW_OF:
+        report.add(fmt.MANIFEST, f"units.overflow {policy!r} is not error, drop or truncate")
+        policy = "error"
 
     entries = sorted(os.listdir(out))
     declared = {fs.unit_dir(s) for s in sizes}
@@ -198,7 +228,7 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
         report.add(d, "declared unit directory is missing")
 
     # --- sample_index.jsonl ------------------------------------------------------------------------
-    idx = _read_sample_index(out, report, sizes, sps, files)
+    idx = _read_sample_index(out, report, sizes, sps, files, policy)
     n = len(idx.tc)
     report.samples = n
     per_unit = {s: np.flatnonzero(idx.unit == s) for s in sizes}
@@ -266,11 +296,17 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
             "samples_with_unk": len(found_unk), "unk_tokens": int(sum(len(v) for v in found_unk.values())),
             "unit_distribution": dist,
         }
+        if policy != "error" or "overflow" in stats:  # units.overflow: the packed layout's figures
+            want_stats["overflow"] = _overflow_figures(policy, idx, sizes[-1])
         for key, value in want_stats.items():
             got = stats.get(key)
-            if isinstance(got, dict):
+            if isinstance(got, dict) and key != "overflow":
                 got = {str(k): v for k, v in got.items()}
-            if got != value:
+            if key == "overflow" and isinstance(got, dict):
+                for sub in value:
+                    if got.get(sub) != value[sub]:
+                        report.add("stats.json", f"overflow.{sub} is {got.get(sub)!r}, the files give {value[sub]!r}")
+            elif got != value:
                 report.add("stats.json", f"{key} is {got!r}, the files give {value!r}")
         if isinstance(stats.get("shards"), dict):  # extension: shards per unit
             want_shards = {str(s): -(-counts[s] // sps) for s in sizes}
@@ -334,7 +370,16 @@ def _check_manifest(manifest, report: Report):
     return sizes, sps, dtype, pad, unk, vocab, files
 
 
-def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
+def _overflow_figures(policy: str, idx: _Index, limit: int) -> dict:
+    import numpy as np
+
+    dropped, truncated = np.flatnonzero(idx.status == 1), np.flatnonzero(idx.status == 2)
+    return {"policy": policy, "dropped": int(len(dropped)), "truncated": int(len(truncated)),
+            "truncated_tokens_lost": int((idx.source_tc[truncated] - limit).sum()),
+            "dropped_ids": dropped.tolist(), "truncated_ids": truncated.tolist()}
+
+
+def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str = "error") -> _Index:
     rows = list(_jsonl_rows(out, fmt.SAMPLE_INDEX, report))
     idx = _Index(len(rows))
     name = fmt.SAMPLE_INDEX
@@ -350,6 +395,16 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
         tc, unit = obj.get("token_count"), obj.get("unit_size")
         if not _is_int(tc) or tc < 0:
             report.add(name, f"token_count {tc!r} is not a non-negative int", i)
+            continue
+        idx.status[i] = overflow_of(obj, i, tc, sizes[-1], policy, "the largest unit", report)
+        if idx.status[i]:
+            idx.source_tc[i] = obj.get("source_token_count") if _is_int(obj.get("source_token_count")) else 0
+        if idx.status[i] == 1:  # dropped: in no unit and no shard
+            place = (unit, obj.get("shard_path"), obj.get("shard_row"))
+            if place != (None, None, None):
+                report.add(name, f"dropped sample has a unit and a place in the shards {place}", i)
+            idx.hashes[i], idx.file[i], idx.line[i], last = _check_origin(obj, i, file_of, last, report)
+            idx.valid[i] = True
             continue
         if unit not in seen_in_unit:
             report.add(name, f"unit_size {unit!r} is not a declared size {sizes}", i)
@@ -597,10 +652,15 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
         for j, i in enumerate(batch):
             tokens = flat[ends[j] - lengths[j]:ends[j]]
             report.encoded += 1
-            want = int(idx.tc[i]) if packed is None else int(packed[1][i])
+            cut = packed is None and idx.status[i]  # units.overflow with unit sizes: dropped or truncated
+            want = int(idx.source_tc[i] if cut else idx.tc[i]) if packed is None else int(packed[1][i])
             if len(tokens) != want:
-                report.add("sample_index.jsonl", f"token_count {want}, the tokenizer gives {len(tokens)}", i)
+                report.add("sample_index.jsonl", f"{'source_' if cut else ''}token_count {want}, the tokenizer "
+                                                 f"gives {len(tokens)}", i)
                 continue
+            if cut == 1:  # dropped: nothing stored to compare
+                continue
+            tokens = tokens[:int(idx.tc[i])] if cut else tokens
             unit = int(idx.unit[i])
             offset = 0
             if packed is not None:
