@@ -561,7 +561,6 @@ def test_config_form_and_its_errors(tmp_path):
     api = mintdim.pipeline("unit-build").units(pack=[4096], overflow=["drop"], build_batch=[4096])
     assert api.to_config()["units"] == {"pack": [4096], "overflow": ["drop"], "build_batch": [4096]}
     bad = [({"pack": [ROW], "sizes": [[8]], "build_batch": [1]}, "pack replaces sizes", "pack thay cho sizes"),
-           ({"sizes": [[8]], "overflow": ["drop"], "build_batch": [1]}, "only with pack", "chỉ dùng được với pack"),
            ({"pack": [0], "build_batch": [1]}, "positive row lengths", "độ dài hàng dương"),
            ({"pack": [8], "overflow": ["split"], "build_batch": [1]}, "error | drop | truncate", "error | drop")]
     for units, en, vi in bad:
@@ -569,6 +568,8 @@ def test_config_form_and_its_errors(tmp_path):
         with pytest.raises(E.UnitValidationError) as err:
             resolve(dict(cfg, lang="both"))
         assert en in str(err.value) and vi in str(err.value)
+    cfg["units"] = {"sizes": [[8]], "overflow": ["drop"], "build_batch": [1]}  # unit sizes take overflow too
+    assert (resolve(cfg).outputs[0].overflow, resolve(cfg).files[0].sizes) == ("drop", [8])
     two = packed_config(["a.jsonl", "b.jsonl"])
     two["units"]["pack"] = [128, 256]
     with pytest.raises(E.UnitMappingError):

@@ -610,12 +610,18 @@ def test_compressed_input_gives_the_same_shards(tmp_path, monkeypatch, kind):
 
 
 def test_empty_input_file(tmp_path, monkeypatch):
+    """An empty input is an error (tests/test_empty_and_overflow.py); with source.allow_empty an output of
+    no sample is still a whole, valid output."""
     monkeypatch.chdir(tmp_path)
     write_lines("e.jsonl", [], trailing=False)
-    drive(basic_config(["e.jsonl"], sizes=[[8, 16]], out="o"))
+    with pytest.raises(E.SourceParseError):
+        drive(basic_config(["e.jsonl"], sizes=[[8, 16]], out="o"))
+    cfg = basic_config(["e.jsonl"], sizes=[[8, 16]], out="o")
+    cfg["source"]["allow_empty"] = True
+    drive(cfg)
     assert read_json("o/histogram.json") == {"8": 0, "16": 0}
     stats = read_json("o/stats.json")
-    assert stats["total_samples"] == 0 and stats["total_tokens"] == 0
+    assert stats["total_samples"] == 0 and stats["total_tokens"] == 0 and stats["empty_files"] == ["e.jsonl"]
     assert stats["unit_distribution"] == {"8": 0, "16": 0}
     assert read_jsonl("o/sample_index.jsonl") == []
     for s in (8, 16):
@@ -686,11 +692,12 @@ def test_unit_overflow_reports_line_and_counts(tmp_path, monkeypatch, sp, chunk_
     long = " ".join(["apples and oranges"] * 30)
     write_lines("d.jsonl", _many_lines_with(28, dumps({"prompt": long, "response": "r"})))
     n = len(sp.encode(long + "\nr"))
-    with pytest.raises(E.UnitOverflowError) as info:
-        tokenize_all(basic_config(["./d.jsonl"], sizes=[[16, 32]], chunk_mb=chunk_kb * KB_AS_MB))
+    with pytest.raises(E.UnitOverflowError) as info:  # counted by the plan stage, which sees every chunk
+        drive(basic_config(["./d.jsonl"], sizes=[[16, 32]], chunk_mb=chunk_kb * KB_AS_MB))
     msg = str(info.value)
     assert "Sample: ./d.jsonl:28" in msg
     assert f"token_count: {n}" in msg and "max_unit_size: 32" in msg
+    assert f"1 sample is longer than the largest unit size 32:\n\n• ./d.jsonl:28 ({n} tokens)" in msg
 
 
 # --- shard format units -------------------------------------------------------------------------------
@@ -919,8 +926,8 @@ def test_unit_overflow_by_one_token(tmp_path, monkeypatch):
     _big_vocab_tokenizer("big.json")
     write_lines("d.jsonl", [dumps({"t": "w1 w2"}), dumps({"t": "w1 w2 w3"})])
     with pytest.raises(E.UnitOverflowError) as info:
-        tokenize_all(basic_config(["d.jsonl"], fields=[["t"]], templates=["{t}"], sizes=[[1, 2]],
-                                  tokenizer={"hf_json": {"path": "big.json"}}, out="o"))
+        drive(basic_config(["d.jsonl"], fields=[["t"]], templates=["{t}"], sizes=[[1, 2]],
+                           tokenizer={"hf_json": {"path": "big.json"}}, out="o"))
     assert "Sample: d.jsonl:2" in str(info.value)
     assert "token_count: 3" in str(info.value) and "max_unit_size: 2" in str(info.value)
 

@@ -12,13 +12,17 @@ Every figure is recomputed from the files themselves, then compared:
   declared sizes; no UNIT_BUILD_FAILED.md anywhere.
 - sample_index.jsonl: sample ids 0..n-1 in order; unit = smallest declared size >= token_count;
   shard_path (and shard_row) = the sample's place among its unit's samples in sample_id order;
-  source lines increasing within each file, files in manifest order.
+  source lines increasing within each file, files in manifest order. units.overflow (drop |
+  truncate): only the manifest's policy occurs; a cut sample's source_token_count is above the
+  largest size; dropped: token_count 0, no unit, shard or row; truncated: token_count = the
+  largest size, in the largest unit (its stored tokens are the encoder's first ones).
 - shards: exactly ceil(count / samples_per_shard) files per unit, each of
   records * unit_size * bytes_per_token bytes; every slot from token_count on holds pad_id;
   every token is inside the vocabulary; an empty unit holds EMPTY_UNIT.md. Loss masks
   (source.train_on): a mask_XXXXXX.bin of records * ceil(unit_size / 8) bytes beside each
   shard, no bit set after token_count.
-- histogram.json and stats.json: counts, totals, duplicate and UNK figures.
+- histogram.json and stats.json: counts, totals, duplicate and UNK figures (and the overflow block:
+  policy, counts, lost tokens and ids, as for packed rows).
 - duplicate_index.jsonl: exactly the groups of equal hashes, as the spec orders them.
 - unk_index.jsonl: exactly the samples whose tokens hold unk_id, at those positions.
 - with source=True: the source files are read again (paths as declared, from `root`, default
