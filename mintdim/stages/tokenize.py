@@ -152,8 +152,9 @@ def _flush(acc: _Accumulator, tok, texts, lines, unk_id, entry, sizes_arr, spans
     if unk_mask is not None and unk_mask.any():
         where = np.flatnonzero(unk_mask)
         sample_of = np.searchsorted(starts, where, side="right") - 1
-        where = where[where - starts[sample_of] < kept[sample_of]]
-        sample_of = np.searchsorted(starts, where, side="right") - 1
+        if kept is not lengths:  # a sample cut by units.overflow: only the positions written
+            inside = where - starts[sample_of] < kept[sample_of]
+            where, sample_of = where[inside], sample_of[inside]
         samples, counts = np.unique(sample_of, return_counts=True)
         acc.unk_samples.append(samples + acc.count)
         acc.unk_counts.append(counts)
