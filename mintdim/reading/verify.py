@@ -207,7 +207,7 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
     m = _check_manifest(manifest, report)
     if m is None:
         return report
-    sizes, sps, dtype, pad, unk, vocab, files = m
+    sizes, sps, dtype, _pad, _unk, _vocab, files = m
     if (manifest.get("units") or {}).get("layout") == "packed":  # units.pack
         from .verify_packed import verify_packed
 
@@ -240,45 +240,8 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
 
     # --- shards: names, sizes, padding, vocabulary, UNK positions ---------------------------------
     found_unk: dict[int, list[int]] = {}
-    bpt = dtype.itemsize
     for s in sizes:
-        udir = os.path.join(out, fs.unit_dir(s))
-        if not os.path.isdir(udir):
-            continue
-        names = sorted(os.listdir(udir))
-        count = counts[s]
-        want = [fs.shard_name(k) for k in range(-(-count // sps))]
-        masks = [fs.mask_name(k) for k in range(len(want))] if has_masks else []
-        allowed = set(want) | set(masks) | ({EMPTY_MARKER} if count == 0 else set()) | {FAILED_MARKER}
-        for name in names:
-            if name not in allowed:
-                why = ("an empty unit holds no shard" if count == 0 and _SHARD.match(name) else
-                       f"not expected: unit {s} has {count} samples in {len(want)} shards" if _SHARD.match(name)
-                       else "unexpected file")
-                report.add(f"{fs.unit_dir(s)}/{name}", why)
-        if count == 0 and EMPTY_MARKER not in names:
-            report.add(fs.unit_dir(s), f"empty unit without {EMPTY_MARKER}")
-        if count and EMPTY_MARKER in names:
-            report.add(f"{fs.unit_dir(s)}/{EMPTY_MARKER}", f"unit {s} is not empty ({count} samples)")
-        ids = per_unit[s]
-        for k, name in enumerate(want):
-            rel = f"{fs.unit_dir(s)}/{name}"
-            path = os.path.join(udir, name)
-            members = ids[k * sps:(k + 1) * sps]
-            if not os.path.isfile(path):
-                report.add(rel, f"missing (holds samples {int(members[0])}..{int(members[-1])})")
-                continue
-            report.shards += 1
-            size = os.path.getsize(path)
-            expected = len(members) * s * bpt
-            if size != expected:
-                report.add(rel, f"size {size} bytes, expected {len(members)} records * {s} tokens * {bpt} bytes "
-                                f"= {expected}")
-                if size % (s * bpt):
-                    continue  # not whole records: the rows cannot be trusted
-            _check_shard(path, rel, s, members, idx, dtype, pad, unk, vocab, report, found_unk)
-            if has_masks:
-                _check_mask(os.path.join(udir, masks[k]), f"{fs.unit_dir(s)}/{masks[k]}", s, members, idx, report)
+        _check_unit(out, s, per_unit[s], sps, has_masks, m, idx, report, found_unk)
 
     # --- histogram, stats ---------------------------------------------------------------------------
     dist = {str(s): counts[s] for s in sizes}
@@ -291,38 +254,96 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
 
     dup_groups = _check_duplicates(out, idx, files, report)
     _check_unk(out, idx, files, found_unk, report)
-
     if isinstance(stats, dict):
-        want_stats = {
-            "total_samples": n, "total_tokens": int(idx.tc.sum()), "token_dtype": dtype.name,
-            "bytes_per_token": bpt, "duplicate_groups": len(dup_groups),
-            "duplicate_samples": int(sum(len(g) for g in dup_groups)),
-            "samples_with_unk": len(found_unk), "unk_tokens": int(sum(len(v) for v in found_unk.values())),
-            "unit_distribution": dist,
-        }
-        if policy != "error" or "overflow" in stats:  # units.overflow: the packed layout's figures
-            want_stats["overflow"] = _overflow_figures(policy, idx, sizes[-1])
-        for key, value in want_stats.items():
-            got = stats.get(key)
-            if isinstance(got, dict) and key != "overflow":
-                got = {str(k): v for k, v in got.items()}
-            if key == "overflow" and isinstance(got, dict):
-                for sub in value:
-                    if got.get(sub) != value[sub]:
-                        report.add("stats.json", f"overflow.{sub} is {got.get(sub)!r}, the files give {value[sub]!r}")
-            elif got != value:
-                report.add("stats.json", f"{key} is {got!r}, the files give {value!r}")
-        if isinstance(stats.get("shards"), dict):  # extension: shards per unit
-            want_shards = {str(s): -(-counts[s] // sps) for s in sizes}
-            got = {str(k): v for k, v in stats["shards"].items()}
-            if got != want_shards:
-                report.add("stats.json", f"shards is {got!r}, the files give {want_shards!r}")
+        _check_stats(stats, idx, dist, sizes, sps, dtype, dup_groups, found_unk, policy, files, report)
     elif stats is not None:
         report.add("stats.json", "is not a JSON object")
 
     if source:
         _check_source(out, manifest, idx, per_unit, sizes, sps, dtype, report, all, sample, root, seed)
     return report
+
+
+def _check_unit(out: str, s: int, ids, sps: int, has_masks: bool, m, idx: _Index, report: Report,
+                found_unk: dict) -> None:
+    """One unit directory: exactly its shards (and masks), each of whole records, checked record by record."""
+    _sizes, _sps, dtype, pad, unk, vocab, _files = m
+    udir = os.path.join(out, fs.unit_dir(s))
+    if not os.path.isdir(udir):
+        return
+    bpt = dtype.itemsize
+    names = sorted(os.listdir(udir))
+    count = len(ids)
+    want = [fs.shard_name(k) for k in range(-(-count // sps))]
+    masks = [fs.mask_name(k) for k in range(len(want))] if has_masks else []
+    allowed = set(want) | set(masks) | ({EMPTY_MARKER} if count == 0 else set()) | {FAILED_MARKER}
+    for name in names:
+        if name not in allowed:
+            why = ("an empty unit holds no shard" if count == 0 and _SHARD.match(name) else
+                   f"not expected: unit {s} has {count} samples in {len(want)} shards" if _SHARD.match(name)
+                   else "unexpected file")
+            report.add(f"{fs.unit_dir(s)}/{name}", why)
+    if count == 0 and EMPTY_MARKER not in names:
+        report.add(fs.unit_dir(s), f"empty unit without {EMPTY_MARKER}")
+    if count and EMPTY_MARKER in names:
+        report.add(f"{fs.unit_dir(s)}/{EMPTY_MARKER}", f"unit {s} is not empty ({count} samples)")
+    for k, name in enumerate(want):
+        rel = f"{fs.unit_dir(s)}/{name}"
+        path = os.path.join(udir, name)
+        members = ids[k * sps:(k + 1) * sps]
+        if not os.path.isfile(path):
+            report.add(rel, f"missing (holds samples {int(members[0])}..{int(members[-1])})")
+            continue
+        report.shards += 1
+        size = os.path.getsize(path)
+        expected = len(members) * s * bpt
+        if size != expected:
+            report.add(rel, f"size {size} bytes, expected {len(members)} records * {s} tokens * {bpt} bytes "
+                            f"= {expected}")
+            if size % (s * bpt):
+                continue  # not whole records: the rows cannot be trusted
+        _check_shard(path, rel, s, members, idx, dtype, pad, unk, vocab, report, found_unk)
+        if has_masks:
+            _check_mask(os.path.join(udir, masks[k]), f"{fs.unit_dir(s)}/{masks[k]}", s, members, idx, report)
+
+
+def _check_stats(stats: dict, idx: _Index, dist: dict, sizes, sps: int, dtype, dup_groups, found_unk: dict,
+                 policy: str, files: list, report: Report) -> None:
+    """stats.json against the figures the files give (the spec's keys, shards, overflow, empty_files)."""
+    want_stats = {
+        "total_samples": len(idx.tc), "total_tokens": int(idx.tc.sum()), "token_dtype": dtype.name,
+        "bytes_per_token": dtype.itemsize, "duplicate_groups": len(dup_groups),
+        "duplicate_samples": int(sum(len(g) for g in dup_groups)),
+        "samples_with_unk": len(found_unk), "unk_tokens": int(sum(len(v) for v in found_unk.values())),
+        "unit_distribution": dist,
+    }
+    for key, value in want_stats.items():
+        got = stats.get(key)
+        if isinstance(got, dict):
+            got = {str(k): v for k, v in got.items()}
+        if got != value:
+            report.add("stats.json", f"{key} is {got!r}, the files give {value!r}")
+    if policy != "error" or "overflow" in stats:  # units.overflow: the figures packed rows give
+        got = stats.get("overflow") if isinstance(stats.get("overflow"), dict) else {}
+        for sub, value in _overflow_figures(policy, idx, sizes[-1]).items():
+            if got.get(sub) != value:
+                report.add("stats.json", f"overflow.{sub} is {got.get(sub)!r}, the files give {value!r}")
+    if isinstance(stats.get("shards"), dict):  # extension: shards per unit
+        want_shards = {str(s): -(-dist[str(s)] // sps) for s in sizes}
+        got = {str(k): v for k, v in stats["shards"].items()}
+        if got != want_shards:
+            report.add("stats.json", f"shards is {got!r}, the files give {want_shards!r}")
+    check_empty_files(stats, idx, files, report)
+
+
+def check_empty_files(stats: dict, idx: _Index, files: list, report: Report) -> None:
+    """stats.json empty_files (source.allow_empty) lists exactly the source files without a sample."""
+    import numpy as np
+
+    per_file = np.bincount(idx.file[idx.file >= 0], minlength=len(files)) if len(files) else []
+    empty = [f for f, c in zip(files, per_file) if c == 0]
+    if stats.get("empty_files", []) != empty:
+        report.add("stats.json", f"empty_files is {stats.get('empty_files')!r}, sample_index.jsonl gives {empty!r}")
 
 
 def _check_manifest(manifest, report: Report):
@@ -576,18 +597,13 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
     from .. import errors as E
     from ..sources import jsonl
     from ..sources import template as T
-    from ..tokenizers.kinds import load
 
     report.source_checked = True
     root = root or os.getcwd()
     src = manifest.get("source") or {}
     files, fields, templates = src.get("files") or [], src.get("fields") or [], src.get("templates") or []
     n = len(idx.tc)
-    if all_samples:
-        chosen = set(range(n))
-    else:
-        rng = random.Random(seed)
-        chosen = set(rng.sample(range(n), min(n, sample))) if n else set()
+    chosen = set(range(n)) if all_samples else set(random.Random(seed).sample(range(n), min(n, sample)))
     texts: dict[int, str] = {}
     sid = 0
     for fi, decl in enumerate(files):
@@ -635,6 +651,30 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
     if sid < n:
         report.add("sample_index.jsonl", f"{n - sid} samples more than the source files hold ({sid})", sid)
 
+    tok = _manifest_tokenizer(manifest, root, report)
+    if tok is None:
+        return
+    if packed is None:
+        def locate(i):  # (shard, row in it, first slot, record width) of a stored sample; None: dropped
+            if idx.status[i] == 1:
+                return None
+            unit = int(idx.unit[i])
+            return idx.shard_path[i], int(np.searchsorted(per_unit[unit], i)) % sps, 0, unit
+
+        counts = np.where(idx.status > 0, idx.source_tc, idx.tc)  # a cut sample: the encoder gives its whole length
+    else:
+        def locate(i):
+            place = packed[0](i)
+            return None if place is None else (*place, sizes[0])
+
+        counts = packed[1]
+    _compare_encoded(out, tok, texts, idx, locate, counts, dtype, report)
+
+
+def _manifest_tokenizer(manifest: dict, root: str, report: Report):
+    """The manifest's tokenizer, loaded from `root`, its ids checked against the manifest; None: unloadable."""
+    from ..tokenizers.kinds import load
+
     tok_cfg = manifest.get("tokenizer") or {}
     tpath = tok_cfg.get("path", "")
     tpath = tpath if os.path.isabs(tpath) else os.path.join(root, tpath)
@@ -643,10 +683,18 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
     except Exception as exc:  # the library's own words
         report.add("manifest.json", f"tokenizer {tok_cfg.get('path')!r} cannot be loaded from {tpath}: "
                                     f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
-        return
+        return None
     for key, value in (("vocab_size", tok.vocab_size), ("unk_id", tok.unk_id), ("pad_id", tok.pad_id)):
         if tok_cfg.get(key) != value:
             report.add("manifest.json", f"tokenizer {key} is {tok_cfg.get(key)!r}, the tokenizer file says {value!r}")
+    return tok
+
+
+def _compare_encoded(out, tok, texts: dict, idx: _Index, locate, counts, dtype, report: Report) -> None:
+    """Each chosen sample re-encoded: the encoder's count is counts[i] (its whole length), and the record
+    where locate(i) puts it (None: dropped) holds the first token_count of its tokens."""
+    import numpy as np
+
     ids = sorted(texts)
     shards: dict[str, np.ndarray] = {}
     for lo in range(0, len(ids), 1024):
@@ -656,38 +704,26 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
         for j, i in enumerate(batch):
             tokens = flat[ends[j] - lengths[j]:ends[j]]
             report.encoded += 1
-            cut = packed is None and idx.status[i]  # units.overflow with unit sizes: dropped or truncated
-            want = int(idx.source_tc[i] if cut else idx.tc[i]) if packed is None else int(packed[1][i])
+            want = int(counts[i])
             if len(tokens) != want:
-                report.add("sample_index.jsonl", f"{'source_' if cut else ''}token_count {want}, the tokenizer "
-                                                 f"gives {len(tokens)}", i)
+                key = "token_count" if want == idx.tc[i] else "source_token_count"
+                report.add("sample_index.jsonl", f"{key} {want}, the tokenizer gives {len(tokens)}", i)
                 continue
-            if cut == 1:  # dropped: nothing stored to compare
+            place = locate(i)
+            if place is None:  # dropped: nothing stored to compare
                 continue
-            tokens = tokens[:int(idx.tc[i])] if cut else tokens
-            unit = int(idx.unit[i])
-            offset = 0
-            if packed is not None:
-                place = packed[0](i)
-                if place is None:  # dropped: nothing to compare
-                    continue
-                rel, row, offset = place
-                tokens = tokens[:int(idx.tc[i])]
-            else:
-                rel = idx.shard_path[i]
-            path = os.path.join(out, rel)
+            rel, row, offset, width = place
+            tokens = tokens[:int(idx.tc[i])].astype(dtype)
             if rel not in shards:
                 try:
-                    shards[rel] = np.memmap(path, dtype=dtype, mode="r").reshape(-1, unit)
+                    shards[rel] = np.memmap(os.path.join(out, rel), dtype=dtype, mode="r").reshape(-1, width)
                 except (OSError, ValueError):
-                    shards[rel] = np.zeros((0, unit), dtype=dtype)
-            if packed is None:
-                row = int(np.searchsorted(per_unit[unit], i)) % sps
+                    shards[rel] = np.zeros((0, width), dtype=dtype)
             if row >= len(shards[rel]):
                 continue  # a missing or short shard is reported already
             stored = shards[rel][row, offset:offset + len(tokens)]
-            if not np.array_equal(stored, tokens.astype(dtype)):
-                where = offset + int(np.flatnonzero(stored != tokens.astype(dtype))[0])
+            if not np.array_equal(stored, tokens):
+                where = offset + int(np.flatnonzero(stored != tokens)[0])
                 report.add(rel, f"row {row}: tokens differ from the tokenizer's encode of the source "
                                 f"(first at slot {where})", i)
 

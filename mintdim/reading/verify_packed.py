@@ -236,6 +236,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
         for key, value in want_more.items():
             if got_more[key] != value:
                 report.add(fmt.STATS, f"{key} is {got_more[key]!r}, the files give {value!r}")
+        V.check_empty_files(stats, idx, files, report)
         eff = packing.get("efficiency")
         if not isinstance(eff, (int, float)) or abs(eff - (tokens / slots if slots else 1.0)) > 1e-12:
             report.add(fmt.STATS, f"packing.efficiency is {eff!r}, the files give {tokens / slots if slots else 1.0!r}")

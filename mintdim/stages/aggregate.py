@@ -108,30 +108,15 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
                            sizes, units, rows, sps, file_ids, paths, lines, trained, progress,
                            overflow=None if cut is None else (cut["status"], lengths))
 
-    # duplicate_index.jsonl: groups by first sample_id, members in sample_id order
     groups = duplicate_groups(digests)
-    writer = JsonlWriter(os.path.join(stage_dir, fmt.DUPLICATE_INDEX))
-    for members in groups:
-        first = int(members[0])
-        writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
-                      "samples": [{"sample_id": int(s), "source_file": paths[file_ids[s]],
-                                   "source_line": int(lines[s])} for s in members]})
-    writer.close()
-
-    # unk_index.jsonl
+    _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), groups, hexes, paths, file_ids, lines)
     unk_samples = inter.unarr(plan["unk_samples"])
     unk_counts = inter.unarr(plan["unk_counts"])
     unk_positions = inter.unarr(plan["unk_positions"])
     if packed is not None:  # UNK figures describe the tokens written
         unk_samples, unk_counts, unk_positions = _stored_unk(unk_samples, unk_counts, unk_positions, packed["kept"])
-    writer = JsonlWriter(os.path.join(stage_dir, fmt.UNK_INDEX))
-    offset = 0
-    for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
-        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": paths[file_ids[s]],
-                      "source_line": int(lines[s]), "unk_count": c,
-                      "unk_positions": unk_positions[offset:offset + c].tolist()})
-        offset += c
-    writer.close()
+    _write_unk(os.path.join(stage_dir, fmt.UNK_INDEX), unk_samples, unk_counts, unk_positions, hexes, paths,
+               file_ids, lines)
 
     counts = np.bincount(units, minlength=len(sizes))[:len(sizes)].tolist()  # a dropped sample: in no unit
     if packed is not None:
@@ -155,20 +140,50 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     }
     if packed is not None:  # shards and padding of the rows, and the packing block
         stats.update(_packed_stats(plan, packed, sps))
-    if cut is not None:  # the packed layout's overflow block, for unit sizes
-        stats["overflow"] = overflow_block(cut["policy"], cut["status"], lengths, int(sizes[-1]))
-    if "empty_files" in plan:  # source.allow_empty: the inputs that held no sample
-        stats["empty_files"] = [build.files[i].path for i in plan["empty_files"]]
-    if trained is not None:
-        stats["trained_tokens"] = int(trained.astype(np.int64).sum())
-    if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
-        stats["trained_tokens_by_role"] = plan["trained_roles"]
+    stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained))
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
         f"{stats['duplicate_groups']} duplicate groups, {stats['samples_with_unk']} samples with UNK")
     return stats
+
+
+def _extension_stats(build, plan: dict, cut: dict | None, lengths, largest: int, trained) -> dict:
+    """stats.json keys of the extensions a build uses (none: the spec's stats, byte for byte)."""
+    stats = {}
+    if cut is not None:  # unit sizes with units.overflow drop | truncate: the packed layout's overflow block
+        stats["overflow"] = overflow_block(cut["policy"], cut["status"], lengths, largest)
+    if "empty_files" in plan:  # source.allow_empty: the inputs that held no sample
+        stats["empty_files"] = [build.files[i].path for i in plan["empty_files"]]
+    if trained is not None:
+        stats["trained_tokens"] = int(trained.astype(np.int64).sum())
+    if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
+        stats["trained_tokens_by_role"] = plan["trained_roles"]
+    return stats
+
+
+def _write_duplicates(path: str, groups, hexes: str, paths, file_ids, lines) -> None:
+    """duplicate_index.jsonl: groups by first sample_id, members in sample_id order."""
+    writer = JsonlWriter(path)
+    for members in groups:
+        first = int(members[0])
+        writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
+                      "samples": [{"sample_id": int(s), "source_file": paths[file_ids[s]],
+                                   "source_line": int(lines[s])} for s in members]})
+    writer.close()
+
+
+def _write_unk(path: str, unk_samples, unk_counts, unk_positions, hexes: str, paths, file_ids, lines) -> None:
+    """unk_index.jsonl: the samples whose tokens hold unk_id, in sample_id order, with the positions."""
+    writer = JsonlWriter(path)
+    offset = 0
+    for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
+        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": paths[file_ids[s]],
+                      "source_line": int(lines[s]), "unk_count": c,
+                      "unk_positions": unk_positions[offset:offset + c].tolist()})
+        offset += c
+    writer.close()
 
 
 # --- packed rows (units.pack) ------------------------------------------------------------------
