@@ -164,6 +164,9 @@ def test_allow_empty_with_no_sample_at_all_and_suggest_units_says_so(tmp_path, m
     (tmp_path / "empty.jsonl").write_bytes(b"")
     cfg = basic_config(["./empty.jsonl"])
     cfg["source"]["allow_empty"] = True
+    api = mintdim.pipeline("unit-build").source.jsonl(files=["./empty.jsonl"], fields=[["prompt", "response"]],
+                                                      templates=["{prompt}\n{response}"], allow_empty=True)
+    assert api.to_config()["source"] == cfg["source"]
     logs = drive(cfg)
     assert any(x.startswith("[unit-build:warning]") and "./empty.jsonl" in x for x in logs), logs
     stats = read_json("out/stats.json")
@@ -261,6 +264,13 @@ def test_overflow_drop_with_unit_sizes(tmp_path, monkeypatch, sp):
     for i in seen:
         assert ds.tokens(i).tolist() == ids_of(sp, rows[i])
     assert verify("out", source=True, all=True).ok
+    from mintdim.reading.sample_view import render_sample
+    from mintdim.reading.summary import format_summary, summarize
+    from mintdim.stages.report import render_html
+
+    assert f"overflow    drop: {len(over)} dropped, 0 truncated" in format_summary(summarize("out"))
+    assert f"drop: {len(over)} dropped, 0 truncated" in render_html(summarize("out"))
+    assert "was dropped (units.overflow: drop)" in render_sample("out", over[0])
 
 
 def test_overflow_truncate_with_unit_sizes_and_loss_masks(tmp_path, monkeypatch, sp):
