@@ -21,19 +21,21 @@ class _Namespace:
 
 
 class _Source(_Namespace):
-    def jsonl(self, files=None, fields=None, templates=None, train_on=None) -> "Pipeline":
-        """train_on (optional): per file, the fields whose tokens a loss mask trains."""
-        self._p._config["source"] = {"files": files, "fields": fields, "templates": templates, "train_on": train_on}
+    def jsonl(self, files=None, fields=None, templates=None, train_on=None, allow_empty=None) -> "Pipeline":
+        """train_on (optional): per file, the fields whose tokens a loss mask trains. allow_empty=True: an
+        input file with no samples is a warning (stats.json empty_files), not a SourceParseError."""
+        self._p._config["source"] = {"files": files, "fields": fields, "templates": templates, "train_on": train_on,
+                                     "allow_empty": allow_empty}
         return self._p
 
 
-    def chat(self, files=None, chat=None, train_on=None, fields=None, templates=None) -> "Pipeline":
+    def chat(self, files=None, chat=None, train_on=None, fields=None, templates=None, allow_empty=None) -> "Pipeline":
         """Conversations rendered with the model's chat template (source.chat; mintdim/sources/chat.py):
         chat={} is the OpenAI shape, or {"messages": ..., "role": ..., "content": ..., "roles": {...},
         "system": KEY, "extras": [KEYS], "train": KEY, "last_turn": bool}; a list maps by file.
         train_on: per file, the roles whose turns the loss mask trains (e.g. [["assistant"]])."""
         self._p._config["source"] = {"files": files, "chat": copy.deepcopy(chat), "train_on": train_on,
-                                     "fields": fields, "templates": templates}
+                                     "fields": fields, "templates": templates, "allow_empty": allow_empty}
         return self._p
 
 
@@ -87,8 +89,9 @@ class Pipeline:
     def units(self, sizes=None, build_batch=None, **planning) -> "Pipeline":
         """sizes: a list of lists (declared), or "auto" with planning options k, multiple_of,
         min_size, max_size, cost: sizes then minimise padding for the data (mintdim.units.padding).
-        Packed rows instead of sizes: pack=[4096] (row lengths), overflow=["drop"] (error, the
-        default | drop | truncate), e.g. .units(pack=[4096], overflow=["drop"], build_batch=[4096])."""
+        Packed rows instead of sizes: pack=[4096] (row lengths), e.g. .units(pack=[4096], build_batch=[4096]).
+        overflow=["drop"] (error, the default | drop | truncate): a sample longer than the largest size (or
+        the row), with sizes or pack."""
         self._config["units"] = {"sizes": sizes, "build_batch": build_batch, **planning}
         return self
 

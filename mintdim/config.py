@@ -29,10 +29,14 @@ the order, and `bad.at(path...)` / `bad.under(path...)` give the schema's
 findings there. Resolve the key in `_entries`; a rule across files goes in
 `RULES`. The extensions were added so:
 
-- `units.pack` / `units.overflow` (packed rows instead of sizes): the schema
-  says pack or sizes, never both, overflow only with pack (`_missing` then
+- `units.pack` / `units.overflow` (packed rows instead of sizes; overflow also
+  with sizes): the schema says pack or sizes, never both (`_missing` then
   lists sizes only without pack); `_pack` words it; `_arity` counts them like
-  sizes; `_entries` sets the row length; `_packed_outputs` is its rule.
+  sizes; `_entries` sets the row length and the policy (bucketed `error`, the
+  default, stays None: the build id of a config without it);
+  `_shared_overflow` is its rule.
+- `source.allow_empty`: `_allow_empty` words it; `_entries` sets it on every
+  file (None when false).
 - `source.chat` (conversations; fields/templates optional when no file is
   null): its item's $def in the schema; `_chat` words it (with main's order:
   before missing blocks); `_train_on` checks roles for conversation files;
@@ -89,9 +93,10 @@ class FileEntry:
     tokenizer_train: dict | None = None  # tokenizer.train_bpe: options; the model goes to tokenizer_path
     train_on: list[str] | None = None  # source.train_on: fields whose tokens the loss mask trains
     pack: int | None = None  # units.pack: row length of the packed layout (None: bucketed units)
-    overflow: str | None = None  # units.overflow with pack: error | drop | truncate
+    overflow: str | None = None  # units.overflow: error | drop | truncate (bucketed: None for error)
     chat: dict | None = None  # source.chat: the conversation options (mintdim/sources/chat.py); train_on holds roles
     tokenizer_options: dict | None = None  # hf_dir: pad_token, chat_template (a path as declared)
+    allow_empty: bool | None = None  # source.allow_empty: a file with no samples is a warning (None: an error)
 
     @property
     def compression(self) -> str | None:
@@ -116,7 +121,7 @@ class OutputEntry:
     auto: dict | None = None  # the planning options when sizes are auto
     build_batches: list[int] = field(default_factory=list)
     pack: int | None = None  # units.pack: packed rows of this length (sizes is then [pack])
-    overflow: str | None = None  # with pack: error | drop | truncate
+    overflow: str | None = None  # error | drop | truncate (bucketed: None for error)
 
 
 @dataclass
@@ -142,7 +147,7 @@ class BuildConfig:
 
 # fields of extensions (units.pack, source.chat, hf_dir options): in the build id only when set, so
 # builds that do not use them keep the id (and work directory) they had before the extension
-EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options")
+EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options", "allow_empty")
 
 
 def _canon(entry) -> dict:
@@ -309,12 +314,10 @@ def _missing(cfg, bad) -> None:
 
 
 def _pack(cfg, bad) -> None:
-    """units.pack (packed rows instead of sizes) and units.overflow (with pack: error | drop | truncate)."""
+    """units.pack (packed rows instead of sizes) and units.overflow (error | drop | truncate)."""
     units = cfg["units"]
     if any(err.validator_value == {"required": ["sizes"]} for err in bad.at("units", keyword="not")):
         raise E.UnitValidationError.pack("both")
-    if bad.at("units", keyword="dependentRequired"):
-        raise E.UnitValidationError.pack("overflow_alone")
     if bad.under("units", "pack"):
         raise E.UnitValidationError.pack("pack", units["pack"])
     if bad.under("units", "overflow"):
@@ -324,6 +327,11 @@ def _pack(cfg, bad) -> None:
 def _files(cfg, bad) -> None:
     if bad.under("source", "files"):
         raise E.PipelineValidationError.files()
+
+
+def _allow_empty(cfg, bad) -> None:
+    if bad.under("source", "allow_empty"):
+        raise E.PipelineValidationError.allow_empty(cfg["source"]["allow_empty"])
 
 
 def _fields(cfg, bad) -> None:
@@ -554,7 +562,7 @@ def _chat_tokenizer(cfg, bad) -> None:
 
 STEPS = [
     _a_mapping, _lang, _unknown_keys, _chat, _missing, _pack,  # what the config is
-    _files, _fields, _templates, _tokenizer, _tokenizer_items, _auto_options, _auto_range, _units_shapes,
+    _files, _allow_empty, _fields, _templates, _tokenizer, _tokenizer_items, _auto_options, _auto_range, _units_shapes,
     _output_shapes,  # shapes
     _arity_source, _train_on, _arity,  # mapping arity
     _unit_values, _output_values, _tokenizer_extension, _work, _chat_tokenizer,  # values
@@ -594,6 +602,7 @@ def _entries(raw: dict) -> BuildConfig:
     tok_items, dirs, auto = _listed(tok_value), _listed(out["dir"]), _auto(units)
     train_on, chats = src.get("train_on"), _chats(src, len(src["files"]))
     packs, overflows = units.get("pack"), units.get("overflow", ["error"])
+    allow_empty = True if src.get("allow_empty") else None
     if packs:
         from .units.packing import NO_LIMIT  # here: a bucketed config does not import numpy for it
     out_index: dict[str, int] = {}
@@ -611,7 +620,7 @@ def _entries(raw: dict) -> BuildConfig:
             tokenizer_train=training.options(tok_item) if kind == training.KIND else None,
             sizes=None if auto or packs else list(_pick(units["sizes"], i)),
             build_batch=_pick(units["build_batch"], i), output=-1, samples_per_shard=_pick(out["samples_per_shard"], i),
-            tokenizer_options=_hf_dir_options(tok_item) if kind == "hf_dir" else None)
+            tokenizer_options=_hf_dir_options(tok_item) if kind == "hf_dir" else None, allow_empty=allow_empty)
         if chats[i] is not None:  # a conversation file: no fields/template; train_on names roles
             entry.chat = _chat_options(chats[i])
             entry.train_on = _chat_roles(_pick(train_on, i) if train_on else None, entry.chat)
@@ -621,6 +630,8 @@ def _entries(raw: dict) -> BuildConfig:
         if packs:  # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it
             entry.pack, entry.overflow = _pick(packs, i), _pick(overflows, i)
             entry.sizes = [entry.pack] if entry.overflow == "error" else [NO_LIMIT]
+        elif _pick(overflows, i) != "error":  # unit sizes: the tokenize stage drops or truncates to the largest
+            entry.overflow = _pick(overflows, i)
         if absdir not in out_index:
             out_index[absdir] = len(outputs)
             outputs.append(OutputEntry(index=len(outputs), dir=out_dir, absdir=absdir, files=[],
@@ -667,13 +678,16 @@ def _outputs_apart(build: BuildConfig) -> None:
             raise E.OutputValidationError.is_input(o.dir)
 
 
-def _packed_outputs(build: BuildConfig) -> None:
-    """Files sharing a packed output share its row length and overflow policy."""
+def _shared_overflow(build: BuildConfig) -> None:
+    """Files sharing an output share its overflow policy (and, packed, its row length)."""
     for o in build.outputs:
         members = [build.files[i] for i in o.files]
-        if len({(m.pack, m.overflow) for m in members}) > 1:
-            raise E.UnitMappingError.collision("pack and overflow", o.dir, [m.path for m in members],
-                                               [[m.pack, m.overflow] for m in members])
+        if len({(m.pack, m.overflow or "error") for m in members}) > 1:
+            if o.pack:
+                raise E.UnitMappingError.collision("pack and overflow", o.dir, [m.path for m in members],
+                                                   [[m.pack, m.overflow] for m in members])
+            raise E.UnitMappingError.collision("overflow", o.dir, [m.path for m in members],
+                                               [m.overflow or "error" for m in members])
 
 
 def _train_out(build: BuildConfig) -> None:
@@ -695,7 +709,7 @@ def _hf_dir_pads(build: BuildConfig) -> None:
             raise E.TokenizerValidationError.two_pad_tokens(e.tokenizer_path)
 
 
-RULES = [_shared_outputs, _outputs_apart, _packed_outputs, _train_out, _templates_match, _hf_dir_pads]
+RULES = [_shared_outputs, _outputs_apart, _shared_overflow, _train_out, _templates_match, _hf_dir_pads]
 
 
 def check_template(e: FileEntry) -> T.Template:

@@ -110,6 +110,11 @@ class PipelineValidationError(MintDimError):
                            "work_dir phải là đường dẫn (string) không rỗng", **kw)
 
     @classmethod
+    def allow_empty(cls, got, **kw):
+        return cls.invalid(f"source.allow_empty must be true or false, got {got!r}",
+                           f"source.allow_empty phải là true hoặc false, hiện tại là {got!r}", **kw)
+
+    @classmethod
     def chunk_mb(cls, got, **kw):
         return cls.invalid(f"chunk_mb must be a positive number, got {got!r}",
                            f"chunk_mb phải là số dương, hiện tại là {got!r}", **kw)
@@ -228,6 +233,26 @@ class SourceParseError(MintDimError):
             f"JSONL line could not be parsed.\n\nFile: {path}\n\nLine: {line}\n\nReason: {en_reason}",
             f"Không đọc được dòng JSONL.\n\nFile: {path}\n\nDòng: {line}\n\nLý do: {vi_reason}",
             file=path, line=line, **kw,
+        )
+
+    EMPTY_REASONS = {
+        "empty": ("the file is empty (0 bytes)", "file rỗng (0 byte)"),
+        "blank": ("the file holds no line with data (only white space or blank lines)",
+                  "file không có dòng nào chứa dữ liệu (chỉ có khoảng trắng hoặc dòng trống)"),
+    }
+
+    @classmethod
+    def empty(cls, path: str, reason: str = "blank", **kw):
+        """An input file with no sample at all (source.allow_empty: true makes it a warning)."""
+        en_reason, vi_reason = cls.EMPTY_REASONS[reason]
+        return cls(
+            f"JSONL file holds no samples.\n\nFile: {path}\n\nReason: {en_reason}\n\n"
+            "Fix: remove it from source.files, or set source.allow_empty: true to build without it "
+            "(a warning in the console and stats.json)",
+            f"File JSONL không có mẫu nào.\n\nFile: {path}\n\nLý do: {vi_reason}\n\n"
+            "Cách sửa: bỏ nó khỏi source.files, hoặc đặt source.allow_empty: true để build không có nó "
+            "(kèm cảnh báo trên console và trong stats.json)",
+            file=path, **kw,
         )
 
 
@@ -422,16 +447,52 @@ TRAIN_RULES_VI = [
     "hot_pair_window_size là số nguyên dương (giới hạn bộ nhớ trainer, cùng kết quả)"]
 
 
+# Each component reports only its own rules (the spec); `config` is the spec's list. A train_bpe
+# component "train_bpe.<key>" reports that key's rule, "train_bpe" (the whole item) all of them.
+_TOK_COMPONENT_RULES = {
+    "path": (["path must be a string",
+              "path names the tokenizer: a .model file (sentencepiece), a .json file (hf_json), a model "
+              "directory (unitoken, hf_dir)"],
+             ["path phải là string",
+              "path chỉ tới tokenizer: file .model (sentencepiece), file .json (hf_json), thư mục model "
+              "(unitoken, hf_dir)"]),
+    "pad_token": (["pad_token (hf_dir, optional) is a string naming an existing token of the directory: it "
+                   "becomes pad_id (no new id is added)",
+                   "pad_token is the same wherever one tokenizer directory is used"],
+                  ["pad_token (hf_dir, tuỳ chọn) là string tên một token có sẵn của thư mục: nó thành pad_id "
+                   "(không thêm id mới)",
+                   "pad_token giống nhau ở mọi nơi dùng cùng một thư mục tokenizer"]),
+    "chat_template": (["chat_template (hf_dir, optional) is the path (string) of a Jinja chat template file, "
+                       "used instead of the directory's own"],
+                      ["chat_template (hf_dir, tuỳ chọn) là đường dẫn (string) tới file chat template Jinja, "
+                       "dùng thay cho template của thư mục"]),
+    "kind": (["kind: exactly one of sentencepiece, hf_json, unitoken, train_bpe, hf_dir",
+              "kind hf_dir (a model's tokenizer directory) for source.chat: its chat template renders the "
+              "conversations"],
+             ["kind: đúng một trong sentencepiece, hf_json, unitoken, train_bpe, hf_dir",
+              "kind hf_dir (thư mục tokenizer của model) cho source.chat: chat template của nó render hội thoại"]),
+}
+
+
+def _tok_rules(component: str) -> tuple[list[str], list[str]]:
+    if component.startswith("train_bpe"):
+        key = component.partition(".")[2]
+        if not key:
+            return TRAIN_RULES_EN, TRAIN_RULES_VI
+        return ([r for r in TRAIN_RULES_EN if r.startswith(key + " ")],
+                [r for r in TRAIN_RULES_VI if r.startswith(key + " ")])
+    return _TOK_COMPONENT_RULES.get(component, (_TOK_RULES_EN, _TOK_RULES_VI))
+
+
 class TokenizerValidationError(MintDimError):
     @classmethod
-    def config(cls, en_problem: str, vi_problem: str, component: str = "config", rules_en=None, rules_vi=None,
-               **kw):
-        # rules_en/rules_vi: the rules of a config other than {path} (tokenizer.train_bpe)
+    def config(cls, en_problem: str, vi_problem: str, component: str = "config", **kw):
+        rules_en, rules_vi = _tok_rules(component)
         return cls(
             f"Invalid tokenizer config.\n\nComponent: {component}\n\nProblem: {en_problem}\n\n"
-            f"Rules:\n\n{_bullets(rules_en or _TOK_RULES_EN)}",
+            f"Rules:\n\n{_bullets(rules_en)}",
             f"Cấu hình tokenizer không hợp lệ.\n\nThành phần: {component}\n\nVấn đề: {vi_problem}\n\n"
-            f"Quy tắc:\n\n{_bullets(rules_vi or _TOK_RULES_VI)}",
+            f"Quy tắc:\n\n{_bullets(rules_vi)}",
             **kw,
         )
 
@@ -507,8 +568,7 @@ class TokenizerValidationError(MintDimError):
     # tokenizer.train_bpe (mintdim/tokenizers/training.py): its own rules
     @classmethod
     def train(cls, en_problem: str, vi_problem: str, component: str = "train_bpe", **kw):
-        return cls.config(en_problem, vi_problem, component=component, rules_en=TRAIN_RULES_EN,
-                          rules_vi=TRAIN_RULES_VI, **kw)
+        return cls.config(en_problem, vi_problem, component=component, **kw)
 
     @classmethod
     def train_not_dict(cls, got: str, **kw):
@@ -582,7 +642,16 @@ class TokenizerValidationError(MintDimError):
         return cls.config(f"source.chat renders conversations with the model's chat template: use the hf_dir "
                           f"tokenizer kind (a tokenizer directory), not {kind}",
                           f"source.chat render hội thoại bằng chat template của model: dùng loại tokenizer hf_dir "
-                          f"(thư mục tokenizer), không phải {kind}", **kw)
+                          f"(thư mục tokenizer), không phải {kind}", component="kind", **kw)
+
+    @classmethod
+    def dir_expected(cls, kind: str, path: str, parent: str, **kw):
+        """A directory kind (hf_dir, unitoken) declared with a file's path: the fix names its directory."""
+        err = cls.config(f"{kind} expects a tokenizer directory, but path {path} is a file",
+                         f"{kind} cần một thư mục tokenizer, nhưng path {path} là một file", component="path", **kw)
+        err.en += f"\n\nFix: name its directory: tokenizer: {{{kind}: {{path: {parent}}}}}"
+        err.vi += f"\n\nCách sửa: chỉ định thư mục chứa nó: tokenizer: {{{kind}: {{path: {parent}}}}}"
+        return err.with_lang(err.lang)
 
 
 class TokenizerSpecialTokenError(MintDimError):
@@ -692,35 +761,57 @@ class FieldMappingError(_MappingError):
         return cls.invalid(f"fields[{index}] names a field twice: {names!r}",
                            f"fields[{index}] khai báo một field hai lần: {names!r}", **kw)
 
+    # source.train_on: its own rules (of field names, or of roles for a conversation file)
+    TRAIN_ON_RULES = {
+        "shape": ("train_on is a list of lists: one list shared by every file, or one per file",
+                  "train_on là list các list: một list cho mọi file, hoặc mỗi file một list"),
+        "fields": ("train_on[i] names fields that files[i] declares (fields[i]), e.g. [[\"output\"]]",
+                   "train_on[i] gồm các field mà files[i] khai báo (fields[i]), ví dụ [[\"output\"]]"),
+        "roles": ("train_on[i] of a conversation file (source.chat) names roles, as the chat template sees them "
+                  "(after source.chat.roles when it maps them), e.g. [[\"assistant\"]]",
+                  "train_on[i] của file hội thoại (source.chat) gồm các role, như chat template thấy chúng "
+                  "(sau source.chat.roles nếu có ánh xạ), ví dụ [[\"assistant\"]]"),
+    }
+
+    @classmethod
+    def train_on_invalid(cls, en_problem: str, vi_problem: str, kinds=("shape", "fields", "roles"), **kw):
+        rules = [cls.TRAIN_ON_RULES[k] for k in kinds]
+        return cls(
+            f"Invalid train_on config.\n\nProblem: {en_problem}\n\nRules:\n\n{_bullets(r[0] for r in rules)}",
+            f"Cấu hình train_on không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n{_bullets(r[1] for r in rules)}",
+            **kw,
+        )
+
     @classmethod
     def train_on(cls, **kw):
-        return cls.invalid("train_on must be a list of lists of field names, e.g. [[\"output\"]]",
-                           "train_on phải là list các list tên field, ví dụ [[\"output\"]]", **kw)
+        return cls.train_on_invalid("train_on must be a list of lists of field names, e.g. [[\"output\"]]",
+                                    "train_on phải là list các list tên field, ví dụ [[\"output\"]]", **kw)
 
     @classmethod
     def train_on_arity(cls, n_files: int, n_items: int, **kw):
-        return cls.invalid(f"Received {n_files} input files but {n_items} train_on entries",
-                           f"Nhận {n_files} file đầu vào nhưng chỉ có {n_items} train_on", **kw)
+        return cls.train_on_invalid(f"Received {n_files} input files but {n_items} train_on entries",
+                                    f"Nhận {n_files} file đầu vào nhưng chỉ có {n_items} train_on", **kw)
 
     @classmethod
     def train_on_name(cls, index: int, name, declared: list, **kw):
-        return cls.invalid(f"train_on[{index}] names {name!r}, which is not one of the file's fields {declared!r}",
-                           f"train_on[{index}] có {name!r}, không thuộc fields của file {declared!r}", **kw)
+        return cls.train_on_invalid(
+            f"train_on[{index}] names {name!r}, which is not one of the file's fields {declared!r}",
+            f"train_on[{index}] có {name!r}, không thuộc fields của file {declared!r}", ("fields",), **kw)
 
     # a conversation file (source.chat) trains roles
     @classmethod
     def train_on_role_name(cls, index: int, name, **kw):
-        return cls.invalid(f"train_on[{index}] names {name!r}: a conversation file trains roles (strings), "
-                           "e.g. [[\"assistant\"]]",
-                           f"train_on[{index}] có {name!r}: file hội thoại train theo role (string), "
-                           "ví dụ [[\"assistant\"]]", **kw)
+        return cls.train_on_invalid(f"train_on[{index}] names {name!r}: a conversation file trains roles (strings), "
+                                    "e.g. [[\"assistant\"]]",
+                                    f"train_on[{index}] có {name!r}: file hội thoại train theo role (string), "
+                                    "ví dụ [[\"assistant\"]]", ("roles",), **kw)
 
     @classmethod
     def train_on_role(cls, index: int, name: str, produced: list[str], **kw):
-        return cls.invalid(f"train_on[{index}] names role {name!r}, which source.chat.roles never produces "
-                           f"{produced!r}",
-                           f"train_on[{index}] có role {name!r}, không thuộc các role mà source.chat.roles tạo ra "
-                           f"{produced!r}", **kw)
+        return cls.train_on_invalid(
+            f"train_on[{index}] names role {name!r}, which source.chat.roles never produces {produced!r}",
+            f"train_on[{index}] có role {name!r}, không thuộc các role mà source.chat.roles tạo ra {produced!r}",
+            ("roles",), **kw)
 
     # `mintdim tokenizer train --jsonl` (mintdim/commands/tokenizer.py)
     @classmethod
@@ -813,13 +904,57 @@ class TemplateTokenizerError(MintDimError):
 _UNIT_RULES_EN = ["sizes must be positive integers", "sizes must be sorted ascending",
                   "build_batch must be a positive integer"]
 _UNIT_RULES_VI = ["sizes phải là các số nguyên dương", "sizes phải tăng dần", "build_batch phải là số nguyên dương"]
+_AUTO_ONLY = ("{key} applies only with sizes: auto (planning the sizes from the data)",
+              "{key} chỉ dùng được với sizes: auto (lập unit sizes từ dữ liệu)")
+# The rules of each key beyond the spec's (sizes and build_batch keep the spec's list): an error about
+# one of them lists only its own.
+_UNIT_KEY_RULES = {
+    "k": (["k is a positive int: how many unit sizes to plan"], ["k là số nguyên dương: số unit size cần lập"]),
+    "multiple_of": (["multiple_of is a positive int: every planned size is a multiple of it (default 1)"],
+                    ["multiple_of là số nguyên dương: mọi size được lập là bội của nó (mặc định 1)"]),
+    "min_size": (["min_size is a positive int, at most max_size: no planned size is below it"],
+                 ["min_size là số nguyên dương, không lớn hơn max_size: không size nào được lập nhỏ hơn nó"]),
+    "max_size": (["max_size is a positive int, at least min_size: no planned size is above it; a longer sample "
+                  "overflows (units.overflow)"],
+                 ["max_size là số nguyên dương, không nhỏ hơn min_size: không size nào được lập lớn hơn nó; mẫu dài "
+                  "hơn bị tràn (units.overflow)"]),
+    "cost": (["cost is linear (fewest token slots) or attention (smallest sum of size^2)"],
+             ["cost là linear (ít ô token nhất) hoặc attention (tổng size^2 nhỏ nhất)"]),
+    "pack": (["pack is a list of positive row lengths: one shared by every file, or one per file",
+              "pack replaces sizes: declare one of them, not both"],
+             ["pack là list độ dài hàng dương: một cho mọi file, hoặc mỗi file một giá trị",
+              "pack thay cho sizes: chỉ khai báo một trong hai"]),
+    "overflow": (["overflow is a list of error | drop | truncate: one shared by every file, or one per file "
+                  "(default error)",
+                  "overflow decides a sample longer than the largest unit size (the row length with pack): error "
+                  "stops the build, drop leaves it out, truncate keeps its first tokens"],
+                 ["overflow là list gồm error | drop | truncate: một cho mọi file, hoặc mỗi file một giá trị "
+                  "(mặc định error)",
+                  "overflow quyết định mẫu dài hơn unit lớn nhất (độ dài hàng khi dùng pack): error dừng build, "
+                  "drop bỏ mẫu, truncate giữ các token đầu"]),
+}
+AUTO_KEYS = ("k", "multiple_of", "min_size", "max_size", "cost")
+
+
+def _unit_rules(keys) -> tuple[list[str], list[str]]:
+    """The rules of these keys (the spec's list when none is given or a key has no rules of its own)."""
+    if not keys or any(k not in _UNIT_KEY_RULES for k in keys):
+        return _UNIT_RULES_EN, _UNIT_RULES_VI
+    en = [r for k in keys for r in _UNIT_KEY_RULES[k][0]]
+    vi = [r for k in keys for r in _UNIT_KEY_RULES[k][1]]
+    for k in (k for k in keys if k in AUTO_KEYS):
+        en.append(_AUTO_ONLY[0].format(key=k))
+        vi.append(_AUTO_ONLY[1].format(key=k))
+    return en, vi
 
 
 class UnitValidationError(MintDimError):
     @classmethod
-    def make(cls, en_problem: str | None = None, vi_problem: str | None = None, **kw):
-        en = f"Invalid unit config.\n\nRules:\n\n{_bullets(_UNIT_RULES_EN)}"
-        vi = f"Unit config không hợp lệ.\n\nQuy tắc:\n\n{_bullets(_UNIT_RULES_VI)}"
+    def make(cls, en_problem: str | None = None, vi_problem: str | None = None, keys=(), **kw):
+        """keys: the unit keys the problem is about (their rules are listed); none: the spec's list."""
+        rules_en, rules_vi = _unit_rules(keys)
+        en = f"Invalid unit config.\n\nRules:\n\n{_bullets(rules_en)}"
+        vi = f"Unit config không hợp lệ.\n\nQuy tắc:\n\n{_bullets(rules_vi)}"
         if en_problem:  # a line of advice after the spec's text
             en += f"\n\nProblem: {en_problem}"
             vi += f"\n\nVấn đề: {vi_problem or en_problem}"
@@ -828,26 +963,28 @@ class UnitValidationError(MintDimError):
     # the config check's problems (mintdim/config.py)
     @classmethod
     def auto_only(cls, keys: list[str], **kw):
-        return cls.make(f"{keys} apply only with sizes: auto", f"{keys} chỉ dùng được với sizes: auto", **kw)
+        return cls.make(f"{keys} apply only with sizes: auto", f"{keys} chỉ dùng được với sizes: auto", keys=keys,
+                        **kw)
 
     @classmethod
     def needs_k(cls, got, **kw):
         return cls.make(f"sizes: auto needs k, a positive int (got {got!r})",
-                        f"sizes: auto cần k là số nguyên dương (hiện tại là {got!r})", **kw)
+                        f"sizes: auto cần k là số nguyên dương (hiện tại là {got!r})", keys=["k"], **kw)
 
     @classmethod
     def not_positive(cls, key: str, got, **kw):
         return cls.make(f"{key} must be a positive int, got {got!r}",
-                        f"{key} phải là số nguyên dương, hiện tại là {got!r}", **kw)
+                        f"{key} phải là số nguyên dương, hiện tại là {got!r}", keys=[key], **kw)
 
     @classmethod
     def cost(cls, costs: list[str], got, **kw):
         return cls.make(f"cost must be one of {costs}, got {got!r}",
-                        f"cost phải là một trong {costs}, hiện tại là {got!r}", **kw)
+                        f"cost phải là một trong {costs}, hiện tại là {got!r}", keys=["cost"], **kw)
 
     @classmethod
     def min_above_max(cls, **kw):
-        return cls.make("min_size is above max_size", "min_size lớn hơn max_size", **kw)
+        return cls.make("min_size is above max_size", "min_size lớn hơn max_size", keys=["min_size", "max_size"],
+                        **kw)
 
     @classmethod
     def sizes_not_lists(cls, **kw):
@@ -873,18 +1010,21 @@ class UnitValidationError(MintDimError):
 
     @classmethod
     def pack(cls, problem: str, value=None, **kw):
-        """units.pack / units.overflow (packed rows): one of the problems below."""
+        """units.pack / units.overflow: one of the problems below."""
         texts = {
             "both": ("declare either sizes or pack, not both (pack replaces sizes)",
-                     "chỉ khai báo sizes hoặc pack, không cả hai (pack thay cho sizes)"),
-            "overflow_alone": ("overflow applies only with pack (packed rows)",
-                               "overflow chỉ dùng được với pack (hàng đóng gói)"),
+                     "chỉ khai báo sizes hoặc pack, không cả hai (pack thay cho sizes)", "pack"),
             "pack": (f"pack must be a list of positive row lengths, e.g. [4096], got {value!r}",
-                     f"pack phải là list độ dài hàng dương, ví dụ [4096], hiện tại là {value!r}"),
+                     f"pack phải là list độ dài hàng dương, ví dụ [4096], hiện tại là {value!r}", "pack"),
             "overflow": (f"overflow must be a list of error | drop | truncate, e.g. [drop], got {value!r}",
-                         f"overflow phải là list gồm error | drop | truncate, ví dụ [drop], hiện tại là {value!r}"),
+                         f"overflow phải là list gồm error | drop | truncate, ví dụ [drop], hiện tại là {value!r}",
+                         "overflow"),
         }
-        return cls.make(*texts[problem], **kw)
+        en, vi, key = texts[problem]
+        return cls.make(en, vi, keys=[key], **kw)
+
+
+OVERFLOW_SHOWN = 10  # over-long samples listed by file:line in UnitOverflowError
 
 
 class UnitOverflowError(MintDimError):
@@ -897,6 +1037,29 @@ class UnitOverflowError(MintDimError):
             f"token_count: {token_count}\n\nmax_unit_size: {max_unit}\n\nHãy tăng unit sizes rồi chạy lại.",
             file=path, line=line, **kw,
         )
+
+    @classmethod
+    def counted(cls, samples: list[tuple[str, int, int]], count: int, max_unit: int, packed: bool = False, **kw):
+        """The spec's text for the first over-long sample, then how many there are in the output, the first
+        OVERFLOW_SHOWN by file:line, and what to do. samples: (path, line, token_count), in input order."""
+        path, line, token_count = samples[0]
+        err = cls.make(path, line, token_count, max_unit, **kw)
+        shown_en = "\n".join(f"• {p}:{n} ({c} tokens)" for p, n, c in samples[:OVERFLOW_SHOWN])
+        shown_vi = "\n".join(f"• {p}:{n} ({c} token)" for p, n, c in samples[:OVERFLOW_SHOWN])
+        what = "the row length" if packed else "the largest unit size"
+        what_vi = "độ dài hàng" if packed else "unit lớn nhất"
+        many = "1 sample is" if count == 1 else f"{count} samples are"
+        first = f"; the first {OVERFLOW_SHOWN}" if count > OVERFLOW_SHOWN else ""
+        first_vi = f"; {OVERFLOW_SHOWN} mẫu đầu tiên" if count > OVERFLOW_SHOWN else ""
+        err.en += (f"\n\n{many} longer than {what} {max_unit}{first}:\n\n{shown_en}\n\n"
+                   "Sizes that fit every sample: run `mintdim suggest-units CONFIG -k K`, or plan them from the data "
+                   "with units: {sizes: auto, k: K}. To build without them: units: {overflow: [drop]} leaves them "
+                   f"out, units: {{overflow: [truncate]}} keeps their first {max_unit} tokens.")
+        err.vi += (f"\n\n{count} mẫu dài hơn {what_vi} {max_unit}{first_vi}:\n\n{shown_vi}\n\n"
+                   "Unit sizes vừa mọi mẫu: chạy `mintdim suggest-units CONFIG -k K`, hoặc lập từ dữ liệu với "
+                   "units: {sizes: auto, k: K}. Để build không có chúng: units: {overflow: [drop]} bỏ các mẫu này, "
+                   f"units: {{overflow: [truncate]}} giữ {max_unit} token đầu của chúng.")
+        return err.with_lang(err.lang)
 
 
 class OutputValidationError(MintDimError):
@@ -1304,6 +1467,18 @@ class UsageError(MintDimError):
         return cls(f"{option} takes a positive integer, got {value!r}.",
                    f"{option} nhận một số nguyên dương, hiện tại là {value!r}.", **kw)
 
+    # suggest-units (mintdim/reading/suggest.py)
+    @classmethod
+    def no_samples(cls, output: str, **kw):
+        return cls(f"{output} holds no samples: there are no token lengths to suggest unit sizes from.",
+                   f"{output} không có mẫu nào: không có độ dài token nào để đề xuất unit sizes.", **kw)
+
+    @classmethod
+    def above_max(cls, max_size: int, longest: int, needed: int, **kw):
+        return cls(f"--max {max_size} is below the unit the longest sample needs ({longest} tokens need a unit "
+                   f"of {needed}).",
+                   f"--max {max_size} nhỏ hơn unit mà mẫu dài nhất cần ({longest} token cần unit {needed}).", **kw)
+
 
 class TokenizerToolError(MintDimError):
     """A `mintdim tokenizer` command could not do what was asked (nothing was written)."""
@@ -1445,7 +1620,7 @@ def schema_violation(path: list, message: str) -> MintDimError:
     if block == "tokenizer":
         return TokenizerValidationError.config(text, text)
     if block == "units":
-        return UnitValidationError.make(text, text)
+        return UnitValidationError.make(text, text, keys=[sub] if sub in _UNIT_KEY_RULES else ())
     if block == "output" and sub == "samples_per_shard":
         return SamplesPerShardError.make(text, text)
     if block == "output":

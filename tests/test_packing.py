@@ -23,18 +23,11 @@ import mintdim
 import mintdim.formats.output
 from conftest import SP_MODEL, assert_not_finished, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, tree_bytes, write_jsonl
 from mintdim import errors as E
-from mintdim.sources import jsonl
 from mintdim.units import packing
 from mintdim.config import resolve
 from mintdim.formats import shards as fs
-from mintdim.formats.layout import Layout
 from mintdim.reading.packed_reader import IGNORE, PackedDataset
-from mintdim.stages.aggregate import aggregate_output
-from mintdim.stages.finalize import finalize_output
-from mintdim.stages.plan import plan_output
-from mintdim.stages.tokenize import tokenize_chunk
-from mintdim.stages.validate import preflight
-from mintdim.stages.write import write_slots
+from stagekit import drive
 from mintdim.reading.verify import verify
 
 ROW = 384
@@ -46,32 +39,6 @@ def packed_config(files, *, row=ROW, overflow=None, sps=7, train_on=None, out="o
     if train_on:
         cfg["source"]["train_on"] = train_on
     return cfg
-
-
-def drive(raw: dict) -> None:
-    """A whole build through the stage functions, as scripts/*.py wire them (the write job gets the
-    plan table, as workflow/rules/write.smk passes it)."""
-    build, metas = preflight(raw)
-    lay = Layout(build.work_dir, build.build_id)
-    log = lambda m: None  # noqa: E731
-    for out in build.outputs:
-        o = out.index
-        dirs = []
-        for i in out.files:
-            f = build.files[i]
-            for k in range(len(jsonl.chunk_bounds(f.abspath, build.chunk_mb))):
-                d = lay.tok_dir(i, k)
-                tokenize_chunk(build, metas, i, k, d, log=log)
-                dirs.append(d)
-        for p in (lay.plan(o), lay.written(o, 0), lay.aggregated(o), lay.done(o)):
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-        plan_output(build, o, dirs, lay.plan(o), lay.plan_units(o), log=log)
-        write_slots(build, metas, o, [0], dirs, lay.plan_units(o), lay.stage_part(o, 0), lay.written(o, 0), log=log,
-                    plan_table=lay.plan(o))
-        aggregate_output(build, metas, o, lay.plan(o), [lay.written(o, 0)], lay.stage_agg(o), lay.aggregated(o),
-                         log=log)
-        finalize_output(build, o, lay.aggregated(o), [lay.stage_part(o, 0), lay.stage_agg(o)], lay.tree(o),
-                        lay.done(o), 0, log=log)
 
 
 def rows_file(tmp_path, n=120, start=0, long_every=0):
@@ -563,7 +530,6 @@ def test_config_form_and_its_errors(tmp_path):
     api = mintdim.pipeline("unit-build").units(pack=[4096], overflow=["drop"], build_batch=[4096])
     assert api.to_config()["units"] == {"pack": [4096], "overflow": ["drop"], "build_batch": [4096]}
     bad = [({"pack": [ROW], "sizes": [[8]], "build_batch": [1]}, "pack replaces sizes", "pack thay cho sizes"),
-           ({"sizes": [[8]], "overflow": ["drop"], "build_batch": [1]}, "only with pack", "chỉ dùng được với pack"),
            ({"pack": [0], "build_batch": [1]}, "positive row lengths", "độ dài hàng dương"),
            ({"pack": [8], "overflow": ["split"], "build_batch": [1]}, "error | drop | truncate", "error | drop")]
     for units, en, vi in bad:
@@ -571,6 +537,8 @@ def test_config_form_and_its_errors(tmp_path):
         with pytest.raises(E.UnitValidationError) as err:
             resolve(dict(cfg, lang="both"))
         assert en in str(err.value) and vi in str(err.value)
+    cfg["units"] = {"sizes": [[8]], "overflow": ["drop"], "build_batch": [1]}  # unit sizes take overflow too
+    assert (resolve(cfg).outputs[0].overflow, resolve(cfg).files[0].sizes) == ("drop", [8])
     two = packed_config(["a.jsonl", "b.jsonl"])
     two["units"]["pack"] = [128, 256]
     with pytest.raises(E.UnitMappingError):

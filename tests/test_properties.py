@@ -189,19 +189,19 @@ def _ids(words: list[str]) -> list[int]:
 @given(files=st.lists(st.lists(LINE, max_size=18), min_size=1, max_size=2),
        sizes=st.lists(st.integers(1, 16), min_size=1, max_size=4, unique=True).map(sorted),
        sps=st.integers(1, 6), chunk=st.sampled_from([None, 0.00005, 0.0003]), shared=st.booleans(),
-       trailing=st.booleans())
+       trailing=st.booleans(), allow_empty=st.booleans())
 def test_planner_units_shards_and_sample_ids_match_an_independent_model(word_tokenizer, files, sizes, sps, chunk,
-                                                                        shared, trailing):
+                                                                        shared, trailing, allow_empty):
     with tempfile.TemporaryDirectory() as root:
         old = os.getcwd()
         os.chdir(root)
         try:
-            _plan_case(word_tokenizer, files, sizes, sps, chunk, shared, trailing)
+            _plan_case(word_tokenizer, files, sizes, sps, chunk, shared, trailing, allow_empty)
         finally:
             os.chdir(old)
 
 
-def _plan_case(tok_path, files, sizes, sps, chunk, shared, trailing):
+def _plan_case(tok_path, files, sizes, sps, chunk, shared, trailing, allow_empty):
     names = [f"d{i}.jsonl" for i in range(len(files))]
     expect: dict[str, list[dict]] = {}  # per output dir, in sample_id order
     for name, lines, i in zip(names, files, range(len(files))):
@@ -217,6 +217,14 @@ def _plan_case(tok_path, files, sizes, sps, chunk, shared, trailing):
     cfg = basic_config(names, fields=[["t"]], templates=["{t}"], tokenizer={"hf_json": {"path": tok_path}},
                        sizes=[sizes], sps=[sps], out="out" if shared else [f"out{i}" for i in range(len(files))],
                        **({"chunk_mb": chunk} if chunk else {}))
+    empty = [name for name, lines in zip(names, files) if not any(kind == "row" for kind, _ws in lines)]
+    if allow_empty:
+        cfg["source"]["allow_empty"] = True
+    elif empty:  # a file without a sample: pre-flight names the first one
+        with pytest.raises(E.SourceParseError) as info:
+            drive(cfg)
+        assert info.value.file == empty[0] and "holds no samples" in str(info.value)
+        return
     too_long = [s for out in expect.values() for s in out if len(s["words"]) > sizes[-1]]
     if too_long:
         with pytest.raises(E.UnitOverflowError) as info:
@@ -242,6 +250,8 @@ def _plan_case(tok_path, files, sizes, sps, chunk, shared, trailing):
             row = np.fromfile(os.path.join(out, rec["shard_path"]), dtype="<u2").reshape(-1, unit)[k % sps]
             assert row.tolist() == _ids(s["words"]) + [1] * (unit - tc)
         assert read_json(os.path.join(out, "histogram.json")) == {str(u): seen[u] for u in sizes}
+        mine = [n for i, n in enumerate(names) if (out == "out" if shared else out == f"out{i}")]
+        assert read_json(os.path.join(out, "stats.json")).get("empty_files", []) == [n for n in mine if n in empty]
         for u in sizes:
             shards = sorted(f for f in os.listdir(os.path.join(out, f"unit_{u}")) if f.endswith(".bin"))
             assert shards == [f"shard_{j:06d}.bin" for j in range(-(-seen[u] // sps))]
@@ -397,6 +407,11 @@ def test_fuzz_tokenize_stage_never_raises_anything_else(word_tokenizer, lines, c
                     f.write(data)
             cfg = basic_config([name], fields=[["a", "b"]], templates=["{a} {b}"],
                                tokenizer={"hf_json": {"path": word_tokenizer}}, sizes=[[100000]])
+            if not any(raw.strip(b" \t\r\n") for raw in data.removeprefix(b"\xef\xbb\xbf").split(b"\n")):
+                with pytest.raises(E.SourceParseError) as info:  # no line with data: no sample
+                    preflight(cfg)
+                assert info.value.file == name and "holds no samples" in str(info.value)
+                return
             b, metas = preflight(cfg)
             lay = Layout(b.work_dir, b.build_id)
             try:

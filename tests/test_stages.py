@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
@@ -25,12 +24,9 @@ from mintdim.formats import records
 from mintdim.config import resolve
 from mintdim.formats import output as indexes, shards
 from mintdim.formats.layout import Layout
-from mintdim.stages.aggregate import aggregate_output
-from mintdim.stages.finalize import finalize_output
-from mintdim.stages.plan import plan_output
 from mintdim.stages.tokenize import tokenize_chunk
 from mintdim.stages.validate import outputs_to_build, preflight
-from mintdim.stages.write import write_unit
+from stagekit import drive
 
 from conftest import GSM8K, HF_JSON, SP_MODEL, basic_config, read_json, read_jsonl, tree_bytes
 
@@ -39,48 +35,6 @@ SHARD_LINE = re.compile(r"^\[unit-build\] shard=(\d{6}) samples=(\d+) bytes=(\d+
 
 
 # --- driving the stages ----------------------------------------------------------------
-
-
-@dataclass
-class Built:
-    build: object
-    metas: dict
-    logs: list = field(default_factory=list)
-
-
-def drive(raw: dict, before_finalize=None) -> Built:
-    """One whole build through the stage functions, from the current directory, wired as the
-    workflow wires them: aggregate from the plan alone (it runs beside the write jobs), finalize
-    checks the write jobs' summaries. before_finalize(written paths): a test's change to them."""
-    build, metas = preflight(raw)
-    lay = Layout(build.work_dir, build.build_id)
-    logs: list[str] = []
-    log = logs.append
-    chunk_dirs: dict[int, list[str]] = {}
-    for f in build.files:
-        dirs = []
-        for k in range(len(jsonl.chunk_bounds(f.abspath, build.chunk_mb))):
-            d = lay.tok_dir(f.index, k)
-            tokenize_chunk(build, metas, f.index, k, d, log=log)
-            dirs.append(d)
-        chunk_dirs[f.index] = dirs
-    for out in build.outputs:
-        o = out.index
-        dirs = [d for i in out.files for d in chunk_dirs[i]]
-        for p in (lay.plan(o), lay.written(o, 0), lay.aggregated(o), lay.done(o)):
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-        plan_output(build, o, dirs, lay.plan(o), lay.plan_units(o), log=log)
-        written = []
-        for size in out.sizes:  # one write job for every size
-            write_unit(build, metas, o, size, dirs, lay.plan_units(o), lay.stage_part(o, 0), lay.written(o, size),
-                       log=log)
-            written.append(lay.written(o, size))
-        aggregate_output(build, metas, o, lay.plan(o), None, lay.stage_agg(o), lay.aggregated(o), log=log)
-        if before_finalize is not None:
-            before_finalize(written)
-        finalize_output(build, o, lay.aggregated(o), [lay.stage_part(o, 0), lay.stage_agg(o)], lay.tree(o),
-                        lay.done(o), 0, log=log, written_paths=written)
-    return Built(build, metas, logs)
 
 
 def test_finalize_refuses_shards_the_plan_does_not_count(tmp_path, monkeypatch):
@@ -93,11 +47,12 @@ def test_finalize_refuses_shards_the_plan_does_not_count(tmp_path, monkeypatch):
     def lose_a_shard(written):
         for path in written:
             summary = read_json(path)
-            if summary.get("shards"):
-                summary["shards"] = summary["shards"][:-1]  # a write job that wrote one shard fewer
-                with open(path, "w", encoding="utf-8") as f:
-                    json.dump(summary, f)
-                return
+            for unit in summary["units"]:
+                if unit.get("shards"):
+                    unit["shards"] = unit["shards"][:-1]  # a write job that wrote one shard fewer
+                    with open(path, "w", encoding="utf-8") as f:
+                        json.dump(summary, f)
+                    return
         raise AssertionError("no write job wrote a shard")
 
     cfg = basic_config(["./data/train.jsonl"], sps=[40], out="./artifacts/units")
@@ -612,12 +567,18 @@ def test_compressed_input_gives_the_same_shards(tmp_path, monkeypatch, kind):
 
 
 def test_empty_input_file(tmp_path, monkeypatch):
+    """An empty input is an error (tests/test_empty_and_overflow.py); with source.allow_empty an output of
+    no sample is still a whole, valid output."""
     monkeypatch.chdir(tmp_path)
     write_lines("e.jsonl", [], trailing=False)
-    drive(basic_config(["e.jsonl"], sizes=[[8, 16]], out="o"))
+    with pytest.raises(E.SourceParseError):
+        drive(basic_config(["e.jsonl"], sizes=[[8, 16]], out="o"))
+    cfg = basic_config(["e.jsonl"], sizes=[[8, 16]], out="o")
+    cfg["source"]["allow_empty"] = True
+    drive(cfg)
     assert read_json("o/histogram.json") == {"8": 0, "16": 0}
     stats = read_json("o/stats.json")
-    assert stats["total_samples"] == 0 and stats["total_tokens"] == 0
+    assert stats["total_samples"] == 0 and stats["total_tokens"] == 0 and stats["empty_files"] == ["e.jsonl"]
     assert stats["unit_distribution"] == {"8": 0, "16": 0}
     assert read_jsonl("o/sample_index.jsonl") == []
     for s in (8, 16):
@@ -688,11 +649,12 @@ def test_unit_overflow_reports_line_and_counts(tmp_path, monkeypatch, sp, chunk_
     long = " ".join(["apples and oranges"] * 30)
     write_lines("d.jsonl", _many_lines_with(28, dumps({"prompt": long, "response": "r"})))
     n = len(sp.encode(long + "\nr"))
-    with pytest.raises(E.UnitOverflowError) as info:
-        tokenize_all(basic_config(["./d.jsonl"], sizes=[[16, 32]], chunk_mb=chunk_kb * KB_AS_MB))
+    with pytest.raises(E.UnitOverflowError) as info:  # counted by the plan stage, which sees every chunk
+        drive(basic_config(["./d.jsonl"], sizes=[[16, 32]], chunk_mb=chunk_kb * KB_AS_MB))
     msg = str(info.value)
     assert "Sample: ./d.jsonl:28" in msg
     assert f"token_count: {n}" in msg and "max_unit_size: 32" in msg
+    assert f"1 sample is longer than the largest unit size 32:\n\n• ./d.jsonl:28 ({n} tokens)" in msg
 
 
 # --- shard format units -------------------------------------------------------------------------------
@@ -925,8 +887,8 @@ def test_unit_overflow_by_one_token(tmp_path, monkeypatch):
     _big_vocab_tokenizer("big.json")
     write_lines("d.jsonl", [dumps({"t": "w1 w2"}), dumps({"t": "w1 w2 w3"})])
     with pytest.raises(E.UnitOverflowError) as info:
-        tokenize_all(basic_config(["d.jsonl"], fields=[["t"]], templates=["{t}"], sizes=[[1, 2]],
-                                  tokenizer={"hf_json": {"path": "big.json"}}, out="o"))
+        drive(basic_config(["d.jsonl"], fields=[["t"]], templates=["{t}"], sizes=[[1, 2]],
+                           tokenizer={"hf_json": {"path": "big.json"}}, out="o"))
     assert "Sample: d.jsonl:2" in str(info.value)
     assert "token_count: 3" in str(info.value) and "max_unit_size: 2" in str(info.value)
 

@@ -130,11 +130,16 @@ def test_not_a_model_directory_and_missing_path(models, tmp_path, monkeypatch):
                 .tokenizer.unitoken({"path": path}).units(sizes=[[16]], build_batch=[8])
                 .output.dir("out", samples_per_shard=[10]))
 
-    for path in ("./empty_dir", "./file.json", os.path.join(models["byte"], "vocab.json")):
-        with pytest.raises(E.TokenizerValidationError) as info:
+    with pytest.raises(E.TokenizerValidationError) as info:
+        job("./empty_dir").validate()
+    assert info.value.render("en").startswith("TokenizerValidationError: Unsupported tokenizer format.")
+    assert "./empty_dir" in info.value.render("en") and "unitoken" in info.value.render("en")
+    for path, parent in (("./file.json", "."), (os.path.join(models["byte"], "vocab.json"), models["byte"])):
+        with pytest.raises(E.TokenizerValidationError) as info:  # a model file: its directory is the fix
             job(path).validate()
-        assert info.value.render("en").startswith("TokenizerValidationError: Unsupported tokenizer format.")
-        assert path in info.value.render("en") and "unitoken" in info.value.render("en")
+        en = info.value.render("en")
+        assert f"Problem: unitoken expects a tokenizer directory, but path {path} is a file" in en
+        assert f"Fix: name its directory: tokenizer: {{unitoken: {{path: {parent}}}}}" in en
     with pytest.raises(E.MintDimFileNotFoundError) as info:
         job("./no/such/model").validate()
     assert "Context: tokenizer" in info.value.render("en")
@@ -223,7 +228,12 @@ def test_train_bpe_config_errors(tmp_path, monkeypatch, tok, component):
         _train_job(tmp_path, src, **tok).validate()
     en = info.value.render("en")
     assert en.startswith(f"TokenizerValidationError: Invalid tokenizer config.\n\nComponent: {component}\n\n")
-    assert "vocab_size is an int >= 258" in en
+    rules = en.split("Rules:\n\n")[1].split("\n\n")[0].splitlines()
+    key = component.partition(".")[2]
+    if key:  # a key's problem lists that key's rule only
+        assert rules and all(r.startswith(f"• {key} ") for r in rules), rules
+    else:  # the whole item's: every rule of train_bpe
+        assert "• vocab_size is an int >= 258 (256 bytes + <unk> + <pad>)" in rules and len(rules) == 5
     assert info.value.render("vi").startswith("TokenizerValidationError: Cấu hình tokenizer không hợp lệ.")
     assert os.listdir(tmp_path) == ["d.jsonl"]
 

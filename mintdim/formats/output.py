@@ -122,17 +122,21 @@ _SAMPLE_LINE = ('{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"so
 
 
 def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: int, file_ids, paths, lines,
-                       trained, progress, block: int = 1 << 16) -> None:
+                       trained, progress, block: int = 1 << 16, overflow=None) -> None:
     """sample_index.jsonl of the bucketed layout, in sample_id order. Each line is formatted
     directly, as the same bytes orjson gives for the record (same keys, same order): a dict and a
-    dumps call per sample took most of the aggregate stage."""
+    dumps call per sample took most of the aggregate stage. lengths: the tokens written.
+    overflow (units.overflow drop | truncate): (status per sample, whole lengths); a sample longer than
+    the largest unit carries overflow and source_token_count, as in the packed layout: "dropped" is in
+    no unit (unit_size, shard_path and shard_row null, token_count 0), "truncated" in the largest."""
     files = [orjson.dumps(p).decode("utf-8") for p in paths]  # JSON strings, non-ASCII kept as is
     line = _SAMPLE_LINE + (',"trained_tokens":%d}\n' if trained is not None else "}\n")
+    sized = list(sizes) + [0]  # a dropped sample's unit index is len(sizes): its line is rewritten below
     with open(path, "w", encoding="utf-8", newline="") as fh:
         for start in range(0, len(lengths), block):
             progress.update(start)
             end = min(start + block, len(lengths))
-            unit_size = [sizes[k] for k in units[start:end].tolist()]  # twice: the field and the shard's dir
+            unit_size = [sized[k] for k in units[start:end].tolist()]  # twice: the field and the shard's dir
             r = rows[start:end]
             cols = [range(start, end), (hexes[64 * i:64 * i + 64] for i in range(start, end)),
                     lengths[start:end].tolist(), unit_size,
@@ -140,7 +144,21 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
                     unit_size, (r // sps).tolist(), (r % sps).tolist()]
             if trained is not None:
                 cols.append(trained[start:end].tolist())
-            fh.write("".join([line % row for row in zip(*cols)]))
+            text = [line % row for row in zip(*cols)]
+            if overflow is not None:
+                for j in np.flatnonzero(overflow[0][start:end]).tolist():
+                    text[j] = _cut_line(json_line=text[j], status=int(overflow[0][start + j]),
+                                        whole=int(overflow[1][start + j]))
+            fh.write("".join(text))
+
+
+def _cut_line(json_line: str, status: int, whole: int) -> str:
+    """A bucketed sample's line with its overflow keys: dropped (status 1) in no unit and no shard."""
+    obj = orjson.loads(json_line)
+    if status == 1:
+        obj.update(unit_size=None, shard_path=None, shard_row=None)
+    obj.update(overflow="dropped" if status == 1 else "truncated", source_token_count=whole)
+    return orjson.dumps(obj).decode("utf-8") + "\n"
 
 
 def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_length: int, rows, offsets,

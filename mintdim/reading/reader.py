@@ -205,12 +205,14 @@ class Dataset:
     # -- the per-sample lookup ------------------------------------------------------------------
 
     def _lookup(self):
-        """(unit index int16, row in unit int64, token_count int32) per sample id; built once."""
+        """(unit index int16, row in unit int64, token_count int32) per sample id; built once. A sample
+        dropped for its length (units.overflow: drop) has the unit index len(sizes): in no unit."""
         if self._index is None:
             n = self.num_samples
             unit_sizes = np.zeros(n, dtype=np.int32)
             counts = np.zeros(n, dtype=np.int32)
             shard_rows = np.zeros(n, dtype=np.int64)
+            dropped = np.zeros(n, dtype=bool)
             seen = 0
             with _open(os.path.join(self.path, fmt.SAMPLE_INDEX), "rb") as f:
                 for line in f:
@@ -220,15 +222,20 @@ class Dataset:
                     sid = row["sample_id"]
                     if sid != seen:
                         raise E.OutputValidationError.index_order(self.path, seen + 1, sid)
-                    unit_sizes[sid] = row["unit_size"]
+                    if row.get("overflow") == "dropped":
+                        dropped[sid] = True
+                    else:
+                        unit_sizes[sid] = row["unit_size"]
                     counts[sid] = row["token_count"]
-                    shard_rows[sid] = row.get("shard_row", -1)
+                    shard_rows[sid] = row.get("shard_row", -1) if not dropped[sid] else -1
                     seen += 1
             if seen != n:
                 raise E.OutputValidationError.index_count(self.path, seen, n)
             sizes = np.asarray(self.sizes, dtype=np.int32)
             units = np.searchsorted(sizes, unit_sizes).astype(np.int16)
-            if n and (units.max() >= len(sizes) or np.any(sizes[units] != unit_sizes)):
+            units[dropped] = len(sizes)
+            kept = ~dropped
+            if np.any(kept) and (units[kept].max() >= len(sizes) or np.any(sizes[units[kept]] != unit_sizes[kept])):
                 raise E.OutputValidationError.index_unit_size(self.path)
             # within a unit, records are in sample_id order: a sample's row is its rank in its unit
             rows = np.zeros(n, dtype=np.int64)
@@ -254,17 +261,25 @@ class Dataset:
 
     @property
     def unit_sizes(self) -> np.ndarray:
-        """Unit size of every sample, indexed by sample_id (int32)."""
-        return np.asarray(self.sizes, dtype=np.int32)[self._lookup()[0]]
+        """Unit size of every sample, indexed by sample_id (int32; 0 for a sample dropped for its length)."""
+        return np.asarray(self.sizes + [0], dtype=np.int32)[self._lookup()[0]]
 
     def _check_id(self, sample_id) -> int:
         return check_sample_id(sample_id, self.num_samples)
+
+    def _unit_of(self, sid: int) -> "Unit":
+        """The unit of a sample; ValueError for one dropped for its length (units.overflow: drop)."""
+        u = int(self._lookup()[0][sid])
+        if u >= len(self.units):
+            raise ValueError(f"sample {sid} was dropped (units.overflow: drop): it is longer than the largest "
+                             f"unit size {self.sizes[-1]}")
+        return self.units[u]
 
     def locate(self, sample_id: int) -> tuple[int, str, int]:
         """(unit_size, shard path, row in the shard) of one sample."""
         sid = self._check_id(sample_id)
         units, rows, _counts = self._lookup()
-        unit = self.units[int(units[sid])]
+        unit = self._unit_of(sid)
         shard, row = divmod(int(rows[sid]), self.samples_per_shard)
         return unit.size, unit.shard_paths[shard], row
 
@@ -290,7 +305,7 @@ class Dataset:
             raise ValueError("this build has no loss masks (source.train_on was not set)")
         sid = self._check_id(sample_id)
         units, rows, counts = self._lookup()
-        unit = self.units[int(units[sid])]
+        unit = self._unit_of(sid)
         shard, row = divmod(int(rows[sid]), self.samples_per_shard)
         bits = np.unpackbits(unit.mask_shard(shard)[row], bitorder="little")
         return bits[: int(counts[sid])].astype(bool)
@@ -306,7 +321,7 @@ class Dataset:
         u = units[ids]
         if np.any(u != u[0]):
             raise ValueError("a batch must hold samples of one unit size (see batches())")
-        unit = self.units[int(u[0])]
+        unit = self._unit_of(int(ids[0]))
         out = np.empty((len(ids), unit.size), dtype=self.dtype)
         masks = np.empty((len(ids), -(-unit.size // 8)), dtype=np.uint8) if self.has_loss_mask else None
         shard_of, row_in = np.divmod(rows[ids], self.samples_per_shard)

@@ -44,7 +44,10 @@ def render_sample(out_dir: str, sample_id: int, tokenizer: str | None = None, co
     if not os.path.exists(path):
         raise E.MintDimFileNotFoundError.make("tokenizer", f"{path} (give --tokenizer PATH)")
     decode = _decoder(tok_meta["type"], path, ds.manifest.get("tokenizer_options"))
-    ids = np.asarray(ds.tokens(sample_id))
+    try:
+        ids = np.asarray(ds.tokens(sample_id))
+    except ValueError as exc:  # dropped for its length (units.overflow: drop): no token is stored
+        return f"sample {sample_id}: {exc}; no token of it is stored"
     mask = ds.loss_mask(sample_id) if ds.has_loss_mask else np.zeros(len(ids), dtype=bool)
     size, shard, row = ds.locate(sample_id)
     color = color if color is not None else False

@@ -111,12 +111,16 @@ def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_siz
         groups = lengths_from_config(load_config_file(source), cores)
     answers = []
     for name, lengths, sizes in groups:
+        if not len(lengths):  # an output of no sample (source.allow_empty): nothing to suggest from
+            raise E.UsageError.no_samples(name)
+        if k is not None and k < 1:
+            raise E.UsageError.positive("-k", str(k))
         values, counts = padding.histogram(lengths)
         try:
             found = padding.suggest(values=values, counts=counts, k=k, multiple_of=multiple_of,
                                     min_size=min_size, max_size=max_size, max_padding=max_padding, cost=cost)
-        except ValueError as exc:
-            raise E.UnitValidationError.make(str(exc), str(exc)) from None
+        except padding.AboveMax as exc:
+            raise E.UsageError.above_max(exc.max_size, exc.longest, exc.needed) from None
         current = None
         if sizes and (not len(values) or values[-1] <= sizes[-1]):
             current = padding.measure(values, counts, sizes)

@@ -47,8 +47,9 @@ def summarize(target) -> dict:
     ds = target if not isinstance(target, str) else open_dataset(target)
     if not isinstance(ds, Dataset):  # packed rows (units.pack)
         return _summarize_packed(ds)
-    lengths = ds.token_counts.astype(np.int64)
     unit_of = ds._lookup()[0]
+    lengths = ds.token_counts.astype(np.int64)[unit_of < len(ds.units)]  # not those dropped for their length
+    unit_of = unit_of[unit_of < len(ds.units)]
     units = []
     total_slots = 0
     total_bytes = 0
@@ -90,6 +91,8 @@ def summarize(target) -> dict:
         "units": units,
         "histogram": length_histogram(lengths, ds.sizes),
         "unit_sizes": list(ds.sizes),
+        **({"overflow": st["overflow"]} if "overflow" in st else {}),  # units.overflow drop | truncate
+        **({"empty_files": st["empty_files"]} if "empty_files" in st else {}),  # source.allow_empty
     }
 
 
@@ -153,13 +156,13 @@ def format_summary(s: dict) -> str:
     ]
     if s.get("packing"):
         p = s["packing"]
-        o = p["overflow"]
         lines[3:3] = [f"  packing     {p['rows']:,} rows of {p['row_length']:,} tokens: efficiency "
                       f"{_pct(p['efficiency'], 3)} (lower bound {p['lower_bound_rows']:,} rows)",
-                      f"  overflow    {o['policy']}: {o['dropped']:,} dropped, {o['truncated']:,} truncated"
-                      + (f" (ids {', '.join(map(str, (o['dropped_ids'] + o['truncated_ids'])[:10]))}"
-                         f"{', ...' if o['dropped'] + o['truncated'] > 10 else ''})"
-                         if o['dropped'] + o['truncated'] else "")]
+                      _overflow_line(p["overflow"])]
+    elif s.get("overflow"):
+        lines[3:3] = [_overflow_line(s["overflow"])]
+    if s.get("empty_files"):
+        lines[2:2] = [f"  empty files {', '.join(s['empty_files'])} (source.allow_empty)"]
     header, rows = stats_rows(s)
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     for r in [header] + rows:
@@ -167,6 +170,14 @@ def format_summary(s: dict) -> str:
     lines.append("")
     lines += text_histogram(s)
     return "\n".join(lines)
+
+
+def _overflow_line(o: dict) -> str:
+    """The summary's line of stats.json's overflow figures (units.overflow)."""
+    cut = o["dropped"] + o["truncated"]
+    return (f"  overflow    {o['policy']}: {o['dropped']:,} dropped, {o['truncated']:,} truncated"
+            + (f" (ids {', '.join(map(str, (o['dropped_ids'] + o['truncated_ids'])[:10]))}"
+               f"{', ...' if cut > 10 else ''})" if cut else ""))
 
 
 def _summarize_packed(ds) -> dict:

@@ -12,13 +12,17 @@ Every figure is recomputed from the files themselves, then compared:
   declared sizes; no UNIT_BUILD_FAILED.md anywhere.
 - sample_index.jsonl: sample ids 0..n-1 in order; unit = smallest declared size >= token_count;
   shard_path (and shard_row) = the sample's place among its unit's samples in sample_id order;
-  source lines increasing within each file, files in manifest order.
+  source lines increasing within each file, files in manifest order. units.overflow (drop |
+  truncate): only the manifest's policy occurs; a cut sample's source_token_count is above the
+  largest size; dropped: token_count 0, no unit, shard or row; truncated: token_count = the
+  largest size, in the largest unit (its stored tokens are the encoder's first ones).
 - shards: exactly ceil(count / samples_per_shard) files per unit, each of
   records * unit_size * bytes_per_token bytes; every slot from token_count on holds pad_id;
   every token is inside the vocabulary; an empty unit holds EMPTY_UNIT.md. Loss masks
   (source.train_on): a mask_XXXXXX.bin of records * ceil(unit_size / 8) bytes beside each
   shard, no bit set after token_count.
-- histogram.json and stats.json: counts, totals, duplicate and UNK figures.
+- histogram.json and stats.json: counts, totals, duplicate and UNK figures (and the overflow block:
+  policy, counts, lost tokens and ids, as for packed rows).
 - duplicate_index.jsonl: exactly the groups of equal hashes, as the spec orders them.
 - unk_index.jsonl: exactly the samples whose tokens hold unk_id, at those positions.
 - with source=True: the source files are read again (paths as declared, from `root`, default
@@ -106,6 +110,32 @@ class _Index:
         self.shard_path: list[str] = [""] * n
         self.shard_row = np.full(n, -1, dtype=np.int64)
         self.valid = np.zeros(n, dtype=bool)
+        self.status = np.zeros(n, dtype=np.int8)  # units.overflow: 0 whole, 1 dropped, 2 truncated
+        self.source_tc = np.zeros(n, dtype=np.int64)  # the whole length of a dropped or truncated sample
+
+
+OVERFLOW_OF = {"error": set(), "drop": {"dropped"}, "truncate": {"truncated"}}
+
+
+def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str, report: "Report") -> int:
+    """A sample_index.jsonl line's overflow keys, checked against the manifest's policy (units.overflow):
+    0 a whole sample (no overflow key, no source_token_count), 1 dropped (token_count 0), 2 truncated
+    (token_count = limit); a cut sample's source_token_count is above `limit` (`where` names it)."""
+    name = fmt.SAMPLE_INDEX
+    over = obj.get("overflow")
+    if over is None:
+        if "source_token_count" in obj:
+            report.add(name, "source_token_count without overflow", i)
+        return 0
+    if over not in OVERFLOW_OF[policy]:
+        report.add(name, f"overflow {over!r} does not follow the manifest's policy {policy!r}", i)
+    stc = obj.get("source_token_count")
+    if not _is_int(stc) or stc <= limit:
+        report.add(name, f"overflow {over!r} but source_token_count {stc!r} fits {where} {limit}", i)
+    want_tc = 0 if over == "dropped" else limit
+    if tc != want_tc:
+        report.add(name, f"{over} sample: token_count {tc}, expected {want_tc}", i)
+    return 1 if over == "dropped" else 2
 
 
 def _load_json(out: str, name: str, report: Report):
@@ -177,12 +207,16 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
     m = _check_manifest(manifest, report)
     if m is None:
         return report
-    sizes, sps, dtype, pad, unk, vocab, files = m
+    sizes, sps, dtype, _pad, _unk, _vocab, files = m
     if (manifest.get("units") or {}).get("layout") == "packed":  # units.pack
         from .verify_packed import verify_packed
 
         return verify_packed(out, manifest, histogram, stats, m, report, source, all, sample, root, seed)
     has_masks = "loss_mask" in manifest  # source.train_on: mask_XXXXXX.bin beside every shard
+    policy = (manifest.get("units") or {}).get("overflow", "error")  # units.overflow with unit sizes
+    if policy not in OVERFLOW_OF:
+        report.add(fmt.MANIFEST, f"units.overflow {policy!r} is not error, drop or truncate")
+        policy = "error"
 
     entries = sorted(os.listdir(out))
     declared = {fs.unit_dir(s) for s in sizes}
@@ -198,7 +232,7 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
         report.add(d, "declared unit directory is missing")
 
     # --- sample_index.jsonl ------------------------------------------------------------------------
-    idx = _read_sample_index(out, report, sizes, sps, files)
+    idx = _read_sample_index(out, report, sizes, sps, files, policy)
     n = len(idx.tc)
     report.samples = n
     per_unit = {s: np.flatnonzero(idx.unit == s) for s in sizes}
@@ -206,45 +240,8 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
 
     # --- shards: names, sizes, padding, vocabulary, UNK positions ---------------------------------
     found_unk: dict[int, list[int]] = {}
-    bpt = dtype.itemsize
     for s in sizes:
-        udir = os.path.join(out, fs.unit_dir(s))
-        if not os.path.isdir(udir):
-            continue
-        names = sorted(os.listdir(udir))
-        count = counts[s]
-        want = [fs.shard_name(k) for k in range(-(-count // sps))]
-        masks = [fs.mask_name(k) for k in range(len(want))] if has_masks else []
-        allowed = set(want) | set(masks) | ({EMPTY_MARKER} if count == 0 else set()) | {FAILED_MARKER}
-        for name in names:
-            if name not in allowed:
-                why = ("an empty unit holds no shard" if count == 0 and _SHARD.match(name) else
-                       f"not expected: unit {s} has {count} samples in {len(want)} shards" if _SHARD.match(name)
-                       else "unexpected file")
-                report.add(f"{fs.unit_dir(s)}/{name}", why)
-        if count == 0 and EMPTY_MARKER not in names:
-            report.add(fs.unit_dir(s), f"empty unit without {EMPTY_MARKER}")
-        if count and EMPTY_MARKER in names:
-            report.add(f"{fs.unit_dir(s)}/{EMPTY_MARKER}", f"unit {s} is not empty ({count} samples)")
-        ids = per_unit[s]
-        for k, name in enumerate(want):
-            rel = f"{fs.unit_dir(s)}/{name}"
-            path = os.path.join(udir, name)
-            members = ids[k * sps:(k + 1) * sps]
-            if not os.path.isfile(path):
-                report.add(rel, f"missing (holds samples {int(members[0])}..{int(members[-1])})")
-                continue
-            report.shards += 1
-            size = os.path.getsize(path)
-            expected = len(members) * s * bpt
-            if size != expected:
-                report.add(rel, f"size {size} bytes, expected {len(members)} records * {s} tokens * {bpt} bytes "
-                                f"= {expected}")
-                if size % (s * bpt):
-                    continue  # not whole records: the rows cannot be trusted
-            _check_shard(path, rel, s, members, idx, dtype, pad, unk, vocab, report, found_unk)
-            if has_masks:
-                _check_mask(os.path.join(udir, masks[k]), f"{fs.unit_dir(s)}/{masks[k]}", s, members, idx, report)
+        _check_unit(out, s, per_unit[s], sps, has_masks, m, idx, report, found_unk)
 
     # --- histogram, stats ---------------------------------------------------------------------------
     dist = {str(s): counts[s] for s in sizes}
@@ -257,32 +254,96 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
 
     dup_groups = _check_duplicates(out, idx, files, report)
     _check_unk(out, idx, files, found_unk, report)
-
     if isinstance(stats, dict):
-        want_stats = {
-            "total_samples": n, "total_tokens": int(idx.tc.sum()), "token_dtype": dtype.name,
-            "bytes_per_token": bpt, "duplicate_groups": len(dup_groups),
-            "duplicate_samples": int(sum(len(g) for g in dup_groups)),
-            "samples_with_unk": len(found_unk), "unk_tokens": int(sum(len(v) for v in found_unk.values())),
-            "unit_distribution": dist,
-        }
-        for key, value in want_stats.items():
-            got = stats.get(key)
-            if isinstance(got, dict):
-                got = {str(k): v for k, v in got.items()}
-            if got != value:
-                report.add("stats.json", f"{key} is {got!r}, the files give {value!r}")
-        if isinstance(stats.get("shards"), dict):  # extension: shards per unit
-            want_shards = {str(s): -(-counts[s] // sps) for s in sizes}
-            got = {str(k): v for k, v in stats["shards"].items()}
-            if got != want_shards:
-                report.add("stats.json", f"shards is {got!r}, the files give {want_shards!r}")
+        _check_stats(stats, idx, dist, sizes, sps, dtype, dup_groups, found_unk, policy, files, report)
     elif stats is not None:
         report.add("stats.json", "is not a JSON object")
 
     if source:
         _check_source(out, manifest, idx, per_unit, sizes, sps, dtype, report, all, sample, root, seed)
     return report
+
+
+def _check_unit(out: str, s: int, ids, sps: int, has_masks: bool, m, idx: _Index, report: Report,
+                found_unk: dict) -> None:
+    """One unit directory: exactly its shards (and masks), each of whole records, checked record by record."""
+    _sizes, _sps, dtype, pad, unk, vocab, _files = m
+    udir = os.path.join(out, fs.unit_dir(s))
+    if not os.path.isdir(udir):
+        return
+    bpt = dtype.itemsize
+    names = sorted(os.listdir(udir))
+    count = len(ids)
+    want = [fs.shard_name(k) for k in range(-(-count // sps))]
+    masks = [fs.mask_name(k) for k in range(len(want))] if has_masks else []
+    allowed = set(want) | set(masks) | ({EMPTY_MARKER} if count == 0 else set()) | {FAILED_MARKER}
+    for name in names:
+        if name not in allowed:
+            why = ("an empty unit holds no shard" if count == 0 and _SHARD.match(name) else
+                   f"not expected: unit {s} has {count} samples in {len(want)} shards" if _SHARD.match(name)
+                   else "unexpected file")
+            report.add(f"{fs.unit_dir(s)}/{name}", why)
+    if count == 0 and EMPTY_MARKER not in names:
+        report.add(fs.unit_dir(s), f"empty unit without {EMPTY_MARKER}")
+    if count and EMPTY_MARKER in names:
+        report.add(f"{fs.unit_dir(s)}/{EMPTY_MARKER}", f"unit {s} is not empty ({count} samples)")
+    for k, name in enumerate(want):
+        rel = f"{fs.unit_dir(s)}/{name}"
+        path = os.path.join(udir, name)
+        members = ids[k * sps:(k + 1) * sps]
+        if not os.path.isfile(path):
+            report.add(rel, f"missing (holds samples {int(members[0])}..{int(members[-1])})")
+            continue
+        report.shards += 1
+        size = os.path.getsize(path)
+        expected = len(members) * s * bpt
+        if size != expected:
+            report.add(rel, f"size {size} bytes, expected {len(members)} records * {s} tokens * {bpt} bytes "
+                            f"= {expected}")
+            if size % (s * bpt):
+                continue  # not whole records: the rows cannot be trusted
+        _check_shard(path, rel, s, members, idx, dtype, pad, unk, vocab, report, found_unk)
+        if has_masks:
+            _check_mask(os.path.join(udir, masks[k]), f"{fs.unit_dir(s)}/{masks[k]}", s, members, idx, report)
+
+
+def _check_stats(stats: dict, idx: _Index, dist: dict, sizes, sps: int, dtype, dup_groups, found_unk: dict,
+                 policy: str, files: list, report: Report) -> None:
+    """stats.json against the figures the files give (the spec's keys, shards, overflow, empty_files)."""
+    want_stats = {
+        "total_samples": len(idx.tc), "total_tokens": int(idx.tc.sum()), "token_dtype": dtype.name,
+        "bytes_per_token": dtype.itemsize, "duplicate_groups": len(dup_groups),
+        "duplicate_samples": int(sum(len(g) for g in dup_groups)),
+        "samples_with_unk": len(found_unk), "unk_tokens": int(sum(len(v) for v in found_unk.values())),
+        "unit_distribution": dist,
+    }
+    for key, value in want_stats.items():
+        got = stats.get(key)
+        if isinstance(got, dict):
+            got = {str(k): v for k, v in got.items()}
+        if got != value:
+            report.add("stats.json", f"{key} is {got!r}, the files give {value!r}")
+    if policy != "error" or "overflow" in stats:  # units.overflow: the figures packed rows give
+        got = stats.get("overflow") if isinstance(stats.get("overflow"), dict) else {}
+        for sub, value in _overflow_figures(policy, idx, sizes[-1]).items():
+            if got.get(sub) != value:
+                report.add("stats.json", f"overflow.{sub} is {got.get(sub)!r}, the files give {value!r}")
+    if isinstance(stats.get("shards"), dict):  # extension: shards per unit
+        want_shards = {str(s): -(-dist[str(s)] // sps) for s in sizes}
+        got = {str(k): v for k, v in stats["shards"].items()}
+        if got != want_shards:
+            report.add("stats.json", f"shards is {got!r}, the files give {want_shards!r}")
+    check_empty_files(stats, idx, files, report)
+
+
+def check_empty_files(stats: dict, idx: _Index, files: list, report: Report) -> None:
+    """stats.json empty_files (source.allow_empty) lists exactly the source files without a sample."""
+    import numpy as np
+
+    per_file = np.bincount(idx.file[idx.file >= 0], minlength=len(files)) if len(files) else []
+    empty = [f for f, c in zip(files, per_file) if c == 0]
+    if stats.get("empty_files", []) != empty:
+        report.add("stats.json", f"empty_files is {stats.get('empty_files')!r}, sample_index.jsonl gives {empty!r}")
 
 
 def _check_manifest(manifest, report: Report):
@@ -334,7 +395,16 @@ def _check_manifest(manifest, report: Report):
     return sizes, sps, dtype, pad, unk, vocab, files
 
 
-def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
+def _overflow_figures(policy: str, idx: _Index, limit: int) -> dict:
+    import numpy as np
+
+    dropped, truncated = np.flatnonzero(idx.status == 1), np.flatnonzero(idx.status == 2)
+    return {"policy": policy, "dropped": int(len(dropped)), "truncated": int(len(truncated)),
+            "truncated_tokens_lost": int((idx.source_tc[truncated] - limit).sum()),
+            "dropped_ids": dropped.tolist(), "truncated_ids": truncated.tolist()}
+
+
+def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str = "error") -> _Index:
     rows = list(_jsonl_rows(out, fmt.SAMPLE_INDEX, report))
     idx = _Index(len(rows))
     name = fmt.SAMPLE_INDEX
@@ -350,6 +420,16 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files) -> _Index:
         tc, unit = obj.get("token_count"), obj.get("unit_size")
         if not _is_int(tc) or tc < 0:
             report.add(name, f"token_count {tc!r} is not a non-negative int", i)
+            continue
+        idx.status[i] = overflow_of(obj, i, tc, sizes[-1], policy, "the largest unit", report)
+        if idx.status[i]:
+            idx.source_tc[i] = obj.get("source_token_count") if _is_int(obj.get("source_token_count")) else 0
+        if idx.status[i] == 1:  # dropped: in no unit and no shard
+            place = (unit, obj.get("shard_path"), obj.get("shard_row"))
+            if place != (None, None, None):
+                report.add(name, f"dropped sample has a unit and a place in the shards {place}", i)
+            idx.hashes[i], idx.file[i], idx.line[i], last = _check_origin(obj, i, file_of, last, report)
+            idx.valid[i] = True
             continue
         if unit not in seen_in_unit:
             report.add(name, f"unit_size {unit!r} is not a declared size {sizes}", i)
@@ -517,18 +597,13 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
     from .. import errors as E
     from ..sources import jsonl
     from ..sources import template as T
-    from ..tokenizers.kinds import load
 
     report.source_checked = True
     root = root or os.getcwd()
     src = manifest.get("source") or {}
     files, fields, templates = src.get("files") or [], src.get("fields") or [], src.get("templates") or []
     n = len(idx.tc)
-    if all_samples:
-        chosen = set(range(n))
-    else:
-        rng = random.Random(seed)
-        chosen = set(rng.sample(range(n), min(n, sample))) if n else set()
+    chosen = set(range(n)) if all_samples else set(random.Random(seed).sample(range(n), min(n, sample)))
     texts: dict[int, str] = {}
     sid = 0
     for fi, decl in enumerate(files):
@@ -576,6 +651,30 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
     if sid < n:
         report.add("sample_index.jsonl", f"{n - sid} samples more than the source files hold ({sid})", sid)
 
+    tok = _manifest_tokenizer(manifest, root, report)
+    if tok is None:
+        return
+    if packed is None:
+        def locate(i):  # (shard, row in it, first slot, record width) of a stored sample; None: dropped
+            if idx.status[i] == 1:
+                return None
+            unit = int(idx.unit[i])
+            return idx.shard_path[i], int(np.searchsorted(per_unit[unit], i)) % sps, 0, unit
+
+        counts = np.where(idx.status > 0, idx.source_tc, idx.tc)  # a cut sample: the encoder gives its whole length
+    else:
+        def locate(i):
+            place = packed[0](i)
+            return None if place is None else (*place, sizes[0])
+
+        counts = packed[1]
+    _compare_encoded(out, tok, texts, idx, locate, counts, dtype, report)
+
+
+def _manifest_tokenizer(manifest: dict, root: str, report: Report):
+    """The manifest's tokenizer, loaded from `root`, its ids checked against the manifest; None: unloadable."""
+    from ..tokenizers.kinds import load
+
     tok_cfg = manifest.get("tokenizer") or {}
     tpath = tok_cfg.get("path", "")
     tpath = tpath if os.path.isabs(tpath) else os.path.join(root, tpath)
@@ -584,10 +683,18 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
     except Exception as exc:  # the library's own words
         report.add("manifest.json", f"tokenizer {tok_cfg.get('path')!r} cannot be loaded from {tpath}: "
                                     f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
-        return
+        return None
     for key, value in (("vocab_size", tok.vocab_size), ("unk_id", tok.unk_id), ("pad_id", tok.pad_id)):
         if tok_cfg.get(key) != value:
             report.add("manifest.json", f"tokenizer {key} is {tok_cfg.get(key)!r}, the tokenizer file says {value!r}")
+    return tok
+
+
+def _compare_encoded(out, tok, texts: dict, idx: _Index, locate, counts, dtype, report: Report) -> None:
+    """Each chosen sample re-encoded: the encoder's count is counts[i] (its whole length), and the record
+    where locate(i) puts it (None: dropped) holds the first token_count of its tokens."""
+    import numpy as np
+
     ids = sorted(texts)
     shards: dict[str, np.ndarray] = {}
     for lo in range(0, len(ids), 1024):
@@ -597,33 +704,26 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
         for j, i in enumerate(batch):
             tokens = flat[ends[j] - lengths[j]:ends[j]]
             report.encoded += 1
-            want = int(idx.tc[i]) if packed is None else int(packed[1][i])
+            want = int(counts[i])
             if len(tokens) != want:
-                report.add("sample_index.jsonl", f"token_count {want}, the tokenizer gives {len(tokens)}", i)
+                key = "token_count" if want == idx.tc[i] else "source_token_count"
+                report.add("sample_index.jsonl", f"{key} {want}, the tokenizer gives {len(tokens)}", i)
                 continue
-            unit = int(idx.unit[i])
-            offset = 0
-            if packed is not None:
-                place = packed[0](i)
-                if place is None:  # dropped: nothing to compare
-                    continue
-                rel, row, offset = place
-                tokens = tokens[:int(idx.tc[i])]
-            else:
-                rel = idx.shard_path[i]
-            path = os.path.join(out, rel)
+            place = locate(i)
+            if place is None:  # dropped: nothing stored to compare
+                continue
+            rel, row, offset, width = place
+            tokens = tokens[:int(idx.tc[i])].astype(dtype)
             if rel not in shards:
                 try:
-                    shards[rel] = np.memmap(path, dtype=dtype, mode="r").reshape(-1, unit)
+                    shards[rel] = np.memmap(os.path.join(out, rel), dtype=dtype, mode="r").reshape(-1, width)
                 except (OSError, ValueError):
-                    shards[rel] = np.zeros((0, unit), dtype=dtype)
-            if packed is None:
-                row = int(np.searchsorted(per_unit[unit], i)) % sps
+                    shards[rel] = np.zeros((0, width), dtype=dtype)
             if row >= len(shards[rel]):
                 continue  # a missing or short shard is reported already
             stored = shards[rel][row, offset:offset + len(tokens)]
-            if not np.array_equal(stored, tokens.astype(dtype)):
-                where = offset + int(np.flatnonzero(stored != tokens.astype(dtype))[0])
+            if not np.array_equal(stored, tokens):
+                where = offset + int(np.flatnonzero(stored != tokens)[0])
                 report.add(rel, f"row {row}: tokens differ from the tokenizer's encode of the source "
                                 f"(first at slot {where})", i)
 

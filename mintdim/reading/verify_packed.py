@@ -31,8 +31,6 @@ from ..formats import shards as fs
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 
-OVERFLOW_OF = {"error": set(), "drop": {"dropped"}, "truncate": {"truncated"}}
-
 
 def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source: bool, all_samples: bool,
                   sample: int, root, seed: int):
@@ -45,7 +43,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
     if not V._is_int(L) or sizes != [L]:
         report.add(fmt.MANIFEST, f"units.row_length {L!r} does not match units.sizes {sizes!r}")
         return report
-    if policy not in OVERFLOW_OF:
+    if policy not in V.OVERFLOW_OF:
         report.add(fmt.MANIFEST, f"units.overflow {policy!r} is not error, drop or truncate")
         policy = "error"
     has_masks = "loss_mask" in manifest
@@ -80,24 +78,12 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
             continue
         if obj.get("unit_size") != L:
             report.add(name, f"unit_size {obj.get('unit_size')!r} is not the row length {L}", i)
-        if over is not None and over not in OVERFLOW_OF[policy]:
-            report.add(name, f"overflow {over!r} does not follow the manifest's policy {policy!r}", i)
         loc = (obj.get("shard_path"), obj.get("shard_row"), obj.get("row_offset"))
-        if over is None:
-            if tc > L:
-                report.add(name, f"token_count {tc} does not fit a row of {L}", i)
-            if "source_token_count" in obj:
-                report.add(name, "source_token_count without overflow", i)
-        else:
-            stc = obj.get("source_token_count")
-            if not V._is_int(stc) or stc <= L:
-                report.add(name, f"overflow {over!r} but source_token_count {stc!r} fits a row of {L}", i)
-            else:
-                source_tc[i] = stc
-            want_tc = 0 if over == "dropped" else L
-            if tc != want_tc:
-                report.add(name, f"{over} sample: token_count {tc}, expected {want_tc}", i)
-            status[i] = 1 if over == "dropped" else 2
+        status[i] = V.overflow_of(obj, i, tc, L, policy, "a row of", report)  # the keys as for unit sizes
+        if over is None and tc > L:
+            report.add(name, f"token_count {tc} does not fit a row of {L}", i)
+        if over is not None and V._is_int(obj.get("source_token_count")) and obj["source_token_count"] > L:
+            source_tc[i] = obj["source_token_count"]
         if status[i] == 1:
             if loc != (None, None, None):
                 report.add(name, f"dropped sample has a place in the rows {loc}", i)
@@ -250,6 +236,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
         for key, value in want_more.items():
             if got_more[key] != value:
                 report.add(fmt.STATS, f"{key} is {got_more[key]!r}, the files give {value!r}")
+        V.check_empty_files(stats, idx, files, report)
         eff = packing.get("efficiency")
         if not isinstance(eff, (int, float)) or abs(eff - (tokens / slots if slots else 1.0)) > 1e-12:
             report.add(fmt.STATS, f"packing.efficiency is {eff!r}, the files give {tokens / slots if slots else 1.0!r}")

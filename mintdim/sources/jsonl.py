@@ -55,6 +55,29 @@ def chunk_bounds(path: str, chunk_mb: float, parallel: int = 1, spread: bool = F
     return [(k * size // n, (k + 1) * size // n) for k in range(n)]
 
 
+# Pre-flight reads at most this much of a file (decompressed) to tell whether it holds no sample: an
+# empty or blank file is then an error before any job starts; a longer run of white space is found by
+# the plan stage, which sees every chunk's sample count.
+EMPTY_SCAN_BYTES = 1 << 16
+
+
+def no_samples(path: str) -> str | None:
+    """Why a file surely holds no sample: "empty" (0 bytes) or "blank" (nothing but JSON white space, after
+    a BOM), decided from its first EMPTY_SCAN_BYTES; None when it holds data, or when that prefix cannot
+    tell (longer, or unreadable: the tokenize job reports a file it cannot read, with the line)."""
+    if os.path.getsize(path) == 0:
+        return "empty"
+    compression = compression_of(path)
+    try:
+        with (_open_stream(path, compression) if compression else open(path, "rb")) as stream:
+            head = stream.read(EMPTY_SCAN_BYTES + 1)
+    except Exception:  # a corrupt stream, or zstandard not installed: decided when the file is read
+        return None
+    if len(head) > EMPTY_SCAN_BYTES:
+        return None
+    return None if head.removeprefix(BOM).strip(_WS) else "blank"
+
+
 def _open_stream(path: str, compression: str):
     raw = open(path, "rb")
     if compression == "gz":

@@ -36,7 +36,7 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
         "token_storage": {"dtype": meta.dtype, "bytes_per_token": meta.bytes_per_token, "byte_order": "little"},
         "units": {"sizes": sizes, "build_batch": batches[0] if len(set(batches)) == 1 else batches,
                   **({"planned": {"from": "data", **out.auto}} if out.auto else {}),
-                  **(packed_layout(out) if packed else {})},
+                  **(packed_layout(out) if packed else {"overflow": out.overflow} if out.overflow else {})},
         "source": {"files": [f.path for f in files], "fields": [f.fields for f in files],
                    "templates": [f.template for f in files]},
         "output": {"samples_per_shard": out.samples_per_shard},
@@ -98,48 +98,36 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     fresh_dir(stage_dir)
     progress = Progress(log, f"[unit-build] aggregate {out.dir}", n, "samples indexed")
     packed = _packed(plan, trained, written_paths) if plan.get("layout") == "packed" else None
+    cut = _cut(plan) if packed is None else None  # unit sizes with units.overflow drop | truncate
     if packed is not None:  # units.pack
         trained = packed["trained"]
         write_packed_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, packed["kept"],
                                   packed["status"], sizes[0], rows, packed["offsets"], sps, file_ids, paths, lines,
                                   None if trained is None else trained.tolist(), progress)
     else:
-        write_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, sizes, units, rows, sps,
-                           file_ids, paths, lines, trained, progress)
+        write_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths if cut is None else cut["kept"],
+                           sizes, units, rows, sps, file_ids, paths, lines, trained, progress,
+                           overflow=None if cut is None else (cut["status"], lengths))
 
-    # duplicate_index.jsonl: groups by first sample_id, members in sample_id order
     groups = duplicate_groups(digests)
-    writer = JsonlWriter(os.path.join(stage_dir, fmt.DUPLICATE_INDEX))
-    for members in groups:
-        first = int(members[0])
-        writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
-                      "samples": [{"sample_id": int(s), "source_file": paths[file_ids[s]],
-                                   "source_line": int(lines[s])} for s in members]})
-    writer.close()
-
-    # unk_index.jsonl
+    _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), groups, hexes, paths, file_ids, lines)
     unk_samples = inter.unarr(plan["unk_samples"])
     unk_counts = inter.unarr(plan["unk_counts"])
     unk_positions = inter.unarr(plan["unk_positions"])
     if packed is not None:  # UNK figures describe the tokens written
         unk_samples, unk_counts, unk_positions = _stored_unk(unk_samples, unk_counts, unk_positions, packed["kept"])
-    writer = JsonlWriter(os.path.join(stage_dir, fmt.UNK_INDEX))
-    offset = 0
-    for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
-        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": paths[file_ids[s]],
-                      "source_line": int(lines[s]), "unk_count": c,
-                      "unk_positions": unk_positions[offset:offset + c].tolist()})
-        offset += c
-    writer.close()
+    _write_unk(os.path.join(stage_dir, fmt.UNK_INDEX), unk_samples, unk_counts, unk_positions, hexes, paths,
+               file_ids, lines)
 
-    counts = np.bincount(units, minlength=len(sizes)).tolist()
+    counts = np.bincount(units, minlength=len(sizes))[:len(sizes)].tolist()  # a dropped sample: in no unit
     if packed is not None:
         counts = [int(np.count_nonzero(packed["status"] != 1))]
     distribution = {str(s): int(c) for s, c in zip(sizes, counts)}
     write_json(os.path.join(stage_dir, fmt.HISTOGRAM), distribution)
+    kept = packed["kept"] if packed is not None else lengths if cut is None else cut["kept"]
     stats = {
         "total_samples": int(n),
-        "total_tokens": int((lengths if packed is None else packed["kept"]).astype(np.int64).sum()),
+        "total_tokens": int(kept.astype(np.int64).sum()),
         "token_dtype": meta.dtype,
         "bytes_per_token": meta.bytes_per_token,
         "duplicate_groups": len(groups),
@@ -148,20 +136,55 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "unk_tokens": int(unk_counts.astype(np.int64).sum()),
         "unit_distribution": distribution,
         "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
-        "padding": padding.measure(*padding.histogram(lengths), sizes).as_stats() if packed is None else None,
+        "padding": padding.measure(*padding.histogram(kept if cut is None else kept[cut["status"] != 1]),
+                                   sizes).as_stats() if packed is None else None,
     }
     if packed is not None:  # shards and padding of the rows, and the packing block
         stats.update(_packed_stats(plan, packed, sps))
-    if trained is not None:
-        stats["trained_tokens"] = int(trained.astype(np.int64).sum())
-    if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
-        stats["trained_tokens_by_role"] = plan["trained_roles"]
+    stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained))
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
         f"{stats['duplicate_groups']} duplicate groups, {stats['samples_with_unk']} samples with UNK")
     return stats
+
+
+def _extension_stats(build, plan: dict, cut: dict | None, lengths, largest: int, trained) -> dict:
+    """stats.json keys of the extensions a build uses (none: the spec's stats, byte for byte)."""
+    stats = {}
+    if cut is not None:  # unit sizes with units.overflow drop | truncate: the packed layout's overflow block
+        stats["overflow"] = overflow_block(cut["policy"], cut["status"], lengths, largest)
+    if "empty_files" in plan:  # source.allow_empty: the inputs that held no sample
+        stats["empty_files"] = [build.files[i].path for i in plan["empty_files"]]
+    if trained is not None:
+        stats["trained_tokens"] = int(trained.astype(np.int64).sum())
+    if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
+        stats["trained_tokens_by_role"] = plan["trained_roles"]
+    return stats
+
+
+def _write_duplicates(path: str, groups, hexes: str, paths, file_ids, lines) -> None:
+    """duplicate_index.jsonl: groups by first sample_id, members in sample_id order."""
+    writer = JsonlWriter(path)
+    for members in groups:
+        first = int(members[0])
+        writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
+                      "samples": [{"sample_id": int(s), "source_file": paths[file_ids[s]],
+                                   "source_line": int(lines[s])} for s in members]})
+    writer.close()
+
+
+def _write_unk(path: str, unk_samples, unk_counts, unk_positions, hexes: str, paths, file_ids, lines) -> None:
+    """unk_index.jsonl: the samples whose tokens hold unk_id, in sample_id order, with the positions."""
+    writer = JsonlWriter(path)
+    offset = 0
+    for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
+        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": paths[file_ids[s]],
+                      "source_line": int(lines[s]), "unk_count": c,
+                      "unk_positions": unk_positions[offset:offset + c].tolist()})
+        offset += c
+    writer.close()
 
 
 # --- packed rows (units.pack) ------------------------------------------------------------------
@@ -208,6 +231,24 @@ def _packed(plan: dict, trained, written_paths) -> dict:
             "overflow": plan["overflow"]}
 
 
+def _cut(plan: dict) -> dict | None:
+    """Unit sizes with units.overflow drop | truncate, when a sample was longer than the largest unit."""
+    if "status" not in plan:
+        return None
+    return {"policy": plan["overflow"], "status": inter.unarr(plan["status"]),
+            "kept": inter.unarr(plan["kept"]).astype(np.int64)}
+
+
+def overflow_block(policy: str, status, lengths, limit: int) -> dict:
+    """stats.json's overflow figures (packed rows: packing.overflow; unit sizes: overflow): the policy,
+    how many samples were dropped or truncated, the tokens truncation lost, and their sample ids."""
+    dropped = np.flatnonzero(status == 1)
+    truncated = np.flatnonzero(status == 2)
+    return {"policy": policy, "dropped": int(len(dropped)), "truncated": int(len(truncated)),
+            "truncated_tokens_lost": int((lengths[truncated].astype(np.int64) - limit).sum()),
+            "dropped_ids": dropped.tolist(), "truncated_ids": truncated.tolist()}
+
+
 def _stored_unk(samples, counts, positions, kept):
     """UNK positions inside the tokens written: a dropped sample has none, a truncated one those in its row."""
     owner = np.repeat(samples.astype(np.int64), counts.astype(np.int64))
@@ -225,8 +266,6 @@ def _packed_stats(plan, packed, rows_per_shard) -> dict:
     tokens = int(kept.sum())
     slots = n_rows * L
     written = int(np.count_nonzero(status != packing.DROPPED))
-    dropped = np.flatnonzero(status == packing.DROPPED)
-    truncated = np.flatnonzero(status == packing.TRUNCATED)
     lengths = inter.unarr(plan["lengths"]).astype(np.int64)
     ratio = (slots - tokens) / slots if slots else 0.0
     return {
@@ -237,9 +276,6 @@ def _packed_stats(plan, packed, rows_per_shard) -> dict:
         "packing": {
             "row_length": L, "rows": n_rows, "samples": written, "tokens": tokens, "slots": slots,
             "efficiency": tokens / slots if slots else 1.0, "lower_bound_rows": -(-tokens // L),
-            "overflow": {"policy": packed["overflow"], "dropped": int(len(dropped)),
-                         "truncated": int(len(truncated)),
-                         "truncated_tokens_lost": int((lengths[truncated] - L).sum()),
-                         "dropped_ids": dropped.tolist(), "truncated_ids": truncated.tolist()},
+            "overflow": overflow_block(packed["overflow"], status, lengths, L),
         },
     }

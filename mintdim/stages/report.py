@@ -28,6 +28,8 @@ def render_html(s: dict) -> str:
                        f"rows); overflow {s['packing']['overflow']['policy']}: "
                        f"{s['packing']['overflow']['dropped']:,} dropped, "
                        f"{s['packing']['overflow']['truncated']:,} truncated")] if s.get("packing") else []),
+        *([("overflow", f"{s['overflow']['policy']}: {s['overflow']['dropped']:,} dropped, "
+                        f"{s['overflow']['truncated']:,} truncated")] if s.get("overflow") else []),
         ("dtype", f"{s['token_dtype']} ({s['bytes_per_token']} bytes/token, little-endian)"),
         ("tokenizer", f"{tok.get('type')} {tok.get('path')} (vocab {tok.get('vocab_size')}, "
                       f"pad_id {tok.get('pad_id')}, unk_id {tok.get('unk_id')})"),

@@ -6,8 +6,12 @@ record UNK positions. Writes into its own directory:
   u<size>.msgpack     a msgpack stream, one {lengths, tokens} object per batch, of the samples
                       assigned to that unit (streamed: memory does not grow with the chunk)
   uall.msgpack        (units.sizes: auto) every sample's tokens: sizes are planned later
-Data errors (SourceParseError, SampleSchemaError, UnitOverflowError) stop the
-job at once with the file and line.
+Data errors (SourceParseError, SampleSchemaError) stop the job at once with the
+file and line. A sample longer than the largest unit (units.overflow) is not an
+error here: `drop` writes none of its tokens, `truncate` writes its first tokens
+to the largest unit, and `error` records it in the meta like the others and
+stops writing tokens (the plan stage, which sees every chunk, counts them all
+and raises UnitOverflowError). The meta keeps every sample's whole length.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from .. import errors as E
 from ..sources import jsonl
 from ..sources import template as T
 from ..formats import intermediate as inter
+from ..units import padding
 from ..tokenizers.engines import cache_dirs
 from ..tokenizers.kinds import engine_of, load
 from ..tokenizers.kinds import use_threads
@@ -36,8 +41,11 @@ UNBOUNDED = 2**40
 class _Accumulator:
     """Collects a chunk's per-sample facts; streams each batch's tokens to the unit parts."""
 
-    def __init__(self, sizes: list[int], dtype: str, part_names: list[str], part_dir: str):
+    def __init__(self, sizes: list[int], dtype: str, part_names: list[str], part_dir: str,
+                 overflow: str | None = None):
         self.sizes = sizes
+        self.overflow = overflow or "error"  # units.overflow: what a sample longer than sizes[-1] gets
+        self.overlong = False  # overflow: error and a sample too long: the build fails, no token is written
         self.part_names = part_names
         self.dtype = dtype
         self.lines: list[np.ndarray] = []
@@ -57,10 +65,27 @@ class _Accumulator:
         self.tokens = 0
 
 
-def _raise_overflow(reader, entry, lines, lengths, overflow, max_unit):
-    first = int(np.flatnonzero(overflow)[0])
-    line = reader.first_line() + int(lines[first])
-    raise E.UnitOverflowError.make(entry.path, line, int(lengths[first]), max_unit)
+def apply_overflow(acc: _Accumulator, unit_idx: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The tokens written of each sample of a batch (its length, or less for a sample longer than the
+    largest unit: truncate keeps sizes[-1], drop and error none). unit_idx is changed in place: a
+    truncated sample goes to the largest unit; a dropped one keeps len(sizes), which no unit reads."""
+    over = unit_idx >= len(acc.sizes)
+    if not over.any():
+        return lengths
+    if acc.overflow == "truncate":
+        unit_idx[over] = len(acc.sizes) - 1
+        return np.minimum(lengths, acc.sizes[-1])
+    acc.overlong = acc.overlong or acc.overflow == "error"
+    return np.where(over, 0, lengths)
+
+
+def kept_trained(trained: np.ndarray, lengths: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Trained tokens per sample among the tokens written (its first `kept`)."""
+    sample_of = np.repeat(np.arange(len(lengths)), lengths)
+    if kept is not lengths:
+        first = np.cumsum(lengths) - lengths
+        trained = trained & (np.arange(len(trained)) - first[sample_of] < kept[sample_of])
+    return np.bincount(sample_of, weights=trained, minlength=len(lengths)).astype(np.int64)
 
 
 def trained_tokens(starts: np.ndarray, lengths: np.ndarray, spans: list) -> np.ndarray:
@@ -98,47 +123,62 @@ def chat_trained(starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, span
     return trained, roles
 
 
-def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_arr, spans=None):
+def _encode(acc: _Accumulator, tok, texts, entry, spans):
+    """(flat ids, lengths, per-token trained bits or None) of a batch; per-role counts are added to acc."""
     if spans is None:
         flat, lengths = tok.encode_batch(texts)
-        trained = None
-    elif entry.chat is not None:  # conversations: spans by message, counted by role
+        return flat, lengths, None
+    if entry.chat is not None:  # conversations: spans by message, counted by role
         flat, lengths, starts, ends = tok.encode_batch_with_offsets(texts)
         trained, roles = chat_trained(starts, ends, lengths, spans)
         for role, count in roles.items():
             acc.trained_roles[role] = acc.trained_roles.get(role, 0) + count
-        sample_of = np.repeat(np.arange(len(lengths)), lengths)
-        acc.trained.append(np.bincount(sample_of, weights=trained, minlength=len(lengths)).astype(np.int64))
-    else:  # the ids and the offsets come from one encode call of the whole rendered text
-        flat, lengths, starts = tok.encode_batch_with_starts(texts)
-        trained = trained_tokens(starts, lengths, spans)
-        sample_of = np.repeat(np.arange(len(lengths)), lengths)
-        acc.trained.append(np.bincount(sample_of, weights=trained, minlength=len(lengths)).astype(np.int64))
+        return flat, lengths, trained
+    # the ids and the offsets come from one encode call of the whole rendered text
+    flat, lengths, starts = tok.encode_batch_with_starts(texts)
+    return flat, lengths, trained_tokens(starts, lengths, spans)
+
+
+def _flush(acc: _Accumulator, tok, texts, lines, unk_id, entry, sizes_arr, spans=None):
+    flat, lengths, trained = _encode(acc, tok, texts, entry, spans)
     lines_arr = np.asarray(lines, dtype=np.int64)
     unit_idx = np.searchsorted(sizes_arr, lengths, side="left")
-    overflow = unit_idx >= len(sizes_arr)
-    if overflow.any():
-        _raise_overflow(reader, entry, lines_arr, lengths, overflow, int(sizes_arr[-1]))
+    kept = apply_overflow(acc, unit_idx, lengths)  # lengths itself when every sample fits
+    if trained is not None:
+        acc.trained.append(kept_trained(trained, lengths, kept))
     starts = np.cumsum(lengths) - lengths  # each sample's first token in `flat`
-    # UNK positions: 0-based indexes into each sample's own token sequence
+    # UNK positions: 0-based indexes into each sample's own token sequence, among the tokens written
     unk_mask = flat == unk_id if unk_id is not None else None  # hf_dir byte-level: no UNK id at all
     if unk_mask is not None and unk_mask.any():
         where = np.flatnonzero(unk_mask)
         sample_of = np.searchsorted(starts, where, side="right") - 1
+        if kept is not lengths:  # a sample cut by units.overflow: only the positions written
+            inside = where - starts[sample_of] < kept[sample_of]
+            where, sample_of = where[inside], sample_of[inside]
         samples, counts = np.unique(sample_of, return_counts=True)
         acc.unk_samples.append(samples + acc.count)
         acc.unk_counts.append(counts)
         acc.unk_positions.append(where - starts[sample_of])
-    # each unit's samples, tokens (and mask bits) in input order: one gather over the batch, not
-    # a mask pass per unit
+    if not acc.overlong:  # overflow: error and a sample too long: the build fails, nothing to write
+        _write_units(acc, flat, trained, starts, kept, unit_idx)
+    acc.lines.append(lines_arr)
+    acc.lengths.append(lengths)
+    acc.units.append(unit_idx)
+    acc.count += len(texts)
+    acc.tokens += int(lengths.sum())
+
+
+def _write_units(acc: _Accumulator, flat, trained, starts, kept, unit_idx) -> None:
+    """Each unit's samples, tokens (their first `kept`) and mask bits, in input order: one gather over
+    the batch, not a mask pass per unit. A unit index past the parts (a dropped sample) is not written."""
     order = np.argsort(unit_idx, kind="stable")
-    grouped_lengths = lengths[order]
+    grouped_lengths = kept[order]
     before = np.cumsum(grouped_lengths) - grouped_lengths  # where each sample starts once grouped
     gather = np.repeat(starts[order] - before, grouped_lengths)
     gather += np.arange(len(gather))
     grouped = flat[gather]
     grouped_bits = trained[gather] if trained is not None else None
-    per_unit = np.bincount(unit_idx, minlength=len(acc.parts))
+    per_unit = np.bincount(unit_idx, minlength=len(acc.parts))[:len(acc.parts)]
     s0 = t0 = 0
     for u in np.flatnonzero(per_unit).tolist():
         unit_lengths = grouped_lengths[s0:s0 + per_unit[u]]
@@ -149,11 +189,6 @@ def _flush(acc: _Accumulator, tok, texts, lines, unk_id, reader, entry, sizes_ar
         acc.parts[u].append(part)
         s0 += per_unit[u]
         t0 = t1
-    acc.lines.append(lines_arr)
-    acc.lengths.append(lengths)
-    acc.units.append(unit_idx)
-    acc.count += len(texts)
-    acc.tokens += int(lengths.sum())
 
 
 def _cat(parts, dtype):
@@ -207,10 +242,11 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
         tpl = T.parse(entry.template)
     fields = entry.fields
     if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
-        limit = build.outputs[entry.output].auto.get("max_size") or UNBOUNDED
-        acc = _Accumulator([limit], meta.dtype, [inter.ALL], _partial(out_dir))
+        limit = padding.largest_size(build.outputs[entry.output].auto) or UNBOUNDED
+        acc = _Accumulator([limit], meta.dtype, [inter.ALL], _partial(out_dir), entry.overflow)
     else:
-        acc = _Accumulator(entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir))
+        acc = _Accumulator(entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir),
+                           entry.overflow)
     sizes_arr = np.asarray(acc.sizes, dtype=np.int64)
     reader = jsonl.ChunkReader(entry.abspath, start, end, entry.path)
     batch = entry.build_batch
@@ -257,12 +293,12 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
             spans.append(sample_spans)
         if len(texts) >= batch:
             stop_check()
-            _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr, spans)
+            _flush(acc, tok, texts, lines, meta.unk_id, entry, sizes_arr, spans)
             texts, lines = [], []
             spans = [] if spans is not None else None
             log_progress(log, label, acc.count, time.monotonic() - t0, processed, end - start)
     if texts:
-        _flush(acc, tok, texts, lines, meta.unk_id, reader, entry, sizes_arr, spans)
+        _flush(acc, tok, texts, lines, meta.unk_id, entry, sizes_arr, spans)
     write_chunk(acc, out_dir, entry, chunk_index, reader.newlines, meta.dtype)
     elapsed = time.monotonic() - t0
     used = engine_of(tok)

@@ -21,7 +21,7 @@ from ..sources import template as T
 from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
 from ..tokenizers import training
 from ..tokenizers.engines import cache_dirs, file_digest, ranks_cached, read_entry, user_cache_dir, write_entry
-from ..tokenizers.kinds import dtype_for_vocab, engine_of, exists as tokenizer_exists, load, stat_key
+from ..tokenizers.kinds import DIRECTORY_KINDS, dtype_for_vocab, engine_of, exists as tokenizer_exists, load, stat_key
 
 
 @dataclass
@@ -44,9 +44,17 @@ BYTES_PER_TOKEN = {"uint16": 2, "uint32": 4}  # the token dtypes dtype_for_vocab
 
 
 def check_files(build: BuildConfig) -> None:
+    """Every input exists and holds a sample (unless source.allow_empty): an empty or blank file is
+    decided from a bounded prefix (jsonl.no_samples); the plan stage catches a longer blank one."""
+    from ..sources.jsonl import no_samples
+
     for f in build.files:
         if not os.path.isfile(f.abspath):
             raise E.MintDimFileNotFoundError.resolved("source", f.path, os.getcwd())
+    for f in build.files:
+        reason = None if f.allow_empty else no_samples(f.abspath)
+        if reason:
+            raise E.SourceParseError.empty(f.path, reason)
 
 
 def _fingerprint(kind: str, abspath: str, options: dict | None = None) -> str:
@@ -222,6 +230,9 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
         if f.tokenizer_train is not None and training.state(build, training.group_of(build, f)) == "absent":
             pending.add(key)
             continue
+        if f.tokenizer_kind in DIRECTORY_KINDS and os.path.isfile(key):  # e.g. hf_dir given its tokenizer.json
+            raise E.TokenizerValidationError.dir_expected(f.tokenizer_kind, f.tokenizer_path,
+                                                          os.path.dirname(f.tokenizer_path.rstrip("/")) or ".")
         if not tokenizer_exists(f.tokenizer_kind, key):
             raise E.MintDimFileNotFoundError.resolved("tokenizer", f.tokenizer_path, os.getcwd())
         fingerprint = _fingerprint(f.tokenizer_kind, key, f.tokenizer_options)

@@ -70,6 +70,15 @@ class PaddingReport:
         }
 
 
+def largest_size(auto: dict | None) -> int | None:
+    """The largest unit size `sizes: auto` may plan (its max_size rounded down to multiple_of), which
+    bounds a sample as the largest declared size does; None: no bound."""
+    if not auto or not auto.get("max_size"):
+        return None
+    m = max(1, int(auto.get("multiple_of") or 1))
+    return int(auto["max_size"]) // m * m or int(auto["max_size"])
+
+
 def histogram(lengths) -> tuple[np.ndarray, np.ndarray]:
     """Distinct token lengths and how many samples have each."""
     values, counts = np.unique(np.asarray(lengths, dtype=np.int64), return_counts=True)
@@ -109,9 +118,16 @@ def _candidates(values: np.ndarray, counts: np.ndarray, multiple_of: int, min_si
     sizes, inverse = np.unique(cand, return_inverse=True)
     weights = np.bincount(inverse, weights=counts, minlength=len(sizes)).astype(np.int64)
     if max_size is not None and len(sizes) and sizes[-1] > max_size:
-        raise ValueError(f"the longest sample ({int(values[-1])} tokens) needs a unit of {int(sizes[-1])}, "
-                         f"above --max {max_size}")
+        raise AboveMax(int(values[-1]), int(sizes[-1]), int(max_size))
     return sizes.astype(np.int64), weights
+
+
+class AboveMax(ValueError):
+    """The longest sample needs a unit above max_size."""
+
+    def __init__(self, longest: int, needed: int, max_size: int):
+        self.longest, self.needed, self.max_size = longest, needed, max_size
+        super().__init__(f"the longest sample ({longest} tokens) needs a unit of {needed}, above --max {max_size}")
 
 
 def _gain(sizes: np.ndarray, cost: str) -> np.ndarray:
