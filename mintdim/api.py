@@ -21,19 +21,24 @@ class _Namespace:
 
 
 class _Source(_Namespace):
-    def jsonl(self, files=None, fields=None, templates=None, train_on=None) -> "Pipeline":
-        """train_on (optional): per file, the fields whose tokens a loss mask trains."""
-        self._p._config["source"] = {"files": files, "fields": fields, "templates": templates, "train_on": train_on}
+    def jsonl(self, files=None, fields=None, templates=None, train_on=None, take=None, seed=None) -> "Pipeline":
+        """files: JSONL, Parquet files or datasets directories (mintdim/sources/inputs.py).
+        train_on (optional): per file, the fields whose tokens a loss mask trains.
+        take (optional): per file, a fraction (float) or a count (int) of its samples; seed seeds the choice."""
+        self._p._config["source"] = {"files": files, "fields": fields, "templates": templates, "train_on": train_on,
+                                     "take": take, "seed": seed}
         return self._p
 
 
-    def chat(self, files=None, chat=None, train_on=None, fields=None, templates=None) -> "Pipeline":
+    def chat(self, files=None, chat=None, train_on=None, fields=None, templates=None, take=None,
+             seed=None) -> "Pipeline":
         """Conversations rendered with the model's chat template (source.chat; mintdim/sources/chat.py):
         chat={} is the OpenAI shape, or {"messages": ..., "role": ..., "content": ..., "roles": {...},
         "system": KEY, "extras": [KEYS], "train": KEY, "last_turn": bool}; a list maps by file.
-        train_on: per file, the roles whose turns the loss mask trains (e.g. [["assistant"]])."""
+        train_on: per file, the roles whose turns the loss mask trains (e.g. [["assistant"]]); take and seed
+        as in jsonl()."""
         self._p._config["source"] = {"files": files, "chat": copy.deepcopy(chat), "train_on": train_on,
-                                     "fields": fields, "templates": templates}
+                                     "fields": fields, "templates": templates, "take": take, "seed": seed}
         return self._p
 
 

@@ -20,7 +20,7 @@ from tokenizers import Tokenizer
 
 from mintdim import __version__
 from mintdim import errors as E
-from mintdim.sources import jsonl
+from mintdim.sources import inputs, jsonl
 from mintdim.formats import records
 from mintdim.config import resolve
 from mintdim.formats import output as indexes, shards
@@ -59,7 +59,7 @@ def drive(raw: dict, before_finalize=None) -> Built:
     chunk_dirs: dict[int, list[str]] = {}
     for f in build.files:
         dirs = []
-        for k in range(len(jsonl.chunk_bounds(f.abspath, build.chunk_mb))):
+        for k in range(len(inputs.chunk_bounds(f.abspath, build.chunk_mb))):
             d = lay.tok_dir(f.index, k)
             tokenize_chunk(build, metas, f.index, k, d, log=log)
             dirs.append(d)
@@ -72,7 +72,8 @@ def drive(raw: dict, before_finalize=None) -> Built:
         plan_output(build, o, dirs, lay.plan(o), lay.plan_units(o), log=log)
         written = []
         for size in out.sizes:
-            write_unit(build, metas, o, size, dirs, lay.plan_units(o), lay.stage(o), lay.written(o, size), log=log)
+            write_unit(build, metas, o, size, dirs, lay.plan_units(o), lay.stage(o), lay.written(o, size), log=log,
+                       plan_table=lay.plan(o))
             written.append(lay.written(o, size))
         aggregate_output(build, metas, o, lay.plan(o), None, lay.stage(o), lay.aggregated(o), log=log)
         if before_finalize is not None:
@@ -111,7 +112,7 @@ def tokenize_all(raw: dict) -> None:
     build, metas = preflight(raw)
     lay = Layout(build.work_dir, build.build_id)
     for f in build.files:
-        for k in range(len(jsonl.chunk_bounds(f.abspath, build.chunk_mb))):
+        for k in range(len(inputs.chunk_bounds(f.abspath, build.chunk_mb))):
             tokenize_chunk(build, metas, f.index, k, lay.tok_dir(f.index, k), log=lambda m: None)
 
 

@@ -90,8 +90,8 @@ def test_half_of_a_and_three_times_b_bucketed(tmp_path, monkeypatch):
     assert_tokens_are_the_sources("out", "ref")
     manifest = read_json("out/manifest.json")
     assert manifest["take"] == {"seed": 7, "files": [
-        {"file": a, "take": 0.5, "available": 1000, "taken": 500, "whole_repeats": 0},
-        {"file": b, "take": 300, "available": 100, "taken": 300, "whole_repeats": 3}]}
+        {"file": a, "file_index": 0, "take": 0.5, "available": 1000, "taken": 500, "whole_repeats": 0},
+        {"file": b, "file_index": 1, "take": 300, "available": 100, "taken": 300, "whole_repeats": 3}]}
     stats = read_json("out/stats.json")
     assert stats["total_samples"] == 800
     # repeats of one sample are duplicates by hash: B's 100 lines are 100 groups of 3 (its repeats 0, 1, 2)
@@ -227,7 +227,8 @@ def test_invalid_takes_are_config_errors(tmp_path, take, seed, needle):
         cfg["source"]["seed"] = seed
     with pytest.raises(E.PipelineValidationError) as info:
         build_in(tmp_path, cfg, cores=1)
-    assert needle in info.value.render("en") and needle in info.value.render("vi")
+    en, vi = info.value.render("en"), info.value.render("vi")
+    assert needle in en and ("source.seed" if "seed" in needle else "source.take") in vi and vi != en
     assert not os.path.exists(tmp_path / "out") and not os.path.exists(tmp_path / ".mintdim")
 
 
@@ -235,7 +236,7 @@ def test_invalid_takes_are_config_errors(tmp_path, take, seed, needle):
 def test_a_count_on_a_file_with_no_samples(tmp_path, content):
     write_jsonl(tmp_path / "a.jsonl", gsm8k_rows(0, 3))
     (tmp_path / "empty.jsonl").write_bytes(content)
-    cfg = basic_config(["a.jsonl", "empty.jsonl"])
+    cfg = basic_config(["a.jsonl", "empty.jsonl"], sizes=SIZES)
     cfg["source"]["take"] = [2, 5]
     with pytest.raises(E.PipelineValidationError) as info:
         build_in(tmp_path, cfg, cores=1)

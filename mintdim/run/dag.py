@@ -19,7 +19,7 @@ import yaml
 
 from .. import errors as E
 from . import guard
-from ..sources import jsonl
+from ..sources import inputs
 from ..formats import records
 from ..config import resolve
 from ..formats.layout import Layout
@@ -105,7 +105,8 @@ class BuildDAG:
         chunks = {}
         for f in self.build.files:
             try:
-                chunks[f.index] = jsonl.chunk_bounds(f.abspath, self.build.chunk_mb, parallel, spread)
+                # byte ranges of a JSONL file; row-group (Parquet) or record-batch (datasets) ranges
+                chunks[f.index] = inputs.chunk_bounds(f.abspath, self.build.chunk_mb, parallel, spread)
             except OSError:  # removed (or replaced) since pre-flight
                 raise E.MintDimFileNotFoundError.make("source", f.path, lang=self.build.lang) from None
         return chunks

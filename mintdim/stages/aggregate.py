@@ -20,7 +20,7 @@ from ..formats.records import atomic_write_text
 from ..progress import Progress
 
 
-def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
+def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dict | None = None) -> dict:
     files = [build.files[i] for i in out.files]
     batches = [f.build_batch for f in files]
     return {
@@ -43,7 +43,7 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
         "hash": {"algorithm": "sha256"},
         **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size")}
            if any(f.train_on is not None for f in files) else {}),
-    } | _chat_manifest(files, meta)
+    } | _chat_manifest(files, meta) | ({"take": take} if take is not None else {})
 
 
 def _chat_manifest(files, meta) -> dict:
@@ -93,6 +93,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     hexes = plan["hashes"].hex()
     paths = [f.path for f in build.files]
     trained = inter.unarr(plan["trained"]) if "trained" in plan else None  # source.train_on
+    repeats = inter.unarr(plan["repeats"]) if "repeats" in plan else None  # source.take
 
     os.makedirs(stage_dir, exist_ok=True)
     progress = Progress(log, f"[unit-build] aggregate {out.dir}", n, "samples indexed")
@@ -101,19 +102,25 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         trained = packed["trained"]
         write_packed_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, packed["kept"],
                                   packed["status"], sizes[0], rows, packed["offsets"], sps, file_ids, paths, lines,
-                                  None if trained is None else trained.tolist(), progress)
+                                  None if trained is None else trained.tolist(), progress, repeats)
     else:
         write_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, sizes, units, rows, sps,
-                           file_ids, paths, lines, trained, progress)
+                           file_ids, paths, lines, trained, progress, repeats=repeats)
 
-    # duplicate_index.jsonl: groups by first sample_id, members in sample_id order
+    def origin(s: int) -> dict:  # where a sample comes from, as the indexes give it (source.take: its repeat)
+        found = {"sample_id": s, "source_file": paths[file_ids[s]], "source_line": int(lines[s])}
+        if repeats is not None:
+            found["repeat"] = int(repeats[s])
+        return found
+
+    # duplicate_index.jsonl: groups by first sample_id, members in sample_id order (source.take: the
+    # repeats of one sample are duplicates too, by their hash; each member says its repeat)
     groups = duplicate_groups(digests)
     writer = JsonlWriter(os.path.join(stage_dir, fmt.DUPLICATE_INDEX))
     for members in groups:
         first = int(members[0])
         writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
-                      "samples": [{"sample_id": int(s), "source_file": paths[file_ids[s]],
-                                   "source_line": int(lines[s])} for s in members]})
+                      "samples": [origin(int(s)) for s in members]})
     writer.close()
 
     # unk_index.jsonl
@@ -125,9 +132,10 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     writer = JsonlWriter(os.path.join(stage_dir, fmt.UNK_INDEX))
     offset = 0
     for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
-        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": paths[file_ids[s]],
-                      "source_line": int(lines[s]), "unk_count": c,
-                      "unk_positions": unk_positions[offset:offset + c].tolist()})
+        where = origin(s)
+        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": where["source_file"],
+                      "source_line": where["source_line"], **({"repeat": where["repeat"]} if "repeat" in where else {}),
+                      "unk_count": c, "unk_positions": unk_positions[offset:offset + c].tolist()})
         offset += c
     writer.close()
 
@@ -155,7 +163,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
     if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
         stats["trained_tokens_by_role"] = plan["trained_roles"]
-    write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None))
+    write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None,
+                                                               plan.get("take")))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "

@@ -17,6 +17,7 @@ from .. import __version__
 from .. import errors as E
 from ..formats import records
 from .. import schema
+from ..sources import inputs
 from ..sources import template as T
 from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
 from ..tokenizers import training
@@ -44,9 +45,17 @@ BYTES_PER_TOKEN = {"uint16": 2, "uint32": 4}  # the token dtypes dtype_for_vocab
 
 
 def check_files(build: BuildConfig) -> None:
+    """Every input is there; then what each holds: it reads, its columns fit the config (Parquet,
+    datasets directories: from their metadata), and a file asked for a count (source.take) holds a sample."""
     for f in build.files:
-        if not os.path.isfile(f.abspath):
+        if not inputs.exists(f.abspath):
             raise E.MintDimFileNotFoundError.resolved("source", f.path, os.getcwd())
+    for f in build.files:
+        count = isinstance(f.take, int)
+        holds = inputs.check(f.abspath, f.path, f.fields, f.chat, count=count)
+        if count and not holds:
+            shared = len(build.raw["source"]["take"]) == 1
+            raise E.PipelineValidationError.take_no_samples(0 if shared else f.index, f.path, f.take)
 
 
 def _fingerprint(kind: str, abspath: str, options: dict | None = None) -> str:
