@@ -338,6 +338,26 @@ class SourceParseError(MintDimError):
             file=path, **kw,
         )
 
+    @classmethod
+    def datasets_state_json(cls, path: str, detail: str, **kw):
+        return cls.datasets_dir(path, f"not the state.json save_to_disk writes (_data_files: [{{filename}}]): {detail}",
+                                f"không phải state.json mà save_to_disk ghi ra (_data_files: [{{filename}}]): {detail}",
+                                **kw)
+
+    @classmethod
+    def datasets_no_files(cls, path: str, **kw):
+        return cls.datasets_dir(path, "state.json lists no Arrow file", "state.json không liệt kê file Arrow nào", **kw)
+
+    @classmethod
+    def datasets_not_stream(cls, path: str, detail: str, **kw):
+        return cls.datasets_dir(path, f"not an Arrow stream file: {detail}", f"không phải file Arrow stream: {detail}",
+                                **kw)
+
+    @classmethod
+    def datasets_columns_differ(cls, path: str, **kw):
+        return cls.datasets_dir(path, "its columns differ from the first Arrow file's",
+                                "các cột khác với file Arrow đầu tiên", **kw)
+
 
 class SampleSchemaError(MintDimError):
     @classmethod

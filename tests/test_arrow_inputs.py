@@ -331,5 +331,5 @@ def test_shipped_mix_example_builds_and_verifies(tmp_path):
     assert [f["taken"] for f in manifest["take"]["files"]] == [660, 600, 100]
     res = run_cli(tmp_path, "verify", str(out), "--source")
     assert res.returncode == 0, res.stdout + res.stderr
-    res = run_cli(tmp_path, "suggest-units", "config/mix.yaml", "--k", "2")
+    res = run_cli(tmp_path, "suggest-units", "config/mix.yaml", "-k", "2")
     assert res.returncode == 0 and "1360 samples" in res.stdout, res.stdout + res.stderr

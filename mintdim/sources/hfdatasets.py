@@ -41,11 +41,7 @@ class DatasetsSource:
             if not all(isinstance(name, str) and name for name in listed):
                 raise TypeError("a filename is not a string")
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise E.SourceParseError.datasets_dir(
-                self._shown(STATE), f"not the state.json save_to_disk writes (_data_files: [{{filename}}]): "
-                                    f"{arrow.reason(exc)}",
-                f"không phải state.json mà save_to_disk ghi ra (_data_files: [{{filename}}]): "
-                f"{arrow.reason(exc)}") from None
+            raise E.SourceParseError.datasets_state_json(self._shown(STATE), arrow.reason(exc)) from None
         found = []
         for name in listed:
             full = os.path.join(self.path, name)
@@ -62,9 +58,7 @@ class DatasetsSource:
             return pa.ipc.open_stream(pa.memory_map(path))
         except Exception as exc:  # not an Arrow stream, or a damaged one
             name = os.path.basename(path)
-            raise E.SourceParseError.datasets_dir(
-                self._shown(name), f"not an Arrow stream file: {arrow.reason(exc)}",
-                f"không phải file Arrow stream: {arrow.reason(exc)}") from None
+            raise E.SourceParseError.datasets_not_stream(self._shown(name), arrow.reason(exc)) from None
 
     def _batches(self):
         """(Arrow file, batch) of every record batch, in order (raising what pyarrow raises on a damaged batch)."""
@@ -96,8 +90,7 @@ class DatasetsSource:
     def schema(self):
         files = self.files()
         if not files:
-            raise E.SourceParseError.datasets_dir(self._shown(STATE), "state.json lists no Arrow file",
-                                                  "state.json không liệt kê file Arrow nào")
+            raise E.SourceParseError.datasets_no_files(self._shown(STATE))
         return self._stream(files[0]).schema
 
     def check(self) -> int:
@@ -106,9 +99,7 @@ class DatasetsSource:
         for path in self.files()[1:]:
             other = self._stream(path).schema
             if not other.remove_metadata().equals(schema.remove_metadata()):
-                raise E.SourceParseError.datasets_dir(
-                    self._shown(os.path.basename(path)), "its columns differ from the first Arrow file's",
-                    "các cột khác với file Arrow đầu tiên")
+                raise E.SourceParseError.datasets_columns_differ(self._shown(os.path.basename(path)))
         return sum(rows for rows, _size in self.units())
 
     def batches(self, start: int, end: int, columns: list[str]):

@@ -107,37 +107,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         write_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, sizes, units, rows, sps,
                            file_ids, paths, lines, trained, progress, repeats=repeats)
 
-    def origin(s: int) -> dict:  # where a sample comes from, as the indexes give it (source.take: its repeat)
-        found = {"sample_id": s, "source_file": paths[file_ids[s]], "source_line": int(lines[s])}
-        if repeats is not None:
-            found["repeat"] = int(repeats[s])
-        return found
-
-    # duplicate_index.jsonl: groups by first sample_id, members in sample_id order (source.take: the
-    # repeats of one sample are duplicates too, by their hash; each member says its repeat)
-    groups = duplicate_groups(digests)
-    writer = JsonlWriter(os.path.join(stage_dir, fmt.DUPLICATE_INDEX))
-    for members in groups:
-        first = int(members[0])
-        writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
-                      "samples": [origin(int(s)) for s in members]})
-    writer.close()
-
-    # unk_index.jsonl
-    unk_samples = inter.unarr(plan["unk_samples"])
-    unk_counts = inter.unarr(plan["unk_counts"])
-    unk_positions = inter.unarr(plan["unk_positions"])
-    if packed is not None:  # UNK figures describe the tokens written
-        unk_samples, unk_counts, unk_positions = _stored_unk(unk_samples, unk_counts, unk_positions, packed["kept"])
-    writer = JsonlWriter(os.path.join(stage_dir, fmt.UNK_INDEX))
-    offset = 0
-    for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
-        where = origin(s)
-        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": where["source_file"],
-                      "source_line": where["source_line"], **({"repeat": where["repeat"]} if "repeat" in where else {}),
-                      "unk_count": c, "unk_positions": unk_positions[offset:offset + c].tolist()})
-        offset += c
-    writer.close()
+    groups, unk_samples, unk_counts = _write_duplicates_and_unk(stage_dir, plan, digests, hexes, paths, file_ids,
+                                                                lines, repeats, packed)
 
     counts = np.bincount(units, minlength=len(sizes)).tolist()
     if packed is not None:
@@ -170,6 +141,44 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
         f"{stats['duplicate_groups']} duplicate groups, {stats['samples_with_unk']} samples with UNK")
     return stats
+
+
+def _write_duplicates_and_unk(stage_dir: str, plan: dict, digests, hexes: str, paths, file_ids, lines, repeats,
+                              packed) -> tuple[list, np.ndarray, np.ndarray]:
+    """duplicate_index.jsonl and unk_index.jsonl; returns the duplicate groups and the UNK samples and counts."""
+
+    def origin(s: int) -> dict:  # where a sample comes from, as the indexes give it (source.take: its repeat)
+        found = {"sample_id": s, "source_file": paths[file_ids[s]], "source_line": int(lines[s])}
+        if repeats is not None:
+            found["repeat"] = int(repeats[s])
+        return found
+
+    # duplicate_index.jsonl: groups by first sample_id, members in sample_id order (source.take: the
+    # repeats of one sample are duplicates too, by their hash; each member says its repeat)
+    groups = duplicate_groups(digests)
+    writer = JsonlWriter(os.path.join(stage_dir, fmt.DUPLICATE_INDEX))
+    for members in groups:
+        first = int(members[0])
+        writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
+                      "samples": [origin(int(s)) for s in members]})
+    writer.close()
+
+    # unk_index.jsonl
+    unk_samples = inter.unarr(plan["unk_samples"])
+    unk_counts = inter.unarr(plan["unk_counts"])
+    unk_positions = inter.unarr(plan["unk_positions"])
+    if packed is not None:  # UNK figures describe the tokens written
+        unk_samples, unk_counts, unk_positions = _stored_unk(unk_samples, unk_counts, unk_positions, packed["kept"])
+    writer = JsonlWriter(os.path.join(stage_dir, fmt.UNK_INDEX))
+    offset = 0
+    for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
+        where = origin(s)
+        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": where["source_file"],
+                      "source_line": where["source_line"], **({"repeat": where["repeat"]} if "repeat" in where else {}),
+                      "unk_count": c, "unk_positions": unk_positions[offset:offset + c].tolist()})
+        offset += c
+    writer.close()
+    return groups, unk_samples, unk_counts
 
 
 # --- packed rows (units.pack) ------------------------------------------------------------------
