@@ -182,6 +182,61 @@ def test_a_nested_null_counts_as_absent_a_top_level_null_is_a_value(tmp_path):
     assert reader.parse(raw, 0) == rows[0]
 
 
+def test_dictionary_encoded_and_large_string_columns_are_strings(tmp_path, monkeypatch):
+    rows = gsm8k_rows(0, 20)
+    table = pa.Table.from_pylist(rows)
+    table = table.set_column(0, "prompt", table.column("prompt").dictionary_encode())
+    table = table.set_column(1, "response", table.column("response").cast(pa.large_string()))
+    pq.write_table(table, str(tmp_path / "a.parquet"))
+    write_jsonl(tmp_path / "a.jsonl", rows)
+    monkeypatch.chdir(tmp_path)
+    drive(basic_config(["a.parquet"], sizes=PAIRS_SIZES, out="p"))
+    drive(basic_config(["a.jsonl"], sizes=PAIRS_SIZES, out="j"))
+    assert_same_output("p", "j")
+
+
+_READ_ALL = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from mintdim.run.job import peak_rss_mb
+from mintdim.sources import inputs
+import pyarrow.parquet  # the library's own size is not the data's
+base = peak_rss_mb()
+count = chars = 0
+for bounds in inputs.chunk_bounds("big.parquet", 64, 2):
+    reader = inputs.open_chunk("big.parquet", *bounds, "big.parquet", ["prompt", "response"])
+    for local, raw in reader:
+        record = reader.parse(raw, 0)
+        count += 1
+        chars += len(record["response"])
+print(json.dumps({"rows": count, "chars": chars, "peak_mb": peak_rss_mb(), "base_mb": base}))
+"""
+
+
+def test_a_large_parquet_file_is_read_in_bounded_memory(tmp_path):
+    """300 MB of text in 40 row groups, read through the tokenize stage's readers: memory holds a row
+    group and a batch of records, not the table."""
+    import random
+
+    rng = random.Random(0)
+    words = [format(rng.getrandbits(64), "x") for _ in range(4096)]
+    text = " ".join(words)  # ~70 KB of hex words; zstd-compressed lightly below
+    rows_per_group = 100
+    schema = pa.schema([("prompt", pa.string()), ("response", pa.string())])
+    with pq.ParquetWriter(str(tmp_path / "big.parquet"), schema, compression="none") as w:
+        for g in range(40):
+            rows = [{"prompt": f"p{g}.{i}", "response": text[i:] + text[:i]} for i in range(rows_per_group)]
+            w.write_table(pa.Table.from_pylist(rows, schema=schema))
+    size_mb = os.path.getsize(tmp_path / "big.parquet") / 2**20
+    assert size_mb > 250
+    res = subprocess.run([sys.executable, "-c", _READ_ALL, os.path.join(REPO, "tests")], cwd=str(tmp_path),
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    assert got["rows"] == 4000 and got["chars"] == 4000 * len(text)
+    assert got["peak_mb"] - got["base_mb"] < 100, got  # one row group is ~7 MB; the file 280 MB
+
+
 # --- hostile inputs: catalogue errors with the file and the row, nothing written --------------------------
 
 
@@ -239,6 +294,21 @@ def test_an_empty_parquet_file_holds_no_samples(tmp_path, monkeypatch):
     drive(basic_config(["e.parquet", "a.parquet"], sizes=PAIRS_SIZES))
     index = read_jsonl(tmp_path / "out" / "sample_index.jsonl")
     assert [(r["source_file"], r["source_line"]) for r in index] == [("a.parquet", i) for i in range(1, 6)]
+
+
+def test_a_damaged_row_group_names_its_first_row(tmp_path, monkeypatch):
+    """A footer that reads, and a page header that does not (overwritten): found while reading, with
+    the first row of the row group that cannot be decoded; the build fails with its markers."""
+    path = write_parquet(tmp_path / "a.parquet", gsm8k_rows(0, 90), row_group_size=30)
+    where = pq.ParquetFile(path).metadata.row_group(1).column(1).data_page_offset
+    with open(path, "r+b") as f:
+        f.seek(where)
+        f.write(b"\xff" * 24)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(E.SourceParseError) as info:
+        drive(basic_config(["a.parquet"], sizes=PAIRS_SIZES))
+    en = info.value.render("en")
+    assert info.value.line == 31 and "Row: 31" in en and "cannot be decoded" in en
 
 
 def test_a_datasets_directory_without_state_json(tmp_path):

@@ -165,6 +165,31 @@ def test_default_seed_is_zero_and_a_take_of_all_keeps_the_shards(tmp_path, monke
     assert "repeat" not in read_jsonl("plain/sample_index.jsonl")[0] and "take" not in read_json("plain/manifest.json")
 
 
+def test_take_with_planned_sizes_and_loss_masks(tmp_path, monkeypatch):
+    """units.sizes: auto plans the sizes from the chosen samples; each chosen sample's tokens and loss
+    mask are its source's, through the workflow (2 cores, small chunks)."""
+    a, b = files_a_b(tmp_path, 300, 40)
+    cfg = take_config([a, b], [0.4, 90], seed=2, chunk_mb=0.02)
+    cfg["units"] = {"sizes": "auto", "k": 3, "build_batch": [32]}
+    cfg["source"]["train_on"] = [["response"]]
+    build_in(tmp_path, cfg, cores=2)
+    ref = basic_config([a, b], out="ref", sps=[128])
+    ref["units"] = {"sizes": [[1024]], "build_batch": [32]}
+    ref["source"]["train_on"] = [["response"]]
+    build_in(tmp_path, ref, cores=2)
+    monkeypatch.chdir(tmp_path)
+    got = by_file("out")
+    assert got[a] == [(0, n + 1) for n in documented_choice(2, 0, 300, 120)]
+    assert got[b] == [(r, n) for r in range(2) for n in range(1, 41)] + [(2, n + 1) for n in documented_choice(2, 1, 40, 10)]
+    assert_tokens_are_the_sources("out", "ref")
+    ds, rf = mintdim.open("out"), mintdim.open("ref")
+    where = {(r["source_file"], r["source_line"]): r["sample_id"] for r in read_jsonl("ref/sample_index.jsonl")}
+    for r in read_jsonl("out/sample_index.jsonl"):
+        assert np.array_equal(ds.loss_mask(r["sample_id"]), rf.loss_mask(where[(r["source_file"], r["source_line"])]))
+    assert read_json("out/manifest.json")["units"]["planned"]["k"] == 3
+    assert verify("out", source=True, all=True).ok
+
+
 def test_take_with_conversations_counts_trained_tokens_by_role(tmp_path, monkeypatch):
     pytest.importorskip("jinja2")
     from test_arrow_inputs import CHATS, chat_config

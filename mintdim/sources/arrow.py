@@ -35,7 +35,9 @@ def pyarrow():
 
 
 def is_string(t) -> bool:
-    return str(t) in STRING_TYPES
+    """A column whose values read as Python strings (also dictionary-encoded ones: pandas categoricals)."""
+    pa = pyarrow()
+    return str(t) in STRING_TYPES or (pa.types.is_dictionary(t) and str(t.value_type) in STRING_TYPES)
 
 
 def is_list(t) -> bool:
@@ -130,10 +132,12 @@ class ArrowChunkReader:
                 raise
             except Exception as exc:  # pyarrow: a damaged page or batch, from here on
                 raise E.SourceParseError.unreadable_rows(self.display, self.location(i), reason(exc)) from None
-            for record in records(batch):
+            rows, batch = records(batch), None  # the batch's Arrow memory goes before the next one is read
+            for record in rows:
                 yield i, record
                 i += 1
             self.span = i
+            rows = None
 
 
 def reason(exc: Exception) -> str:
