@@ -318,6 +318,10 @@ def test_a_datasets_directory_without_state_json(tmp_path):
     en = err.render("en")
     assert "hf/state.json" in en and "save_to_disk" in en
     assert "hf/state.json" in err.render("vi")
+    datasets = pytest.importorskip("datasets")
+    datasets.DatasetDict({"train": datasets.Dataset.from_list(gsm8k_rows(0, 5))}).save_to_disk(str(tmp_path / "dd"))
+    err = _preflight_error(tmp_path, basic_config(["dd"]), E.MintDimFileNotFoundError)
+    assert "DatasetDict" in err.render("en") and "dd/train" in err.render("en") and "dd/train" in err.render("vi")
 
 
 def test_a_missing_column(tmp_path):

@@ -12,7 +12,8 @@ Every figure is recomputed from the files themselves, then compared:
   declared sizes; no UNIT_BUILD_FAILED.md anywhere.
 - sample_index.jsonl: sample ids 0..n-1 in order; unit = smallest declared size >= token_count;
   shard_path (and shard_row) = the sample's place among its unit's samples in sample_id order;
-  source lines increasing within each file, files in manifest order.
+  source lines (or rows) increasing within each file and repeat (source.take), files in
+  manifest order.
 - shards: exactly ceil(count / samples_per_shard) files per unit, each of
   records * unit_size * bytes_per_token bytes; every slot from token_count on holds pad_id;
   every token is inside the vocabulary; an empty unit holds EMPTY_UNIT.md. Loss masks
@@ -22,8 +23,10 @@ Every figure is recomputed from the files themselves, then compared:
 - duplicate_index.jsonl: exactly the groups of equal hashes, as the spec orders them.
 - unk_index.jsonl: exactly the samples whose tokens hold unk_id, at those positions.
 - with source=True: the source files are read again (paths as declared, from `root`, default
-  the current directory), every line re-rendered and re-hashed; a sample of the samples (or all)
-  is re-encoded with the tokenizer and compared with its shard record.
+  the current directory; JSONL, Parquet, datasets directories), every line or row re-rendered and
+  re-hashed (under source.take: the samples are exactly the ones the take and seed choose); a
+  sample of the samples (or all) is re-encoded with the tokenizer and compared with its shard
+  record.
 """
 
 from __future__ import annotations

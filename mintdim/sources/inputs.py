@@ -30,7 +30,7 @@ JSONL, PARQUET, DATASETS = "jsonl", "parquet", "datasets"
 def kind_of(path: str) -> str:
     if os.path.isdir(path):
         return DATASETS
-    if path.endswith(".parquet"):
+    if path.lower().endswith(".parquet"):
         return PARQUET
     return JSONL
 
