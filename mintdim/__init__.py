@@ -1,4 +1,4 @@
-"""MintDim: low-padding, fixed-width binary token shards from JSONL datasets."""
+"""MintDim: low-padding, fixed-width binary token shards from JSONL, Parquet and `datasets` directories."""
 
 __version__ = "0.1.5"
 

@@ -34,7 +34,7 @@ SUB_EXIT_CODES = "Exit codes: 0 ok, 1 error (one clear message on stderr), 2 usa
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mintdim", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="MintDim: low-padding fixed-width token shards from JSONL datasets.\n\n"
+        description="MintDim: low-padding fixed-width token shards from JSONL, Parquet and datasets directories.\n\n"
                     "Builds run the packaged Snakemake workflow; `mintdim COMMAND --help` describes each command.",
         epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"mintdim {__version__}")

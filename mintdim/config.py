@@ -45,6 +45,10 @@ findings there. Resolve the key in `_entries`; a rule across files goes in
   `tokenizer` with its item's $def; `ITEM_PROBLEMS` words its two options;
   `_hf_dir_pads` is its rule (one directory, one pad_token).
 
+- `source.take` / `source.seed` (mixing by exact counts): `_take` checks them (the schema declares
+  them); `_entries` sets each file's take and the seed; pre-flight refuses a count on a file
+  that holds no sample (mintdim/stages/validate.py).
+
 Extension fields of the entries stay out of the build id while unused
 (`EXTENSION_FIELDS`): a build that does not use them keeps its id.
 
@@ -57,6 +61,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 
@@ -97,6 +102,8 @@ class FileEntry:
     chat: dict | None = None  # source.chat: the conversation options (mintdim/sources/chat.py); train_on holds roles
     tokenizer_options: dict | None = None  # hf_dir: pad_token, chat_template (a path as declared)
     allow_empty: bool | None = None  # source.allow_empty: a file with no samples is a warning (None: an error)
+    take: int | float | None = None  # source.take: a count (int) or a fraction (float) of the file's samples
+    take_seed: int | None = None  # source.seed with take (default 0): seeds the choice (mintdim/sources/take.py)
 
     @property
     def compression(self) -> str | None:
@@ -147,7 +154,7 @@ class BuildConfig:
 
 # fields of extensions (units.pack, source.chat, hf_dir options): in the build id only when set, so
 # builds that do not use them keep the id (and work directory) they had before the extension
-EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options", "allow_empty")
+EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options", "allow_empty", "take", "take_seed")
 
 
 def _canon(entry) -> dict:
@@ -508,6 +515,28 @@ def _train_on(cfg, bad) -> None:
                 raise E.FieldMappingError.train_on_name(at, name, declared)
 
 
+def _take(cfg, bad) -> None:
+    """source.take: per file (shared or mapped), a fraction (a float > 0) or a count (an int >= 1) of its
+    samples; source.seed: an int >= 0, only with take. Data-free: a count on an empty file is pre-flight's."""
+    src = cfg["source"]
+    if "seed" in src and "take" not in src:
+        raise E.PipelineValidationError.seed_alone()
+    if "take" not in src:
+        return
+    take, n = src["take"], len(src["files"])
+    if not isinstance(take, list) or not take:
+        raise E.PipelineValidationError.take_not_list(take)
+    if len(take) not in (1, n):
+        raise E.PipelineValidationError.take_arity(n, len(take))
+    for i, value in enumerate(take):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
+                or not math.isfinite(value):
+            raise E.PipelineValidationError.take(i, value)
+    seed = src.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise E.PipelineValidationError.seed(seed)
+
+
 def _arity(cfg, bad) -> None:
     units, out = cfg["units"], cfg["output"]
     n = len(cfg["source"]["files"])
@@ -564,7 +593,7 @@ STEPS = [
     _a_mapping, _lang, _unknown_keys, _chat, _missing, _pack,  # what the config is
     _files, _allow_empty, _fields, _templates, _tokenizer, _tokenizer_items, _auto_options, _auto_range, _units_shapes,
     _output_shapes,  # shapes
-    _arity_source, _train_on, _arity,  # mapping arity
+    _arity_source, _train_on, _take, _arity,  # mapping arity
     _unit_values, _output_values, _tokenizer_extension, _work, _chat_tokenizer,  # values
 ]
 
@@ -627,6 +656,8 @@ def _entries(raw: dict) -> BuildConfig:
         else:
             entry.fields, entry.template = list(_pick(src["fields"], i)), _pick(src["templates"], i)
             entry.train_on = list(_pick(train_on, i)) if train_on else None
+        if "take" in src:  # source.take: the plan stage chooses the samples (mintdim/sources/take.py)
+            entry.take, entry.take_seed = _pick(src["take"], i), src.get("seed", 0)
         if packs:  # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it
             entry.pack, entry.overflow = _pick(packs, i), _pick(overflows, i)
             entry.sizes = [entry.pack] if entry.overflow == "error" else [NO_LIMIT]

@@ -23,6 +23,24 @@ def _rebuild_how(how: str | None) -> tuple[str, str]:
     if how:
         return f"`{how}`", f"`{how}`"
     return "the same `mintdim build` command with --rebuild", "lại lệnh `mintdim build` đó với --rebuild"
+class Row(int):
+    """A 1-based row of a Parquet file or of a `datasets` directory (counted across its row groups or
+    Arrow files). Given as the `line` of a constructor below, the text says Row (and Column) where a
+    JSONL line's says Line (and Field): one constructor serves every input kind."""
+
+    kind = "JSONL"
+
+    def __new__(cls, number: int, kind: str = "Parquet"):
+        row = super().__new__(cls, number)
+        row.kind = kind
+        return row
+
+
+def _at(line) -> tuple[str, str, str]:
+    """(record kind, English label, Vietnamese label) of a place in a source: a JSONL line or a Row."""
+    if isinstance(line, Row):
+        return line.kind, "Row", "Hàng"
+    return "JSONL", "Line", "Dòng"
 
 
 def _quoted(text: str) -> str:
@@ -38,7 +56,7 @@ class MintDimError(Exception):
         self.vi = vi
         self.lang = lang if lang in LANGS else "en"
         self.file = file
-        self.line = line
+        self.line = int(line) if line is not None else None  # a Row is a plain number here
         super().__init__(self.render(self.lang))
 
     @property
@@ -194,6 +212,43 @@ class PipelineValidationError(MintDimError):
         return cls.invalid(f"{where}.last_turn must be true or false, got {got!r}",
                            f"{where}.last_turn phải là true hoặc false, hiện tại là {got!r}", **kw)
 
+    # source.take / source.seed (mixing with exact counts; mintdim/sources/take.py)
+    @classmethod
+    def take_not_list(cls, got, **kw):
+        return cls.invalid(f"source.take must be a list (one entry shared by every file, or one per file), got {got!r}",
+                           f"source.take phải là list (một mục dùng chung, hoặc mỗi file một mục), hiện tại là {got!r}",
+                           **kw)
+
+    @classmethod
+    def take(cls, index: int, got, **kw):
+        return cls.invalid(f"source.take[{index}] must be a fraction of the file's samples (a number > 0 with a "
+                           f"decimal point, e.g. 0.5; above 1 repeats) or a count (an int >= 1), got {got!r}",
+                           f"source.take[{index}] phải là tỉ lệ số sample của file (số > 0 có dấu thập phân, ví dụ "
+                           f"0.5; lớn hơn 1 là lặp lại) hoặc số lượng (số nguyên >= 1), hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def take_arity(cls, n_files: int, n_items: int, **kw):
+        return cls.invalid(f"source.take: received {n_files} input files but {n_items} take entries (1: shared, "
+                           f"{n_files}: one per file)",
+                           f"source.take: nhận {n_files} file đầu vào nhưng có {n_items} mục take (1: dùng chung, "
+                           f"{n_files}: mỗi file một mục)", **kw)
+
+    @classmethod
+    def seed(cls, got, **kw):
+        return cls.invalid(f"source.seed must be an int >= 0, got {got!r}",
+                           f"source.seed phải là số nguyên >= 0, hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def seed_alone(cls, **kw):
+        return cls.invalid("source.seed applies only with source.take (it seeds the choice of samples)",
+                           "source.seed chỉ dùng cùng source.take (nó là seed cho việc chọn sample)", **kw)
+
+    @classmethod
+    def take_no_samples(cls, index: int, path: str, count: int, **kw):
+        return cls.invalid(f"source.take[{index}] asks for {count} samples of {path}, which holds no samples",
+                           f"source.take[{index}] yêu cầu {count} sample của {path}, nhưng file không có sample nào",
+                           **kw)
+
 
 class MintDimFileNotFoundError(MintDimError):
     @classmethod
@@ -212,6 +267,22 @@ class MintDimFileNotFoundError(MintDimError):
             err.en += f"\n\nResolved from: {base} (relative paths start from the directory you run in)"
             err.vi += f"\n\nTính từ thư mục: {base} (đường dẫn tương đối tính từ thư mục bạn chạy lệnh)"
             err.with_lang(err.lang)
+        return err
+
+    @classmethod
+    def datasets_state(cls, directory: str, dataset_dict: bool = False, **kw):
+        """A directory given as a source that is not a `datasets` directory (no state.json)."""
+        d = directory.rstrip("/")
+        err = cls.make("source (a datasets directory)", f"{d}/state.json", **kw)
+        err.en += ("\n\nA datasets directory is what Dataset.save_to_disk writes: its Arrow files, "
+                   "dataset_info.json and state.json (which lists the Arrow files in order).")
+        err.vi += ("\n\nThư mục datasets là thứ Dataset.save_to_disk ghi ra: các file Arrow, dataset_info.json "
+                   "và state.json (liệt kê các file Arrow theo thứ tự).")
+        if dataset_dict:
+            err.en += f"\n\nThis directory holds a DatasetDict (dataset_dict.json): give one split's directory, e.g. {d}/train."
+            err.vi += (f"\n\nThư mục này chứa một DatasetDict (dataset_dict.json): hãy chỉ định thư mục của một "
+                       f"split, ví dụ {d}/train.")
+        err.with_lang(err.lang)
         return err
 
 
@@ -239,27 +310,100 @@ class SourceParseError(MintDimError):
         "empty": ("the file is empty (0 bytes)", "file rỗng (0 byte)"),
         "blank": ("the file holds no line with data (only white space or blank lines)",
                   "file không có dòng nào chứa dữ liệu (chỉ có khoảng trắng hoặc dòng trống)"),
+        "no_rows": ("it has no row", "không có hàng nào"),
     }
 
     @classmethod
-    def empty(cls, path: str, reason: str = "blank", **kw):
-        """An input file with no sample at all (source.allow_empty: true makes it a warning)."""
+    def empty(cls, path: str, reason: str = "blank", kind: str = "JSONL", **kw):
+        """An input with no sample at all (source.allow_empty: true makes it a warning). kind: JSONL,
+        Parquet, datasets (sources/inputs.py label)."""
         en_reason, vi_reason = cls.EMPTY_REASONS[reason]
         return cls(
-            f"JSONL file holds no samples.\n\nFile: {path}\n\nReason: {en_reason}\n\n"
+            f"{kind} file holds no samples.\n\nFile: {path}\n\nReason: {en_reason}\n\n"
             "Fix: remove it from source.files, or set source.allow_empty: true to build without it "
             "(a warning in the console and stats.json)",
-            f"File JSONL không có mẫu nào.\n\nFile: {path}\n\nLý do: {vi_reason}\n\n"
+            f"File {kind} không có mẫu nào.\n\nFile: {path}\n\nLý do: {vi_reason}\n\n"
             "Cách sửa: bỏ nó khỏi source.files, hoặc đặt source.allow_empty: true để build không có nó "
             "(kèm cảnh báo trên console và trong stats.json)",
             file=path, **kw,
         )
+
+    # Parquet files and datasets directories (mintdim/sources/arrow.py): a Row, and the column when one is at fault
+    @classmethod
+    def row(cls, path: str, row: Row, en_reason: str, vi_reason: str, column: str | None = None, **kw):
+        col_en = f"\n\nColumn: {column}" if column is not None else ""
+        col_vi = f"\n\nCột: {column}" if column is not None else ""
+        return cls(
+            f"{row.kind} row could not be read.\n\nFile: {path}\n\nRow: {row}{col_en}\n\nReason: {en_reason}",
+            f"Không đọc được hàng {row.kind}.\n\nFile: {path}\n\nHàng: {row}{col_vi}\n\nLý do: {vi_reason}",
+            file=path, line=row, **kw,
+        )
+
+    @classmethod
+    def footer(cls, path: str, detail: str, **kw):
+        """A damaged or missing footer: no row can be read, from the first one on."""
+        return cls.row(path, Row(1), f"the file's footer (the index of its row groups) is damaged or missing, "
+                                     f"so no row can be read: {detail}",
+                       f"footer của file (chỉ mục các row group) bị hỏng hoặc thiếu, nên không đọc được hàng "
+                       f"nào: {detail}", **kw)
+
+    @classmethod
+    def empty_row_group(cls, path: str, row: Row, group: int, **kw):
+        return cls.row(path, row, f"row group {group} is empty (0 rows) in a file that has rows; rewrite the "
+                                  "file without it (e.g. pyarrow.parquet.write_table(pyarrow.parquet.read_table(f), "
+                                  "new_path))",
+                       f"row group {group} rỗng (0 hàng) trong một file có dữ liệu; hãy ghi lại file không có "
+                       "row group đó (ví dụ pyarrow.parquet.write_table(pyarrow.parquet.read_table(f), new_path))",
+                       **kw)
+
+    @classmethod
+    def unreadable_rows(cls, path: str, row: Row, detail: str, **kw):
+        """Data pages (Parquet) or record batches (Arrow) that pyarrow cannot decode, from this row on."""
+        return cls.row(path, row, f"the data from this row on cannot be decoded: {detail}",
+                       f"không giải mã được dữ liệu từ hàng này trở đi: {detail}", **kw)
+
+    @classmethod
+    def datasets_dir(cls, path: str, en_problem: str, vi_problem: str, **kw):
+        """A `datasets` directory (Dataset.save_to_disk) whose state.json or Arrow files cannot be used."""
+        return cls(
+            f"datasets directory could not be read.\n\nFile: {path}\n\nReason: {en_problem}",
+            f"Không đọc được thư mục datasets.\n\nFile: {path}\n\nLý do: {vi_problem}",
+            file=path, **kw,
+        )
+
+    @classmethod
+    def datasets_state_json(cls, path: str, detail: str, **kw):
+        return cls.datasets_dir(path, f"not the state.json save_to_disk writes (_data_files: [{{filename}}]): {detail}",
+                                f"không phải state.json mà save_to_disk ghi ra (_data_files: [{{filename}}]): {detail}",
+                                **kw)
+
+    @classmethod
+    def datasets_no_files(cls, path: str, **kw):
+        return cls.datasets_dir(path, "state.json lists no Arrow file", "state.json không liệt kê file Arrow nào", **kw)
+
+    @classmethod
+    def datasets_not_stream(cls, path: str, detail: str, **kw):
+        return cls.datasets_dir(path, f"not an Arrow stream file: {detail}", f"không phải file Arrow stream: {detail}",
+                                **kw)
+
+    @classmethod
+    def datasets_columns_differ(cls, path: str, **kw):
+        return cls.datasets_dir(path, "its columns differ from the first Arrow file's",
+                                "các cột khác với file Arrow đầu tiên", **kw)
 
 
 class SampleSchemaError(MintDimError):
     @classmethod
     def missing(cls, path: str, line: int, declared: list[str], missing: list[str], available: list[str], **kw):
         d, m, a = " ".join(declared), " ".join(missing), " ".join(available)
+        if isinstance(line, Row):  # Parquet / datasets: the fields are columns
+            return cls(
+                f"{line.kind} sample is missing declared fields.\n\nFile: {path}\n\nRow: {line}\n\n"
+                f"Declared fields: {d}\n\nMissing columns: {m}\n\nAvailable columns: {a}",
+                f"Sample {line.kind} thiếu fields đã khai báo.\n\nFile: {path}\n\nHàng: {line}\n\n"
+                f"Fields đã khai báo: {d}\n\nCột bị thiếu: {m}\n\nCột hiện có: {a}",
+                file=path, line=line, **kw,
+            )
         return cls(
             f"JSONL sample is missing declared fields.\n\nFile: {path}\n\nLine: {line}\n\n"
             f"Declared fields: {d}\n\nMissing fields: {m}\n\nAvailable keys: {a}",
@@ -270,6 +414,15 @@ class SampleSchemaError(MintDimError):
 
     @classmethod
     def not_string(cls, path: str, line: int, field: str, found: str, **kw):
+        """found: a JSON type; for a Row, an Arrow type (the column's) or null."""
+        if isinstance(line, Row):
+            return cls(
+                f"{line.kind} sample field is not a string.\n\nFile: {path}\n\nRow: {line}\n\n"
+                f"Column: {field}\n\nFound type: {found}",
+                f"Field của sample {line.kind} không phải string.\n\nFile: {path}\n\nHàng: {line}\n\n"
+                f"Cột: {field}\n\nKiểu hiện có: {found}",
+                file=path, line=line, **kw,
+            )
         return cls(
             f"JSONL sample field is not a string.\n\nFile: {path}\n\nLine: {line}\n\n"
             f"Field: {field}\n\nFound JSON type: {found}",
@@ -284,9 +437,10 @@ class SampleSchemaError(MintDimError):
         """A conversation record (source.chat) MintDim cannot render: message is its 0-based index."""
         where_en = f"\n\nMessage: {message}" if message is not None else ""
         where_vi = f"\n\nTin nhắn: {message}" if message is not None else ""
+        kind, at_en, at_vi = _at(line)
         return cls(
-            f"JSONL conversation is not valid.\n\nFile: {path}\n\nLine: {line}{where_en}\n\nProblem: {problem_en}",
-            f"Hội thoại JSONL không hợp lệ.\n\nFile: {path}\n\nDòng: {line}{where_vi}\n\nVấn đề: {problem_vi}",
+            f"{kind} conversation is not valid.\n\nFile: {path}\n\n{at_en}: {line}{where_en}\n\nProblem: {problem_en}",
+            f"Hội thoại {kind} không hợp lệ.\n\nFile: {path}\n\n{at_vi}: {line}{where_vi}\n\nVấn đề: {problem_vi}",
             file=path, line=line, **kw,
         )
 
@@ -373,25 +527,27 @@ class ChatTemplateError(MintDimError):
 
     @classmethod
     def raised(cls, path: str, line: int, message: str, **kw):
+        _kind, at_en, at_vi = _at(line)
         return cls(
-            f"The chat template raised an error on this conversation.\n\nFile: {path}\n\nLine: {line}\n\n"
+            f"The chat template raised an error on this conversation.\n\nFile: {path}\n\n{at_en}: {line}\n\n"
             f"Template message: {message}",
-            f"Chat template báo lỗi với hội thoại này.\n\nFile: {path}\n\nDòng: {line}\n\n"
+            f"Chat template báo lỗi với hội thoại này.\n\nFile: {path}\n\n{at_vi}: {line}\n\n"
             f"Thông báo của template: {message}",
             file=path, line=line, **kw,
         )
 
     @classmethod
     def unlocated(cls, path: str, line: int, message: int, role: str, **kw):
+        _kind, at_en, at_vi = _at(line)
         return cls(
             f"The loss mask of a trained message cannot be located exactly in the rendered conversation.\n\n"
-            f"File: {path}\n\nLine: {line}\n\nMessage: {message} (role {role})\n\n"
+            f"File: {path}\n\n{at_en}: {line}\n\nMessage: {message} (role {role})\n\n"
             "Problem: the chat template does not render this message's content as a part of it (it rewrites "
             "the text), so MintDim cannot tell which tokens to train; no mask is guessed\n\n"
             "Fix: use a template that renders the content verbatim (or with {% generation %} tags), or do not "
             "train this message",
             f"Không xác định chính xác được loss mask của một tin nhắn được train trong hội thoại đã render.\n\n"
-            f"File: {path}\n\nDòng: {line}\n\nTin nhắn: {message} (role {role})\n\n"
+            f"File: {path}\n\n{at_vi}: {line}\n\nTin nhắn: {message} (role {role})\n\n"
             "Vấn đề: chat template không render nội dung tin nhắn này thành một phần của nó (template viết lại "
             "văn bản), nên MintDim không biết token nào cần train; MintDim không đoán mask\n\n"
             "Cách sửa: dùng template render nguyên văn nội dung (hoặc có thẻ {% generation %}), hoặc không train "
@@ -1030,10 +1186,11 @@ OVERFLOW_SHOWN = 10  # over-long samples listed by file:line in UnitOverflowErro
 class UnitOverflowError(MintDimError):
     @classmethod
     def make(cls, path: str, line: int, token_count: int, max_unit: int, **kw):
+        at_en, at_vi = (f"{path} row {line}", f"{path} hàng {line}") if isinstance(line, Row) else (f"{path}:{line}",) * 2
         return cls(
-            f"Sample token length exceeds max unit size.\n\nSample: {path}:{line}\n\n"
+            f"Sample token length exceeds max unit size.\n\nSample: {at_en}\n\n"
             f"token_count: {token_count}\n\nmax_unit_size: {max_unit}\n\nIncrease unit sizes and run again.",
-            f"Độ dài token của mẫu vượt quá unit lớn nhất.\n\nMẫu: {path}:{line}\n\n"
+            f"Độ dài token của mẫu vượt quá unit lớn nhất.\n\nMẫu: {at_vi}\n\n"
             f"token_count: {token_count}\n\nmax_unit_size: {max_unit}\n\nHãy tăng unit sizes rồi chạy lại.",
             file=path, line=line, **kw,
         )

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 
 from mintdim.formats.layout import Layout
-from mintdim.sources import jsonl
+from mintdim.sources import inputs
 from mintdim.stages.aggregate import aggregate_output
 from mintdim.stages.finalize import finalize_output
 from mintdim.stages.plan import plan_output
@@ -36,7 +36,7 @@ def drive(raw: dict, before_finalize=None) -> Built:
         dirs = []
         for i in out.files:
             f = build.files[i]
-            for k in range(len(jsonl.chunk_bounds(f.abspath, build.chunk_mb))):
+            for k in range(len(inputs.chunk_bounds(f.abspath, build.chunk_mb))):
                 d = lay.tok_dir(i, k)
                 tokenize_chunk(build, metas, i, k, d, log=log)
                 dirs.append(d)

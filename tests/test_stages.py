@@ -19,7 +19,7 @@ from tokenizers import Tokenizer
 
 from mintdim import __version__
 from mintdim import errors as E
-from mintdim.sources import jsonl
+from mintdim.sources import inputs, jsonl
 from mintdim.formats import records
 from mintdim.config import resolve
 from mintdim.formats import output as indexes, shards
@@ -68,7 +68,7 @@ def tokenize_all(raw: dict) -> None:
     build, metas = preflight(raw)
     lay = Layout(build.work_dir, build.build_id)
     for f in build.files:
-        for k in range(len(jsonl.chunk_bounds(f.abspath, build.chunk_mb))):
+        for k in range(len(inputs.chunk_bounds(f.abspath, build.chunk_mb))):
             tokenize_chunk(build, metas, f.index, k, lay.tok_dir(f.index, k), log=lambda m: None)
 
 

@@ -117,20 +117,22 @@ def duplicate_groups(digests: np.ndarray) -> list[np.ndarray]:
     return groups
 
 
-_SAMPLE_LINE = ('{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"source_file":%s,"source_line":%d,'
-                '"shard_path":"' + shards.UNIT_DIR + '/' + shards.SHARD_NAME + '","shard_row":%d')
+_SAMPLE_HEAD = '{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"source_file":%s,"source_line":%d,'
+_SAMPLE_TAIL = '"shard_path":"' + shards.UNIT_DIR + '/' + shards.SHARD_NAME + '","shard_row":%d'
 
 
 def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: int, file_ids, paths, lines,
-                       trained, progress, block: int = 1 << 16, overflow=None) -> None:
+                       trained, progress, block: int = 1 << 16, overflow=None, repeats=None) -> None:
     """sample_index.jsonl of the bucketed layout, in sample_id order. Each line is formatted
     directly, as the same bytes orjson gives for the record (same keys, same order): a dict and a
     dumps call per sample took most of the aggregate stage. lengths: the tokens written.
     overflow (units.overflow drop | truncate): (status per sample, whole lengths); a sample longer than
     the largest unit carries overflow and source_token_count, as in the packed layout: "dropped" is in
-    no unit (unit_size, shard_path and shard_row null, token_count 0), "truncated" in the largest."""
+    no unit (unit_size, shard_path and shard_row null, token_count 0), "truncated" in the largest.
+    repeats (source.take): each sample's repeat, after source_line."""
     files = [orjson.dumps(p).decode("utf-8") for p in paths]  # JSON strings, non-ASCII kept as is
-    line = _SAMPLE_LINE + (',"trained_tokens":%d}\n' if trained is not None else "}\n")
+    line = (_SAMPLE_HEAD + ('"repeat":%d,' if repeats is not None else "") + _SAMPLE_TAIL
+            + (',"trained_tokens":%d}\n' if trained is not None else "}\n"))
     sized = list(sizes) + [0]  # a dropped sample's unit index is len(sizes): its line is rewritten below
     with open(path, "w", encoding="utf-8", newline="") as fh:
         for start in range(0, len(lengths), block):
@@ -141,6 +143,7 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
             cols = [range(start, end), (hexes[64 * i:64 * i + 64] for i in range(start, end)),
                     lengths[start:end].tolist(), unit_size,
                     [files[k] for k in file_ids[start:end].tolist()], lines[start:end].tolist(),
+                    *([repeats[start:end].tolist()] if repeats is not None else []),
                     unit_size, (r // sps).tolist(), (r % sps).tolist()]
             if trained is not None:
                 cols.append(trained[start:end].tolist())
@@ -162,7 +165,8 @@ def _cut_line(json_line: str, status: int, whole: int) -> str:
 
 
 def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_length: int, rows, offsets,
-                              sps: int, file_ids, paths, lines, trained, progress, block: int = 1 << 16) -> None:
+                              sps: int, file_ids, paths, lines, trained, progress, repeats=None,
+                              block: int = 1 << 16) -> None:
     """sample_index.jsonl of the packed layout (units.pack), in sample_id order: the bucketed keys
     (unit_size is the row length; shard_row the row inside the shard) plus row_offset, the sample's
     first slot in its row. token_count counts the tokens written; a sample longer than the row
@@ -180,6 +184,7 @@ def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_
                 dropped = st == 1
                 obj = {"sample_id": i, "hash": hexes[64 * i:64 * i + 64], "token_count": k, "unit_size": row_length,
                        "source_file": paths[f], "source_line": line,
+                       **({"repeat": int(repeats[i])} if repeats is not None else {}),
                        "shard_path": None if dropped else shards.shard_path(row_length, r // sps),
                        "shard_row": None if dropped else r % sps, "row_offset": None if dropped else off}
                 if trained is not None:

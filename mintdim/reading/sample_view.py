@@ -81,21 +81,20 @@ def _roles_line(manifest: dict, out_dir: str, sample_id: int) -> str:
     path, number = row["source_file"], row["source_line"]
     files = manifest["source"]["files"]
     chat = manifest["chat"]["source"][files.index(path)] if path in files else None
-    if chat is None or not os.path.isfile(path):
+    from ..sources import inputs
+
+    if chat is None or not inputs.exists(path):
         return f"roles: (source {path} not found from this directory)"
-    with open(path, "rb") as f:
-        for i, raw in enumerate(f, start=1):
-            if i == number:
-                break
+    from ..errors import MintDimError
     from ..sources import chat as C
-    from ..sources import jsonl
 
     train_on = manifest["chat"]["train_on"][files.index(path)]
-    obj = jsonl.parse_object(raw.rstrip(b"\r\n"), path, number)
-    try:
-        messages, _, flags = C.read_messages(chat, obj)
-    except C._Failure:
-        return f"roles: (line {number} of {path} is no longer a conversation)"
+    where = "row" if inputs.kind_of(path) != inputs.JSONL else "line"
+    try:  # the sample's record: its line of a JSONL file, its row of a Parquet file or datasets directory
+        obj = next((record for at, record in inputs.records(path, path, (), chat) if at == number), None)
+        messages, _, flags = C.read_messages(chat, obj or {})
+    except (C._Failure, MintDimError):
+        return f"roles: ({where} {number} of {path} is no longer a conversation)"
     trained = set(C.choose(chat, frozenset(train_on or ()), messages, flags)) if train_on is not None else set()
     roles = ", ".join(m["role"] + ("*" if i in trained else "") for i, m in enumerate(messages))
-    return f"roles: {roles}" + (" (* trained)" if trained else "") + f"; from {path} line {number}"
+    return f"roles: {roles}" + (" (* trained)" if trained else "") + f"; from {path} {where} {number}"

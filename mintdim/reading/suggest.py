@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import errors as E
-from ..sources import jsonl
+from ..sources import inputs
 from ..units import padding
 from ..formats import output as fmt
 
@@ -79,11 +79,18 @@ def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, 
     try:
         per_output: dict[int, list[np.ndarray]] = {o.index: [] for o in build.outputs}
         for f in build.files:
-            for k, bounds in enumerate(jsonl.chunk_bounds(f.abspath, build.chunk_mb)):
+            parts = []
+            for k, bounds in enumerate(inputs.chunk_bounds(f.abspath, build.chunk_mb)):
                 d = os.path.join(tmp, f"f{f.index}_c{k}")
                 tokenize_chunk(build, metas, f.index, k, d, threads=threads, log=lambda *a: None, bounds=bounds)
-                per_output[f.output].append(inter.unarr(inter.read(inter.meta_path(d))["lengths"]))
+                parts.append(inter.unarr(inter.read(inter.meta_path(d))["lengths"]))
                 shutil.rmtree(d)
+            lengths = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+            if f.take is not None:  # source.take: the lengths of the samples the build would hold
+                from ..sources import take
+
+                lengths = lengths[take.select(f.take, len(lengths), f.take_seed, f.index)[0]]
+            per_output[f.output].append(lengths)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     result = []

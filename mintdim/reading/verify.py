@@ -12,10 +12,11 @@ Every figure is recomputed from the files themselves, then compared:
   declared sizes; no UNIT_BUILD_FAILED.md anywhere.
 - sample_index.jsonl: sample ids 0..n-1 in order; unit = smallest declared size >= token_count;
   shard_path (and shard_row) = the sample's place among its unit's samples in sample_id order;
-  source lines increasing within each file, files in manifest order. units.overflow (drop |
-  truncate): only the manifest's policy occurs; a cut sample's source_token_count is above the
-  largest size; dropped: token_count 0, no unit, shard or row; truncated: token_count = the
-  largest size, in the largest unit (its stored tokens are the encoder's first ones).
+  source lines (or rows) increasing within each file and repeat (source.take), files in manifest
+  order. units.overflow (drop | truncate): only the manifest's policy occurs; a cut sample's
+  source_token_count is above the largest size; dropped: token_count 0, no unit, shard or row;
+  truncated: token_count = the largest size, in the largest unit (its stored tokens are the
+  encoder's first ones).
 - shards: exactly ceil(count / samples_per_shard) files per unit, each of
   records * unit_size * bytes_per_token bytes; every slot from token_count on holds pad_id;
   every token is inside the vocabulary; an empty unit holds EMPTY_UNIT.md. Loss masks
@@ -26,8 +27,10 @@ Every figure is recomputed from the files themselves, then compared:
 - duplicate_index.jsonl: exactly the groups of equal hashes, as the spec orders them.
 - unk_index.jsonl: exactly the samples whose tokens hold unk_id, at those positions.
 - with source=True: the source files are read again (paths as declared, from `root`, default
-  the current directory), every line re-rendered and re-hashed; a sample of the samples (or all)
-  is re-encoded with the tokenizer and compared with its shard record.
+  the current directory; JSONL, Parquet, datasets directories), every line or row re-rendered and
+  re-hashed (under source.take: the samples are exactly the ones the take and seed choose); a
+  sample of the samples (or all) is re-encoded with the tokenizer and compared with its shard
+  record.
 """
 
 from __future__ import annotations
@@ -112,6 +115,12 @@ class _Index:
         self.valid = np.zeros(n, dtype=bool)
         self.status = np.zeros(n, dtype=np.int8)  # units.overflow: 0 whole, 1 dropped, 2 truncated
         self.source_tc = np.zeros(n, dtype=np.int64)  # the whole length of a dropped or truncated sample
+        self.repeat = np.zeros(n, dtype=np.int64)  # source.take: the sample's repeat (0 without take)
+        self.files: list[str] = []  # manifest.json's source files, which `file` indexes
+
+    def file_name(self, i: int) -> str:
+        f = int(self.file[i])
+        return self.files[f] if 0 <= f < len(self.files) else "?"
 
 
 OVERFLOW_OF = {"error": set(), "drop": {"dropped"}, "truncate": {"truncated"}}
@@ -407,10 +416,11 @@ def _overflow_figures(policy: str, idx: _Index, limit: int) -> dict:
 def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str = "error") -> _Index:
     rows = list(_jsonl_rows(out, fmt.SAMPLE_INDEX, report))
     idx = _Index(len(rows))
+    idx.files = list(files)
     name = fmt.SAMPLE_INDEX
     file_of = {f: i for i, f in enumerate(files)}
     seen_in_unit = {s: 0 for s in sizes}
-    last = (-1, 0)  # (file index, line) of the previous sample
+    last = (-1, 0, 0)  # (file index, repeat, line) of the previous sample
     for i, (n, obj) in enumerate(rows):
         if obj is None:
             continue
@@ -428,7 +438,7 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str 
             place = (unit, obj.get("shard_path"), obj.get("shard_row"))
             if place != (None, None, None):
                 report.add(name, f"dropped sample has a unit and a place in the shards {place}", i)
-            idx.hashes[i], idx.file[i], idx.line[i], last = _check_origin(obj, i, file_of, last, report)
+            idx.hashes[i], idx.file[i], idx.line[i], last = _check_origin(obj, i, file_of, last, report, idx)
             idx.valid[i] = True
             continue
         if unit not in seen_in_unit:
@@ -437,7 +447,7 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str 
         fit = next((s for s in sizes if s >= tc), None)
         if fit != unit:
             report.add(name, f"token_count {tc} belongs in unit {fit}, not {unit}", i)
-        h, fi, line, last = _check_origin(obj, i, file_of, last, report)
+        h, fi, line, last = _check_origin(obj, i, file_of, last, report, idx)
         k = seen_in_unit[unit]
         seen_in_unit[unit] = k + 1
         want_path = fs.shard_path(unit, k // sps)
@@ -452,25 +462,29 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str 
     return idx
 
 
-def _check_origin(obj: dict, i: int, file_of: dict, last: tuple, report: Report):
+def _check_origin(obj: dict, i: int, file_of: dict, last: tuple, report: Report, idx: _Index):
     """A sample_index.jsonl line's hash and source: (hash or "", file index or -1, line or 0, the
-    (file, line) the next sample must follow)."""
+    (file, repeat, line) the next sample must follow); its repeat (source.take) goes to idx."""
     name = fmt.SAMPLE_INDEX
     h = obj.get("hash")
     if not isinstance(h, str) or not _HEX64.match(h):
         report.add(name, f"hash {h!r} is not a SHA-256 hex digest", i)
         h = ""
-    src, line = obj.get("source_file"), obj.get("source_line")
+    src, line, repeat = obj.get("source_file"), obj.get("source_line"), obj.get("repeat", 0)
     fi = file_of.get(src, -1)
     if fi < 0:
         report.add(name, f"source_file {src!r} is not a source file of manifest.json", i)
+    if not _is_int(repeat) or repeat < 0:
+        report.add(name, f"repeat {repeat!r} is not a non-negative int", i)
+        repeat = 0
+    idx.repeat[i] = repeat
     if not _is_int(line) or line < 1:
         report.add(name, f"source_line {line!r} is not a positive int", i)
         line = 0
-    elif fi >= 0 and (fi, line) <= last:
-        report.add(name, f"{src}:{line} is not after the previous sample's line (input order)", i)
+    elif fi >= 0 and (fi, repeat, line) <= last:
+        report.add(name, f"{src}:{line} (repeat {repeat}) is not after the previous sample's (input order)", i)
     if fi >= 0 and line:
-        last = (fi, line)
+        last = (fi, repeat, line)
     return h, fi, line, last
 
 
@@ -593,22 +607,35 @@ def _check_unk(out: str, idx: _Index, files, found_unk: dict[int, list[int]], re
 def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, report: Report, all_samples: bool,
                   sample: int, root: str | None, seed: int, packed=None) -> None:
     """packed (units.pack): (locate(i) -> (shard path, row in shard, offset) or None, encoded counts)."""
-    import numpy as np
-    from .. import errors as E
-    from ..sources import jsonl
-    from ..sources import template as T
-
     report.source_checked = True
     root = root or os.getcwd()
+    n = len(idx.tc)
+    if all_samples:
+        chosen = set(range(n))
+    else:
+        rng = random.Random(seed)
+        chosen = set(rng.sample(range(n), min(n, sample))) if n else set()
+    texts = _source_texts(manifest, idx, report, chosen, root)
+    _encode_again(out, manifest, idx, per_unit, sizes, sps, dtype, report, texts, root, packed)
+
+
+def _source_texts(manifest, idx: _Index, report: Report, chosen: set, root: str) -> dict[int, str]:
+    """Read every source file again (any input kind), render and hash each sample, compare it with the
+    index; returns the rendered texts of the `chosen` samples. A file under source.take: its samples
+    are also the ones its take and seed choose (mintdim/sources/take.py), with their repeats."""
+    import numpy as np
+    from ..sources import inputs
+    from ..sources import template as T
+
     src = manifest.get("source") or {}
     files, fields, templates = src.get("files") or [], src.get("fields") or [], src.get("templates") or []
-    n = len(idx.tc)
-    chosen = set(range(n)) if all_samples else set(random.Random(seed).sample(range(n), min(n, sample)))
+    takes = {t.get("file"): t for t in (manifest.get("take") or {}).get("files", []) if isinstance(t, dict)}
     texts: dict[int, str] = {}
+    n = len(idx.tc)
     sid = 0
     for fi, decl in enumerate(files):
         path = decl if os.path.isabs(decl) else os.path.join(root, decl)
-        if not os.path.isfile(path):
+        if not inputs.exists(path):
             report.add(decl, f"source file not found (looked for {path})")
             sid = int(np.searchsorted(idx.file, fi, side="right")) if len(idx.file) else sid
             continue
@@ -622,34 +649,109 @@ def _check_source(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, repor
         except Exception as exc:  # source.chat: the tokenizer directory or its template
             report.add("manifest.json", f"cannot render the conversations of {decl}: {str(exc).splitlines()[0]}")
             continue
-        reader = jsonl.ChunkReader(path, 0, os.path.getsize(path), decl)
-        try:
-            for local, raw in reader:
-                line = local + 1
-                try:
-                    obj = jsonl.declared_values(jsonl.parse_object(raw, decl, line), names, decl, line)
-                    text = tpl.render(obj)
-                    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-                except (E.MintDimError, UnicodeEncodeError) as err:
-                    report.add(decl, f"line {line} is no longer a valid sample: {str(err).splitlines()[0]}")
-                    sid += 1
-                    continue
-                if sid >= n:
-                    report.add(decl, f"line {line} has no sample in sample_index.jsonl")
-                    sid += 1
-                    continue
-                if idx.file[sid] != fi or idx.line[sid] != line:
-                    got = f"{files[idx.file[sid]] if idx.file[sid] >= 0 else '?'}:{int(idx.line[sid])}"
-                    report.add("sample_index.jsonl", f"source is {got}, the source files give {decl}:{line}", sid)
-                elif idx.hashes[sid] != digest:
-                    report.add("sample_index.jsonl", f"hash differs from the rendered text of {decl}:{line}", sid)
-                if sid in chosen:
-                    texts[sid] = text
-                sid += 1
-        except E.MintDimError as err:
-            report.add(decl, f"cannot be read: {str(err).splitlines()[0]}")
+        rendered = _rendered(path, decl, names, chat, tpl, idx, fi, sid, chosen, report)
+        if decl in takes:
+            sid = _check_taken(rendered, decl, fi, takes[decl], (manifest.get("take") or {}).get("seed"), idx, sid,
+                               chosen, texts, report)
+        else:
+            sid = _check_whole(rendered, decl, fi, idx, sid, chosen, texts, report)
     if sid < n:
         report.add("sample_index.jsonl", f"{n - sid} samples more than the source files hold ({sid})", sid)
+    return texts
+
+
+def _rendered(path, decl, names, chat, tpl, idx: _Index, fi: int, sid: int, chosen: set, report: Report):
+    """(line, digest, text) of every sample of one source, in order: digest None for one that is no
+    longer valid (reported), text only where the index's chosen samples of this file need it."""
+    from .. import errors as E
+    from ..sources import inputs, jsonl
+
+    wanted = {int(idx.line[i]) for i in chosen if idx.file[i] == fi}
+    try:
+        reader = inputs.open_whole(path, decl, names, chat)
+        for local, raw in reader:
+            line = reader.location(local)
+            try:
+                obj = jsonl.declared_values(reader.parse(raw, line), names, decl, line)
+                text = tpl.render(obj)
+                digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            except (E.MintDimError, UnicodeEncodeError) as err:
+                report.add(decl, f"{_where(line)} is no longer a valid sample: {str(err).splitlines()[0]}")
+                yield line, None, None
+                continue
+            yield line, digest, text if int(line) in wanted else None
+    except E.MintDimError as err:
+        report.add(decl, f"cannot be read: {str(err).splitlines()[0]}")
+
+
+def _check_whole(rendered, decl, fi: int, idx: _Index, sid: int, chosen, texts, report: Report) -> int:
+    """A source without take: its samples are the index's next ones, one each, in order."""
+    n = len(idx.tc)
+    for line, digest, text in rendered:
+        if digest is None or sid >= n:
+            if digest is not None:
+                report.add(decl, f"{_where(line)} has no sample in sample_index.jsonl")
+            sid += 1
+            continue
+        if _compare(idx, sid, fi, decl, line, 0, digest, report) and sid in chosen:
+            texts[sid] = text
+        sid += 1
+    return sid
+
+
+def _where(line) -> str:
+    """A source place in words: "line 7" (JSONL) or "row 7" (Parquet, datasets)."""
+    from ..errors import Row
+
+    return f"row {line}" if isinstance(line, Row) else f"line {line}"
+
+
+def _compare(idx: _Index, sid: int, fi: int, decl: str, line: int, repeat: int, digest: str, report: Report,
+             why: str = "the source files give") -> bool:
+    """Does index sample `sid` come from this source place and text? Else a problem is reported."""
+    if idx.file[sid] != fi or idx.line[sid] != line or idx.repeat[sid] != repeat:
+        got = f"{idx.file_name(sid)}:{int(idx.line[sid])}" + (f" repeat {int(idx.repeat[sid])}" if repeat else "")
+        report.add("sample_index.jsonl", f"source is {got}, {why} {decl}:{line}" + (f" repeat {repeat}" if repeat
+                                                                                      else ""), sid)
+        return False
+    if idx.hashes[sid] != digest:
+        report.add("sample_index.jsonl", f"hash differs from the rendered text of {decl}:{line}", sid)
+        return False
+    return True
+
+
+def _check_taken(rendered, decl, fi: int, entry: dict, seed, idx: _Index, sid: int, chosen, texts,
+                 report: Report) -> int:
+    """A source under source.take: the samples its take and seed choose, from the samples it holds now."""
+    from ..sources import take as TK
+
+    samples = list(rendered)  # (line, digest, text): 32 bytes and a line number per sample
+    available = len(samples)
+    value, index = entry.get("take"), entry.get("file_index")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not _is_int(index) or not _is_int(seed):
+        report.add("manifest.json", f"take of {decl}: take, file_index and seed are not numbers: {entry}")
+        return sid
+    want = TK.summary(decl, index, value, available)
+    if entry != want:
+        report.add("manifest.json", f"take of {decl} is {entry}, the source gives {want}")
+    positions, repeats = TK.select(value, available, seed, index)
+    n = len(idx.tc)
+    for p, r in zip(positions.tolist(), repeats.tolist()):
+        line, digest, text = samples[p]
+        if sid >= n:
+            report.add(decl, f"{_where(line)} repeat {r} (chosen by its take) has no sample in sample_index.jsonl")
+        elif digest is not None:
+            if _compare(idx, sid, fi, decl, line, r, digest, report, f"the take of {decl} (seed {seed}) chooses") \
+                    and sid in chosen:
+                texts[sid] = text
+        sid += 1
+    return sid
+
+
+def _encode_again(out, manifest, idx: _Index, per_unit, sizes, sps, dtype, report: Report, texts: dict, root: str,
+                  packed) -> None:
+    """The chosen samples' texts encoded again with the tokenizer, compared with their shard records."""
+    import numpy as np
 
     tok = _manifest_tokenizer(manifest, root, report)
     if tok is None:

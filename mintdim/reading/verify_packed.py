@@ -59,6 +59,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
     rows_raw = list(V._jsonl_rows(out, fmt.SAMPLE_INDEX, report))
     n = len(rows_raw)
     idx = V._Index(n)
+    idx.files = list(files)
     row = np.full(n, -1, dtype=np.int64)
     offset = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int8)  # 0 fits, 1 dropped, 2 truncated
@@ -66,7 +67,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
     trained = np.full(n, -1, dtype=np.int64)
     file_of = {f: i for i, f in enumerate(files)}
     name = fmt.SAMPLE_INDEX
-    last = (-1, 0)
+    last = (-1, 0, 0)
     for i, (line_no, obj) in enumerate(rows_raw):
         if obj is None:
             continue
@@ -95,7 +96,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
                 report.add(name, f"shard_path/shard_row/row_offset {loc} do not name a row of {unit}", i)
             else:
                 row[i], offset[i] = k * sps + loc[1], loc[2]
-        h, fi, line, last = V._check_origin(obj, i, file_of, last, report)
+        h, fi, line, last = V._check_origin(obj, i, file_of, last, report, idx)
         if V._is_int(obj.get("trained_tokens")):
             trained[i] = obj["trained_tokens"]
         elif has_masks:

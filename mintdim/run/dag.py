@@ -25,7 +25,7 @@ import yaml
 
 from .. import errors as E
 from . import guard
-from ..sources import jsonl
+from ..sources import inputs
 from ..formats import records
 from ..config import resolve
 from ..formats.layout import Layout
@@ -149,7 +149,7 @@ class BuildDAG:
         if sum(len(b) for b in chunks.values()) < parallel:  # too few jobs for the cores: split large files
             chunks = self._chunks(parallel, spread=True)
         groups = {o.index: write_groups(self.slots(o.index), parallel if local else None,
-                                        sum(end - start for i in o.files for start, end in chunks[i]),
+                                        sum(inputs.size_of(self.build.files[i].abspath) for i in o.files),
                                         self.build.chunk_mb * 2 ** 20) for o in self.build.outputs}
         plan = {"chunks": chunks, "write_groups": groups}
         return json.loads(json.dumps(plan))  # the same types as a recorded plan (string keys)
@@ -164,7 +164,8 @@ class BuildDAG:
         chunks = {}
         for f in self.build.files:
             try:
-                chunks[f.index] = jsonl.chunk_bounds(f.abspath, self.build.chunk_mb, parallel, spread)
+                # byte ranges of a JSONL file; row-group (Parquet) or record-batch (datasets) ranges
+                chunks[f.index] = inputs.chunk_bounds(f.abspath, self.build.chunk_mb, parallel, spread)
             except OSError:  # removed (or replaced) since pre-flight
                 raise E.MintDimFileNotFoundError.make("source", f.path, lang=self.build.lang) from None
         return chunks

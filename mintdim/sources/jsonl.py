@@ -120,6 +120,22 @@ class ChunkReader:
                 left -= len(block)
         return count + 1
 
+    # the interface every input kind's chunk reader has (mintdim/sources/inputs.py)
+    def location(self, local: int) -> int:
+        """1-based file line of the chunk's local line `local` (only needed on the error path)."""
+        return self.first_line() + local
+
+    def parse(self, raw: bytes, line: int) -> dict:
+        return parse_object(raw, self.display, line)
+
+    @property
+    def span(self) -> int:
+        return self.newlines
+
+    def progress(self, processed: int, count: int) -> tuple[int, int]:
+        """Progress counted in bytes: (bytes done, bytes of the chunk)."""
+        return processed, self.end - self.start
+
     def __iter__(self):
         """(local index, line without its line end) of every non-blank line the chunk owns."""
         if self.compression:
@@ -170,6 +186,32 @@ class ChunkReader:
                 i += 1
         finally:
             self.bytes_read = pos - begin
+
+
+def has_sample(path: str, display: str) -> bool:
+    """Does the file hold a sample, i.e. a byte other than JSON white space (after a BOM)? Reads up
+    to the first one: a file with data answers at once."""
+    compression = compression_of(path)
+    try:
+        stream = _open_stream(path, compression) if compression else open(path, "rb")
+    except OSError:
+        raise E.SourceParseError.make(display, 1, "unreadable") from None
+    with stream:
+        first = True
+        while True:
+            try:
+                block = stream.read(1 << 16)
+            except Exception:
+                if compression is None:
+                    raise
+                raise E.SourceParseError.make(display, 1, "compressed") from None
+            if not block:
+                return False
+            if first and block.startswith(BOM):
+                block = block[3:]
+            first = False
+            if block.strip(_WS):
+                return True
 
 
 def _reject_constant(name):

@@ -21,7 +21,7 @@ from ..progress import Progress
 from .write import fresh_dir
 
 
-def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
+def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dict | None = None) -> dict:
     files = [build.files[i] for i in out.files]
     batches = [f.build_batch for f in files]
     return {
@@ -44,7 +44,7 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False) -> dict:
         "hash": {"algorithm": "sha256"},
         **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size")}
            if any(f.train_on is not None for f in files) else {}),
-    } | _chat_manifest(files, meta)
+    } | _chat_manifest(files, meta) | ({"take": take} if take is not None else {})
 
 
 def _chat_manifest(files, meta) -> dict:
@@ -94,6 +94,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     hexes = plan["hashes"].hex()
     paths = [f.path for f in build.files]
     trained = inter.unarr(plan["trained"]) if "trained" in plan else None  # source.train_on
+    repeats = inter.unarr(plan["repeats"]) if "repeats" in plan else None  # source.take
 
     fresh_dir(stage_dir)
     progress = Progress(log, f"[unit-build] aggregate {out.dir}", n, "samples indexed")
@@ -103,21 +104,21 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         trained = packed["trained"]
         write_packed_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths, packed["kept"],
                                   packed["status"], sizes[0], rows, packed["offsets"], sps, file_ids, paths, lines,
-                                  None if trained is None else trained.tolist(), progress)
+                                  None if trained is None else trained.tolist(), progress, repeats)
     else:
         write_sample_index(os.path.join(stage_dir, fmt.SAMPLE_INDEX), hexes, lengths if cut is None else cut["kept"],
                            sizes, units, rows, sps, file_ids, paths, lines, trained, progress,
-                           overflow=None if cut is None else (cut["status"], lengths))
+                           overflow=None if cut is None else (cut["status"], lengths), repeats=repeats)
 
+    origin = _origin(paths, file_ids, lines, repeats)
     groups = duplicate_groups(digests)
-    _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), groups, hexes, paths, file_ids, lines)
+    _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), groups, hexes, origin)
     unk_samples = inter.unarr(plan["unk_samples"])
     unk_counts = inter.unarr(plan["unk_counts"])
     unk_positions = inter.unarr(plan["unk_positions"])
     if packed is not None:  # UNK figures describe the tokens written
         unk_samples, unk_counts, unk_positions = _stored_unk(unk_samples, unk_counts, unk_positions, packed["kept"])
-    _write_unk(os.path.join(stage_dir, fmt.UNK_INDEX), unk_samples, unk_counts, unk_positions, hexes, paths,
-               file_ids, lines)
+    _write_unk(os.path.join(stage_dir, fmt.UNK_INDEX), unk_samples, unk_counts, unk_positions, hexes, origin)
 
     counts = np.bincount(units, minlength=len(sizes))[:len(sizes)].tolist()  # a dropped sample: in no unit
     if packed is not None:
@@ -142,7 +143,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     if packed is not None:  # shards and padding of the rows, and the packing block
         stats.update(_packed_stats(plan, packed, sps))
     stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained))
-    write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None))
+    write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None,
+                                                               plan.get("take")))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
@@ -164,25 +166,37 @@ def _extension_stats(build, plan: dict, cut: dict | None, lengths, largest: int,
     return stats
 
 
-def _write_duplicates(path: str, groups, hexes: str, paths, file_ids, lines) -> None:
-    """duplicate_index.jsonl: groups by first sample_id, members in sample_id order."""
+def _origin(paths, file_ids, lines, repeats):
+    """Where a sample comes from, as the indexes give it (source.take: and its repeat)."""
+    def origin(s: int) -> dict:
+        found = {"sample_id": s, "source_file": paths[file_ids[s]], "source_line": int(lines[s])}
+        if repeats is not None:
+            found["repeat"] = int(repeats[s])
+        return found
+
+    return origin
+
+
+def _write_duplicates(path: str, groups, hexes: str, origin) -> None:
+    """duplicate_index.jsonl: groups by first sample_id, members in sample_id order (source.take: the repeats of
+    one sample are duplicates too, by their hash; each member says its repeat)."""
     writer = JsonlWriter(path)
     for members in groups:
         first = int(members[0])
         writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
-                      "samples": [{"sample_id": int(s), "source_file": paths[file_ids[s]],
-                                   "source_line": int(lines[s])} for s in members]})
+                      "samples": [origin(int(s)) for s in members]})
     writer.close()
 
 
-def _write_unk(path: str, unk_samples, unk_counts, unk_positions, hexes: str, paths, file_ids, lines) -> None:
+def _write_unk(path: str, unk_samples, unk_counts, unk_positions, hexes: str, origin) -> None:
     """unk_index.jsonl: the samples whose tokens hold unk_id, in sample_id order, with the positions."""
     writer = JsonlWriter(path)
     offset = 0
     for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
-        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": paths[file_ids[s]],
-                      "source_line": int(lines[s]), "unk_count": c,
-                      "unk_positions": unk_positions[offset:offset + c].tolist()})
+        where = origin(s)
+        writer.write({"sample_id": s, "hash": hexes[64 * s:64 * s + 64], "source_file": where["source_file"],
+                      "source_line": where["source_line"], **({"repeat": where["repeat"]} if "repeat" in where else {}),
+                      "unk_count": c, "unk_positions": unk_positions[offset:offset + c].tolist()})
         offset += c
     writer.close()
 

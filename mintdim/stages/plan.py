@@ -2,6 +2,10 @@
 
 Reads the meta of every chunk mapped to the output, in files order then
 chunk order, so sample_id follows input order whatever ran in parallel.
+With source.take, the output's samples are chosen here, where every chunk's
+count is known (mintdim/sources/take.py): the per-sample columns are gathered
+in the chosen order, and the plan records, for the write jobs, where each
+chosen sample's tokens are (take_src, take_units, take_chunks).
 """
 
 from __future__ import annotations
@@ -13,52 +17,11 @@ import time
 import numpy as np
 
 from .. import errors as E
+from ..sources import inputs
 from ..units import padding
 from ..units.packing import DROPPED
 from ..formats import intermediate as inter
 from ..formats.records import atomic_write_text
-
-
-def _read_chunks(chunk_dirs: list[str]) -> dict:
-    """The chunks' metas, in order, as whole-output columns (sample ids follow input order), with each
-    file's sample count."""
-    cols: dict[str, list] = {k: [] for k in ("files", "lines", "lengths", "units", "hashes", "unk_samples",
-                                             "unk_counts", "unk_positions", "trained")}
-    trained_roles: dict[str, int] | None = None  # source.chat: trained tokens per role
-    next_line: dict[int, int] = {}
-    per_file: dict[int, int] = {}
-    base = 0
-    for d in chunk_dirs:
-        meta = inter.read(inter.meta_path(d))
-        f, n = meta["file"], meta["n"]
-        first = next_line.get(f, 1)
-        next_line[f] = first + meta["newlines"]
-        per_file[f] = per_file.get(f, 0) + n
-        cols["files"].append(np.full(n, f, dtype=np.uint32))
-        cols["lines"].append(inter.unarr(meta["lines"]).astype(np.int64) + first)
-        cols["lengths"].append(inter.unarr(meta["lengths"]))
-        cols["units"].append(inter.unarr(meta["units"]))
-        cols["hashes"].append(meta["hashes"])
-        cols["unk_samples"].append(inter.unarr(meta["unk_samples"]).astype(np.int64) + base)
-        cols["unk_counts"].append(inter.unarr(meta["unk_counts"]))
-        cols["unk_positions"].append(inter.unarr(meta["unk_positions"]))
-        if "trained" in meta:
-            cols["trained"].append(inter.unarr(meta["trained"]))
-        if "trained_roles" in meta:
-            trained_roles = trained_roles or {}
-            for role, count in meta["trained_roles"].items():
-                trained_roles[role] = trained_roles.get(role, 0) + int(count)
-        base += n
-
-    def cat(parts, dtype):
-        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
-
-    return {"n": base, "per_file": per_file, "trained_roles": trained_roles,
-            "files": cat(cols["files"], np.uint32), "lines": cat(cols["lines"], np.int64),
-            "lengths": cat(cols["lengths"], np.int64), "units": cat(cols["units"], np.int64),
-            "hashes": b"".join(cols["hashes"]), "unk_samples": cat(cols["unk_samples"], np.int64),
-            "unk_counts": cat(cols["unk_counts"], np.int64), "unk_positions": cat(cols["unk_positions"], np.int64),
-            "trained": cat(cols["trained"], np.int64) if cols["trained"] else None}
 
 
 def empty_files(build, out, per_file: dict[int, int], log=print) -> list[int]:
@@ -69,7 +32,9 @@ def empty_files(build, out, per_file: dict[int, int], log=print) -> list[int]:
     for i in empty:
         f = build.files[i]
         if not f.allow_empty:
-            raise E.SourceParseError.empty(f.path, "empty" if os.path.getsize(f.abspath) == 0 else "blank")
+            kind = inputs.label(f.abspath)
+            blank = "empty" if os.path.getsize(f.abspath) == 0 else "blank"
+            raise E.SourceParseError.empty(f.path, blank if kind == "JSONL" else "no_rows", kind)
         log(f"[unit-build:warning] {f.path} holds no samples; built without it "
             "(source.allow_empty: true; listed in stats.json empty_files)")
     return empty
@@ -101,18 +66,24 @@ def _columns(data: dict) -> dict:
             "hashes": data["hashes"], "unk_samples": inter.arr(data["unk_samples"], np.uint64),
             "unk_counts": inter.arr(data["unk_counts"], np.uint32),
             "unk_positions": inter.arr(data["unk_positions"], np.uint32),
-            **({"trained": inter.arr(data["trained"], np.uint32)} if data["trained"] is not None else {})}
+            **({"trained": inter.arr(data["trained"], np.uint32)} if data.get("trained") is not None else {})}
 
 
 def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print) -> dict:
     out = build.outputs[out_index]
-    data = _read_chunks(chunk_dirs)
-    n, lengths = data["n"], data["lengths"]
+    data = read_chunks(chunk_dirs)
     empty = empty_files(build, out, data["per_file"], log)
+    taken = None
+    if any(build.files[i].take is not None for i in out.files):  # source.take: choose the samples first
+        taken = _take(build, out, data)
+        data = _gather(data, taken["src"])
+    n, lengths = len(data["lengths"]), data["lengths"]
     columns = _columns(data) | ({"empty_files": empty} if empty else {})
     if out.pack:  # units.pack: rows of the row length instead of unit sizes (the plan applies drop/truncate)
         if out.overflow == "error":
             overflow_status(build, out, data, out.pack)
+        if taken is not None:
+            columns.update(_take_columns(taken, np.zeros(len(taken["lengths"]), dtype=np.int64)))
         return _plan_packed(out, out_index, int(n), lengths, plan_path, units_path, log, columns,
                             data["trained_roles"])
     limit = out.sizes[-1] if out.sizes is not None else padding.largest_size(out.auto)
@@ -127,6 +98,9 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
     else:
         sizes = out.sizes
         units_arr = data["units"]
+    if taken is not None:  # each source sample's unit among these sizes: the write jobs find its tokens so
+        columns.update(_take_columns(taken, taken["units"] if out.sizes is not None else
+                                     np.searchsorted(np.asarray(sizes, dtype=np.int64), taken["lengths"], side="left")))
     # row of each sample inside its unit, counted in sample_id order
     rows = np.zeros(len(units_arr), dtype=np.int64)
     counts = []
@@ -147,11 +121,110 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
         **({"trained_roles": dict(sorted(roles.items()))} if roles is not None else {}),
     })
     summary = {"output": out_index, "sizes": sizes, "counts": counts, "samples_per_shard": sps,
-               "shards": [-(-c // sps) for c in counts], "auto": out.auto}
+               "shards": [-(-c // sps) for c in counts], "auto": out.auto, **({"take": True} if taken else {})}
     atomic_write_text(units_path, json.dumps(summary))
     log(f"[unit-build] plan {out.dir}: {n} samples; per unit " + ", ".join(f"{s}: {c}" for s, c in zip(sizes, counts))
         + ("" if cut is None else f"; {int(np.count_nonzero(cut[0]))} longer than {limit}: {out.overflow}"))
     return summary
+
+
+def read_chunks(chunk_dirs: list[str]) -> dict:
+    """The per-sample facts of an output's chunks, in files order then chunk order (sample_id order
+    without source.take): columns, 1-based file lines, and each file's sample count."""
+    parts: dict[str, list] = {k: [] for k in ("files", "lines", "lengths", "units", "hashes", "unk_samples",
+                                              "unk_counts", "unk_positions", "trained")}
+    trained_roles: dict[str, int] | None = None  # source.chat: trained tokens per role
+    role_samples: list[tuple[int, dict]] = []  # with source.take: per chunk, role -> per-sample counts
+    next_line: dict[int, int] = {}
+    per_file: dict[int, int] = {}
+    chunk_n = []
+    base = 0
+    for d in chunk_dirs:
+        meta = inter.read(inter.meta_path(d))
+        f, n = meta["file"], meta["n"]
+        first = next_line.get(f, 1)
+        next_line[f] = first + meta["newlines"]  # line ends of a JSONL chunk, rows of a Parquet/datasets one
+        per_file[f] = per_file.get(f, 0) + n
+        chunk_n.append(n)
+        parts["files"].append(np.full(n, f, dtype=np.uint32))
+        parts["lines"].append(inter.unarr(meta["lines"]).astype(np.int64) + first)
+        for key in ("lengths", "units", "unk_counts", "unk_positions") + (("trained",) if "trained" in meta else ()):
+            parts[key].append(inter.unarr(meta[key]))
+        parts["hashes"].append(meta["hashes"])
+        parts["unk_samples"].append(inter.unarr(meta["unk_samples"]).astype(np.int64) + base)
+        if "trained_roles" in meta:
+            trained_roles = trained_roles or {}
+            for role, count in meta["trained_roles"].items():
+                trained_roles[role] = trained_roles.get(role, 0) + int(count)
+        role_samples.append((n, {r: inter.unarr(a) for r, a in meta.get("trained_roles_samples", {}).items()}))
+        base += n
+    cols = {key: _cat(parts[key], np.int64) for key in parts if key != "hashes" and (parts[key] or key != "trained")}
+    cols["hashes"] = b"".join(parts["hashes"])
+    cols["trained_roles"] = trained_roles
+    cols["per_file"], cols["chunk_n"] = per_file, chunk_n
+    roles = sorted({r for _n, per in role_samples for r in per})
+    cols["role_samples"] = {r: _cat([per.get(r, np.zeros(n, dtype=np.int64)) for n, per in role_samples], np.int64)
+                            for r in roles}
+    return cols
+
+
+def _cat(parts, dtype):
+    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
+
+# --- source.take: the chosen samples (mintdim/sources/take.py) -------------------------------------------------
+
+
+def _take(build, out, cols: dict) -> dict:
+    """Positions (into the chunks' samples) and repeats of the output's samples, file by file, and
+    what the manifest records of each file's take."""
+    from .. import errors as E
+    from ..sources import take as TK
+
+    src, repeats, files = [], [], []
+    base = 0
+    for i in out.files:
+        f = build.files[i]
+        available = cols["per_file"].get(i, 0)
+        if f.take is None:  # a file of this output without take: all of it, once
+            positions, reps = np.arange(available, dtype=np.int64), np.zeros(available, dtype=np.int64)
+        else:
+            if isinstance(f.take, int) and available == 0:  # pre-flight refuses it; a file changed since
+                raise E.PipelineValidationError.take_no_samples(i, f.path, f.take, lang=build.lang)
+            positions, reps = TK.select(f.take, available, f.take_seed, f.index)
+            files.append(TK.summary(f.path, f.index, f.take, available))
+        src.append(positions + base)
+        repeats.append(reps)
+        base += available
+    seed = next(build.files[i].take_seed for i in out.files if build.files[i].take is not None)
+    return {"src": _cat(src, np.int64), "repeats": _cat(repeats, np.int64), "summary": {"seed": seed, "files": files},
+            "units": cols["units"], "lengths": cols["lengths"], "chunk_n": cols["chunk_n"]}
+
+
+def _gather(cols: dict, src: np.ndarray) -> dict:
+    """The per-sample columns of the samples at `src`, in that order (a position twice: twice)."""
+    out = {key: cols[key][src] for key in ("files", "lines", "lengths", "units", "trained") if key in cols}
+    out["hashes"] = np.frombuffer(cols["hashes"], dtype=np.uint8).reshape(-1, 32)[src].tobytes()
+    n = len(cols["lengths"])
+    counts, firsts = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    unk_counts = cols["unk_counts"].astype(np.int64)
+    counts[cols["unk_samples"]] = unk_counts
+    firsts[cols["unk_samples"]] = np.cumsum(unk_counts) - unk_counts
+    has = np.flatnonzero(counts[src] > 0)
+    c, f = counts[src[has]], firsts[src[has]]
+    out["unk_samples"], out["unk_counts"] = has, c
+    out["unk_positions"] = cols["unk_positions"][np.repeat(f - (np.cumsum(c) - c), c) + np.arange(int(c.sum()))]
+    out["trained_roles"] = ({role: int(per[src].sum()) for role, per in cols["role_samples"].items()}
+                            if cols["trained_roles"] is not None else None)
+    return out
+
+
+def _take_columns(taken: dict, source_units: np.ndarray) -> dict:
+    """The plan's take columns: each sample's repeat, and what the write jobs need to find a chosen
+    sample's tokens in the chunks' unit streams (its position, each source sample's unit, chunk sizes)."""
+    return {"repeats": inter.arr(taken["repeats"], np.uint32), "take": taken["summary"],
+            "take_src": inter.arr(taken["src"], np.uint64), "take_units": inter.arr(source_units, np.uint16),
+            "take_chunks": [int(n) for n in taken["chunk_n"]]}
 
 
 def plan_sizes(lengths: np.ndarray, auto: dict, log=print) -> list[int]:
@@ -189,7 +262,8 @@ def _plan_packed(out, out_index: int, n: int, lengths: np.ndarray, plan_path: st
         **columns,
     })
     summary = {"output": out_index, "sizes": [out.pack], "counts": [written], "samples_per_shard": sps,
-               "shards": [-(-p.n_rows // sps)], "auto": None, "layout": "packed", "rows": p.n_rows}
+               "shards": [-(-p.n_rows // sps)], "auto": None, "layout": "packed", "rows": p.n_rows,
+               **({"take": True} if "take" in columns else {})}
     atomic_write_text(units_path, json.dumps(summary))
     dropped = int(np.count_nonzero(p.status == packing.DROPPED))
     truncated = int(np.count_nonzero(p.status == packing.TRUNCATED))

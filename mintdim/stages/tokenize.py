@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from .. import errors as E
-from ..sources import jsonl
+from ..sources import inputs, jsonl
 from ..sources import template as T
 from ..formats import intermediate as inter
 from ..units import padding
@@ -61,6 +61,7 @@ class _Accumulator:
         self.parts = [inter.StreamWriter(inter.stream_path(part_dir, name)) for name in part_names]
         self.trained: list[np.ndarray] = []  # per-sample trained-token counts (source.train_on)
         self.trained_roles: dict[str, int] = {}  # source.chat: trained tokens per role
+        self.role_samples: list[tuple[int, dict]] = []  # with source.take: per batch, role -> per-sample counts
         self.count = 0
         self.tokens = 0
 
@@ -101,10 +102,12 @@ def trained_tokens(starts: np.ndarray, lengths: np.ndarray, spans: list) -> np.n
     return trained
 
 
-def chat_trained(starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, spans: list) -> tuple[np.ndarray, dict]:
+def chat_trained(starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, spans: list,
+                 per_sample: dict | None = None) -> tuple[np.ndarray, dict]:
     """Loss mask of a batch of conversations and its trained tokens per role. spans: per sample,
     (start, end, rule, role): rule 0 trains a token that starts inside [start, end) (the train_on
-    rule), rule 1 one that overlaps it (transformers' {% generation %} rule)."""
+    rule), rule 1 one that overlaps it (transformers' {% generation %} rule). per_sample (a dict,
+    source.take): filled with role -> trained tokens of each sample of the batch."""
     trained = np.zeros(len(starts), dtype=bool)
     roles: dict[str, int] = {}
     first = np.cumsum(lengths) - lengths
@@ -118,7 +121,10 @@ def chat_trained(starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, span
             lo = int(np.searchsorted(s, a, side="left")) if rule == 0 else int(np.searchsorted(e, a, side="right"))
             if hi > lo:
                 seg = trained[lo0 + lo:lo0 + hi]
-                roles[role] = roles.get(role, 0) + int(len(seg) - seg.sum())
+                new = int(len(seg) - seg.sum())
+                roles[role] = roles.get(role, 0) + new
+                if per_sample is not None:
+                    per_sample.setdefault(role, np.zeros(len(lengths), dtype=np.int64))[k] += new
                 seg[:] = True
     return trained, roles
 
@@ -130,9 +136,12 @@ def _encode(acc: _Accumulator, tok, texts, entry, spans):
         return flat, lengths, None
     if entry.chat is not None:  # conversations: spans by message, counted by role
         flat, lengths, starts, ends = tok.encode_batch_with_offsets(texts)
-        trained, roles = chat_trained(starts, ends, lengths, spans)
+        per_sample = {} if entry.take is not None else None  # source.take: the plan sums the chosen samples'
+        trained, roles = chat_trained(starts, ends, lengths, spans, per_sample)
         for role, count in roles.items():
             acc.trained_roles[role] = acc.trained_roles.get(role, 0) + count
+        if per_sample is not None:
+            acc.role_samples.append((len(texts), per_sample))
         return flat, lengths, trained
     # the ids and the offsets come from one encode call of the whole rendered text
     flat, lengths, starts = tok.encode_batch_with_starts(texts)
@@ -191,6 +200,13 @@ def _write_units(acc: _Accumulator, flat, trained, starts, kept, unit_idx) -> No
         t0 = t1
 
 
+def _role_samples(acc: _Accumulator) -> dict:
+    """role -> trained tokens of every sample of the chunk, in order (zeros where a batch had none)."""
+    roles = sorted({role for _n, per in acc.role_samples for role in per})
+    return {role: inter.arr(_cat([per.get(role, np.zeros(n, dtype=np.int64)) for n, per in acc.role_samples],
+                                 np.int64), np.uint32) for role in roles}
+
+
 def _cat(parts, dtype):
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
@@ -229,7 +245,7 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
                     stop_check, bounds: tuple[int, int] | None) -> dict:
     entry = build.files[file_index]
     meta = metas[entry.tokenizer_abspath]
-    start, end = bounds or jsonl.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
+    start, end = bounds or inputs.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
     use_threads(threads)
     kind, path, options = tokenizer_args(build, metas, entry)
     tok = load(kind, path, threads=threads, **options)
@@ -248,7 +264,8 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
         acc = _Accumulator(entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir),
                            entry.overflow)
     sizes_arr = np.asarray(acc.sizes, dtype=np.int64)
-    reader = jsonl.ChunkReader(entry.abspath, start, end, entry.path)
+    reader = inputs.open_chunk(entry.abspath, start, end, entry.path, fields, entry.chat)
+    parse = reader.parse
     batch = entry.build_batch
     texts: list[str] = []
     lines: list[int] = []
@@ -263,12 +280,9 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     processed = 0
     label = f"[unit-build] tokenize {entry.path} chunk {chunk_index}"
 
-    def line_no(local: int) -> int:
-        return reader.first_line() + local
-
     for local, raw in reader:
         try:
-            obj = jsonl.parse_object(raw, entry.path, 0)
+            obj = parse(raw, 0)
             if fields:
                 jsonl.declared_values(obj, fields, entry.path, 0)
             if trained_fields is None:
@@ -278,13 +292,13 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
             digest = sha256(text.encode("utf-8")).digest()
         except E.MintDimError:
             # parse again with the real line number, computed only on this error path
-            line = line_no(local)
-            again = jsonl.declared_values(jsonl.parse_object(raw, entry.path, line), fields, entry.path, line)
+            line = reader.location(local)
+            again = jsonl.declared_values(parse(raw, line), fields, entry.path, line)
             if entry.chat is not None:  # the same render again, now with the real line number
                 tpl.render_at(again, line, trained_fields is not None)
             raise
         except UnicodeEncodeError:
-            raise E.SourceParseError.make(entry.path, line_no(local), "surrogate") from None
+            raise E.SourceParseError.make(entry.path, reader.location(local), "surrogate") from None
         processed += len(raw) + 1
         texts.append(text)
         lines.append(local)
@@ -296,24 +310,26 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
             _flush(acc, tok, texts, lines, meta.unk_id, entry, sizes_arr, spans)
             texts, lines = [], []
             spans = [] if spans is not None else None
-            log_progress(log, label, acc.count, time.monotonic() - t0, processed, end - start)
+            log_progress(log, label, acc.count, time.monotonic() - t0, *reader.progress(processed, acc.count))
     if texts:
         _flush(acc, tok, texts, lines, meta.unk_id, entry, sizes_arr, spans)
-    write_chunk(acc, out_dir, entry, chunk_index, reader.newlines, meta.dtype)
+    write_chunk(acc, out_dir, entry, chunk_index, reader.span, meta.dtype)
     elapsed = time.monotonic() - t0
     used = engine_of(tok)
     log(f"{label}: {acc.count} samples, {acc.tokens} tokens in {elapsed:.1f} s" + (f" (engine: {used})" if used else ""))
     return {"samples": acc.count, "tokens": acc.tokens}
 
 
-def log_progress(log, label: str, count: int, elapsed: float, done_bytes: int, total_bytes: int) -> None:
-    """One line every few seconds: samples, throughput, share of the chunk, time left."""
+def log_progress(log, label: str, count: int, elapsed: float, done: int, total: int, unit: str = "MB") -> None:
+    """One line every few seconds: samples, throughput, share of the chunk, time left. done/total:
+    bytes of a JSONL chunk, rows of a Parquet or datasets chunk (the reader's progress())."""
     if not hasattr(log, "progress"):
         return
-    rate = done_bytes / elapsed if elapsed > 0 else 0.0
-    share = min(1.0, done_bytes / total_bytes) if total_bytes else 1.0
-    eta = (total_bytes - done_bytes) / rate if rate > 0 and total_bytes > done_bytes else 0.0
-    log.progress(f"{label}: {count} samples, {rate / 1e6:.1f} MB/s, {share:.0%}, ETA {eta:.0f} s")
+    rate = done / elapsed if elapsed > 0 else 0.0
+    share = min(1.0, done / total) if total else 1.0
+    eta = (total - done) / rate if rate > 0 and total > done else 0.0
+    speed = f"{rate / 1e6:.1f} MB/s" if unit == "MB" else f"{rate:.0f} rows/s"
+    log.progress(f"{label}: {count} samples, {speed}, {share:.0%}, ETA {eta:.0f} s")
 
 
 def _partial(out_dir: str) -> str:
@@ -336,6 +352,7 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
         "unk_positions": inter.arr(_cat(acc.unk_positions, np.int64), np.uint32),
         **({"trained": inter.arr(_cat(acc.trained, np.int64), np.uint32)} if entry.train_on is not None else {}),
         **({"trained_roles": acc.trained_roles} if entry.chat is not None and entry.train_on is not None else {}),
+        **({"trained_roles_samples": _role_samples(acc)} if acc.role_samples else {}),
     })
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)

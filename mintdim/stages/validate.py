@@ -17,6 +17,7 @@ from .. import __version__
 from .. import errors as E
 from ..formats import records
 from .. import schema
+from ..sources import inputs
 from ..sources import template as T
 from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
 from ..tokenizers import training
@@ -44,17 +45,25 @@ BYTES_PER_TOKEN = {"uint16": 2, "uint32": 4}  # the token dtypes dtype_for_vocab
 
 
 def check_files(build: BuildConfig) -> None:
-    """Every input exists and holds a sample (unless source.allow_empty): an empty or blank file is
-    decided from a bounded prefix (jsonl.no_samples); the plan stage catches a longer blank one."""
+    """Every input is there; then what each holds: it reads, its columns fit the config (Parquet,
+    datasets directories: from their metadata), and it holds a sample: unless source.allow_empty, an input
+    with none is an error (a JSONL file decided from a bounded prefix, jsonl.no_samples: the plan stage
+    catches a longer blank one); and a file asked for a count (source.take) must hold one."""
     from ..sources.jsonl import no_samples
 
     for f in build.files:
-        if not os.path.isfile(f.abspath):
+        if not inputs.exists(f.abspath):
             raise E.MintDimFileNotFoundError.resolved("source", f.path, os.getcwd())
     for f in build.files:
-        reason = None if f.allow_empty else no_samples(f.abspath)
-        if reason:
-            raise E.SourceParseError.empty(f.path, reason)
+        count = isinstance(f.take, int)
+        holds = inputs.check(f.abspath, f.path, f.fields, f.chat, count=count)
+        jsonl_file = inputs.kind_of(f.abspath) == inputs.JSONL
+        reason = no_samples(f.abspath) if jsonl_file else (None if holds else "no_rows")
+        if reason and not f.allow_empty:
+            raise E.SourceParseError.empty(f.path, reason, "JSONL" if jsonl_file else inputs.label(f.abspath))
+        if count and not holds:
+            shared = len(build.raw["source"]["take"]) == 1
+            raise E.PipelineValidationError.take_no_samples(0 if shared else f.index, f.path, f.take)
 
 
 def _fingerprint(kind: str, abspath: str, options: dict | None = None) -> str:
@@ -385,7 +394,7 @@ def check_unrecorded(out) -> None:
 def input_files(build: BuildConfig, out) -> dict[str, list[str]]:
     """What an output is built from besides its config, by name: each source file, and the tokenizer's
     model files."""
-    names = {f"source {build.files[i].path}": [build.files[i].abspath] for i in out.files}
+    names = {f"source {build.files[i].path}": inputs.files_of(build.files[i].abspath) for i in out.files}
     names[f"tokenizer {out.tokenizer_path}"] = _model_files(out.tokenizer_kind, out.tokenizer_abspath)
     return names
 

@@ -49,8 +49,10 @@ def _shard_closed(build, out, unit: int, count_key: str, log):
 
 
 def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], units_plan: str,
-               stage_dir: str, written_path: str | None, log=print, stop_check=lambda: None) -> dict:
-    """Shards of one unit size; their summary goes to written_path (when given) and is returned."""
+               stage_dir: str, written_path: str | None, log=print, stop_check=lambda: None,
+               plan_table: str | None = None) -> dict:
+    """Shards of one unit size; their summary goes to written_path (when given) and is returned.
+    plan_table: the plan, which source.take needs (the chosen samples' places in the chunks)."""
     out = build.outputs[out_index]
     meta = metas[out.tokenizer_abspath]
     with open(units_plan, encoding="utf-8") as f:
@@ -65,12 +67,13 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
     progress = Progress(log, f"[unit-build] write unit {unit}", expected)
     position = plan["sizes"].index(unit)
     lower = plan["sizes"][position - 1] if position else -1
-    for d in chunk_dirs:
-        stop_check()
-        for lengths, tokens, bits in _unit_batches(d, unit, lower):
-            writer.write(lengths, tokens, bits)
-            total += len(lengths)
-            progress.update(total, total * unit * meta.bytes_per_token)
+    read = lambda d: _unit_batches(d, unit, lower)  # noqa: E731
+    batches = _all_batches(chunk_dirs, read, stop_check) if not plan.get("take") else \
+        _taken_batches(inter.read(plan_table), chunk_dirs, position, read, stop_check)
+    for lengths, tokens, bits in batches:
+        writer.write(lengths, tokens, bits)
+        total += len(lengths)
+        progress.update(total, total * unit * meta.bytes_per_token)
     shards = writer.close()
     if total != expected:
         raise RuntimeError(f"unit {unit}: wrote {total} records but the plan counted {expected}")
@@ -101,6 +104,47 @@ def _unit_batches(chunk_dir: str, unit: int, lower: int):
             yield lengths[sel], inter.unarr(part["tokens"])[keep], None if bits is None else bits[keep]
 
 
+def _all_batches(chunk_dirs: list[str], read, stop_check):
+    """Every batch of the chunks' streams (read(chunk_dir) gives one chunk's), in order."""
+    for d in chunk_dirs:
+        stop_check()
+        yield from read(d)
+
+
+def _taken_batches(table: dict, chunk_dirs: list[str], slot: int, read, stop_check):
+    """source.take: the batches of one unit's samples in sample_id order, from the chunks' streams
+    (read(chunk_dir) gives one chunk's batches of this unit). A chosen sample is found by its rank
+    among the source samples of this unit (the order of the streams); the output's sequence of
+    ranks is read in runs that increase (a repeat starts a new run), one pass over the chunks a run
+    spans each (a file taken 3 times is read 3 times)."""
+    src = inter.unarr(table["take_src"]).astype(np.int64)
+    in_slot = inter.unarr(table["take_units"]) == slot
+    before = np.concatenate(([0], np.cumsum(in_slot)))  # source samples of this unit before each position
+    if table.get("layout") != "packed":
+        src = src[inter.unarr(table["units"]) == slot]
+    seq = before[src]  # ranks (every one of them is in this unit)
+    edges = np.concatenate(([0], np.cumsum(table["take_chunks"])))
+    first = before[edges]  # rank of each chunk's first sample of this unit
+    for run in np.split(seq, np.flatnonzero(np.diff(seq) <= 0) + 1):
+        if not len(run):
+            continue
+        for c, d in enumerate(chunk_dirs):
+            if first[c + 1] <= run[0] or first[c] > run[-1]:
+                continue
+            stop_check()
+            pos = int(first[c])
+            for lengths, tokens, bits in read(d):
+                lo, hi = np.searchsorted(run, [pos, pos + len(lengths)])
+                if hi > lo:
+                    keep = np.zeros(len(lengths), dtype=bool)
+                    keep[run[lo:hi] - pos] = True
+                    per_token = np.repeat(keep, lengths)
+                    yield lengths[keep], tokens[per_token], None if bits is None else bits[per_token]
+                pos += len(lengths)
+                if pos > run[-1]:
+                    break
+
+
 def _bits(part: dict, count: int) -> np.ndarray | None:
     """The part's loss-mask bits (one per token), when the build has source.train_on."""
     if "mask" not in part:
@@ -124,7 +168,7 @@ def write_slots(build, metas, out_index: int, slots: list[int], chunk_dirs: list
         atomic_write_text(written_path, json.dumps(summary))
         return summary
     units = [write_unit(build, metas, out_index, sizes[slot], chunk_dirs, units_plan, stage_dir, None,
-                        log=log, stop_check=stop_check)
+                        log=log, stop_check=stop_check, plan_table=plan_table)
              for slot in slots if slot < len(sizes)]
     summary = {"output": out_index, "slots": list(slots), "units": units}
     atomic_write_text(written_path, json.dumps(summary))
@@ -158,16 +202,17 @@ def write_packed(build, metas, out_index: int, chunk_dirs: list[str], plan_table
     progress = Progress(log, f"[unit-build] write rows of {L}", n)
     trained_kept = {}  # truncated samples: trained tokens inside the row (source.train_on)
     sid = 0
-    for d in chunk_dirs:
-        stop_check()
-        for lengths, tokens, bits in _unit_batches(d, stream, -1):
-            m = len(lengths)
-            got = writer.scatter(rows[sid:sid + m], offsets[sid:sid + m], kept[sid:sid + m], lengths, tokens, bits)
-            if got is not None:
-                for j in np.flatnonzero(status[sid:sid + m] == packing.TRUNCATED).tolist():
-                    trained_kept[str(sid + j)] = int(got[j])
-            sid += m
-            progress.update(sid, sid * meta.bytes_per_token)
+    read = lambda d: _unit_batches(d, stream, -1)  # noqa: E731
+    batches = _taken_batches(plan, chunk_dirs, 0, read, stop_check) if "take" in plan else \
+        _all_batches(chunk_dirs, read, stop_check)
+    for lengths, tokens, bits in batches:
+        m = len(lengths)
+        got = writer.scatter(rows[sid:sid + m], offsets[sid:sid + m], kept[sid:sid + m], lengths, tokens, bits)
+        if got is not None:
+            for j in np.flatnonzero(status[sid:sid + m] == packing.TRUNCATED).tolist():
+                trained_kept[str(sid + j)] = int(got[j])
+        sid += m
+        progress.update(sid, sid * meta.bytes_per_token)
     if sid != n:
         raise RuntimeError(f"packed rows: read {sid} samples but the plan counted {n}")
     shards = writer.close()

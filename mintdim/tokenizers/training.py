@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 from .. import errors as E
-from ..sources import jsonl
+from ..sources import inputs, jsonl
 from ..sources import template as T
 from .unitoken import PAD_TOKEN, UNK_TOKEN, is_model_dir
 
@@ -217,20 +217,20 @@ def iter_rendered(build, file_indexes, stats: TextStats | None = None, log=None)
         entry = build.files[i]
         tpl = T.parse(entry.template)
         fields = entry.fields
-        for start, end in jsonl.chunk_bounds(entry.abspath, build.chunk_mb):
-            reader = jsonl.ChunkReader(entry.abspath, start, end, entry.path)
+        for start, end in inputs.chunk_bounds(entry.abspath, build.chunk_mb):
+            reader = inputs.open_chunk(entry.abspath, start, end, entry.path, fields)
             for local, raw in reader:
                 try:
-                    obj = jsonl.parse_object(raw, entry.path, 0)
+                    obj = reader.parse(raw, 0)
                     jsonl.declared_values(obj, fields, entry.path, 0)
                     text = tpl.render(obj)
                     size = len(text.encode("utf-8"))
                 except E.MintDimError:
-                    line = reader.first_line() + local
-                    jsonl.declared_values(jsonl.parse_object(raw, entry.path, line), fields, entry.path, line)
+                    line = reader.location(local)
+                    jsonl.declared_values(reader.parse(raw, line), fields, entry.path, line)
                     raise
                 except UnicodeEncodeError:
-                    raise E.SourceParseError.make(entry.path, reader.first_line() + local, "surrogate") from None
+                    raise E.SourceParseError.make(entry.path, reader.location(local), "surrogate") from None
                 stats.samples += 1
                 stats.bytes += size
                 yield text

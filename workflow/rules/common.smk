@@ -1,6 +1,8 @@
 # Helpers of the rule files, kept out of the Snakefile (the linter wants no functions beside rules).
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
+from mintdim.sources import inputs as INPUTS
+
 
 def stage_python():
     """The Python that runs each stage: the one running Snakemake, or the rule's conda env's (--sdm conda)."""
@@ -47,8 +49,7 @@ def input_mb(out):
     total = 0
     for i in MINT.build.outputs[int(out)].files:
         path = MINT.build.files[i].abspath
-        size = os.path.getsize(path) if os.path.exists(path) else 0
-        total += size * (5 if path.endswith((".gz", ".zst")) else 1)
+        total += INPUTS.size_of(path) * (5 if path.endswith((".gz", ".zst", ".parquet")) else 1)
     return total / 2**20
 
 
