@@ -25,7 +25,9 @@ import mintdim
 from conftest import HF_JSON, REPO, read_json, read_jsonl, read_mask, run_cli, tree_bytes
 from mintdim import errors as E
 from mintdim.reading.packed_reader import IGNORE
-from test_packing import drive, packed_config, rows_file
+from test_packing import drive as drive_packed
+from test_packing import packed_config, rows_file
+from test_stages import drive as drive_bucketed
 
 datasets = pytest.importorskip("datasets")
 pytest.importorskip("pyarrow")
@@ -43,7 +45,7 @@ def _shipped(tmp, name: str, **override) -> str:
         with open(os.path.join(REPO, "config", name), encoding="utf-8") as f:
             cfg = yaml.safe_load(f)
         cfg.update(override)
-        drive(cfg)
+        (drive_packed if "pack" in cfg["units"] else drive_bucketed)(cfg)
         return os.path.join(str(tmp), cfg["output"]["dir"])
     finally:
         os.chdir(old)
@@ -76,7 +78,7 @@ def dropped(tmp_path_factory):
     os.chdir(tmp)
     try:
         path, _rows = rows_file(tmp, 90, long_every=17)
-        drive(packed_config([path], overflow="drop"))
+        drive_packed(packed_config([path], overflow="drop"))
     finally:
         os.chdir(old)
     return str(tmp / "out")
@@ -212,6 +214,19 @@ def test_hf_rolls_data_files_as_save_to_disk_does(gsm8k, tmp_path, monkeypatch):
     assert d[1000]["input_ids"] == ds.tokens(1000).tolist()
 
 
+def test_an_output_with_no_row_exports_empty_but_loadable(tmp_path, monkeypatch):
+    """Every sample longer than a row and dropped: 0 rows (datasets' own save_to_disk writes no data file
+    then, and load_from_disk fails; one file with the schema alone loads); 5 empty Megatron sequences."""
+    monkeypatch.chdir(tmp_path)
+    path, _rows = rows_file(tmp_path, 5, long_every=1)
+    drive_packed(packed_config([path], overflow="drop"))
+    export("out", "hf", "hf")
+    d = datasets.load_from_disk("hf")
+    assert len(d) == 0 and list(d.features) == ["input_ids", "labels", "position_ids", "seq_lengths", "sample_ids"]
+    export("out", "megatron", "mg")
+    assert [len(s) for s in read_megatron("mg")] == [0] * 5
+
+
 # --- megatron ----------------------------------------------------------------------------------------
 
 # dtype codes of Megatron-Core's DType enum (indexed_dataset.py)
@@ -303,8 +318,23 @@ def test_megatron_writer_widens_uint32_to_int32(tmp_path):
     assert {s.dtype for s in seqs} == {np.dtype("<i4")}
 
 
-def test_megatron_real_indexed_dataset_reads_the_same_tokens(chat, tmp_path):
-    """Megatron-Core's own reader, when it is installed (it needs torch)."""
+def test_megatron_module_reader_reads_what_it_wrote(chat, tmp_path):
+    from mintdim.formats import megatron
+
+    prefix = str(tmp_path / "chat")
+    export(chat, "megatron", prefix)
+    for p in (prefix, prefix + "_mask"):
+        assert [s.tolist() for s in megatron.read_sequences(p)] == [s.tolist() for s in read_megatron(p)]
+    with open(prefix + ".idx", "r+b") as f:
+        f.seek(9)
+        f.write(struct.pack("<Q", 2))
+    with pytest.raises(ValueError, match="not a version-1 Megatron index"):
+        megatron.read_index(prefix + ".idx")
+
+
+def test_megatron_real_indexed_dataset_reads_the_same_tokens(chat, dropped, tmp_path):
+    """Megatron-Core's own reader, when it is installed (it needs torch; seen passing with torch 2.13.0 CPU
+    and megatron-core 0.16.1, the last release for Python 3.11)."""
     indexed = pytest.importorskip("megatron.core.datasets.indexed_dataset")
     prefix = str(tmp_path / "chat")
     export(chat, "megatron", prefix)
@@ -314,6 +344,10 @@ def test_megatron_real_indexed_dataset_reads_the_same_tokens(chat, tmp_path):
     for i in range(ds.num_samples):
         assert np.array_equal(real[i], ds.tokens(i))
         assert np.array_equal(mask[i].astype(bool), ds.loss_mask(i))
+    export(dropped, "megatron", str(tmp_path / "dropped"))
+    ds, real = mintdim.open(dropped), indexed.IndexedDataset(str(tmp_path / "dropped"))
+    assert len(real) == ds.num_samples and real.document_indices.tolist() == list(range(ds.num_samples + 1))
+    assert [len(real[i]) for i in range(len(real))] == ds.token_counts.tolist()
 
 
 # --- refusals: nothing written, nothing overwritten ---------------------------------------------------

@@ -34,7 +34,7 @@ import orjson
 from .. import errors as E
 from ..formats import output as fmt
 from ..formats import shards as fs
-from .reader import BucketBatchSampler, OpenMaps, check_sample_id, load_output
+from .reader import BucketBatchSampler, OpenMaps, check_sample_id, load_output, ranges
 
 _open = builtins.open
 IGNORE = -100  # the label of a slot without a target (PyTorch's cross_entropy ignore_index)
@@ -224,6 +224,28 @@ class PackedDataset:
         row, offset, count = self.position(sample_id)
         k, local = divmod(row, self.samples_per_shard)
         return fs.unpack_mask(np.asarray(self._mask(k)[local]), self.row_length)[offset:offset + count]
+
+    def span(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Samples start..stop-1 as Dataset.span gives them: (tokens written per sample (0 for a dropped
+        one), their tokens one after another, their loss-mask bits likewise or None)."""
+        rows, offsets, counts, _order, _first = self._lookup()
+        r, o = rows[start:stop], offsets[start:stop]
+        c = np.where(r >= 0, counts[start:stop], 0).astype(np.int64)
+        first = np.cumsum(c) - c
+        tokens = np.empty(int(c.sum()), dtype=self.dtype)
+        bits = np.empty(len(tokens), dtype=bool) if self.has_loss_mask else None
+        shard_of, row_in = np.divmod(r, self.samples_per_shard)
+        for k in np.unique(shard_of[r >= 0]).tolist():
+            part = np.flatnonzero((shard_of == k) & (r >= 0))
+            at = ranges(first[part], c[part])
+            slots = ranges(row_in[part] * self.row_length + o[part], c[part])
+            tokens[at] = self._shard(k).reshape(-1)[slots]
+            if bits is not None:  # bit j of a row's mask record: byte j // 8, bit j % 8 (little bit order)
+                mask = self._mask(k)
+                slot = slots % self.row_length
+                byte = (slots // self.row_length) * mask.shape[1] + slot // 8
+                bits[at] = (mask.reshape(-1)[byte] >> (slot % 8).astype(np.uint8)) & 1
+        return c, tokens, bits
 
     # -- batches ----------------------------------------------------------------------------------
 
