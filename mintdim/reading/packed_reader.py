@@ -34,7 +34,7 @@ import orjson
 from .. import errors as E
 from ..formats import output as fmt
 from ..formats import shards as fs
-from .reader import BucketBatchSampler, OpenMaps, check_sample_id, load_output, ranges
+from .reader import BucketBatchSampler, OpenMaps, check_sample_id, load_output
 
 _open = builtins.open
 IGNORE = -100  # the label of a slot without a target (PyTorch's cross_entropy ignore_index)
@@ -229,22 +229,23 @@ class PackedDataset:
         """Samples start..stop-1 as Dataset.span gives them: (tokens written per sample (0 for a dropped
         one), their tokens one after another, their loss-mask bits likewise or None)."""
         rows, offsets, counts, _order, _first = self._lookup()
-        r, o = rows[start:stop], offsets[start:stop]
+        r = rows[start:stop]
         c = np.where(r >= 0, counts[start:stop], 0).astype(np.int64)
-        first = np.cumsum(c) - c
+        first = (np.cumsum(c) - c).tolist()
         tokens = np.empty(int(c.sum()), dtype=self.dtype)
         bits = np.empty(len(tokens), dtype=bool) if self.has_loss_mask else None
         shard_of, row_in = np.divmod(r, self.samples_per_shard)
-        for k in np.unique(shard_of[r >= 0]).tolist():
-            part = np.flatnonzero((shard_of == k) & (r >= 0))
-            at = ranges(first[part], c[part])
-            slots = ranges(row_in[part] * self.row_length + o[part], c[part])
-            tokens[at] = self._shard(k).reshape(-1)[slots]
-            if bits is not None:  # bit j of a row's mask record: byte j // 8, bit j % 8 (little bit order)
-                mask = self._mask(k)
-                slot = slots % self.row_length
-                byte = (slots // self.row_length) * mask.shape[1] + slot // 8
-                bits[at] = (mask.reshape(-1)[byte] >> (slot % 8).astype(np.uint8)) & 1
+        last = None
+        for k, row, off, n, at in zip(shard_of.tolist(), row_in.tolist(), offsets[start:stop].tolist(), c.tolist(),
+                                      first):
+            if n == 0:  # dropped, or no token
+                continue
+            if k != last:
+                last, records = k, self._shard(k).view(np.ndarray)
+                masks = self._mask(k).view(np.ndarray) if bits is not None else None
+            tokens[at:at + n] = records[row, off:off + n]
+            if masks is not None:
+                bits[at:at + n] = np.unpackbits(masks[row], count=off + n, bitorder="little")[off:]
         return c, tokens, bits
 
     # -- batches ----------------------------------------------------------------------------------

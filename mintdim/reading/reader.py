@@ -35,13 +35,6 @@ _open = builtins.open
 MAX_OPEN_SHARDS = 256  # memmaps kept open per dataset (each holds a file descriptor)
 
 
-def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The positions starts[i], starts[i] + 1, ..., starts[i] + lengths[i] - 1 of every i, one after another."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    ends = np.cumsum(lengths)
-    return np.repeat(np.asarray(starts, dtype=np.int64) - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(ends) else 0)
-
-
 def check_sample_id(sample_id, n: int) -> int:
     """A sample id as an int, or IndexError when it is not in 0..n-1."""
     sid = int(sample_id)
@@ -304,25 +297,26 @@ class Dataset:
 
     def span(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Samples start..stop-1 without padding: (token counts (int64), their tokens one after another,
-        their loss-mask bits (bool) likewise, or None without source.train_on). Reads only the records
-        of those samples, shard by shard."""
+        their loss-mask bits (bool) likewise, or None without source.train_on). Copies each sample's
+        slice of its record (a vectorised gather of the same slots, with its index arrays, took 5x longer
+        on the 107 MB ShareGPT build: 24 M tokens, 61 k samples)."""
         units, rows, counts = self._lookup()
-        u, r = units[start:stop], rows[start:stop]
         c = counts[start:stop].astype(np.int64)
-        first = np.cumsum(c) - c
+        first = (np.cumsum(c) - c).tolist()
         tokens = np.empty(int(c.sum()), dtype=self.dtype)
         bits = np.empty(len(tokens), dtype=bool) if self.has_loss_mask else None
-        for k in np.unique(u).tolist():
-            unit = self.units[k]
-            sel = np.flatnonzero(u == k)
-            shard_of, row_in = np.divmod(r[sel], self.samples_per_shard)
-            for shard in np.unique(shard_of).tolist():
-                part, local = sel[shard_of == shard], row_in[shard_of == shard]
-                keep = np.arange(unit.size)[None, :] < c[part][:, None]
-                at = ranges(first[part], c[part])
-                tokens[at] = unit.shard(shard)[local][keep]
-                if bits is not None:
-                    bits[at] = fs.unpack_mask(unit.mask_shard(shard)[local], unit.size)[keep]
+        shard_of, row_in = np.divmod(rows[start:stop], self.samples_per_shard)
+        views = {}  # (unit, shard) -> its records and masks as plain arrays (samples of all units interleave)
+        for u, k, row, n, at in zip(units[start:stop].tolist(), shard_of.tolist(), row_in.tolist(), c.tolist(), first):
+            pair = views.get((u, k))
+            if pair is None:
+                unit = self.units[u]
+                pair = views[u, k] = (unit.shard(k).view(np.ndarray),
+                                      unit.mask_shard(k).view(np.ndarray) if bits is not None else None)
+            records, masks = pair
+            tokens[at:at + n] = records[row, :n]
+            if masks is not None:
+                bits[at:at + n] = np.unpackbits(masks[row], count=n, bitorder="little")
         return c, tokens, bits
 
     def gather(self, sample_ids) -> Batch:
