@@ -15,6 +15,7 @@ _LAZY = {
     "open": ".reading.reader",  # mintdim.open(OUT) reads a finished output
     "read": ".reading.reader",
     "verify": ".reading.verify",  # mintdim.verify(OUT) checks an output; `from mintdim.reading.verify import Report`
+    "export": ".reading.export",  # mintdim.export(OUT, "hf" | "megatron", DEST): files trainers load
 }
 
 
@@ -33,4 +34,4 @@ def __dir__():
 
 
 # `open` stays out of __all__ so that `from mintdim import *` never shadows the builtin
-__all__ = ["pipeline", "read", "suggest_units", "verify", "__version__"] + list(_ERROR_CLASSES)
+__all__ = ["pipeline", "read", "suggest_units", "verify", "export", "__version__"] + list(_ERROR_CLASSES)

@@ -19,6 +19,7 @@ EPILOG = """examples:
   mintdim build my.yaml --dry-run                       show the planned jobs, run nothing
   mintdim build my.yaml --profile profiles/slurm        run the jobs on a cluster
   mintdim inspect artifacts/my_units                    samples, tokens, padding, length histogram
+  mintdim export artifacts/my_units --format hf --to my_hf   a datasets directory (or --format megatron)
 
 exit codes:
   0    success

@@ -1415,6 +1415,16 @@ class OutputValidationError(MintDimError):
         return cls.not_finished(path, f"row {row}: its boundaries disagree with sample_index.jsonl",
                                 f"hàng {row}: ranh giới không khớp sample_index.jsonl", **kw)
 
+    @classmethod
+    def failed_verification(cls, path: str, count: int, first: str, **kw):
+        """`mintdim export` verifies its output first (mintdim/reading/export.py)."""
+        s = "" if count == 1 else "s"
+        return cls.not_finished(
+            path, f"mintdim verify found {count} problem{s}, the first: {first}. Nothing was exported; "
+                  f"`mintdim verify {path}` lists them",
+            f"mintdim verify thấy {count} vấn đề, đầu tiên: {first}. Không export gì; "
+            f"`mintdim verify {path}` liệt kê chúng", **kw)
+
 
 class TokenDTypeValidationError(MintDimError):
     @classmethod
@@ -1637,6 +1647,28 @@ class UsageError(MintDimError):
                    f"--max {max_size} nhỏ hơn unit mà mẫu dài nhất cần ({longest} token cần unit {needed}).", **kw)
 
 
+class ExportError(MintDimError):
+    """`mintdim export` could not write DEST (mintdim/reading/export.py); nothing is left there."""
+
+    @classmethod
+    def exists(cls, path: str, **kw):
+        return cls(f"{path} already exists; mintdim export never overwrites a file. Choose a new --to, or move it away.",
+                   f"{path} đã tồn tại; mintdim export không bao giờ ghi đè file. Hãy chọn --to mới, hoặc chuyển nó "
+                   "đi chỗ khác.", **kw)
+
+    @classmethod
+    def inside_output(cls, dest: str, out: str, **kw):
+        return cls(f"{dest} is inside the output {out}, which holds only what its build wrote (mintdim verify "
+                   "would then fail). Choose a path outside it.",
+                   f"{dest} nằm trong output {out}, nơi chỉ chứa những gì build đã ghi (mintdim verify sẽ báo "
+                   "lỗi). Hãy chọn đường dẫn bên ngoài.", **kw)
+
+    @classmethod
+    def write_failed(cls, dest: str, reason, **kw):
+        return cls(f"Writing {dest} failed: {reason}. Nothing was left at {dest} (no half-written file).",
+                   f"Ghi {dest} thất bại: {reason}. Tại {dest} không còn gì (không có file ghi dở).", **kw)
+
+
 class TokenizerToolError(MintDimError):
     """A `mintdim tokenizer` command could not do what was asked (nothing was written)."""
 
@@ -1804,7 +1836,7 @@ ERROR_CLASSES = {
         TemplateMappingError, TemplateFieldMismatchError, TemplateTokenizerError, UnitMappingError,
         OutputMappingError, UnitValidationError, UnitOverflowError, OutputValidationError,
         TokenDTypeValidationError, SamplesPerShardError, BuildError, TokenizerToolError, ChatTemplateError,
-        MissingExtraError, UsageError,
+        MissingExtraError, UsageError, ExportError,
     ]
 }
 

@@ -395,3 +395,34 @@ def test_loss_masks_are_checked_when_the_manifest_declares_them(tmp_path, monkey
     del m["loss_mask"]
     json.dump(m, open("out/manifest.json", "w"))
     assert any("mask_000000.bin: unexpected file" in p for p in problems(verify("out")))
+
+
+def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, copy, monkeypatch):
+    """verify reads sample_index.jsonl as columns when every line is in place (_sample_index_fast); the
+    same index, line by line, gives the same columns. Anything off sends it to the line-by-line check
+    (the corruptions above are each worded by it)."""
+    from mintdim.reading import verify as V
+
+    out = os.path.join(good, "out")
+    manifest = read_json(os.path.join(out, "manifest.json"))
+    sizes, sps, files = manifest["units"]["sizes"], manifest["output"]["samples_per_shard"], ["data/d.jsonl"]
+    fast = V._sample_index_fast(out, sizes, sps, files)
+    assert fast is not None
+    monkeypatch.setattr(V, "_sample_index_fast", lambda *a: None)
+    slow = V._read_sample_index(out, Report(out), sizes, sps, files)
+    for name in ("tc", "unit", "line", "file", "valid"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert fast.hashes == slow.hashes and fast.shard_path == slow.shard_path
+    monkeypatch.undo()
+    _root, changed = copy
+    original = index(changed)
+    for key, value in (("shard_row", None), ("sample_id", 5.0), ("hash", "A" * 64), ("source_line", 0)):
+        rows = [dict(r) for r in original]
+        if value is None:
+            del rows[5][key]  # an optional key: the line-by-line check accepts its absence
+        else:
+            rows[5][key] = value
+        write_index(changed, "sample_index.jsonl", rows)
+        assert V._sample_index_fast(changed, sizes, sps, files) is None, key
+        report = verify(changed)
+        assert report.ok == (key in ("shard_row", "sample_id")), (key, problems(report))  # 5.0 == 5 for that check

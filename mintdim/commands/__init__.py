@@ -5,7 +5,7 @@ its parser and sets `func`, and list the module in COMMANDS. A command that can 
 MintDim error gives its parser `lang_option` (the CLI renders the error in that language).
 """
 
-COMMANDS = ["build", "suggest_units", "inspect", "verify", "tokenizer", "workflow_path"]
+COMMANDS = ["build", "suggest_units", "inspect", "verify", "export", "tokenizer", "workflow_path"]
 
 
 def lang_option(parser, help_text: str = "language of error messages: en, vi or both (default en)") -> None:

@@ -225,6 +225,29 @@ class PackedDataset:
         k, local = divmod(row, self.samples_per_shard)
         return fs.unpack_mask(np.asarray(self._mask(k)[local]), self.row_length)[offset:offset + count]
 
+    def span(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Samples start..stop-1 as Dataset.span gives them: (tokens written per sample (0 for a dropped
+        one), their tokens one after another, their loss-mask bits likewise or None)."""
+        rows, offsets, counts, _order, _first = self._lookup()
+        r = rows[start:stop]
+        c = np.where(r >= 0, counts[start:stop], 0).astype(np.int64)
+        first = (np.cumsum(c) - c).tolist()
+        tokens = np.empty(int(c.sum()), dtype=self.dtype)
+        bits = np.empty(len(tokens), dtype=bool) if self.has_loss_mask else None
+        shard_of, row_in = np.divmod(r, self.samples_per_shard)
+        last = None
+        for k, row, off, n, at in zip(shard_of.tolist(), row_in.tolist(), offsets[start:stop].tolist(), c.tolist(),
+                                      first):
+            if n == 0:  # dropped, or no token
+                continue
+            if k != last:
+                last, records = k, self._shard(k).view(np.ndarray)
+                masks = self._mask(k).view(np.ndarray) if bits is not None else None
+            tokens[at:at + n] = records[row, off:off + n]
+            if masks is not None:
+                bits[at:at + n] = np.unpackbits(masks[row], count=off + n, bitorder="little")[off:]
+        return c, tokens, bits
+
     # -- batches ----------------------------------------------------------------------------------
 
     def gather_rows(self, row_ids) -> PackedBatch:

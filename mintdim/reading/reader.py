@@ -310,6 +310,30 @@ class Dataset:
         bits = np.unpackbits(unit.mask_shard(shard)[row], bitorder="little")
         return bits[: int(counts[sid])].astype(bool)
 
+    def span(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Samples start..stop-1 without padding: (token counts (int64), their tokens one after another,
+        their loss-mask bits (bool) likewise, or None without source.train_on). Copies each sample's
+        slice of its record (a vectorised gather of the same slots, with its index arrays, took 5x longer
+        on the 107 MB ShareGPT build: 24 M tokens, 61 k samples)."""
+        units, rows, counts = self._lookup()
+        c = counts[start:stop].astype(np.int64)
+        first = (np.cumsum(c) - c).tolist()
+        tokens = np.empty(int(c.sum()), dtype=self.dtype)
+        bits = np.empty(len(tokens), dtype=bool) if self.has_loss_mask else None
+        shard_of, row_in = np.divmod(rows[start:stop], self.samples_per_shard)
+        views = {}  # (unit, shard) -> its records and masks as plain arrays (samples of all units interleave)
+        for u, k, row, n, at in zip(units[start:stop].tolist(), shard_of.tolist(), row_in.tolist(), c.tolist(), first):
+            pair = views.get((u, k))
+            if pair is None:
+                unit = self.units[u]
+                pair = views[u, k] = (unit.shard(k).view(np.ndarray),
+                                      unit.mask_shard(k).view(np.ndarray) if bits is not None else None)
+            records, masks = pair
+            tokens[at:at + n] = records[row, :n]
+            if masks is not None:
+                bits[at:at + n] = np.unpackbits(masks[row], count=n, bitorder="little")
+        return c, tokens, bits
+
     def gather(self, sample_ids) -> Batch:
         """A batch of samples that share one unit, padded records stacked in the given order."""
         ids = np.asarray(sample_ids, dtype=np.int64).reshape(-1)

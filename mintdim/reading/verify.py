@@ -52,6 +52,7 @@ from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 MAX_PROBLEMS = 10_000  # kept in the report; the count goes on
 BLOCK_ROWS = 65_536
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_HEX_RUN = re.compile(r"[0-9a-f]*")
 _SHARD = fs.SHARD_RE  # names and layout come from the format modules; every figure is recomputed here
 _UNIT = fs.UNIT_RE
 
@@ -413,7 +414,71 @@ def _overflow_figures(policy: str, idx: _Index, limit: int) -> dict:
             "dropped_ids": dropped.tolist(), "truncated_ids": truncated.tolist()}
 
 
+_FAST_KEYS = {"sample_id", "token_count", "unit_size", "hash", "source_file", "source_line", "shard_path", "shard_row",
+              "trained_tokens"}
+
+
+def _sample_index_fast(out: str, sizes, sps, files) -> _Index | None:
+    """sample_index.jsonl as columns, checked array by array: the common case (every line well formed
+    and in place) at 0.1 s instead of 0.4 s of CPU for 61 k samples. None as soon as anything is off
+    (a blank or invalid line, a missing key, a wrong type, any disagreement): the line-by-line check
+    then finds and words every problem. Checks exactly what that check checks, so a None-free pass
+    means it would have found nothing."""
+    import numpy as np
+    try:
+        with open(os.path.join(out, fmt.SAMPLE_INDEX), "rb") as f:
+            lines = f.read().split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        rows = [orjson.loads(line) for line in lines]
+        if set().union(*map(set, rows)) - _FAST_KEYS:  # overflow, repeat (take), ...: checked line by line
+            return None
+        cols = list(zip(*[(o["sample_id"], o["token_count"], o["unit_size"], o["hash"], o["source_file"],
+                           o["source_line"], o["shard_path"], o["shard_row"]) for o in rows]))
+        if not rows:
+            return None
+        sid, tc, unit, hashes, src, line, paths, srow = cols
+        if any(set(map(type, col)) != {int} for col in (sid, tc, unit, line, srow)):  # no bool, no float
+            return None
+        if set(map(type, hashes)) != {str} or set(map(len, hashes)) != {64} or not _HEX_RUN.fullmatch("".join(hashes)):
+            return None
+        file_of = {f: i for i, f in enumerate(files)}
+        fi = np.array([file_of.get(s, -1) for s in src], dtype=np.int64)
+    except (orjson.JSONDecodeError, KeyError, TypeError, OSError):
+        return None
+    n = len(rows)
+    sid, tc, unit, line, srow = (np.array(c, dtype=np.int64) for c in (sid, tc, unit, line, srow))
+    size_arr = np.asarray(sizes, dtype=np.int64)
+    fit = np.searchsorted(size_arr, tc)
+    if (not np.array_equal(sid, np.arange(n)) or tc.min() < 0 or fit.max() >= len(size_arr)
+            or not np.array_equal(size_arr[fit], unit) or fi.min() < 0 or line.min() < 1):
+        return None
+    if n > 1 and not np.all((fi[1:] > fi[:-1]) | ((fi[1:] == fi[:-1]) & (line[1:] > line[:-1]))):
+        return None
+    rank = np.empty(n, dtype=np.int64)  # a sample's place among its unit's samples
+    for u in np.unique(fit).tolist():
+        members = np.flatnonzero(fit == u)
+        rank[members] = np.arange(len(members))
+    code = {fs.shard_path(int(size_arr[u]), k): u * n + k for u in np.unique(fit).tolist()
+            for k in range(int(rank[fit == u].max()) // sps + 1)}
+    try:
+        got = np.array([code.get(p, -1) for p in paths], dtype=np.int64)
+    except TypeError:
+        return None
+    if not np.array_equal(got, fit * n + rank // sps) or not np.array_equal(srow, rank % sps):
+        return None
+    idx = _Index(n)
+    idx.files = list(files)
+    idx.tc, idx.unit, idx.line, idx.file = tc, unit, line, fi
+    idx.hashes, idx.shard_path = list(hashes), list(paths)
+    idx.valid[:] = True
+    return idx
+
+
 def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str = "error") -> _Index:
+    fast = _sample_index_fast(out, sizes, sps, files)
+    if fast is not None:
+        return fast
     rows = list(_jsonl_rows(out, fmt.SAMPLE_INDEX, report))
     idx = _Index(len(rows))
     idx.files = list(files)
