@@ -110,6 +110,6 @@ onerror:
     # atexit: the MintDim message comes after Snakemake's own closing lines, so it is the last thing printed
     atexit.register(
         print,
-        f"\n{on_error(MINT.build, LAYOUT).render(MINT.lang)}",
+        f"\n{on_error(MINT.build, LAYOUT, MINT.guard.claimed if MINT.guard else set()).render(MINT.lang)}",
         file=sys.stderr,
     )

@@ -553,8 +553,10 @@ class Bench:
         m["wall_s"], m["cpu_s"] = m["encode_wall_s"], m["encode_cpu_s"]   # the denominator: encode only
         return m
 
-    def run_mintdim(self, data: str, cores: int, sizes: list[int]) -> dict:
-        d = self.run_dir(f"mintdim-c{cores}")
+    def run_mintdim(self, data: str, cores: int, sizes: list[int], python: str = sys.executable,
+                    name: str | None = None) -> dict:
+        """python: the interpreter whose mintdim builds (--baseline: another checkout's venv)."""
+        d = self.run_dir(name or f"mintdim-c{cores}")
         tok_key = "sentencepiece" if self.kind == "sentencepiece" else "hf_json"
         cfg = {
             "source": {"files": [data], "fields": [self.fields], "templates": [self.template]},
@@ -571,7 +573,7 @@ class Bench:
             yaml.safe_dump(cfg, f, allow_unicode=True, sort_keys=False)
         env = self.env()
         env.pop("RAYON_NUM_THREADS", None)  # mintdim gives each job its own threads
-        m = measure([sys.executable, "-m", "mintdim", "build", cfg_path, "--cores", str(cores)], cwd=d, env=env,
+        m = measure([python, "-m", "mintdim", "build", cfg_path, "--cores", str(cores)], cwd=d, env=env,
                     log_path=os.path.join(d, "log.txt"))
         stats = os.path.join(d, "out", "stats.json")
         if m["rc"] == 0 and os.path.exists(stats):
@@ -712,6 +714,8 @@ def compare_mode(b: Bench, args) -> dict:
         runs["raw-c1"] = []
     for c in core_list:
         runs[f"mintdim-c{c}"] = []
+    if args.baseline:  # another MintDim (its own venv), in the same rounds: before/after from one run
+        runs["baseline"] = []
     for p in peers:
         runs[p] = []
     sizes = args.sizes
@@ -733,6 +737,9 @@ def compare_mode(b: Bench, args) -> dict:
         for c in core_list:
             print(f"[run {r + 1}/{args.runs}] mintdim --cores {c}", flush=True)
             runs[f"mintdim-c{c}"].append(b.run_mintdim(data, c, sizes))
+        if args.baseline:
+            print(f"[run {r + 1}/{args.runs}] baseline mintdim --cores {b.cores} ({args.baseline})", flush=True)
+            runs["baseline"].append(b.run_mintdim(data, b.cores, sizes, python=args.baseline, name="baseline"))
         for p in peers:
             print(f"[run {r + 1}/{args.runs}] {p}", flush=True)
             runs[p].append(b.run_peer(p, data))
@@ -782,6 +789,11 @@ def compare_mode(b: Bench, args) -> dict:
         peak = max(s["peak_rss_mb"] for k, s in summary.items() if k.startswith("mintdim") and not s["error"])
         targets["peak_rss"] = verdict(peak, T_PEAK_RSS / MB, "low", " MB", "{:.0f}")
         print(f"  peak RSS            <= 1 GiB:           {targets['peak_rss']}")
+        base = summary.get("baseline")
+        if base and not base["error"]:
+            targets["vs_baseline"] = mn["wall_s"] / base["wall_s"]
+            print(f"  this mintdim / the baseline's (same rounds): {targets['vs_baseline']:.3f}x wall "
+                  f"({mn['wall_s']:.2f} s / {base['wall_s']:.2f} s)")
         for p in peers:
             s = summary[p]
             if s["error"]:
@@ -866,6 +878,9 @@ def parse_args(argv=None):
     p.add_argument("--memory", action="store_true", help="memory check: mintdim at 1x and 4x the input")
     p.add_argument("--json", default=None, help="also write the results to this JSON file")
     p.add_argument("--keep", action="store_true", help="keep the work dir and the peers' outputs")
+    p.add_argument("--baseline", default=None, metavar="PYTHON",
+                   help="also run `PYTHON -m mintdim build` (another checkout's venv) in every round, as the row "
+                        "`baseline`: before/after figures from one interleaved run")
     p.add_argument("--no-cores1", action="store_true",
                    help="skip the mintdim --cores 1 run (the scaling figure), e.g. on large --scale inputs")
     args = p.parse_args(argv)
@@ -905,9 +920,20 @@ def byte_compile_mintdim() -> None:
     print(f"[prep] byte-compiled {pkg} and its stage scripts{'' if ok else ' (some files failed)'}", flush=True)
 
 
+def byte_compile_other(python: str) -> None:
+    """The same for the --baseline interpreter's MintDim."""
+    code = ("import compileall, os, mintdim; from mintdim.paths import workflow_root; "
+            "pkg = os.path.dirname(os.path.abspath(mintdim.__file__)); compileall.compile_dir(pkg, quiet=1); "
+            "compileall.compile_dir(os.path.join(workflow_root(), 'scripts'), quiet=1); print(pkg)")
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    print(f"[prep] baseline: byte-compiled {done.stdout.strip() or done.stderr.strip()[-300:]}", flush=True)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     byte_compile_mintdim()
+    if args.baseline:
+        byte_compile_other(args.baseline)
     try:
         import psutil  # noqa: F401
     except ImportError:

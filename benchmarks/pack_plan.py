@@ -31,7 +31,7 @@ def _one(spec: dict) -> dict:
     sys.path.insert(0, ROOT)
     from mintdim.units import packing
     from mintdim.formats import output as fmt
-    from mintdim.run.job import peak_rss_mb
+    from mintdim.progress import peak_rss_mb
 
     if spec.get("output"):
         lengths = fmt.token_counts(spec["output"])

@@ -57,7 +57,7 @@ def rendered(data: str, fields: list[str], template: str):
 
 def maxrss_mb() -> float:
     """Peak RSS of this child's own address space (VmHWM; ru_maxrss survives fork and exec)."""
-    from mintdim.run.job import peak_rss_mb
+    from mintdim.progress import peak_rss_mb
 
     peak = peak_rss_mb()
     return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1543,16 +1543,22 @@ class BuildError(MintDimError):
         return cls.make(en, vi, **kw)
 
     @classmethod
-    def snakemake_locked(cls, snakefile: str, config: str, **kw):
-        return cls.make(
-            "The working directory is locked by another Snakemake run, or by a killed one.\n\n"
-            "If no other build is running here, remove the stale lock with:\n\n"
-            f"    snakemake --unlock --snakefile {snakefile} --configfile {config}\n\n"
-            "then run the same command again.",
-            "Thư mục làm việc đang bị khoá bởi một lần chạy Snakemake khác, hoặc bởi một lần đã bị dừng.\n\n"
-            "Nếu không có build nào khác đang chạy ở đây, hãy gỡ khoá cũ bằng:\n\n"
-            f"    snakemake --unlock --snakefile {snakefile} --configfile {config}\n\n"
-            "rồi chạy lại đúng lệnh này.", **kw)
+    def unexpected(cls, stage: str, exc: BaseException, writes=None, **kw):
+        """A failure that is not a MintDim error (disk full, an unreadable file, a bug), in one clear message.
+        An OSError names its path: the one the system reported, else where the job writes (`writes`)."""
+        import errno
+        import os
+
+        cause = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, OSError) and exc.strerror:  # the path goes on a line of its own
+            cause = f"{type(exc).__name__}: " + (f"[Errno {exc.errno}] " if exc.errno else "") + exc.strerror
+        if not isinstance(exc, OSError):
+            return cls.job_failed(stage, cause, **kw)
+        paths = [p for p in (exc.filename, exc.filename2) if p] or [p for p in (writes or []) if p]
+        space = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT) or (
+            exc.errno is None and "written" in str(exc))  # numpy: a short write
+        return cls.job_failed(stage, cause, ", ".join(os.fsdecode(p) for p in paths) or None,
+                              named=bool(exc.filename), space=space, **kw)
 
     @classmethod
     def disk_full_seen(cls, log: str, tail: str, **kw):

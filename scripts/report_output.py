@@ -7,7 +7,7 @@ import traceback
 import sys
 
 import _door  # noqa: F401
-from mintdim.run.job import JobLog, write_timing
+from mintdim.progress import JobLog, write_timing
 from mintdim.stages.report import write_report
 
 

@@ -198,7 +198,7 @@ def test_dictionary_encoded_and_large_string_columns_are_strings(tmp_path, monke
 _READ_ALL = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from mintdim.run.job import peak_rss_mb
+from mintdim.progress import peak_rss_mb
 from mintdim.sources import inputs
 import pyarrow.parquet  # the library's own size is not the data's
 base = peak_rss_mb()

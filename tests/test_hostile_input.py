@@ -108,7 +108,7 @@ with open("big.jsonl", "wb") as f:
         f.write(b"x" * (1 << 20))
     f.write(b'"}\n')
     f.write(b'{"prompt": "last", "response": "z"}')  # and no trailing newline
-from mintdim.run.job import peak_rss_mb  # VmHWM: ru_maxrss survives fork and exec on Linux, so it
+from mintdim.progress import peak_rss_mb  # VmHWM: ru_maxrss survives fork and exec on Linux, so it
 def peak_kb():                            # started at the pytest process's size (over 1 GB late in the suite)
     mb = peak_rss_mb()
     return mb * 1024 if mb is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -28,6 +28,7 @@ from mintdim import errors as E
 from mintdim.run import guard
 from mintdim.formats import records
 from mintdim.formats.layout import Layout
+from mintdim.progress import BENCH_COLUMNS, JobLog
 from mintdim.reading.verify import verify
 
 FAILED = records.FAILED_MARKER
@@ -567,7 +568,7 @@ def test_source_removed_after_preflight_is_a_clear_error_naming_it(tmp_path, mon
     lay = Layout(b.work_dir, b.build_id)
     os.unlink("d.jsonl")
     rc = job.run("tokenize_f0_c0", lambda: tokenize_chunk(b, metas, 0, 0, lay.tok_dir(0, 0), bounds=(0, 10)),
-                 log=job.JobLog(None, console=False), errors_dir=lay.errors_dir, failed_flag=lay.failed_flag)
+                 log=JobLog(None, console=False), errors_dir=lay.errors_dir, failed_flag=lay.failed_flag)
     assert rc == 1
     err = E.MintDimError.from_dict(json.load(open(os.path.join(lay.errors_dir, "tokenize_f0_c0.json"))))
     text = err.render("en")
@@ -707,9 +708,9 @@ def test_a_job_writes_its_timing_record_only_when_it_ends_well(tmp_path, monkeyp
     assert job.entry("plan_o1", "test", lambda p: None, fails, argv=["--validated", path, "--bench", bad]) == 1
     assert not os.path.exists(bad) and os.listdir(tmp_path / "b") == ["plan_o0.tsv"]
     head, row = open(good, encoding="utf-8").read().splitlines()
-    assert head.split("\t") == list(job.BENCH_COLUMNS) == ["s", "h:m:s", "max_rss", "max_vms", "max_uss",
+    assert head.split("\t") == list(BENCH_COLUMNS) == ["s", "h:m:s", "max_rss", "max_vms", "max_uss",
                                                            "max_pss", "io_in", "io_out", "mean_load", "cpu_time"]
-    cells = dict(zip(job.BENCH_COLUMNS, row.split("\t")))
+    cells = dict(zip(BENCH_COLUMNS, row.split("\t")))
     # this test's process (and the children it waited for, as a job's): at least the 0.3 s just spent
     assert float(cells["cpu_time"]) >= 0.3 and float(cells["s"]) > 0.3
     assert float(cells["max_rss"]) > 10 and cells["max_pss"] == "NA"

@@ -324,7 +324,7 @@ def test_api_sentencepiece_chain_is_lazy_dry_run_builds_nothing_and_run_builds(t
     assert glob.glob(str(tmp_path / ".mintdim" / "*" / "stage" / "*")) == []
     assert msgpack_files(tmp_path / ".mintdim") == []
     assert not result.already_built and result.reports_written == 0  # the report is opt-in
-    # each job wrote its timing record (mintdim/run/job.py write_timing): one per job of the build
+    # each job wrote its timing record (mintdim/progress.py write_timing): one per job of the build
     bench_dir = os.path.join(result.work_dir, result.build_id, "benchmarks")
     names = sorted(os.listdir(bench_dir))
     assert {"validate.tsv", "plan_o0.tsv", "aggregate_o0.tsv", "finalize_o0_g0.tsv"} <= set(names), names
@@ -479,7 +479,7 @@ def test_shard_line_is_written_whole_to_unbuffered_stderr(monkeypatch):
     parallel build was seen printing '... unit=160 output=./artifacts/sharegpt_unitsExecute 1 jobs...'
     (fixed in 43e54a3). A shard line must reach the console as one whole line, in one write."""
     from mintdim.formats.shards import shard_line
-    from mintdim.run.job import JobLog
+    from mintdim.progress import JobLog
 
     raw = _RawRecorder()
     monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(raw, encoding="utf-8", write_through=True))

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from .. import errors as E
 from ..faults import kill_point
+from ..files import atomic_write_text  # noqa: F401  (the stages import it from here)
 
 FAILED_MARKER = "UNIT_BUILD_FAILED.md"
 EMPTY_MARKER = "EMPTY_UNIT.md"
@@ -74,13 +75,6 @@ def write_record(work_dir: str, absdir: str, **updates) -> dict:
             f.write(text)
             f.truncate()
     return record
-
-
-def atomic_write_text(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def identity(path: str) -> int | None:

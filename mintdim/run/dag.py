@@ -30,7 +30,6 @@ from ..formats import records
 from ..config import resolve
 from ..formats.layout import Layout
 from . import failure
-from .job import unexpected_failure
 from ..stages.validate import outputs_to_build, preflight, schema_checked, write_cache
 
 RUN_KEY = "mintdim_run"
@@ -71,6 +70,7 @@ class BuildDAG:
         self.run = run or {}
         self.build = resolve(raw, trusted=schema_checked(raw))
         self._metas = None  # pre-flight's tokenizer facts, cached for the jobs when the run starts
+        self.guard = None  # the run's locks, from onstart (guard.BuildGuard)
         how = self.run.get("how") or _rebuild_how(configfiles)
         todo = [o.index for o in self.build.outputs]
         if main_process:
@@ -96,7 +96,7 @@ class BuildDAG:
         the errors of an earlier run. A problem: one clear message, and the run stops before its first job."""
         held = None
         try:
-            held = guard.active() or guard.start(self.build, self.layout)
+            held = self.guard = guard.BuildGuard(self.build, self.layout).start()
             held.claim_outputs()
             if self.run.get("launcher"):
                 watch_launcher(self.run["launcher"])
@@ -106,7 +106,7 @@ class BuildDAG:
             self._write_config()
             failure.reset(self.layout)
         except (E.MintDimError, OSError) as exc:  # another live run; a full disk
-            err = exc if isinstance(exc, E.MintDimError) else unexpected_failure("start", exc, [self.layout.root])
+            err = exc if isinstance(exc, E.MintDimError) else E.BuildError.unexpected("start", exc, [self.layout.root])
             guard.report_error(err, self.run.get("error_file"))
             if held is not None and isinstance(exc, OSError):
                 failure.mark(self.build, err, held.claimed)
@@ -124,9 +124,6 @@ class BuildDAG:
             return int(st.entry.get("gen", 0))
         gens = self.layout.done_generations(out.index)
         return gens[-1] + 1 if gens else 0
-
-    def generation(self, out_index) -> int:
-        return self._gen[int(out_index)]
 
     def done_target(self, out_index) -> str:
         return self.layout.done(int(out_index), self._gen[int(out_index)])
@@ -174,14 +171,10 @@ class BuildDAG:
     def lang(self) -> str:
         return self.build.lang
 
-    @property
-    def total_chunks(self) -> int:
-        return sum(self.chunks.values())
-
     def tokenize_threads(self, cores: int) -> int:
         """Few chunks: give each job the cores (the tokenizer threads); many: one core per job."""
         cores = max(1, int(cores or 1))
-        return max(1, cores // max(1, min(cores, self.total_chunks)))
+        return max(1, cores // max(1, min(cores, sum(self.chunks.values()))))
 
     def chunk_dirs(self, out_index: int) -> list[str]:
         dirs = []
@@ -238,15 +231,8 @@ class BuildDAG:
         return os.path.join(self.layout.root, "config.json")
 
     def _write_config(self) -> None:
-        text = json.dumps(self.raw, sort_keys=True, ensure_ascii=False, indent=1)
-        try:
-            with open(self.config_file, encoding="utf-8") as f:
-                if f.read() == text:
-                    return  # unchanged: not rewritten
-        except OSError:
-            pass
         os.makedirs(self.layout.root, exist_ok=True)
-        records.atomic_write_text(self.config_file, text)
+        records.atomic_write_text(self.config_file, json.dumps(self.raw, sort_keys=True, ensure_ascii=False, indent=1))
 
 
 def _rebuild_how(configfiles) -> str | None:

@@ -32,15 +32,14 @@ def collect(errors_dir: str) -> list[E.MintDimError]:
     return found
 
 
-def first_error(layout, lang: str = "en", build=None) -> E.MintDimError:
-    errs = collect(layout.errors_dir)
+def first_error(layout, lang: str = "en", build=None, recorded=()) -> E.MintDimError | None:
+    """Why a build failed, from MintDim's records: `recorded` (the Snakemake process's own error) and the
+    jobs' errors, else a full file system (a job could not even record its error); None: nothing says."""
+    errs = list(recorded) + collect(layout.errors_dir)
     if errs:
         return errs[0].with_lang(lang)
     full = full_disks([layout.root] + ([o.absdir for o in build.outputs] if build else []))
-    logs = os.path.join(layout.root, "logs")
-    if full:
-        return E.BuildError.disk_full(", ".join(full), logs, lang=lang)
-    return E.BuildError.no_mintdim_error(logs, lang=lang)
+    return E.BuildError.disk_full(", ".join(full), os.path.join(layout.root, "logs"), lang=lang) if full else None
 
 
 def full_disks(paths, below: int = 64 * 1024) -> list[str]:
@@ -67,12 +66,12 @@ def reset(layout) -> None:
         pass
 
 
-def on_error(build, layout) -> E.MintDimError:
-    from .guard import active
-
-    err = first_error(layout, build.lang, build)
-    guard = active()  # markers only where this run holds the output (never into another live build's)
-    mark(build, err, guard.claimed if guard else None)
+def on_error(build, layout, claimed) -> E.MintDimError:
+    """claimed: the outputs this run holds (guard.BuildGuard): markers go only there, never into another
+    live build's."""
+    err = first_error(layout, build.lang, build) or E.BuildError.no_mintdim_error(os.path.join(layout.root, "logs"),
+                                                                                   lang=build.lang)
+    mark(build, err, claimed)
     return err
 
 

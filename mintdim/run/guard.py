@@ -44,11 +44,6 @@ from ..formats import records
 
 ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
 
-_ACTIVE: "BuildGuard | None" = None
-
-
-# --- flock helpers ------------------------------------------------------------------------------
-
 
 def _open(path: str, directory: bool = False) -> int:
     if directory:
@@ -68,33 +63,27 @@ def _try(fd: int, mode: int) -> bool:
         return True
 
 
-def holders(path: str) -> list[int]:
-    """Process ids holding a flock on `path` (Linux /proc/locks; best effort, for messages)."""
+def holders(path: str) -> str:
+    """The process ids holding a flock on `path`, for messages (Linux /proc/locks; best effort)."""
     try:
         st = os.stat(path)
         with open("/proc/locks", encoding="ascii") as f:
             lines = f.read().splitlines()
     except OSError:
-        return []
+        return "unknown"
     want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     pids = []
-    for line in lines:
-        parts = line.split()
-        if len(parts) < 6 or parts[1] == "->" or parts[1] != "FLOCK":
-            continue
-        if parts[5] == want and parts[4].isdigit() and int(parts[4]) not in pids:
-            pids.append(int(parts[4]))
-    return [p for p in pids if p != os.getpid()]
-
-
-def _pids_text(pids: list[int]) -> str:
-    return ", ".join(str(p) for p in pids) if pids else "unknown"
+    for parts in (line.split() for line in lines):
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == want and parts[4].isdigit():
+            pid = int(parts[4])
+            if pid not in pids and pid != os.getpid():
+                pids.append(pid)
+    return ", ".join(map(str, pids)) or "unknown"
 
 
 def _read_pid(fd: int) -> str:
     try:
-        os.lseek(fd, 0, os.SEEK_SET)
-        text = os.read(fd, 64).decode("ascii", "replace").strip()
+        text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
         return text if text.isdigit() else ""
     except OSError:
         return ""
@@ -104,59 +93,36 @@ def run_lock_path(layout) -> str:
     return os.path.join(layout.root, "run.lock")
 
 
-def jobs_lock_path(layout) -> str:
-    return os.path.join(layout.root, "jobs.lock")
-
-
-# --- errors --------------------------------------------------------------------------------------
-
-
-def already_running(layout, pid: str, lang: str) -> E.MintDimError:
-    return E.BuildError.already_running(layout.root, pid, lang=lang)
-
-
-def output_busy(out, pids: list[int], lang: str) -> E.MintDimError:
-    return E.OutputValidationError.busy(out.dir, _pids_text(pids), lang=lang)
-
-
-def orphans_alive(layout, pids: list[int], waited: float, lang: str) -> E.MintDimError:
-    return E.BuildError.orphans_alive(layout.root, _pids_text(pids), waited, lang=lang)
-
-
 def report_error(err: E.MintDimError, path: str | None) -> None:
     """Hand an error raised in the main Snakemake process to the launcher that started it (its
     `error_file`, dag.RUN_KEYS); a direct `snakemake` run has none."""
-    if not path:
-        return
-    try:
-        records.atomic_write_text(path, json.dumps(err.to_dict(), ensure_ascii=False))
-    except OSError:
-        pass
-
-
-# --- the guard of one build, in its main Snakemake process -----------------------------------
+    if path:
+        try:
+            records.atomic_write_text(path, json.dumps(err.to_dict(), ensure_ascii=False))
+        except OSError:
+            pass
 
 
 class BuildGuard:
+    """The locks of one build, held by its main Snakemake process from `onstart` to its end."""
+
     def __init__(self, build, layout, echo=None):
         self.build = build
         self.layout = layout
         self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
         self.claimed: set[str] = set()
-        self._run_fd: int | None = None
-        self._claim_fds: list[int] = []
-
-    # start of execution (onstart) -------------------------------------------------------------
+        self._fds: list[int] = []  # the run lock first, then the output claims
 
     def start(self) -> "BuildGuard":
         """Take the run lock, then wait for orphaned jobs of a killed run."""
-        lang = self.build.lang
-        fd = _open(run_lock_path(self.layout))
+        path = run_lock_path(self.layout)
+        fd = _open(path)
         if not _try(fd, fcntl.LOCK_EX):
-            pid = _read_pid(fd) or _pids_text(holders(run_lock_path(self.layout)))
+            pid = _read_pid(fd) or holders(path)
             os.close(fd)
-            raise already_running(self.layout, "" if pid == "unknown" else pid, lang)
-        self._run_fd = fd
+            raise E.BuildError.already_running(self.layout.root, "" if pid == "unknown" else pid,
+                                               lang=self.build.lang)
+        self._fds.append(fd)
         before = _read_pid(fd)  # a run that ended cleared it: one that was killed left its pid behind
         if before and int(before) != os.getpid():
             self.echo(f"[unit-build] taking over the run lock of process {before}, which is no longer running "
@@ -175,28 +141,26 @@ class BuildGuard:
                 fd = _open(out.absdir, directory=True)
                 try:
                     if not _try(fd, fcntl.LOCK_EX):
-                        raise output_busy(out, holders(out.absdir), self.build.lang)
+                        raise E.OutputValidationError.busy(out.dir, holders(out.absdir), lang=self.build.lang)
                     fcntl.flock(fd, fcntl.LOCK_UN)
                 finally:
                     os.close(fd)
 
     def wait_for_orphans(self) -> None:
-        path = jobs_lock_path(self.layout)
+        path = os.path.join(self.layout.root, "jobs.lock")
         fd = _open(path)
         try:
             limit = float(os.environ.get(ORPHAN_WAIT_ENV, "600"))
-            t0 = time.monotonic()
-            told = False
+            t0, told = time.monotonic(), False
             while not _try(fd, fcntl.LOCK_EX):
                 waited = time.monotonic() - t0
                 if waited >= limit:
-                    raise orphans_alive(self.layout, holders(path), waited, self.build.lang)
+                    raise E.BuildError.orphans_alive(self.layout.root, holders(path), waited, lang=self.build.lang)
                 if not told:
-                    self.echo(f"[unit-build] waiting for jobs of an earlier, killed run of this build to end "
-                              f"(process {_pids_text(holders(path))})")
                     told = True
+                    self.echo(f"[unit-build] waiting for jobs of an earlier, killed run of this build to end "
+                              f"(process {holders(path)})")
                 time.sleep(0.2)
-            fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
 
@@ -209,8 +173,8 @@ class BuildGuard:
             fd = _open(out.absdir, directory=True)
             if not _try(fd, fcntl.LOCK_EX):
                 os.close(fd)
-                raise output_busy(out, holders(out.absdir), self.build.lang)
-            self._claim_fds.append(fd)
+                raise E.OutputValidationError.busy(out.dir, holders(out.absdir), lang=self.build.lang)
+            self._fds.append(fd)
             if records.state(self.build.work_dir, out.absdir).kind in ("foreign", "file"):
                 raise E.OutputValidationError.not_empty(out.dir, lang=self.build.lang)
             # written now, while there is room: a failure on a full disk can still mark the output
@@ -218,74 +182,41 @@ class BuildGuard:
             self.claimed.add(out.absdir)
 
     def release(self) -> None:
-        for fd in self._claim_fds:
+        fds, self._fds = self._fds, []
+        for i, fd in enumerate(fds):
             try:
+                if i == 0:
+                    os.ftruncate(fd, 0)  # the run lock: this run has ended
                 os.close(fd)
             except OSError:
                 pass
-        self._claim_fds = []
-        if self._run_fd is not None:
-            try:
-                os.ftruncate(self._run_fd, 0)
-                os.close(self._run_fd)
-            except OSError:
-                pass
-            self._run_fd = None
-
-
-def start(build, layout) -> BuildGuard:
-    """The main Snakemake process's guard, kept for the life of the process."""
-    global _ACTIVE
-    guard = BuildGuard(build, layout).start()
-    _ACTIVE = guard
-    return guard
-
-
-def active() -> BuildGuard | None:
-    return _ACTIVE
 
 
 def probe(build, layout) -> None:
-    """Before anything is written (the runner; parsing the Snakefile): is this build or one of its
+    """Before anything is written (the launcher; parsing the Snakefile): is this build or one of its
     outputs held by a live process? Each lock is only tried and let go at once."""
     path = run_lock_path(layout)
     if os.path.exists(path):
         fd = _open(path)
         try:
             if not _try(fd, fcntl.LOCK_EX):
-                raise already_running(layout, _read_pid(fd), build.lang)
+                raise E.BuildError.already_running(layout.root, _read_pid(fd), lang=build.lang)
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
     BuildGuard(build, layout).check_outputs_free()
 
 
-# --- stage jobs ------------------------------------------------------------------------------------
-
-
-class JobLock:
-    """A stage job's hold (shared) on its build's job lock, from start to end."""
-
-    def __init__(self, fd: int | None):
-        self._fd = fd
-
-    def release(self) -> None:
-        if self._fd is not None:
-            try:
-                os.close(self._fd)  # closing drops the flock
-            except OSError:
-                pass
-            self._fd = None
-
-
-def job_lock(build_root: str) -> JobLock:
+def job_lock(build_root: str) -> int | None:
+    """A stage job's hold (shared) on its build's job lock, from its start to its end (os.close drops it);
+    None where there is no flock."""
     try:
         fd = _open(os.path.join(build_root, "jobs.lock"))
     except OSError:
-        return JobLock(None)
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
     except OSError:  # no flock on this file system: nothing to hold
         os.close(fd)
-        return JobLock(None)
-    return JobLock(fd)
+        return None
+    return fd

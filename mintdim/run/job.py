@@ -1,5 +1,5 @@
-"""What every stage job shares: a log that also reaches the console, failure capture, and the
-job's timing record.
+"""What every stage job shares: its command line, its log and timing record (mintdim/progress.py),
+failure capture.
 
 A failing job writes its MintDim error as JSON under the build's errors/
 directory and raises the build's FAILED flag, so sibling jobs stop early and
@@ -8,11 +8,9 @@ the launcher can raise the same typed error in the caller's process.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -20,50 +18,8 @@ import traceback
 from .. import errors as E
 from ..faults import kill_point
 from .guard import job_lock
+from ..progress import JobLog, write_timing
 from ..formats.records import atomic_write_text
-
-
-class JobLog:
-    def __init__(self, path: str | None, console: bool = True):
-        self.path = path
-        self.console = console
-        self._fh = None
-        if path:
-            try:
-                os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-                self._fh = open(path, "a", encoding="utf-8")
-            except OSError:
-                self._fh = None
-        self._last_progress = 0.0
-
-    def _to_file(self, message: str) -> None:
-        if self._fh:
-            try:
-                self._fh.write(message + "\n")
-                self._fh.flush()
-            except OSError:  # a full disk: the console still gets every line
-                self._fh = None
-
-    def __call__(self, message: str) -> None:
-        self._to_file(message)
-        if self.console:
-            # one write per line: parallel jobs share the console, and an unbuffered stream
-            # would otherwise split text and newline into two writes
-            try:
-                sys.stderr.write(message + "\n")
-                sys.stderr.flush()
-            except (OSError, ValueError):  # nobody reads the console any more (launcher gone): the log file
-                self.console = False      # still gets every line, and the job is not failed by it
-
-    def detail(self, message: str) -> None:
-        """Only to the log file (tracebacks, internals)."""
-        self._to_file(message)
-
-    def progress(self, message: str, every: float = 5.0, force: bool = False) -> None:
-        now = time.monotonic()
-        if force or now - self._last_progress >= every:
-            self._last_progress = now
-            self(message)
 
 
 class BuildStopped(Exception):
@@ -105,11 +61,11 @@ def run(name: str, body, *, log: JobLog, errors_dir: str | None, failed_flag: st
         return _run(name, body, log=log, errors_dir=errors_dir, failed_flag=failed_flag, lang=lang, writes=writes)
     finally:
         if lock is not None:
-            lock.release()
+            os.close(lock)  # drops the flock
 
 
 def _run(name: str, body, *, log, errors_dir, failed_flag, lang, writes) -> int:
-    stage = name.split("_")[0]
+    stage, code = name.split("_")[0], 1
     try:
         kill_point(f"{stage}:start")
         body()
@@ -119,44 +75,19 @@ def _run(name: str, body, *, log, errors_dir, failed_flag, lang, writes) -> int:
         log(f"[unit-build] {name}: stopped because another job of this build failed")
         return 1
     except KeyboardInterrupt:  # Ctrl-C reaches every process of the group: one line, no traceback
-        failure = E.BuildError.interrupted(name)
-        if errors_dir and failed_flag:
-            try:
-                record_failure(errors_dir, failed_flag, name, failure)
-            except OSError:
-                pass
-        log(f"[unit-build] {name}: interrupted")
-        return 130
+        failure, code = E.BuildError.interrupted(name), 130
     except E.MintDimError as err:
         failure = err
     except Exception as exc:  # disk full, unreadable file, a bug: still one clear message
         log.detail(traceback.format_exc())
-        failure = unexpected_failure(name, exc, writes)
+        failure = E.BuildError.unexpected(name, exc, writes)
     if errors_dir and failed_flag:
         try:
             record_failure(errors_dir, failed_flag, name, failure)
         except OSError:  # e.g. the disk is full: the launcher finds the full file system (failure.full_disks)
             pass
-    log(failure.render(lang() if callable(lang) else lang))
-    return 1
-
-
-_SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
-
-
-def unexpected_failure(name: str, exc: BaseException, writes=None) -> E.MintDimError:
-    """A failure that is not a MintDim error (disk full, an unreadable file, a bug), in one clear message.
-
-    An OSError names its path: the one the system reported, else where this job writes."""
-    cause = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, OSError) and exc.strerror:  # the path goes on a line of its own
-        cause = f"{type(exc).__name__}: " + (f"[Errno {exc.errno}] " if exc.errno else "") + exc.strerror
-    if not isinstance(exc, OSError):
-        return E.BuildError.job_failed(name, cause)
-    paths = [p for p in (exc.filename, exc.filename2) if p] or [p for p in (writes or []) if p]
-    space = exc.errno in _SPACE_ERRNOS or (exc.errno is None and "written" in str(exc))  # numpy: a short write
-    return E.BuildError.job_failed(name, cause, ", ".join(os.fsdecode(p) for p in paths) or None,
-                                   named=bool(exc.filename), space=space)
+    log(f"[unit-build] {name}: interrupted" if code == 130 else failure.render(lang() if callable(lang) else lang))
+    return code
 
 
 def entry(name: str, description: str, add_args, body, argv=None) -> int:
@@ -222,74 +153,3 @@ def _door(name: str, description: str, add_args, argv, source: str, source_help:
 
 
 _WRITE_ARGS = ("out", "units", "stage", "written", "agg", "done")  # where stage jobs write
-
-
-# --- the timing record ------------------------------------------------------------------------------
-# Each job writes its own `<build>/benchmarks/<job>.tsv` when it ends well, with the columns of
-# Snakemake's benchmark TSV. Snakemake's `benchmark:` directive measured the same from the main
-# process: a thread that reads each job's /proc smaps (psutil memory_full_info) every 0.5 s for a
-# job's first 15 s, then every 30 s. In a 107 MB MiniLM build (2 cores, both busy tokenizing) that
-# was 0.34 s of Snakemake's CPU, taken from the tokenize jobs (Snakemake's process: 1.43 s CPU with
-# the directive, 1.08 s without, medians of 3; py-spy: 80% of its samples during tokenize in that
-# thread), and its cpu_time column was sampled (12.2 s for a 16.3 s CPU job). Here CPU time comes
-# from the kernel's accounting (rusage) and peak RSS from /proc/self/status VmHWM, exact and free
-# (not rusage's ru_maxrss: Linux keeps it across fork and exec, so a 30 MB job started from
-# Snakemake's process reported Snakemake's 100 MB); vms, uss and pss, which need the smaps walk,
-# are NA.
-BENCH_COLUMNS = ("s", "h:m:s", "max_rss", "max_vms", "max_uss", "max_pss", "io_in", "io_out", "mean_load",
-                 "cpu_time")
-
-
-def _process_age() -> float | None:
-    """Seconds since this process started (Linux /proc; the interpreter's start and imports included)."""
-    try:
-        with open("/proc/self/stat", "rb") as f:
-            start_ticks = int(f.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime
-        with open("/proc/uptime", "rb") as f:
-            uptime = float(f.read().split()[0])
-        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def peak_rss_mb() -> float | None:
-    """This process's peak resident set (VmHWM: of its own address space, reset by exec). Also the
-    benchmarks' figure: rusage's ru_maxrss survives fork and exec, so a child started from a large
-    parent would report the parent's size."""
-    try:
-        with open("/proc/self/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1]) / 1024  # kB
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-_STARTED = time.monotonic()  # fallback where /proc is not there: from this module's import
-
-
-def write_timing(path: str | None, log=None) -> None:
-    """The job's timing record (BENCH_COLUMNS; MB are 2^20 bytes, as Snakemake's), written atomically.
-    A record that cannot be written is said in the log and does not fail the job: its work is done."""
-    if not path:
-        return
-    import resource
-
-    wall = _process_age()
-    wall = time.monotonic() - _STARTED if wall is None else wall
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-    rss_mb = peak_rss_mb()
-    io_in = (me.ru_inblock + kids.ru_inblock) * 512 / 2 ** 20  # 512-byte blocks
-    io_out = (me.ru_oublock + kids.ru_oublock) * 512 / 2 ** 20
-    whole = int(wall)
-    row = (f"{wall:.4f}", f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}",
-           "NA" if rss_mb is None else f"{rss_mb:.2f}", "NA", "NA",
-           "NA", f"{io_in:.2f}", f"{io_out:.2f}", f"{100 * cpu / wall:.2f}" if wall > 0 else "NA", f"{cpu:.2f}")
-    try:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        atomic_write_text(path, "\t".join(BENCH_COLUMNS) + "\n" + "\t".join(row) + "\n")
-    except OSError as exc:
-        if log is not None:
-            log(f"[unit-build:warning] timing record {path} not written: {exc}")

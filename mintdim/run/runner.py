@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from .. import errors as E
 from . import failure, guard
 from .dag import RUN_KEY, signal_group, stop_group
-from .job import unexpected_failure
 from ..formats import records
 from ..formats.layout import Layout
 from ..paths import snakefile
@@ -127,7 +126,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
             yaml.safe_dump(raw, f, allow_unicode=True, sort_keys=False)
         _unlink(error_file)
     except OSError as exc:  # e.g. the work directory's disk is full: one clear message naming the path
-        raise unexpected_failure("start", exc, [layout.root]).with_lang(build.lang) from None
+        raise E.BuildError.unexpected("start", exc, [layout.root]).with_lang(build.lang) from None
     extra = list(extra_args or []) + (["--until", *until] if until else [])
     forced = (["validate"] if rebuild else []) + list(forcerun or [])
     extra += ["--forcerun", *forced] if forced else []
@@ -209,16 +208,13 @@ def _show(data: bytes, echo, show_all: bool) -> bytes:
 
 
 def _failure(rc: int, build, layout, error_file: str, log_path: str) -> E.MintDimError:
-    """Why a run failed, from MintDim's records: the error Snakemake's process recorded (a config or output
-    problem, another live run), a job's error, a full disk; else Snakemake's exit and its log's end."""
-    errs = _read_error_file(error_file) + failure.collect(layout.errors_dir)
-    if errs:
-        return errs[0].with_lang(build.lang)
+    """Why a run failed, from MintDim's records (failure.first_error: the error Snakemake's process recorded,
+    a job's, a full disk); else Snakemake's exit and its log's end."""
+    err = failure.first_error(layout, build.lang, build, _read_error_file(error_file))
+    if err is not None:
+        return err
     if rc < 0:
         return E.BuildError.killed(-rc, log_path, lang=build.lang)
-    full = failure.full_disks([layout.root] + [o.absdir for o in build.outputs])
-    if full:
-        return E.BuildError.disk_full(", ".join(full), os.path.join(layout.root, "logs"), lang=build.lang)
     return E.BuildError.snakemake_failed(rc, log_path, _tail(log_path), lang=build.lang)
 
 
@@ -244,13 +240,9 @@ def _placements(build) -> dict:
 
 
 def _report_times(layout, build) -> dict:
-    times = {}
-    for out in build.outputs:
-        try:
-            times[out.index] = os.stat(os.path.join(layout.root, "report", f"o{out.index}")).st_mtime_ns
-        except OSError:
-            times[out.index] = None
-    return times
+    """When each output's report was written (None: never): report jobs that ran change it."""
+    paths = {o.index: os.path.join(layout.root, "report", f"o{o.index}") for o in build.outputs}
+    return {i: os.stat(p).st_mtime_ns if os.path.exists(p) else None for i, p in paths.items()}
 
 
 def _finished(result: BuildResult, build, until) -> BuildResult:

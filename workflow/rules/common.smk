@@ -49,7 +49,8 @@ def input_mb(out):
     total = 0
     for i in MINT.build.outputs[int(out)].files:
         path = MINT.build.files[i].abspath
-        total += INPUTS.size_of(path) * (5 if path.endswith((".gz", ".zst", ".parquet")) else 1)
+        packed = path.endswith((".gz", ".zst", ".parquet"))  # compressed: ~5x in memory
+        total += INPUTS.size_of(path) * (5 if packed else 1)
     return total / 2**20
 
 
