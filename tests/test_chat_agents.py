@@ -228,6 +228,28 @@ def test_the_check_reads_content_as_templates_write_it():
     assert "Message: 1 (role assistant)" in err.value.render("en")
 
 
+def test_a_dropped_system_prompt_key_and_the_whole_error_in_both_languages():
+    no_system = "{% for m in messages %}{% if m.role != 'system' %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endif %}" \
+                "{% endfor %}"
+    r = renderer(template=no_system, system="sys")
+    with pytest.raises(E.ChatTemplateError) as err:
+        r.render({"sys": "Be brief.", "messages": [{"role": "user", "content": "hi"}]}, "data/c.jsonl", 3)
+    assert err.value.render("en") == (
+        "ChatTemplateError: A message is missing from the rendered conversation: the chat template dropped it.\n\n"
+        "File: data/c.jsonl\n\nLine: 3\n\nMessage: system prompt 'sys' (role system)\n\n"
+        "Problem: its content is not in the rendered conversation (the template names the roles system); "
+        "MintDim never drops a message silently\n\n"
+        "Fix: map the role to one the template renders (source.chat.roles), or, to let the template drop this "
+        "role's messages, list it: source.chat.drop_roles: [system]")
+    assert err.value.render("vi") == (
+        "ChatTemplateError: Một tin nhắn bị thiếu trong hội thoại đã render: chat template đã bỏ nó.\n\n"
+        "File: data/c.jsonl\n\nDòng: 3\n\nTin nhắn: system prompt 'sys' (role system)\n\n"
+        "Vấn đề: nội dung của tin nhắn không có trong hội thoại đã render (template có các role system); "
+        "MintDim không bao giờ âm thầm bỏ một tin nhắn\n\n"
+        "Cách sửa: ánh xạ role sang một role mà template render (source.chat.roles), hoặc, để template bỏ các "
+        "tin nhắn của role này, liệt kê nó: source.chat.drop_roles: [system]")
+
+
 def test_tool_calls_the_template_drops_are_an_error():
     """Llama-3.1's npm directory carries the plain Llama-3 template: it renders a tool call as an
     empty assistant turn (transformers too). MintDim names the call instead of losing it."""
@@ -441,6 +463,46 @@ def test_bad_tool_calls_are_data_errors_with_message_index():
     nested = {"messages": [user, {"role": "assistant", "tool_calls": [
         {"type": "function", "function": {"name": "add", "arguments": {"a": 1}}}]}]}
     assert r.render(flat, "f", 1) == r.render(nested, "f", 1)
+
+
+def test_a_bad_tool_call_reads_the_same_in_both_languages():
+    r = renderer()
+    rec = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [
+        {"function": {"name": "add", "arguments": "[1]"}}]}], "chat_template_kwargs": {"k": 1}}
+    with pytest.raises(E.SampleSchemaError) as err:
+        r.render(rec, "data/c.jsonl", 4)
+    head_en, head_vi = "SampleSchemaError: JSONL conversation is not valid.", "SampleSchemaError: Hội thoại JSONL không hợp lệ."
+    assert err.value.render("en") == (f"{head_en}\n\nFile: data/c.jsonl\n\nLine: 4\n\nMessage: 1\n\nProblem: "
+                                      "arguments of tool call 'add' must be a JSON object or a string holding one, "
+                                      "found a string holding JSON type array")
+    assert err.value.render("vi") == (f"{head_vi}\n\nFile: data/c.jsonl\n\nDòng: 4\n\nTin nhắn: 1\n\nVấn đề: "
+                                      "arguments của tool call 'add' phải là JSON object hoặc string chứa JSON object, "
+                                      "hiện có: string chứa kiểu JSON array")
+    rec = {"messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"messages": [], "tools": []}}
+    with pytest.raises(E.SampleSchemaError) as err:
+        r.render(rec, "data/c.jsonl", 4)
+    assert err.value.render("en") == (f"{head_en}\n\nFile: data/c.jsonl\n\nLine: 4\n\nProblem: "
+                                      "'chat_template_kwargs' may not set messages, tools: MintDim passes messages, "
+                                      "tools, documents and add_generation_prompt itself")
+    assert err.value.render("vi") == (f"{head_vi}\n\nFile: data/c.jsonl\n\nDòng: 4\n\nVấn đề: "
+                                      "'chat_template_kwargs' không được đặt messages, tools: MintDim tự truyền "
+                                      "messages, tools, documents và add_generation_prompt")
+
+
+def test_both_ways_of_locating_agree_on_agent_conversations():
+    """The one-extra-render reading equals the one-item-at-a-time diff on tool calls and reasoning."""
+    r = renderer(train_on=["assistant", "tool", "user"], extras=["tools"])
+    checked = 0
+    for row in agent_conversations(80, seed=11, reasoning=True) + REASONING_ROWS:
+        msgs, extras, flags = r.messages(row)
+        items = r._items(msgs, r.trained_messages(msgs, flags))
+        text = r.render_messages(msgs, extras)
+        fast = r._locate_all(text, msgs, extras, items)
+        assert fast is not None
+        for k, item in enumerate(items):
+            assert fast[k] == r._locate_one(text, msgs, extras, item), (row, item)
+            checked += item[1] in ("turn", "reasoning")
+    assert checked > 150
 
 
 @pytest.mark.parametrize("train_on", [["assistant"], ["assistant", "tool"], ["tool"]])
