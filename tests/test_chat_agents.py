@@ -687,3 +687,25 @@ def test_new_chat_keys_resolve_and_stay_out_of_the_build_id_when_unset():
     assert f.chat["drop_roles"] == ["tool_user"] and f.chat["reasoning"] == "mask"
     assert f.chat["chat_template_kwargs"] == {"enable_thinking": False}
     assert plain.files[0].chat == {"messages": "messages", "role": "role", "content": "content"}
+
+
+def test_the_docs_table_of_message_shapes_names_tests_that_exist():
+    """docs/chat.md's table: each shape the issue lists, each with tests that are defined here."""
+    import re
+
+    from conftest import REPO
+
+    with open(os.path.join(REPO, "docs", "chat.md"), encoding="utf-8") as f:
+        doc = f.read()
+    table = doc[doc.index("## Message shapes"):doc.index("## Where a trained message is")]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| shape")]
+    shapes = [row.split("|")[1].strip() for row in rows]
+    for shape in ("plain", "system", "multi-turn", "tools", "parallel tool calls", "reasoning", "images"):
+        assert shape in shapes
+    defined = set()
+    for name in ("test_chat.py", "test_chat_agents.py"):
+        with open(os.path.join(REPO, "tests", name), encoding="utf-8") as f:
+            defined |= set(re.findall(r"^def (test_\w+)", f.read(), re.M))
+    for row in rows:
+        named = re.findall(r"`(test_\w+)`", row)
+        assert named and set(named) <= defined, (row, set(named) - defined)

@@ -142,7 +142,8 @@ def within(region: str, source: str) -> bool:
     """A content item's region: a piece of its source, as written or JSON-escaped."""
     if region in source:
         return True
-    return bool(region) and region in json.dumps(source, ensure_ascii=False)[1:-1]
+    # not as written: escaped, it must hold an escape (a stretch without one is in the source as written)
+    return "\\" in region and region in json.dumps(source, ensure_ascii=False)[1:-1]
 
 
 def turn_valid(region: str, m: dict, ends: tuple[str, ...]) -> tuple[bool, bool]:
