@@ -22,6 +22,7 @@ import json
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 FIRST_WINDOW = 256  # characters: where the check looks for a content before computing its JSON-escaped form
+HEAD = 32  # characters of a content looked for first, then compared whole in place
 TAG_LIMIT = 64  # characters: the longest opening tag of a reasoning block looked for before it
 ABSENT = "absent"  # a reasoning item the template does not render
 
@@ -91,16 +92,25 @@ def missing(text: str, messages: list[dict], skip_roles: frozenset) -> tuple[int
     content); None when every message is found. One forward scan: each part is looked for from where
     the previous one ended, as written or JSON-escaped (a template's tojson), trimmed of whitespace.
     Reasoning is never looked for; nor are messages of `skip_roles` (source.chat.drop_roles)."""
-    pos = 0
+    pos, find = 0, text.find
     for i, m in enumerate(messages):
-        if m["role"] in skip_roles:
+        role = m["role"]
+        if role in skip_roles:
             continue
-        probe = answer_of(m).strip()
-        if probe:
-            at, n = find_written(text, probe, pos)
-            if at < 0:
-                return i, None
-            pos = at + n
+        probe = m["content"]  # a string (read_messages)
+        if role == "assistant" and THINK_CLOSE in probe and reasoning_of(m)[0] == "content":
+            probe = probe[_answer_start(probe):]
+        if probe and not (probe[0].isspace() or probe[-1].isspace()):  # the common case: no strip, no escape
+            at = find(probe[:HEAD], pos, pos + FIRST_WINDOW + HEAD)  # a long needle's set-up costs more than
+            if at < 0 or not text.startswith(probe, at):           # its head and one compare in place
+                at = find(probe, pos, pos + FIRST_WINDOW + len(probe))
+            at, n = (at, len(probe)) if at >= 0 else find_written(text, probe, pos)
+        else:
+            probe = probe.strip()
+            at, n = find_written(text, probe, pos) if probe else (pos, 0)
+        if at < 0:
+            return i, None
+        pos = at + n
         for call in m.get("tool_calls") or ():
             function = call["function"]
             for probe in (function["name"], *function["arguments"]):
