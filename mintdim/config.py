@@ -268,7 +268,8 @@ def _chat(cfg, bad) -> None:
 
 
 def _chat_item_problem(item, at: tuple, where: str, bad):
-    """One source.chat item: {messages, role, content, roles, system, extras, train, last_turn}, all optional."""
+    """One source.chat item: {messages, role, content, roles, system, extras, train, last_turn, drop_roles,
+    reasoning, chat_template_kwargs}, all optional."""
     if not isinstance(item, dict):
         return E.PipelineValidationError.chat_not_mapping(where, _tname(item))
     for err in bad.at(*at, keyword="additionalProperties"):
@@ -290,6 +291,16 @@ def _chat_item_problem(item, at: tuple, where: str, bad):
                                                                             & set(item["extras"])))
     if bad.under(*at, "last_turn"):
         return E.PipelineValidationError.chat_last_turn(where, item["last_turn"])
+    if bad.under(*at, "drop_roles"):
+        return E.PipelineValidationError.chat_drop_roles(where)
+    if bad.under(*at, "reasoning"):
+        return E.PipelineValidationError.chat_reasoning(where, item["reasoning"])
+    kwargs = bad.under(*at, "chat_template_kwargs")
+    if kwargs and not isinstance(item["chat_template_kwargs"], dict):
+        return E.PipelineValidationError.chat_template_kwargs(where)
+    if kwargs:  # names the template gets from MintDim (the schema's propertyNames `not: {enum}`)
+        return E.PipelineValidationError.chat_template_kwargs_reserved(
+            where, [k for k in item["chat_template_kwargs"] if k in _chat_module().RESERVED_KWARGS])
     return None
 
 

@@ -248,6 +248,29 @@ class PipelineValidationError(MintDimError):
         return cls.invalid(f"source.take[{index}] asks for {count} samples of {path}, which holds no samples",
                            f"source.take[{index}] yêu cầu {count} sample của {path}, nhưng file không có sample nào",
                            **kw)
+    @classmethod
+    def chat_drop_roles(cls, where: str, **kw):
+        return cls.invalid(f"{where}.drop_roles must be a list of roles (strings), e.g. [tool_user]",
+                           f"{where}.drop_roles phải là list role (string), ví dụ [tool_user]", **kw)
+
+    @classmethod
+    def chat_reasoning(cls, where: str, got, **kw):
+        return cls.invalid(f"{where}.reasoning must be train or mask, got {got!r}",
+                           f"{where}.reasoning phải là train hoặc mask, hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def chat_template_kwargs(cls, where: str, **kw):
+        return cls.invalid(f"{where}.chat_template_kwargs must be a mapping of template variables, e.g. "
+                           "{enable_thinking: false}",
+                           f"{where}.chat_template_kwargs phải là mapping các biến của template, ví dụ "
+                           "{enable_thinking: false}", **kw)
+
+    @classmethod
+    def chat_template_kwargs_reserved(cls, where: str, names: list[str], **kw):
+        return cls.invalid(f"{where}.chat_template_kwargs may not set {names}: the template receives them from "
+                           "MintDim",
+                           f"{where}.chat_template_kwargs không được đặt {names}: MintDim truyền các biến này cho "
+                           "template", **kw)
 
 
 class MintDimFileNotFoundError(MintDimError):
@@ -509,6 +532,46 @@ class SampleSchemaError(MintDimError):
                         f"{key!r} phải là list JSON object (schema)", **kw)
 
     @classmethod
+    def chat_tool_calls_not_list(cls, path: str, line: int, message: int, found: str, **kw):
+        return cls.chat(path, line, message, f"'tool_calls' must be a list of tool calls, found JSON type {found}",
+                        f"'tool_calls' phải là list các tool call, kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_tool_call(cls, path: str, line: int, message: int, found: str, **kw):
+        return cls.chat(path, line, message, "a tool call must be a JSON object with a function {name, arguments}, "
+                                             f"found JSON type {found}",
+                        "tool call phải là JSON object có function {name, arguments}, "
+                        f"kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_tool_call_name(cls, path: str, line: int, message: int, **kw):
+        return cls.chat(path, line, message, "a tool call's function has no name (a string)",
+                        "function của tool call không có name (string)", **kw)
+
+    @classmethod
+    def chat_tool_call_arguments(cls, path: str, line: int, message: int, name: str, found: str, **kw):
+        """found: what the arguments are ("missing", "JSON type array", "a string that is not JSON", ...)."""
+        vi_found = (found.replace("a string that is not JSON", "string không phải JSON")
+                    .replace("a string holding JSON type", "string chứa kiểu JSON").replace("JSON type", "kiểu JSON"))
+        return cls.chat(path, line, message, f"arguments of tool call {name!r} must be a JSON object or a string "
+                                             f"holding one, found {found}",
+                        f"arguments của tool call {name!r} phải là JSON object hoặc string chứa JSON object, "
+                        f"hiện có: {vi_found}", **kw)
+
+    @classmethod
+    def chat_kwargs_not_object(cls, path: str, line: int, key: str, found: str, **kw):
+        return cls.chat(path, line, None, f"{key!r} must be a JSON object (template variables), found JSON type "
+                                          f"{found}",
+                        f"{key!r} phải là JSON object (các biến của template), kiểu JSON hiện có: {found}", **kw)
+
+    @classmethod
+    def chat_kwargs_reserved(cls, path: str, line: int, key: str, names: list[str], **kw):
+        return cls.chat(path, line, None, f"{key!r} may not set {', '.join(names)}: MintDim passes messages, tools, "
+                                          "documents and add_generation_prompt itself",
+                        f"{key!r} không được đặt {', '.join(names)}: MintDim tự truyền messages, tools, documents "
+                        "và add_generation_prompt", **kw)
+
+    @classmethod
     def chat_no_parts(cls, path: str, line: int, message: int, key: str, **kw):
         return cls.chat(path, line, message, f"content (key {key!r}) is an empty list of parts",
                         f"content (key {key!r}) là list rỗng", **kw)
@@ -552,6 +615,35 @@ class ChatTemplateError(MintDimError):
             "văn bản), nên MintDim không biết token nào cần train; MintDim không đoán mask\n\n"
             "Cách sửa: dùng template render nguyên văn nội dung (hoặc có thẻ {% generation %}), hoặc không train "
             "tin nhắn này",
+            file=path, line=line, **kw,
+        )
+
+    @classmethod
+    def dropped(cls, path: str, line: int, message: int | None, role: str, call: str | None, roles,
+                system_key: str | None = None, **kw):
+        """A message the template did not render (or one of its tool calls, `call`); roles: the roles the
+        template names (jinja_env.template_roles), empty when it names none. message None: the record's
+        system prompt key (source.chat.system), named by system_key."""
+        where = message if message is not None else f"system prompt {system_key!r}"
+        what_en = f"its tool call {call!r}" if call else "its content"
+        what_vi = f"tool call {call!r} của tin nhắn" if call else "nội dung của tin nhắn"
+        named_en = f" (the template names the roles {', '.join(roles)})" if roles else ""
+        named_vi = f" (template có các role {', '.join(roles)})" if roles else ""
+        if call:
+            fix_en = "use a chat template that writes tool calls: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}"
+            fix_vi = "dùng chat template có viết tool call: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}"
+        else:
+            fix_en = (f"map the role to one the template renders (source.chat.roles), or, to let the template drop "
+                      f"this role's messages, list it: source.chat.drop_roles: [{role}]")
+            fix_vi = (f"ánh xạ role sang một role mà template render (source.chat.roles), hoặc, để template bỏ các "
+                      f"tin nhắn của role này, liệt kê nó: source.chat.drop_roles: [{role}]")
+        return cls(
+            f"A message is missing from the rendered conversation: the chat template dropped it.\n\nFile: {path}\n\n"
+            f"Line: {line}\n\nMessage: {where} (role {role})\n\nProblem: {what_en} is not in the rendered "
+            f"conversation{named_en}; MintDim never drops a message silently\n\nFix: {fix_en}",
+            f"Một tin nhắn bị thiếu trong hội thoại đã render: chat template đã bỏ nó.\n\nFile: {path}\n\n"
+            f"Dòng: {line}\n\nTin nhắn: {where} (role {role})\n\nVấn đề: {what_vi} không có trong hội thoại đã "
+            f"render{named_vi}; MintDim không bao giờ âm thầm bỏ một tin nhắn\n\nCách sửa: {fix_vi}",
             file=path, line=line, **kw,
         )
 

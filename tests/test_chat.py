@@ -89,7 +89,7 @@ def joined(messages):
 def qwen3_spans(text: str, messages: list[dict], trained: set[int]) -> list[tuple[int, int]]:
     """Character spans to train, from Qwen3's template structure (no tools): turn k is message k;
     an assistant turn after the last user query starts with <think>\\n; its content is what
-    follows the empty think block, or the reasoning and everything after it."""
+    follows the empty think block, or the whole block (its reasoning) and everything after it."""
     starts = []
     at = text.find("<|im_start|>")
     while at >= 0:
@@ -110,9 +110,9 @@ def qwen3_spans(text: str, messages: list[dict], trained: set[int]) -> list[tupl
         else:
             reasoning, rest = "", c
         if body.startswith("<think>\n") and m["role"] == "assistant":
-            if reasoning.strip("\n"):
-                a = head + len("<think>\n")
-                assert text[a:end] == reasoning.strip("\n") + "\n</think>\n\n" + rest.lstrip("\n")
+            if reasoning.strip("\n"):  # source.chat.reasoning: train (the default): the block, <think> included
+                a = head
+                assert text[a:end] == "<think>\n" + reasoning.strip("\n") + "\n</think>\n\n" + rest.lstrip("\n")
             else:
                 a = head + len("<think>\n\n</think>\n\n")
                 assert text[a:end] == rest.lstrip("\n")  # the template writes content.lstrip('\n') here
@@ -426,14 +426,24 @@ def test_a_span_that_cannot_be_located_is_an_error_never_a_guess():
     r = ChatRenderer(upper, {}, {"messages": "messages", "role": "role", "content": "content"}, ["assistant"],
                      ["<|end|>"])
     rec = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
+    for fn in (r.render, r.render_with_spans):  # rewritten content is not in the rendering: no message is found
+        with pytest.raises(E.ChatTemplateError) as err:
+            fn(rec, "x.jsonl", 5)
+        assert "Message: 0 (role user)" in err.value.render("en") and "Line: 5" in err.value.render("en")
+    # a template that writes the content and more that depends on it: the content is there, its span is not exact
+    counted = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }} ({{ m.content | length }})<|end|>{% endfor %}"
+    r = ChatRenderer(counted, {}, {"messages": "messages", "role": "role", "content": "content"}, ["assistant"],
+                     ["<|end|>"])
     with pytest.raises(E.ChatTemplateError) as err:
         r.render_with_spans(rec, "x.jsonl", 5)
     assert "Message: 1 (role assistant)" in err.value.render("en") and "Line: 5" in err.value.render("en")
-    assert r.render(rec, "x.jsonl", 5) == "<|user|>HI<|end|><|assistant|>HELLO<|end|>"  # rendering alone is fine
-    # content the template leaves as is (digits) is located: the end marker comes with it
+    assert "cannot be located exactly" in err.value.render("en")
+    assert r.render(rec, "x.jsonl", 5) == "<|user|>hi (2)<|end|><|assistant|>hello (5)<|end|>"  # rendering alone is fine
+    # where the part that depends on the content does not change (a length of 2, as the sentinel's), the
+    # content is located: the end marker comes with it when it follows the content
     text, spans = r.render_with_spans({"messages": [{"role": "user", "content": "hi"},
                                                     {"role": "assistant", "content": "42"}]}, "x", 1)
-    assert [(text[a:b], role) for a, b, _, role in spans] == [("42", "assistant"), ("<|end|>", "assistant")]
+    assert [(text[a:b], role) for a, b, _, role in spans] == [("42", "assistant")]
 
 
 def test_train_flag_last_turn_and_system_key_choose_messages():
@@ -696,19 +706,20 @@ def test_real_llama_without_pad_is_a_clear_error(tmp_path):
 
 
 def _agree(renderer, rows) -> int:
-    """The one-extra-render reading (_locate_all) equals the one-message-at-a-time diff (_locate)."""
+    """The one-extra-render reading (_locate_all) equals the one-item-at-a-time diff (_locate_one)."""
     checked = 0
     for row in rows:
         msgs, extras, flags = renderer.messages(row)
-        chosen = renderer.trained_messages(msgs, flags)
-        if not chosen:
+        items = renderer._items(msgs, renderer.trained_messages(msgs, flags))
+        if not items:
             continue
         text = renderer.render_messages(msgs, extras)
-        fast = renderer._locate_all(text, msgs, extras, chosen)
-        for i in chosen:
-            slow = renderer._locate(text, msgs, extras, i)
-            assert fast.get(i, slow) == slow
-            checked += i in fast
+        fast = renderer._locate_all(text, msgs, extras, items)
+        if fast is None:
+            continue
+        for k, item in enumerate(items):
+            assert fast[k] == renderer._locate_one(text, msgs, extras, item), (row, item)
+            checked += 1
     return checked
 
 
@@ -720,10 +731,17 @@ def test_both_ways_of_locating_spans_agree():
     opts = {"messages": "messages", "role": "role", "content": "content", "system": "system"}
     r = ChatRenderer(tok.chat_template, tok.special_tokens, opts, ["assistant", "user"])
     assert _agree(r, read_jsonl(CHATS) + [{"messages": joined(e["messages"])} for e in EDGE]) > 300
-    # a layout that depends on the content (Qwen3's reasoning block) is left to the slow way
+    # a layout that depends on the content (Qwen3's reasoning block for the last answer) is read with the
+    # reasoning as an item of its own; an earlier turn's block, which the template drops, is absent
     rec = {"messages": joined(EDGE[2]["messages"])}
     msgs, extras, flags = r.messages(rec)
-    assert r._locate_all(r.render_messages(msgs, extras), msgs, extras, [3]) == {}
+    items = r._items(msgs, [1, 3])
+    assert items == [(1, "reasoning"), (1, "answer"), (3, "reasoning"), (3, "answer")]
+    text = r.render_messages(msgs, extras)
+    fast = r._locate_all(text, msgs, extras, items)
+    assert fast[0] == "absent" and [text[fast[k][0]:fast[k][1]] for k in (1, 2, 3)] == ["Two is more.", "yes, check again",
+                                                                      "Yes, sure.\n"]
+    assert _agree(r, [rec]) == 6  # with the two user messages
 
 
 def test_real_both_ways_of_locating_spans_agree():

@@ -168,9 +168,9 @@ EXPECTED = {
         "Vấn đề: key không hợp lệ trong units: ['packs']\n\nCó phải ý bạn là 'pack' thay vì 'packs'?"),
     'chat_item_before_missing': ('PipelineValidationError',
         "Problem: unknown keys in source.chat: ['speaker'] (known: messages, role, content, roles, system, extras, "
-        "train, last_turn)",
+        "train, last_turn, drop_roles, reasoning, chat_template_kwargs)",
         "Vấn đề: key không hợp lệ trong source.chat: ['speaker'] (hợp lệ: messages, role, content, roles, system, "
-        "extras, train, last_turn)"),
+        "extras, train, last_turn, drop_roles, reasoning, chat_template_kwargs)"),
     'chat_arity_empty_list': ('PipelineValidationError',
         'Problem: source.chat: received 2 input files but 0 chat entries (1: shared, 2: one per file)',
         'Vấn đề: source.chat: nhận 2 file đầu vào nhưng có 0 mục chat (1: dùng chung, 2: mỗi file một mục)'),

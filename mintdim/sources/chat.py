@@ -1,145 +1,68 @@
 """Conversations (source.chat): records of messages, rendered with the model's own chat template.
 
 Config (checked by mintdim/config.py: the schema's chat_item, then its steps): `chat` is a dict
-shared by every file or a list mapped by file (null: that file uses fields/templates). Keys (all optional; `chat: {}` is the OpenAI shape):
-  messages  the record key of the message list (default "messages")
-  role      the message key of the role (default "role")
-  content   the message key of the content (default "content"): a string or a list of text parts
-  roles     a map source role -> template role (ShareGPT: {human: user, gpt: assistant}); with a
-            map, a role outside it is a data error; without one, roles are passed as written
-  system    a record key holding a system prompt, rendered as a first {"role": "system"} message
-  extras    record keys passed to the template as variables of the same name (e.g. ["tools"])
-  train     a message key holding a boolean that overrides train_on for that message
-  last_turn true: of the messages train_on selects by role, only the last one is trained
+shared by every file or a list mapped by file (null: that file uses fields/templates). Keys (all
+optional; `chat: {}` is the OpenAI shape):
+  messages    the record key of the message list (default "messages")
+  role        the message key of the role (default "role")
+  content     the message key of the content (default "content"): a string or a list of text parts
+  roles       a map source role -> template role (ShareGPT: {human: user, gpt: assistant}); with a
+              map, a role outside it is a data error; without one, roles are passed as written
+  system      a record key holding a system prompt, rendered as a first {"role": "system"} message
+  extras      record keys passed to the template as variables of the same name (e.g. ["tools"])
+  train       a message key holding a boolean that overrides train_on for that message
+  last_turn   true: of the messages train_on selects by role, only the last one is trained
+  drop_roles  roles the template may drop: their messages need not be in the rendering
+  reasoning   train (default: a rendered reasoning block is trained, its opening tag included) | mask
+  chat_template_kwargs  template variables for every record (a record's own key of that name adds
+              to them), as transformers' apply_chat_template(**kwargs)
 
-Rendering is exactly transformers 5.24.0's `apply_chat_template(messages, tokenize=False)`: the
-same sandboxed Jinja environment and globals (copied from transformers/utils/
-chat_template_utils.py), the same message preparation (None-valued keys dropped, reasoning
-fields aliased), the tokenizer's named special tokens as variables, no generation prompt. The
-template is compiled once per process.
+Rendering is exactly transformers 5.24.0's `apply_chat_template(messages, tools=..., **kwargs)`:
+the same sandboxed Jinja environment and globals (mintdim/sources/jinja_env.py), the same message
+preparation (None-valued keys dropped, reasoning fields aliased), the tokenizer's named special
+tokens as variables, no generation prompt. MintDim's own rules before that: the source keys are
+mapped, text parts joined, an assistant tool call without text gets content "", tool-call
+arguments held in a JSON string become that object (Llama-3.1 writes `arguments | tojson`), a
+flat call {name, arguments} becomes {"type": "function", "function": {...}}. The template is
+compiled once per process.
 
-Masks: a trained message's span is the part of the rendering that its content produces, found by
-rendering the conversation again with only that content replaced by a private-use sentinel: the
-text between the common prefix and the common suffix of the two renderings. It must be a piece of
-the content (a template may trim it or drop a leading <think> block, never rewrite it), else the
-conversation is a ChatTemplateError: no mask is guessed. The end-of-turn special token right after
-it (after optional whitespace) is trained too: the EOS, or a special token named like an end
-marker (<|im_end|>, <|eot_id|>, <end_of_turn>, <|end|>, ...). A token is trained when the
-character it starts at lies in a span (the train_on rule). With {% generation %} tags in the
-template, assistant turns take the tagged spans instead, with transformers' own
-return_assistant_tokens_mask rule (a token overlapping a tagged span).
+Nothing vanishes: after rendering, each message's content (and each tool call's name and argument
+names) must be found in order in the rendering (chat_spans.missing: one forward scan), else the
+conversation is a ChatTemplateError naming the message; reasoning is exempt (templates drop it for
+earlier turns), and so are the roles in drop_roles.
+
+Masks: each trained message's span is read off the real rendering with sentinels
+(chat_spans): its content (or answer, its tool-call turn, its reasoning) replaced by private-use
+characters in one more rendering; a region of the real rendering must be a piece of what it
+replaces (a template may trim it, never rewrite it), else the conversation is a ChatTemplateError:
+no mask is guessed. The end-of-turn special token right after it (after optional whitespace) is
+trained too: the EOS, or a special token named like an end marker (<|im_end|>, <|eot_id|>,
+<end_of_turn>, <|end|>, ...). A token is trained when the character it starts at lies in a span
+(the train_on rule). With {% generation %} tags in the template, assistant turns take the tagged
+spans instead, with transformers' own return_assistant_tokens_mask rule (a token overlapping a
+tagged span).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 
 from .. import errors as E
+from . import chat_spans as S
+from .chat_spans import REASONING_FIELDS
+from .jinja_env import compile_template, template_roles
 
 DEFAULTS = {"messages": "messages", "role": "role", "content": "content"}
 DEFAULT_TRAIN_ROLES = ["assistant"]
 GENERATION_TAG = re.compile(r"\{\%-?\s*generation\s*-?\%\}")  # as transformers detects the tags
 # transformers passes tools and documents as named arguments; other extras go in as kwargs
 NAMED_EXTRAS = ("tools", "documents")
-# transformers 5.24.0 chat_template_utils._REASONING_FIELDS
-REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+RESERVED_KWARGS = ("messages", "tools", "documents", "add_generation_prompt")  # what MintDim passes itself
+RECORD_KWARGS = "chat_template_kwargs"  # a record key: template variables of that record
 SENTINELS = ("\U000f0000\U000f0001", "\U000f0002\U000f0003", "\U000f0004\U000f0005")
 _JSON_TYPES = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null",
                list: "array", dict: "object"}
-
-
-# --- the Jinja environment of transformers 5.24.0 -------------------------------------------
-
-
-def compile_template(text: str):
-    """The template compiled as transformers 5.24.0 `_cached_compile_jinja_template` does."""
-    from contextlib import contextmanager
-    from contextvars import ContextVar
-
-    import jinja2
-    from jinja2.ext import Extension
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    class AssistantTracker(Extension):
-        tags = {"generation"}
-
-        def __init__(self, environment):
-            super().__init__(environment)
-            environment.extend(activate_tracker=self.activate_tracker)
-            self._tracking = ContextVar("assistant_tracker", default=None)
-
-        def parse(self, parser):
-            lineno = next(parser.stream).lineno
-            body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
-            return jinja2.nodes.CallBlock(self.call_method("_generation_support"), [], [], body).set_lineno(lineno)
-
-        @jinja2.pass_eval_context
-        def _generation_support(self, context, caller):
-            rv = caller()
-            if (tracking := self._tracking.get()) is not None:
-                rendered_blocks, generation_indices = tracking
-                start_index = len("".join(rendered_blocks))
-                generation_indices.append((start_index, start_index + len(rv)))
-            return rv
-
-        def is_active(self) -> bool:
-            return self._tracking.get() is not None
-
-        @contextmanager
-        def activate_tracker(self, rendered_blocks, generation_indices):
-            if self.is_active():
-                raise ValueError("AssistantTracker should not be reused before closed")
-            token = self._tracking.set((rendered_blocks, generation_indices))
-            try:
-                yield
-            finally:
-                self._tracking.reset(token)
-
-    def raise_exception(message):
-        raise jinja2.exceptions.TemplateError(message)
-
-    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
-
-    def strftime_now(format):
-        return datetime.now().strftime(format)
-
-    class TemplateDict:
-        def __call__(self, *args, **kwargs):
-            return dict(*args, **kwargs)
-
-        def fromkeys(self, *args, **kwargs):
-            return dict.fromkeys(*args, **kwargs)
-
-    class TemplateNamespace(jinja2.utils.Namespace):
-        def __init__(*args, **kwargs):
-            self, args = args[0], args[1:]
-            attrs = dict(*args, **kwargs)
-            for name in attrs:
-                TemplateNamespace._check_name(name)
-            jinja2.utils.Namespace.__init__(self, attrs)
-
-        def __setitem__(self, name, value):
-            TemplateNamespace._check_name(name)
-            jinja2.utils.Namespace.__setitem__(self, name, value)
-
-        @staticmethod
-        def _check_name(name):
-            if isinstance(name, str) and name.startswith("_"):
-                raise jinja2.exceptions.SecurityError(
-                    f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}. "
-                    "Please rename the attribute.")
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[AssistantTracker, jinja2.ext.loopcontrols])
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = strftime_now
-    env.globals["dict"] = TemplateDict()
-    env.globals["namespace"] = TemplateNamespace
-    return env.from_string(text)
 
 
 def prepare_messages(messages: list[dict]) -> list[dict]:
@@ -177,28 +100,6 @@ class _Failure(Exception):
         return self.make(path, line, *self.values)
 
 
-def _common_prefix(a: str, b: str) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # slice compares run in C: O(n log n) instead of a Python loop per character
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    lo, hi = 0, min(limit, len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[len(a) - mid:] == b[len(b) - mid:]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def read_messages(o: dict, obj: dict) -> tuple[list[dict], dict, list]:
     """(messages as the template gets them, extras, per-message train flag or None) of one record,
     by the chat options `o`. Raises _Failure."""
@@ -207,58 +108,113 @@ def read_messages(o: dict, obj: dict) -> tuple[list[dict], dict, list]:
         raise _Failure(E.SampleSchemaError.chat_no_messages, key, list(obj))
     raw = obj[key]
     if not isinstance(raw, list):
-        found = _JSON_TYPES.get(type(raw), "unknown")
-        raise _Failure(E.SampleSchemaError.chat_not_list, key, found)
+        raise _Failure(E.SampleSchemaError.chat_not_list, key, _json_type(raw))
     if not raw:
         raise _Failure(E.SampleSchemaError.chat_empty, key)
-    role_key, content_key, train_key, roles = o["role"], o["content"], o.get("train"), o.get("roles")
     out, flags = [], []
     system = o.get("system")
     if system is not None and obj.get(system) is not None:
         prompt = obj[system]
         if not isinstance(prompt, str):
-            found = _JSON_TYPES.get(type(prompt), "unknown")
-            raise _Failure(E.SampleSchemaError.chat_system_not_string, system, found)
+            raise _Failure(E.SampleSchemaError.chat_system_not_string, system, _json_type(prompt))
         out.append({"role": "system", "content": prompt})
         flags.append(None)
-    for i, m in enumerate(raw):
-        at = i
-        if not isinstance(m, dict):
-            found = _JSON_TYPES.get(type(m), "unknown")
-            raise _Failure(E.SampleSchemaError.chat_message_not_object, at, found)
-        role = m.get(role_key)
-        if role is None:
-            raise _Failure(E.SampleSchemaError.chat_no_role, at, role_key)
-        if not isinstance(role, str):
-            found = _JSON_TYPES.get(type(role), "unknown")
-            raise _Failure(E.SampleSchemaError.chat_role_not_string, at, role_key, found)
-        if roles is not None:
-            if role not in roles:
-                raise _Failure(E.SampleSchemaError.chat_unknown_role, at, role, list(roles))
-            role = roles[role]
-        content = m.get(content_key)
-        if isinstance(content, list):
-            content = _text_parts(content, at, content_key)
-        elif content is None and m.get("tool_calls"):
-            pass  # an assistant tool call without text (OpenAI: content null): the key is dropped
-        elif not isinstance(content, str):
-            found = "missing" if content_key not in m else _JSON_TYPES.get(type(content), "unknown")
-            raise _Failure(E.SampleSchemaError.chat_content, at, content_key, found)
-        flag = None
-        if train_key is not None and train_key in m:
-            flag = m[train_key]
-            if not isinstance(flag, bool):
-                found = _JSON_TYPES.get(type(flag), "unknown")
-                raise _Failure(E.SampleSchemaError.chat_train_flag, at, train_key, found)
-        message = {"role": role, "content": content}
-        for k, v in m.items():
-            if k not in (role_key, content_key, train_key) and k not in message:
-                message[k] = v
+    for at, m in enumerate(raw):
+        message, flag = _read_message(o, m, at)
         out.append(message)
         flags.append(flag)
     if system is not None and obj.get(system) is not None and len(out) > 1 and out[1]["role"] == "system":
         raise _Failure(E.SampleSchemaError.chat_two_systems, 0, system)
+    return out, _extras(o, obj), flags
+
+
+def _json_type(value) -> str:
+    return _JSON_TYPES.get(type(value), "unknown")
+
+
+def _read_message(o: dict, m, at: int) -> tuple[dict, bool | None]:
+    """One message of the record's list (at: its index there) and its train flag."""
+    role_key, content_key, train_key, roles = o["role"], o["content"], o.get("train"), o.get("roles")
+    if not isinstance(m, dict):
+        raise _Failure(E.SampleSchemaError.chat_message_not_object, at, _json_type(m))
+    role = m.get(role_key)
+    if role is None:
+        raise _Failure(E.SampleSchemaError.chat_no_role, at, role_key)
+    if not isinstance(role, str):
+        raise _Failure(E.SampleSchemaError.chat_role_not_string, at, role_key, _json_type(role))
+    if roles is not None:
+        if role not in roles:
+            raise _Failure(E.SampleSchemaError.chat_unknown_role, at, role, list(roles))
+        role = roles[role]
+    calls = _tool_calls(m["tool_calls"], at) if m.get("tool_calls") is not None else None
+    content = m.get(content_key)
+    if isinstance(content, list):
+        content = _text_parts(content, at, content_key)
+    elif content is None and calls:
+        content = ""  # an assistant tool call without text (OpenAI: content null; Qwen3 cannot read it missing)
+    elif not isinstance(content, str):
+        found = "missing" if content_key not in m else _json_type(content)
+        raise _Failure(E.SampleSchemaError.chat_content, at, content_key, found)
+    flag = None
+    if train_key is not None and train_key in m:
+        flag = m[train_key]
+        if not isinstance(flag, bool):
+            raise _Failure(E.SampleSchemaError.chat_train_flag, at, train_key, _json_type(flag))
+    message = {"role": role, "content": content}
+    for k, v in m.items():
+        if k not in (role_key, content_key, train_key) and k not in message:
+            message[k] = v
+    if calls is not None:
+        message["tool_calls"] = calls
+    return message, flag
+
+
+def _tool_calls(calls, at: int) -> list[dict]:
+    """A message's tool calls as transformers documents them: {"type": "function", "function": {"name",
+    "arguments"}} with the arguments an object (a JSON string holding one is parsed: Llama-3.1 writes
+    `arguments | tojson`, which would quote a string); the flat {name, arguments} is nested."""
+    if not isinstance(calls, list):
+        raise _Failure(E.SampleSchemaError.chat_tool_calls_not_list, at, _json_type(calls))
+    out = []
+    for call in calls:
+        if not isinstance(call, dict) or not isinstance(call.get("function", call), dict):
+            raise _Failure(E.SampleSchemaError.chat_tool_call, at, _json_type(call.get("function", call)
+                                                                              if isinstance(call, dict) else call))
+        if "function" in call:
+            function, rest = call["function"], {k: v for k, v in call.items() if k != "function"}
+        else:  # flat: {name, arguments, id?}
+            function = {k: call[k] for k in ("name", "arguments") if k in call}
+            rest = {"type": "function", **{k: v for k, v in call.items() if k not in ("name", "arguments")}}
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise _Failure(E.SampleSchemaError.chat_tool_call_name, at)
+        args = function.get("arguments")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                raise _Failure(E.SampleSchemaError.chat_tool_call_arguments, at, name, "a string that is not JSON") \
+                    from None
+            found = f"a string holding JSON type {_json_type(args)}"
+        else:
+            found = "missing" if "arguments" not in function else f"JSON type {_json_type(args)}"
+        if not isinstance(args, dict):
+            raise _Failure(E.SampleSchemaError.chat_tool_call_arguments, at, name, found)
+        out.append({**rest, "function": {**function, "arguments": args}})
+    return out
+
+
+def _extras(o: dict, obj: dict) -> dict:
+    """The record's template variables: its extras keys, over its own chat_template_kwargs."""
     extras = {}
+    kwargs = obj.get(RECORD_KWARGS)
+    if kwargs is not None:
+        if not isinstance(kwargs, dict):
+            raise _Failure(E.SampleSchemaError.chat_kwargs_not_object, RECORD_KWARGS, _json_type(kwargs))
+        reserved = [k for k in RESERVED_KWARGS if k in kwargs]
+        if reserved:
+            raise _Failure(E.SampleSchemaError.chat_kwargs_reserved, RECORD_KWARGS, reserved)
+        extras.update(kwargs)
     for k in o.get("extras") or ():
         if k in obj and obj[k] is not None:
             extras[k] = obj[k]
@@ -266,7 +222,7 @@ def read_messages(o: dict, obj: dict) -> tuple[list[dict], dict, list]:
         value = extras.get(k)
         if value is not None and (not isinstance(value, list) or not all(isinstance(t, dict) for t in value)):
             raise _Failure(E.SampleSchemaError.chat_extra_not_objects, k)
-    return out, extras, flags
+    return extras
 
 
 def _text_parts(parts: list, at: int, key: str) -> str:
@@ -275,7 +231,7 @@ def _text_parts(parts: list, at: int, key: str) -> str:
     texts = []
     for part in parts:
         if not (isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)):
-            kind = part.get("type") if isinstance(part, dict) else _JSON_TYPES.get(type(part), "unknown")
+            kind = part.get("type") if isinstance(part, dict) else _json_type(part)
             raise _Failure(E.SampleSchemaError.chat_part_type, at, kind)
         texts.append(part["text"])
     return "".join(texts)  # MintDim's rule: text parts are joined with no separator
@@ -294,7 +250,7 @@ class ChatRenderer:
 
     def __init__(self, template_text: str, special_tokens: dict, options: dict, train_roles: list | None = None,
                  added_special: list[str] = (), tool_template_text: str | None = None):
-        self.template_text = template_text
+        self.template_text, self.tool_template_text = template_text, tool_template_text
         self.template = compile_template(template_text)
         # records that pass tools use a directory's "tool_use" template, as transformers does
         self.tool_template = (compile_template(tool_template_text)
@@ -305,6 +261,9 @@ class ChatRenderer:
         self.tagged = bool(GENERATION_TAG.search(template_text))
         self.tool_tagged = bool(GENERATION_TAG.search(tool_template_text)) if tool_template_text else self.tagged
         self.ends = end_markers(special_tokens, list(added_special))
+        self.drop_roles = frozenset(options.get("drop_roles") or ())
+        self.train_reasoning = options.get("reasoning", "train") == "train"
+        self.config_kwargs = dict(options.get("chat_template_kwargs") or {})
 
     # -- records -> messages
     def messages(self, obj: dict) -> tuple[list[dict], dict, list]:
@@ -315,32 +274,39 @@ class ChatRenderer:
 
     # -- rendering
     def _kwargs(self, extras: dict) -> dict:
-        kw = {**self.special_tokens, **{k: v for k, v in extras.items() if k not in NAMED_EXTRAS}}
-        return kw
+        """Template variables as transformers passes them: the special tokens, overridden by the
+        kwargs (the config's chat_template_kwargs, the record's, its extras)."""
+        return {**self.special_tokens, **self.config_kwargs,
+                **{k: v for k, v in extras.items() if k not in NAMED_EXTRAS}}
 
     def render_messages(self, messages: list[dict], extras: dict) -> str:
         template = self.tool_template if extras.get("tools") is not None else self.template
         return template.render(messages=prepare_messages(messages), tools=extras.get("tools"),
-                                    documents=extras.get("documents"), add_generation_prompt=False,
-                                    **self._kwargs(extras))
+                               documents=extras.get("documents"), add_generation_prompt=False,
+                               **self._kwargs(extras))
 
     def _render_tracked(self, messages: list[dict], extras: dict) -> tuple[str, list]:
         blocks, indices = [], []
         template = self.tool_template if extras.get("tools") is not None else self.template
         with template.environment.activate_tracker(blocks, indices):
             for block in template.generate(messages=prepare_messages(messages), tools=extras.get("tools"),
-                                                documents=extras.get("documents"), add_generation_prompt=False,
-                                                **self._kwargs(extras)):
+                                           documents=extras.get("documents"), add_generation_prompt=False,
+                                           **self._kwargs(extras)):
                 blocks.append(block)
             text = "".join(blocks)
         return text, indices
 
-    def render(self, obj: dict, path: str, line: int) -> str:
+    def _read(self, obj: dict, path: str, line: int) -> tuple[list[dict], dict, list]:
         try:
-            messages, extras, _ = self.messages(obj)
+            return self.messages(obj)
         except _Failure as bad:
             raise bad.error(path, line) from None
-        return self._safe(lambda: self.render_messages(messages, extras), path, line)
+
+    def render(self, obj: dict, path: str, line: int) -> str:
+        messages, extras, _ = self._read(obj, path, line)
+        text = self._safe(lambda: self.render_messages(messages, extras), path, line)
+        self._check(text, messages, extras, obj, path, line)
+        return text
 
     @staticmethod
     def _safe(fn, path, line):
@@ -350,22 +316,33 @@ class ChatRenderer:
             text = str(exc).strip() or type(exc).__name__
             raise E.ChatTemplateError.raised(path, line, text) from None
 
+    def _check(self, text: str, messages: list[dict], extras: dict, obj: dict, path: str, line: int) -> None:
+        """Nothing vanished: every message (but the drop_roles') is in the rendering, in order."""
+        lost = S.missing(text, messages, self.drop_roles)
+        if lost is None:
+            return
+        i, call = lost
+        tools = extras.get("tools") is not None and self.tool_template is not self.template
+        template, source = (self.tool_template, self.tool_template_text) if tools else (self.template,
+                                                                                       self.template_text)
+        index = self._source_index(obj, i)
+        raise E.ChatTemplateError.dropped(path, line, index if index >= 0 else None, messages[i]["role"], call,
+                                          template_roles(template, source), self.opts.get("system"))
+
     def render_with_spans(self, obj: dict, path: str, line: int) -> tuple[str, list[tuple[int, int, int, str]]]:
         """The rendered text and its trained spans: (start, end, rule, role); rule 0: a token is
         trained when it starts inside, 1: when it overlaps (a {% generation %} span)."""
-        try:
-            messages, extras, flags = self.messages(obj)
-        except _Failure as bad:
-            raise bad.error(path, line) from None
+        messages, extras, flags = self._read(obj, path, line)
         chosen = self.trained_messages(messages, flags)
         if self.tool_tagged if extras.get("tools") is not None else self.tagged:
             text, blocks = self._safe(lambda: self._render_tracked(messages, extras), path, line)
         else:
             text, blocks = self._safe(lambda: self.render_messages(messages, extras), path, line), None
+        self._check(text, messages, extras, obj, path, line)
         spans = []
         assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
         located = [i for i in chosen if blocks is None or messages[i]["role"] != "assistant"]
-        at_once = self._locate_all(text, messages, extras, located) if located else {}
+        found = self._locate(text, messages, extras, located)
         for i in chosen:
             role = messages[i]["role"]
             if blocks is not None and role == "assistant":
@@ -374,12 +351,11 @@ class ChatRenderer:
                 a, b = blocks[assistants.index(i)]
                 spans.append((a, b, 1, role))
                 continue
-            found = at_once.get(i) or self._locate(text, messages, extras, i)
-            if found is None:
+            if found.get(i) is None:
                 raise E.ChatTemplateError.unlocated(path, line, self._source_index(obj, i), role)
-            a, b = found
-            spans.append((a, b, 0, role))
-            end = self._end_marker(text, b)
+            for a, b in found[i]:
+                spans.append((a, b, 0, role))
+            end = self._end_marker(text, found[i][-1][1])
             if end is not None:
                 spans.append((end[0], end[1], 0, role))
         return text, spans
@@ -389,84 +365,90 @@ class ChatRenderer:
         system = self.opts.get("system")
         return i - 1 if system is not None and obj.get(system) is not None else i
 
-    def _locate_all(self, text: str, messages: list[dict], extras: dict, chosen: list[int]) -> dict:
-        """Every chosen message's span from ONE more rendering, with each chosen content replaced by
-        its own sentinel: that rendering is literal pieces around the sentinels, and when the real
-        rendering is the same pieces around pieces of the contents, read in order with exactly one
-        way to do it, each span is known (the same spans _locate finds one message at a time,
-        for a layout that does not depend on those contents). Anything else: {} (one at a time)."""
-        marks = [f"\U000f0000{k}\U000f0001" for k in range(len(chosen))]
-        if "\U000f0000" in text:
+    # -- where the trained messages are
+    def _items(self, messages: list[dict], chosen: list[int]) -> list[tuple[int, str]]:
+        """What to locate of each trained message, in rendering order: its reasoning (when trained and
+        not empty), then its tool-call turn, its answer after a <think> block, or its content."""
+        items = []
+        for i in chosen:
+            m = messages[i]
+            where, reasoning = S.reasoning_of(m)
+            if self.train_reasoning and where and isinstance(reasoning, str) and reasoning.strip():
+                items.append((i, "reasoning"))
+            kind = "turn" if m.get("tool_calls") else "answer" if where == "content" else "content"
+            items.append((i, kind))
+        return items
+
+    def _valid(self, messages: list[dict], item: tuple[int, str], region: str) -> tuple[bool, bool]:
+        """(the region can be this item's, a longer region can be)."""
+        i, kind = item
+        m = messages[i]
+        if kind == "turn":
+            return S.turn_valid(region, m, self.ends)
+        source = S.reasoning_of(m)[1] if kind == "reasoning" else S.answer_of(m) if kind == "answer" else m["content"]
+        ok = isinstance(source, str) and S.within(region, source)
+        return ok, ok
+
+    def _locate(self, text: str, messages: list[dict], extras: dict, chosen: list[int]) -> dict:
+        """Each chosen message's spans [(start, end), ...] (None: not located exactly). One more
+        rendering with every item replaced by its own sentinel reads them all when the rendering is
+        the same literal pieces around them (read_pieces); else one rendering per item."""
+        items = self._items(messages, chosen)
+        if not items:
             return {}
-        changed = list(messages)
-        for k, i in enumerate(chosen):
-            if not isinstance(messages[i].get("content"), str):
-                return {}
-            changed[i] = {**messages[i], "content": marks[k]}
+        at = self._locate_all(text, messages, extras, items)
+        if at is None:
+            at = {k: self._locate_one(text, messages, extras, item) for k, item in enumerate(items)}
+        spans: dict = {}
+        for k, (i, kind) in enumerate(items):
+            if kind == "reasoning":
+                continue
+            main = at[k]
+            reasoning = at[k - 1] if k and items[k - 1] == (i, "reasoning") else S.ABSENT
+            if main is None or main is S.ABSENT or reasoning is None:
+                spans[i] = None
+            elif reasoning is S.ABSENT or reasoning[1] > main[0]:
+                spans[i] = [main] if reasoning is S.ABSENT else [reasoning, main]
+            else:  # the block, its opening tag included, through the answer
+                floor = max((s[-1][1] for s in spans.values() if s), default=0)
+                spans[i] = [(S.opening_tag_start(text, reasoning[0], floor), main[1])]
+        return spans
+
+    def _locate_all(self, text: str, messages: list[dict], extras: dict, items: list) -> dict | None:
+        marks = [f"\U000f0000{k}\U000f0001" for k in range(len(items))]
+        if "\U000f0000" in text:
+            return None
+        changed, by_message = list(messages), {}
+        for k, (i, kind) in enumerate(items):
+            by_message.setdefault(i, {})[kind] = marks[k]
+        for i, marks_of in by_message.items():
+            changed[i] = S.marked(messages[i], marks_of)
         try:
             other = self.render_messages(changed, extras)
         except Exception:
-            return {}
-        pieces, pos = [], 0
-        for mark in marks:
-            at = other.find(mark, pos)
-            if at < 0 or other.find(mark, at + 1) >= 0:
-                return {}
-            pieces.append(other[pos:at])
-            pos = at + len(mark)
-        tail = other[pos:]
-        if not text.startswith(pieces[0]) or not text.endswith(tail):
-            return {}
-        found, pos = {}, len(pieces[0])
-        end_limit = len(text) - len(tail)
-        for k, i in enumerate(chosen):
-            content = messages[i]["content"]
-            if k + 1 < len(chosen):
-                nxt = pieces[k + 1]
-                if not nxt:
-                    return {}
-                q = text.find(nxt, pos)
-                while q >= 0 and text[pos:q] not in content:
-                    q = text.find(nxt, q + 1)
-                if q < 0:
-                    return {}
-                again = text.find(nxt, q + 1)
-                while again >= 0 and text[pos:again] not in content:
-                    again = text.find(nxt, again + 1)
-                if again >= 0:
-                    return {}  # two readings: ambiguous
-            else:
-                q = end_limit
-                if q < pos or text[pos:q] not in content:
-                    return {}
-            found[i] = (pos, q)
-            pos = q + (len(pieces[k + 1]) if k + 1 < len(chosen) else 0)
-        return found
-
-    def _locate(self, text: str, messages: list[dict], extras: dict, i: int) -> tuple[int, int] | None:
-        content = messages[i].get("content")
-        if not isinstance(content, str):
             return None
+        optional = [kind == "reasoning" for _, kind in items]
+        return S.read_pieces(text, other, marks, optional, lambda k, region: self._valid(messages, items[k], region))
+
+    def _locate_one(self, text: str, messages: list[dict], extras: dict, item: tuple[int, str]):
+        """One item's span from a rendering with only that part replaced by a sentinel: the text
+        between the common prefix and suffix of the two renderings."""
         sentinel = next((s for s in SENTINELS if s not in text), None)
         if sentinel is None:
             return None
+        i, kind = item
         changed = list(messages)
-        changed[i] = {**messages[i], "content": sentinel}
+        changed[i] = S.marked(messages[i], {kind: sentinel})
         try:
             other = self.render_messages(changed, extras)
         except Exception:
             return None
-        if other == text or sentinel not in other:
+        if sentinel not in other:
+            return S.ABSENT if kind == "reasoning" else None
+        span = S.diff_region(text, other, sentinel)
+        if span is None or not self._valid(messages, item, text[span[0]:span[1]])[0]:
             return None
-        p = _common_prefix(text, other)
-        s = _common_suffix(text, other, min(len(text), len(other)) - p)
-        region = text[p:len(text) - s]
-        # The sentinel must lie in the other rendering's changed part (a template may lay out a turn by
-        # its content, e.g. Qwen3's reasoning block), and the changed part here must be a piece of the
-        # content: else the template rewrote the content, or changed more than it.
-        if sentinel not in other[p:len(other) - s] or region not in content:
-            return None
-        return p, len(text) - s
+        return span
 
     def _end_marker(self, text: str, b: int) -> tuple[int, int] | None:
         j = b
