@@ -17,6 +17,9 @@ GSM8K = os.path.join(DATA, "gsm8k", "test.jsonl")
 SP_MODEL = os.path.join(DATA, "tokenizers", "gsm8k-unigram-2k.model")  # unk 0, pad 1, no byte fallback
 HF_JSON = os.path.join(DATA, "tokenizers", "minilm-tokenizer.json")  # WordPiece, unk 100, pad 0
 SNAKEFILE = os.path.join(REPO, "Snakefile")
+# real tokenizers and datasets for the optional tests: benchmarks/fetch_data.sh DEST fetches them (default
+# ../assets beside the repository); tests that need them skip when they are absent
+ASSETS = os.environ.get("MINTDIM_ASSETS", os.path.join(os.path.dirname(REPO), "assets"))
 
 
 def write_jsonl(path, rows, newline="\n") -> str:

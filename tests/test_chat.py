@@ -8,7 +8,7 @@ return_assistant_tokens_mask for a template carrying {% generation %} tags.
 
 CI uses the committed directory data/tokenizers/qwen3-template-bpe (a small byte-level BPE with
 Qwen3's real chat template); the real Qwen3 and Llama-3.1 directories and ShareGPT are used when
-/work/assets (MINTDIM_ASSETS) holds them.
+../assets beside the repository (MINTDIM_ASSETS; benchmarks/fetch_data.sh fetches them) holds them.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ transformers = pytest.importorskip("transformers")
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 CHATS = os.path.join(DATA, "chat", "gsm8k_chat.jsonl")
 QWEN3_TEMPLATE = os.path.join(DATA, "chat", "qwen3_chat_template.jinja")
-ASSETS = os.environ.get("MINTDIM_ASSETS", "/work/assets")
+from conftest import ASSETS  # noqa: E402
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
                   "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "system": "system"}
 
@@ -638,7 +638,7 @@ def test_shipped_chat_example_builds(tmp_path):
     assert "roles: system, user, assistant*, user, assistant* (* trained)" in res.stdout
 
 
-# --- real tokenizers and ShareGPT (optional: /work/assets) -------------------------------------------
+# --- real tokenizers and ShareGPT (optional: ../assets, MINTDIM_ASSETS) -------------------------------------------
 
 
 def _real(name):

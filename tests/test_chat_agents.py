@@ -9,7 +9,7 @@ starts at lies in a span).
 
 CI uses the committed Qwen3-template directory data/tokenizers/qwen3-template-bpe; the real Qwen3
 and Llama-3.1 directories (and Llama-3.1-Instruct's tool-calling template) are used when
-/work/assets (MINTDIM_ASSETS) holds them.
+../assets beside the repository (MINTDIM_ASSETS; benchmarks/fetch_data.sh fetches them) holds them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ transformers = pytest.importorskip("transformers")
 
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 CHATS = os.path.join(DATA, "chat", "gsm8k_chat.jsonl")
-ASSETS = os.environ.get("MINTDIM_ASSETS", "/work/assets")
+from conftest import ASSETS  # noqa: E402
 LLAMA_PAD = "<|reserved_special_token_0|>"
 
 

@@ -4,7 +4,7 @@ CI: byte-level BPE tokenizers trained here on the shipped GSM8K file (a Llama-3 
 NFC, and GPT-2's ByteLevel regex), compared with `tokenizers` on GSM8K, adversarial strings and
 every Unicode code point in several contexts (the regex dialects: Oniguruma in `tokenizers`,
 fancy-regex in tiktoken); files the engine must refuse; a build with and without the engine.
-With /work/assets (MINTDIM_ASSETS): Llama-3.2, Llama-3.1 and Qwen3 on adversarial strings, the
+With ../assets beside the repository (MINTDIM_ASSETS; benchmarks/fetch_data.sh fetches them): Llama-3.2, Llama-3.1 and Qwen3 on adversarial strings, the
 multilingual gettext catalogues of this machine (/usr/share/locale) and, with MINTDIM_SLOW=1,
 the full ShareGPT pairs.
 """
@@ -28,7 +28,7 @@ from tokenizers import models as hf_models  # noqa: E402
 from mintdim.tokenizers import engines  # noqa: E402
 from mintdim.tokenizers.kinds import load  # noqa: E402
 
-ASSETS = os.environ.get("MINTDIM_ASSETS", "/work/assets")
+from conftest import ASSETS  # noqa: E402
 SLOW = os.environ.get("MINTDIM_SLOW") == "1"
 LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                   r"|\s*[\r\n]+|\s+(?!\S)|\s+")
@@ -450,7 +450,7 @@ def test_loss_mask_build_keeps_the_library(small, tmp_path):
     assert "engine" not in manifest["tokenizer"] and manifest["loss_mask"]["train_on"] == [["answer"]]
 
 
-# ---- real model files (skipped without /work/assets) ----
+# ---- real model files (skipped without ../assets, MINTDIM_ASSETS) ----
 
 REAL = {"llama3.2": "hf/llama3.2/tokenizer.json", "llama3_1": "hf/llama3_1/tokenizer.json",
         "qwen3": "hf/qwen3/tokenizer.json", "deepseek": "hf/deepseek/tokenizer.json"}

@@ -2,7 +2,7 @@
 and add-specials for real tokenizers that lack a PAD or UNK id.
 
 Models are trained here, on real text shipped in the repository (GSM8K); the real Mistral, Llama 3 and
-DeepSeek files are used only when /work/assets holds them (tests skipped otherwise).
+DeepSeek files are used only when ../assets (MINTDIM_ASSETS) holds them (tests skipped otherwise).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mintdim.tokenizers.unitoken import SENTINEL
 
 from conftest import GSM8K, HF_JSON, read_json, read_jsonl, write_jsonl
 
-ASSETS = os.environ.get("MINTDIM_ASSETS", "/work/assets")
+from conftest import ASSETS  # noqa: E402
 
 
 def gsm8k_texts(n: int | None = None) -> list[str]:
