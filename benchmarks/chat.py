@@ -89,16 +89,17 @@ def run_raw(texts_path: str, tok_dir: str, cores: int) -> tuple[float, float, in
     return got["encode_s"], got["encode_cpu_s"], got["tokens"]
 
 
-def run_build(work: str, config: dict, cores: int) -> tuple[float, float, dict]:
+def run_build(work: str, config: dict, cores: int, python: str | None = None) -> tuple[float, float, dict]:
+    """python: another MintDim's interpreter (--baseline); default this checkout's."""
     shutil.rmtree(os.path.join(work, "out"), ignore_errors=True)
     shutil.rmtree(os.path.join(work, ".mintdim"), ignore_errors=True)
     path = os.path.join(work, "cfg.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(config, f)
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ) if python else dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("RAYON_NUM_THREADS", None)
     c0, t0 = children_cpu(), time.perf_counter()
-    subprocess.run([sys.executable, "-m", "mintdim", "build", path, "--cores", str(cores)], cwd=work, env=env,
+    subprocess.run([python or sys.executable, "-m", "mintdim", "build", path, "--cores", str(cores)], cwd=work, env=env,
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall, cpu = time.perf_counter() - t0, children_cpu() - c0
     with open(os.path.join(work, "out", "stats.json"), encoding="utf-8") as f:
@@ -112,9 +113,17 @@ def main() -> None:
     p.add_argument("--chat", default=json.dumps(SHAREGPT), help="source.chat options as JSON (default: ShareGPT)")
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--baseline", default=None, metavar="PYTHON",
+                   help="also build with another MintDim's interpreter (its venv) in every round: before/after")
+    p.add_argument("--limit", type=int, default=None, help="only the first N conversations of --data")
     args = p.parse_args()
     chat = json.loads(args.chat)
     data, tok_dir = os.path.abspath(args.data), os.path.abspath(args.tokenizer)
+    if args.limit:  # the first N conversations, in a file of their own (removed at the end)
+        with open(data, "rb") as src, tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as part:
+            for _i, line in zip(range(args.limit), src):
+                part.write(line)
+        data = part.name
     texts, render_s, spans_s = render_all(data, tok_dir, chat)
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     print(f"{len(texts)} conversations, {mb:.1f} MB rendered; render {render_s:.2f} s, "
@@ -125,8 +134,9 @@ def main() -> None:
             "output": {"dir": "out", "samples_per_shard": [10000]}}
     masked = json.loads(json.dumps(base))
     masked["source"]["train_on"] = [["assistant"]]
-    res = {"raw": [], "build": [], "build+masks": []}
-    cpu = {"raw": [], "build": [], "build+masks": []}
+    names = ["build", "build+masks"] + (["baseline build", "baseline build+masks"] if args.baseline else [])
+    res = {k: [] for k in ["raw"] + names}
+    cpu = {k: [] for k in ["raw"] + names}
     with tempfile.TemporaryDirectory(prefix="mintdim-chat-bench-") as work:
         texts_path = os.path.join(work, "texts.jsonl")
         with open(texts_path, "w", encoding="utf-8") as f:
@@ -138,9 +148,9 @@ def main() -> None:
             res["raw"].append(raw)
             cpu["raw"].append(raw_cpu)
             line = [f"run {r + 1}: raw {raw:6.2f} s (cpu {raw_cpu:.2f})"]
-            order = (("build", base), ("build+masks", masked))
+            order = [(name, masked if name.endswith("masks") else base) for name in names]
             for name, cfg in order if r % 2 == 0 else order[::-1]:  # alternate the order: load drifts
-                wall, c, stats = run_build(work, cfg, args.cores)
+                wall, c, stats = run_build(work, cfg, args.cores, args.baseline if name.startswith("baseline") else None)
                 assert stats["total_tokens"] == tokens, (stats["total_tokens"], tokens)  # the same texts
                 res[name].append(wall)
                 cpu[name].append(c)
@@ -150,9 +160,15 @@ def main() -> None:
     print(f"\nmedians of {args.runs}: raw encode {med['raw']:.2f} s; mintdim build {med['build']:.2f} s = "
           f"{med['build'] / med['raw']:.3f}x; with train_on assistant {med['build+masks']:.2f} s = "
           f"{med['build+masks'] / med['raw']:.3f}x")
+    if args.limit:
+        os.unlink(data)
     mc = {k: statistics.median(v) for k, v in cpu.items()}
     print(f"CPU medians: raw encode {mc['raw']:.2f} s; build {mc['build']:.2f} s = {mc['build'] / mc['raw']:.3f}x; "
           f"with masks {mc['build+masks']:.2f} s = {mc['build+masks'] / mc['raw']:.3f}x")
+    if args.baseline:
+        for name in ("build", "build+masks"):
+            print(f"{name}: this / baseline = {med[name] / med['baseline ' + name]:.3f} wall, "
+                  f"{mc[name] / mc['baseline ' + name]:.3f} CPU (medians of the same rounds)")
     for name in ("build", "build+masks"):
         c = statistics.median(cpu[name])
         share = (render_s if name == "build" else spans_s) / c
