@@ -21,7 +21,6 @@ recomputed from the files:
 
 from __future__ import annotations
 
-import importlib
 import os
 
 import numpy as np
@@ -30,20 +29,21 @@ from ..formats import output as fmt
 from ..formats import shards as fs
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
+from .verify_common import (BLOCK_ROWS, OVERFLOW_OF, Index, check_duplicates, check_empty_files, check_origin,
+                            check_unk, is_int, jsonl_rows, overflow_of)
+from .verify_source import check_source
 
 
 def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source: bool, all_samples: bool,
                   sample: int, root, seed: int):
-    V = importlib.import_module(__package__ + ".verify")  # the module (mintdim.verify is also the function)
-
     sizes, sps, dtype, pad, unk, vocab, files = m
     units = manifest.get("units") or {}
     L = units.get("row_length")
     policy = units.get("overflow", "error")
-    if not V._is_int(L) or sizes != [L]:
+    if not is_int(L) or sizes != [L]:
         report.add(fmt.MANIFEST, f"units.row_length {L!r} does not match units.sizes {sizes!r}")
         return report
-    if policy not in V.OVERFLOW_OF:
+    if policy not in OVERFLOW_OF:
         report.add(fmt.MANIFEST, f"units.overflow {policy!r} is not error, drop or truncate")
         policy = "error"
     has_masks = "loss_mask" in manifest
@@ -56,9 +56,9 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
         report.add(unit, "the rows' directory is missing")
 
     # --- sample_index.jsonl -----------------------------------------------------------------------
-    rows_raw = list(V._jsonl_rows(out, fmt.SAMPLE_INDEX, report))
+    rows_raw = list(jsonl_rows(out, fmt.SAMPLE_INDEX, report))
     n = len(rows_raw)
-    idx = V._Index(n)
+    idx = Index(n)
     idx.files = list(files)
     row = np.full(n, -1, dtype=np.int64)
     offset = np.zeros(n, dtype=np.int64)
@@ -74,16 +74,16 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
         if obj.get("sample_id") != i:
             report.add(name, f"line {line_no}: sample_id {obj.get('sample_id')!r}, expected {i}", i)
         tc, over = obj.get("token_count"), obj.get("overflow")
-        if not V._is_int(tc) or tc < 0:
+        if not is_int(tc) or tc < 0:
             report.add(name, f"token_count {tc!r} is not a non-negative int", i)
             continue
         if obj.get("unit_size") != L:
             report.add(name, f"unit_size {obj.get('unit_size')!r} is not the row length {L}", i)
         loc = (obj.get("shard_path"), obj.get("shard_row"), obj.get("row_offset"))
-        status[i] = V.overflow_of(obj, i, tc, L, policy, "a row of", report)  # the keys as for unit sizes
+        status[i] = overflow_of(obj, i, tc, L, policy, "a row of", report)  # the keys as for unit sizes
         if over is None and tc > L:
             report.add(name, f"token_count {tc} does not fit a row of {L}", i)
-        if over is not None and V._is_int(obj.get("source_token_count")) and obj["source_token_count"] > L:
+        if over is not None and is_int(obj.get("source_token_count")) and obj["source_token_count"] > L:
             source_tc[i] = obj["source_token_count"]
         if status[i] == 1:
             if loc != (None, None, None):
@@ -91,20 +91,20 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
         else:
             k = fs.shard_index(loc[0][len(unit) + 1:]) if isinstance(loc[0], str) and loc[0].startswith(unit + "/") \
                 else None
-            if k is None or not V._is_int(loc[1]) or not V._is_int(loc[2]) or not 0 <= loc[1] < sps \
+            if k is None or not is_int(loc[1]) or not is_int(loc[2]) or not 0 <= loc[1] < sps \
                     or loc[2] < 0:
                 report.add(name, f"shard_path/shard_row/row_offset {loc} do not name a row of {unit}", i)
             else:
                 row[i], offset[i] = k * sps + loc[1], loc[2]
-        h, fi, line, last = V._check_origin(obj, i, file_of, last, report, idx)
-        if V._is_int(obj.get("trained_tokens")):
+        h, fi, line, last = check_origin(obj, i, file_of, last, report, idx)
+        if is_int(obj.get("trained_tokens")):
             trained[i] = obj["trained_tokens"]
         elif has_masks:
             report.add(name, "trained_tokens missing (manifest.json declares loss masks)", i)
         idx.tc[i], idx.unit[i], idx.line[i], idx.file[i] = tc, L, line, fi
         idx.hashes[i] = h
         idx.shard_path[i] = loc[0] if isinstance(loc[0], str) else ""
-        idx.shard_row[i] = loc[1] if V._is_int(loc[1]) else -1
+        idx.shard_row[i] = loc[1] if is_int(loc[1]) else -1
         idx.valid[i] = True
     report.samples = n
 
@@ -165,8 +165,8 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
             report.add(rel, f"size {size} bytes, expected {r1 - r0} rows * {L} tokens * {bpt} bytes = {expected}")
             continue
         data = fs.open_records(path, L, dtype)
-        for lo in range(r0, r1, V.BLOCK_ROWS):
-            hi = min(r1, lo + V.BLOCK_ROWS)
+        for lo in range(r0, r1, BLOCK_ROWS):
+            hi = min(r1, lo + BLOCK_ROWS)
             block = np.asarray(data[lo - r0:hi - r0])
             tail = np.arange(L)[None, :] >= used[lo:hi, None]
             for b in np.flatnonzero(((block != pad) & tail).any(axis=1)).tolist():
@@ -199,8 +199,8 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
             report.add(fmt.HISTOGRAM, f"{histogram} does not match the samples written {dist}")
     elif histogram is not None:
         report.add(fmt.HISTOGRAM, "is not a JSON object")
-    dup_groups = V._check_duplicates(out, idx, files, report)
-    V._check_unk(out, idx, files, found_unk, report)
+    dup_groups = check_duplicates(out, idx, files, report)
+    check_unk(out, idx, files, found_unk, report)
     if isinstance(stats, dict):
         tokens = int(idx.tc.sum())
         slots = n_rows * L
@@ -237,7 +237,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
         for key, value in want_more.items():
             if got_more[key] != value:
                 report.add(fmt.STATS, f"{key} is {got_more[key]!r}, the files give {value!r}")
-        V.check_empty_files(stats, idx, files, report)
+        check_empty_files(stats, idx, files, report)
         eff = packing.get("efficiency")
         if not isinstance(eff, (int, float)) or abs(eff - (tokens / slots if slots else 1.0)) > 1e-12:
             report.add(fmt.STATS, f"packing.efficiency is {eff!r}, the files give {tokens / slots if slots else 1.0!r}")
@@ -249,7 +249,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
             return (idx.shard_path[i], int(idx.shard_row[i]), int(offset[i])) if row[i] >= 0 else None
 
         counts = np.where(status == 0, idx.tc, source_tc)
-        V._check_source(out, manifest, idx, None, [L], sps, dtype, report, all_samples, sample, root, seed,
+        check_source(out, manifest, idx, None, [L], sps, dtype, report, all_samples, sample, root, seed,
                         packed=(locate, counts))
     return report
 
