@@ -46,8 +46,8 @@ from ..formats import shards as fs
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import Problem, Report  # noqa: F401  (the report's types, imported from here)
-from .verify_common import (BLOCK_ROWS, OVERFLOW_OF, Index, check_duplicates, check_empty_files, check_origin,
-                            check_unk, is_int, jsonl_rows, overflow_of)
+from .verify_common import (BLOCK_ROWS, Index, check_duplicates, check_empty_files, check_histogram, check_origin,
+                            check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy, spec_stats)
 from .verify_packed import verify_packed
 from .verify_source import check_source
 _HEX_RUN = re.compile(r"[0-9a-f]*")
@@ -95,10 +95,7 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
     if (manifest.get("units") or {}).get("layout") == "packed":  # units.pack
         return verify_packed(out, manifest, histogram, stats, m, report, source, all, sample, root, seed)
     has_masks = "loss_mask" in manifest  # source.train_on: mask_XXXXXX.bin beside every shard
-    policy = (manifest.get("units") or {}).get("overflow", "error")  # units.overflow with unit sizes
-    if policy not in OVERFLOW_OF:
-        report.add(fmt.MANIFEST, f"units.overflow {policy!r} is not error, drop or truncate")
-        policy = "error"
+    policy = overflow_policy(manifest, report)  # units.overflow with unit sizes
 
     entries = sorted(os.listdir(out))
     declared = {fs.unit_dir(s) for s in sizes}
@@ -127,12 +124,7 @@ def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000
 
     # --- histogram, stats ---------------------------------------------------------------------------
     dist = {str(s): counts[s] for s in sizes}
-    if isinstance(histogram, dict):
-        got = {str(k): v for k, v in histogram.items()}
-        if got != dist:
-            report.add("histogram.json", f"{got} does not match the samples per unit in sample_index.jsonl {dist}")
-    elif histogram is not None:
-        report.add("histogram.json", "is not a JSON object")
+    check_histogram(histogram, dist, "the samples per unit in sample_index.jsonl", report)
 
     dup_groups = check_duplicates(out, idx, files, report)
     check_unk(out, idx, files, found_unk, report)
@@ -192,19 +184,7 @@ def _check_unit(out: str, s: int, ids, sps: int, has_masks: bool, m, idx: Index,
 def _check_stats(stats: dict, idx: Index, dist: dict, sizes, sps: int, dtype, dup_groups, found_unk: dict,
                  policy: str, files: list, report: Report) -> None:
     """stats.json against the figures the files give (the spec's keys, shards, overflow, empty_files)."""
-    want_stats = {
-        "total_samples": len(idx.tc), "total_tokens": int(idx.tc.sum()), "token_dtype": dtype.name,
-        "bytes_per_token": dtype.itemsize, "duplicate_groups": len(dup_groups),
-        "duplicate_samples": int(sum(len(g) for g in dup_groups)),
-        "samples_with_unk": len(found_unk), "unk_tokens": int(sum(len(v) for v in found_unk.values())),
-        "unit_distribution": dist,
-    }
-    for key, value in want_stats.items():
-        got = stats.get(key)
-        if isinstance(got, dict):
-            got = {str(k): v for k, v in got.items()}
-        if got != value:
-            report.add("stats.json", f"{key} is {got!r}, the files give {value!r}")
+    compare_stats(stats, spec_stats(idx, dtype, dup_groups, found_unk, dist), report)
     if policy != "error" or "overflow" in stats:  # units.overflow: the figures packed rows give
         got = stats.get("overflow") if isinstance(stats.get("overflow"), dict) else {}
         for sub, value in _overflow_figures(policy, idx, sizes[-1]).items():

@@ -87,6 +87,15 @@ class Index:
 OVERFLOW_OF = {"error": set(), "drop": {"dropped"}, "truncate": {"truncated"}}
 
 
+def overflow_policy(manifest: dict, report: Report) -> str:
+    """units.overflow as manifest.json declares it; "error" (reported) when it is none of the three."""
+    policy = (manifest.get("units") or {}).get("overflow", "error")
+    if policy not in OVERFLOW_OF:
+        report.add(fmt.MANIFEST, f"units.overflow {policy!r} is not error, drop or truncate")
+        policy = "error"
+    return policy
+
+
 def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str, report: "Report") -> int:
     """A sample_index.jsonl line's overflow keys, checked against the manifest's policy (units.overflow):
     0 a whole sample (no overflow key, no source_token_count), 1 dropped (token_count 0), 2 truncated
@@ -246,3 +255,37 @@ def check_unk(out: str, idx: Index, files, found_unk: dict[int, list[int]], repo
                 report.add(name, f"listed, but the sample's tokens hold no unk_id (positions {have})", sid)
         elif want != have:
             report.add(name, f"unk_positions {have}, the shard record has unk_id at {want}", sid)
+
+
+# --- histogram.json, stats.json ----------------------------------------------------------------------------------
+
+
+def check_histogram(histogram, dist: dict, what: str, report: Report) -> None:
+    """histogram.json against `dist`, the samples per unit (`what` says where they were counted)."""
+    if isinstance(histogram, dict):
+        got = {str(k): v for k, v in histogram.items()}
+        if got != dist:
+            report.add(fmt.HISTOGRAM, f"{got} does not match {what} {dist}")
+    elif histogram is not None:
+        report.add(fmt.HISTOGRAM, "is not a JSON object")
+
+
+def spec_stats(idx: Index, dtype, dup_groups: list, found_unk: dict, dist: dict) -> dict:
+    """The spec's stats.json keys, as the files give them."""
+    return {
+        "total_samples": len(idx.tc), "total_tokens": int(idx.tc.sum()), "token_dtype": dtype.name,
+        "bytes_per_token": dtype.itemsize, "duplicate_groups": len(dup_groups),
+        "duplicate_samples": int(sum(len(g) for g in dup_groups)),
+        "samples_with_unk": len(found_unk), "unk_tokens": int(sum(len(v) for v in found_unk.values())),
+        "unit_distribution": dist,
+    }
+
+
+def compare_stats(got: dict, want: dict, report: Report) -> None:
+    """Every key of `want` against its value in `got` (stats.json, or figures taken from its blocks)."""
+    for key, value in want.items():
+        have = got.get(key)
+        if isinstance(have, dict):
+            have = {str(k): v for k, v in have.items()}
+        if have != value:
+            report.add(fmt.STATS, f"{key} is {have!r}, the files give {value!r}")
