@@ -222,6 +222,13 @@ def resolve(raw, trusted: bool = False) -> BuildConfig:
         raise err.with_lang(lang)
 
 
+
+def check_schema(raw) -> None:
+    """Raise the catalogue error a config check reports first when raw breaks the schema; else nothing
+    (a config the schema accepts may still break a rule across fields: `resolve` checks those)."""
+    if schema.findings(raw):
+        resolve(raw)
+
 # --- steps before resolution, in the fixed order ----------------------------------------------------------------
 # Each takes the config and the schema's findings (`bad`); a step that words findings runs after every step that
 # guarantees the shapes it reads.

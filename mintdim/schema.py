@@ -74,11 +74,3 @@ def unworded(found: Findings) -> E.MintDimError:
     """A violation no named problem words: jsonschema's text, with the error class of its block."""
     err = found.first()
     return E.schema_violation(list(err.absolute_path), err.message)
-
-
-def validate(raw) -> None:
-    """Raise the catalogue error a config check reports first when raw breaks the schema; else nothing."""
-    if findings(raw):
-        from .config import resolve
-
-        resolve(raw)

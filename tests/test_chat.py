@@ -492,12 +492,12 @@ output: {dir: "./out", samples_per_shard: [10000]}
     [f] = build.files
     assert f.chat["messages"] == "conversations" and f.chat["roles"]["gpt"] == "assistant"
     assert f.train_on == ["assistant"] and f.tokenizer_kind == "hf_dir" and f.fields == []
-    from mintdim import schema
+    from mintdim.config import check_schema
 
-    schema.validate(raw)
+    check_schema(raw)
     raw["source"]["chat"] = {}
     raw["tokenizer"]["hf_dir"].update(pad_token="<|endoftext|>", chat_template="./t.jinja")
-    schema.validate(raw)
+    check_schema(raw)
     f = resolve(raw).files[0]
     assert f.chat == {"messages": "messages", "role": "role", "content": "content"}
     assert f.tokenizer_options == {"pad_token": "<|endoftext|>", "chat_template": "./t.jinja"}

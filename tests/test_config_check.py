@@ -255,17 +255,17 @@ def test_several_problems_report_the_first_in_the_fixed_order(name):
     assert err.kind == kind
     assert en in err.render("en") and vi in err.render("vi")
     if not schema.findings(CASES[name]):  # a rule across fields only: the schema alone finds nothing
-        schema.validate(CASES[name])
+        config.check_schema(CASES[name])
         return
     with pytest.raises(type(err)) as again:  # else the schema alone reports the same error
-        schema.validate(CASES[name])
+        config.check_schema(CASES[name])
     assert again.value.render("both") == err.render("both")
 
 
 def test_a_valid_config_passes_the_schema_and_resolves_the_same_trusted_or_not():
     cfg = case(units__sizes="auto", units__k=3, units__cost="attention", source__train_on=[["response"]])
     assert not schema.findings(cfg)
-    schema.validate(cfg)
+    config.check_schema(cfg)
     assert config.resolve(cfg).build_id == config.resolve(cfg, trusted=True).build_id
 
 

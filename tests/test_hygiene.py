@@ -202,6 +202,79 @@ def _above_core(mod: str) -> bool:
 
 
 
+MAX_FUNCTION_LINES = 80  # issue 25: from `def` to the end of the body, docstring and comments included
+
+
+def _package_modules():
+    """(path relative to the repository, module name, parsed tree) of every .py file of the package."""
+    import ast
+
+    pkg = os.path.join(REPO, "mintdim")
+    for root, dirs, files in os.walk(pkg):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                rel = os.path.relpath(path, REPO).replace(os.sep, "/")
+                module = rel[:-3].replace("/", ".").removesuffix(".__init__")
+                yield rel, module, ast.parse(open(path, encoding="utf-8").read())
+
+
+def test_no_function_of_the_package_is_over_80_lines():
+    import ast
+
+    long, seen = [], 0
+    for rel, _module, tree in _package_modules():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                seen += 1
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append((rel, node.name, lines))
+    assert seen > 500  # the walk saw the package
+    assert long == [], long
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (anywhere in it: functions and TYPE_CHECKING blocks
+    included). `from pkg import name` imports the module pkg.name when there is one, else pkg."""
+    import ast
+
+    modules = {module: (rel, tree) for rel, module, tree in _package_modules()}
+    graph = {}
+    for module, (rel, tree) in modules.items():
+        rel_root = os.path.dirname(os.path.relpath(os.path.join(REPO, rel), os.path.join(REPO, "mintdim"))) or "."
+        deps = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(node.level, node.module, rel_root, 0)
+                deps |= {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
+        graph[module] = {d for d in deps if d in modules and d != module}
+    return graph
+
+
+def test_the_package_imports_form_no_cycle():
+    """Issue 25: no import cycles, function-level imports included: what two modules share lives in a
+    module below both."""
+    graph = _import_graph()
+    assert {"mintdim.config", "mintdim.reading.reader", "mintdim.tokenizers.kinds"} <= set(graph)
+    assert "mintdim.formats.output" in graph["mintdim.reading.reader"]  # `from ..formats import output`
+
+    def reach(start: str) -> set[str]:
+        found, todo = set(), [start]
+        while todo:
+            for dep in graph[todo.pop()] - found:
+                found.add(dep)
+                todo.append(dep)
+        return found
+
+    reachable = {m: reach(m) for m in graph}
+    cycles = {tuple(sorted({m} | {n for n in reachable[m] if m in reachable[n]})) for m in graph if m in reachable[m]}
+    assert not cycles, sorted(cycles)
+
+
 def _dag(ws, *args) -> tuple[dict[str, str], set[tuple[str, str]]]:
     """`snakemake --dag` (dot), as a user would draw it: the rule name of each job, and the edges."""
     res = snakemake(ws, "--cores", "2", "--dag", "--workflow-profile", "none", *args)

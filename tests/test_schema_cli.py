@@ -8,7 +8,7 @@ import yaml
 
 from conftest import REPO, basic_config, run_cli
 from mintdim import errors as E
-from mintdim import schema
+from mintdim import config
 from mintdim.paths import schema_file
 
 
@@ -23,7 +23,7 @@ def test_schema_is_draft_2020_12_and_accepts_the_shipped_example():
     with open(os.path.join(REPO, "config", "config.yaml"), encoding="utf-8") as f:
         example = yaml.safe_load(f)
     jsonschema.Draft202012Validator(sch).validate(example)
-    schema.validate(example)  # no MintDim error either
+    config.check_schema(example)  # no MintDim error either
 
 
 def test_schema_sets_no_defaults_on_required_blocks():
@@ -45,7 +45,7 @@ def test_schema_violations_map_to_the_block_error_class(mutate, cls, tmp_path):
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(_schema()).validate(cfg)
     with pytest.raises(cls):
-        schema.validate(cfg)
+        config.check_schema(cfg)
 
 
 def test_cli_without_command_is_a_usage_error(tmp_path):

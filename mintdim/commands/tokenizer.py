@@ -70,6 +70,7 @@ def _text_lines(paths):
 
 
 def run_train(args) -> int:
+    from ..config import check_train_item
     from ..tokenizers import training
     from ..tokenizers.specials import refuse_existing
 
@@ -77,8 +78,8 @@ def run_train(args) -> int:
     if sources != 1:
         print("mintdim tokenizer train: give exactly one of --config, --jsonl or --text", file=sys.stderr)
         return 2
-    options = training.check_item({"vocab_size": args.vocab_size, "unit": args.unit, "out": args.out,
-                                   "hot_pair_window_size": args.hot_pair_window_size})
+    options = check_train_item({"vocab_size": args.vocab_size, "unit": args.unit, "out": args.out,
+                                "hot_pair_window_size": args.hot_pair_window_size})
     refuse_existing(args.out)
     stats = training.TextStats()
     if args.text:

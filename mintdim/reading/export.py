@@ -43,7 +43,7 @@ from ..formats import hf_datasets as hfd
 from ..formats import megatron
 from ..formats import output as fmt
 from .packed_reader import IGNORE, PackedDataset
-from .reader import load_output
+from .base import load_output
 from .reader import open as open_output
 
 FORMATS = ("hf", "megatron")

@@ -34,7 +34,7 @@ import orjson
 from .. import errors as E
 from ..formats import output as fmt
 from ..formats import shards as fs
-from .reader import BucketBatchSampler, OpenMaps, check_sample_id, load_output
+from .base import BucketBatchSampler, OpenMaps, check_sample_id, load_output
 
 _open = builtins.open
 IGNORE = -100  # the label of a slot without a target (PyTorch's cross_entropy ignore_index)

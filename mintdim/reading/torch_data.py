@@ -23,8 +23,8 @@ from torch.utils.data._utils.collate import default_collate
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # annotations only: the reader imports this module (lazily), never the reverse
-    from .reader import Batch, BucketBatchSampler, Dataset
+if TYPE_CHECKING:  # annotations only: the readers import this module (lazily), never the reverse
+    from .base import Batch, BucketBatchSampler
 
 
 def _batch_dict(batch: Batch, dtype) -> dict:
@@ -43,14 +43,15 @@ def _batch_dict(batch: Batch, dtype) -> dict:
 
 
 class TokenDataset(_TorchDataset):
-    """Map-style dataset: item `sample_id` is its padded record and length.
+    """Map-style dataset over a reader `Dataset` (mintdim/reading/reader.py): item `sample_id` is its
+    padded record and length.
 
     `dataset[i]` -> {"input_ids": (unit_size,), "attention_mask", "length", "sample_id"}.
     With a bucketed batch sampler the DataLoader fetches a whole batch through
     `__getitems__` (one gather per shard) and gets one dict of stacked tensors.
     """
 
-    def __init__(self, dataset: Dataset, dtype=None):
+    def __init__(self, dataset, dtype=None):
         self.dataset = dataset
         self.dtype = dtype
 
@@ -97,7 +98,7 @@ class TorchBucketSampler(Sampler):
         return len(self.sampler)
 
 
-def make_loader(dataset: Dataset, batch_size: int, *, num_workers: int = 0, dtype=None, **sampler_kw) -> DataLoader:
+def make_loader(dataset, batch_size: int, *, num_workers: int = 0, dtype=None, **sampler_kw) -> DataLoader:
     return DataLoader(TokenDataset(dataset, dtype=dtype),
                       batch_sampler=TorchBucketSampler(dataset.sampler(batch_size, **sampler_kw)),
                       collate_fn=collate, num_workers=num_workers)

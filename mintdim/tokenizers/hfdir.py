@@ -19,7 +19,7 @@ import json
 import os
 
 from .engines import bytes_to_unicode
-from .kinds import HFJsonTokenizer
+from .library import HFJsonTokenizer, flatten
 
 TOKENIZER_FILE = "tokenizer.json"
 CONFIG_FILE = "tokenizer_config.json"
@@ -216,14 +216,12 @@ class HFDirTokenizer(HFJsonTokenizer):
     def encode_batch_with_offsets(self, texts: list[str]):
         """(flat ids, lengths, starts, ends): each token's character span in its text, from the same
         encode call as the ids (loss masks of conversations)."""
-        import numpy as np
-
-        from .kinds import _flatten
-
         from itertools import chain
 
+        import numpy as np
+
         encs = self.tok.encode_batch(texts, add_special_tokens=False)
-        flat, lengths = _flatten([e.ids for e in encs])
+        flat, lengths = flatten([e.ids for e in encs])
         # one pass over the (start, end) pairs, chained in C: two generator passes cost ~10% of the encode
         pairs = np.fromiter(chain.from_iterable(chain.from_iterable(e.offsets for e in encs)), dtype=np.int64,
                             count=2 * len(flat)).reshape(-1, 2)

@@ -9,13 +9,9 @@ switched off.
 
 from __future__ import annotations
 
-import array
-import json
 import os
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import numpy as np
+from .library import HFJsonTokenizer, SentencePieceTokenizer
 
 
 KINDS = ("sentencepiece", "hf_json", "unitoken", "hf_dir")
@@ -38,142 +34,6 @@ def dtype_for_vocab(vocab_size: int) -> str | None:
     if vocab_size <= UINT32_MAX_VOCAB:
         return "uint32"
     return None
-
-
-def _flatten(id_lists) -> tuple[np.ndarray, np.ndarray]:
-    """Id lists -> (flat uint32 ids, lengths). array('I').extend copies each list in C: ~30%
-    faster than np.fromiter over a chained iterator."""
-    import numpy as np  # here, not at the top: the validate job and pre-flight never need it
-
-    lengths = np.fromiter(map(len, id_lists), dtype=np.int64, count=len(id_lists))
-    flat = array.array("I")
-    for ids in id_lists:
-        flat.extend(ids)
-    return np.frombuffer(flat, dtype=np.uint32) if len(flat) else np.zeros(0, dtype=np.uint32), lengths
-
-
-class SentencePieceTokenizer:
-    kind = "sentencepiece"
-
-    def __init__(self, path: str, threads: int = 1):
-        import sentencepiece
-
-        self.sp = sentencepiece.SentencePieceProcessor(model_file=os.fspath(path))
-        self.threads = max(1, int(threads))
-
-    @property
-    def vocab_size(self) -> int:
-        return int(self.sp.get_piece_size())
-
-    @property
-    def unk_id(self) -> int | None:
-        value = int(self.sp.unk_id())
-        return value if value >= 0 else None
-
-    @property
-    def pad_id(self) -> int | None:
-        value = int(self.sp.pad_id())
-        return value if value >= 0 else None
-
-    def encode_ids(self, texts: list[str]) -> list[list[int]]:
-        return self.sp.encode(texts, num_threads=self.threads)
-
-    def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        return _flatten(self.encode_ids(texts))
-
-    def encode_batch_with_starts(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Also each token's start, as a character offset into its text (for loss masks).
-        The same encode as encode_batch: the offsets come with the ids from one call."""
-        found = self.sp.Encode(input=texts, return_type="offset_mapping", num_threads=self.threads)
-        flat, lengths = _flatten([f["ids"] for f in found])
-        import numpy as np
-
-        starts = np.fromiter((o[0] for f in found for o in f["offsets"]), dtype=np.int64, count=len(flat))
-        return flat, lengths, starts
-
-
-class HFJsonTokenizer:
-    kind = "hf_json"
-
-    def __init__(self, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None):
-        # Threads: the Rust pool reads RAYON_NUM_THREADS once, when first used; a workflow job sets it
-        # from its own allocation (use_threads, below), never this constructor: pre-flight loads
-        # tokenizers in the runner, whose environment every job inherits.
-        self.path = os.fspath(path)
-        self._tok = None
-        # engine: "auto" checks whether tiktoken encodes this file exactly (mintdim/tokenizers/engines.py);
-        # "tiktoken" (pre-flight found it does) loads the library only if a text or a caller needs it;
-        # None keeps the library. engine_cache: the checked ranks by the file's SHA-256 (work dir).
-        self.engine, self.engine_reason, self._fast = "tokenizers", "not checked", None
-        if engine in ("auto", "tiktoken"):
-            from .engines import fast_encoder_for
-
-            self._fast, reason = fast_encoder_for(self.path, self._library if engine == "tiktoken" else self.tok,
-                                                  threads=threads, cache_dir=engine_cache)
-            self.engine, self.engine_reason = (self._fast.name, "") if self._fast else ("tokenizers", reason)
-        if self._fast is None:
-            self._library()
-
-    def _library(self):
-        if self._tok is None:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(self.path)
-            padding = tok.padding
-            self._pad_id = int(padding["pad_id"]) if padding and padding.get("pad_id") is not None else None
-            # In-file padding/truncation would silently change token counts.
-            tok.no_padding()
-            tok.no_truncation()
-            self._tok = tok
-            self._unk_id = self._find_unk()
-        return self._tok
-
-    @property
-    def tok(self):
-        """The library's Tokenizer (with engine="tiktoken", loaded on first use)."""
-        return self._library()
-
-    def _find_unk(self) -> int | None:
-        model = self.tok.model
-        unk_token = getattr(model, "unk_token", None)
-        if unk_token is not None:
-            return self.tok.token_to_id(unk_token)
-        if type(model).__name__ == "Unigram":
-            unk = json.loads(self.tok.to_str()).get("model", {}).get("unk_id")
-            return int(unk) if unk is not None else None
-        return None
-
-    @property
-    def vocab_size(self) -> int:
-        return int(self.tok.get_vocab_size(with_added_tokens=True))
-
-    @property
-    def unk_id(self) -> int | None:
-        self._library()
-        return self._unk_id
-
-    @property
-    def pad_id(self) -> int | None:
-        self._library()
-        return self._pad_id
-
-    def encode_ids(self, texts: list[str]) -> list[list[int]]:
-        if self._fast is not None:  # the same ids, proven per file (mintdim/tokenizers/engines.py, tests/test_engine.py)
-            return self._fast.encode_ids(texts)
-        return [e.ids for e in self.tok.encode_batch_fast(texts, add_special_tokens=False)]
-
-    def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        return _flatten(self.encode_ids(texts))
-
-    def encode_batch_with_starts(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Also each token's start, as a character offset into its text (for loss masks):
-        encode_batch (with offsets) instead of encode_batch_fast, the same ids."""
-        encs = self.tok.encode_batch(texts, add_special_tokens=False)
-        flat, lengths = _flatten([e.ids for e in encs])
-        import numpy as np
-
-        starts = np.fromiter((o[0] for e in encs for o in e.offsets), dtype=np.int64, count=len(flat))
-        return flat, lengths, starts
 
 
 def _unitoken(path: str, threads: int = 1):

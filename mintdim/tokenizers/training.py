@@ -44,13 +44,6 @@ def options(item: dict) -> dict:
             "hot_pair_window_size": item.get("hot_pair_window_size")}
 
 
-def check_item(item) -> dict:
-    """`mintdim tokenizer train`'s options, checked by the config's schema (train_bpe); returns options(item)."""
-    from ..config import check_train_item  # config imports this module
-
-    return check_train_item(item)
-
-
 def inside(a: str, b: str) -> bool:
     """Is path a inside path b (or b itself)?"""
     return (a + os.sep).startswith(b + os.sep)

@@ -1,0 +1,291 @@
+"""What `mintdim verify` checks the same way in both layouts (verify.py: unit sizes, verify_packed.py:
+packed rows): the report, sample_index.jsonl as columns and the keys of its lines (origin, overflow),
+stats.json's empty_files, and the two indexes recomputed from it (duplicate_index.jsonl, unk_index.jsonl)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import orjson
+
+from ..formats import output as fmt
+
+MAX_PROBLEMS = 10_000  # kept in the report; the count goes on
+BLOCK_ROWS = 65_536
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass
+class Problem:
+    file: str  # relative to the output directory ("." for the directory itself)
+    message: str
+    sample: int | None = None
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def text(self, output: str | None = None) -> str:
+        """The console line; `output` names the directory itself (else shown as ".")."""
+        file = output if output is not None and self.file == "." else self.file
+        where = file if self.sample is None else f"{file}: sample {self.sample}"
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class Report:
+    path: str
+    problems: list[Problem] = field(default_factory=list)
+    count: int = 0  # problems found (the list keeps the first MAX_PROBLEMS)
+    samples: int = 0
+    shards: int = 0
+    source_checked: bool = False
+    encoded: int = 0  # samples re-encoded and compared token by token
+
+    @property
+    def ok(self) -> bool:
+        return self.count == 0
+
+    def add(self, file: str, message: str, sample: int | None = None) -> None:
+        self.count += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(file, message, sample))
+
+    def summary(self) -> str:
+        what = f"{self.samples} samples, {self.shards} shards"
+        if self.source_checked:
+            what += f", source re-hashed, {self.encoded} samples re-encoded"
+        if self.ok:
+            return f"[verify] {self.path}: OK ({what})"
+        return f"[verify] {self.path}: {self.count} problem{'s' if self.count != 1 else ''} ({what})"
+
+
+class Index:
+    """sample_index.jsonl as columns."""
+
+    def __init__(self, n: int):
+        import numpy as np
+        self.tc = np.zeros(n, dtype=np.int64)
+        self.unit = np.zeros(n, dtype=np.int64)
+        self.line = np.zeros(n, dtype=np.int64)
+        self.file = np.full(n, -1, dtype=np.int64)
+        self.hashes: list[str] = [""] * n
+        self.shard_path: list[str] = [""] * n
+        self.shard_row = np.full(n, -1, dtype=np.int64)
+        self.valid = np.zeros(n, dtype=bool)
+        self.status = np.zeros(n, dtype=np.int8)  # units.overflow: 0 whole, 1 dropped, 2 truncated
+        self.source_tc = np.zeros(n, dtype=np.int64)  # the whole length of a dropped or truncated sample
+        self.repeat = np.zeros(n, dtype=np.int64)  # source.take: the sample's repeat (0 without take)
+        self.files: list[str] = []  # manifest.json's source files, which `file` indexes
+
+    def file_name(self, i: int) -> str:
+        f = int(self.file[i])
+        return self.files[f] if 0 <= f < len(self.files) else "?"
+
+
+OVERFLOW_OF = {"error": set(), "drop": {"dropped"}, "truncate": {"truncated"}}
+
+
+def overflow_policy(manifest: dict, report: Report) -> str:
+    """units.overflow as manifest.json declares it; "error" (reported) when it is none of the three."""
+    policy = (manifest.get("units") or {}).get("overflow", "error")
+    if policy not in OVERFLOW_OF:
+        report.add(fmt.MANIFEST, f"units.overflow {policy!r} is not error, drop or truncate")
+        policy = "error"
+    return policy
+
+
+def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str, report: "Report") -> int:
+    """A sample_index.jsonl line's overflow keys, checked against the manifest's policy (units.overflow):
+    0 a whole sample (no overflow key, no source_token_count), 1 dropped (token_count 0), 2 truncated
+    (token_count = limit); a cut sample's source_token_count is above `limit` (`where` names it)."""
+    name = fmt.SAMPLE_INDEX
+    over = obj.get("overflow")
+    if over is None:
+        if "source_token_count" in obj:
+            report.add(name, "source_token_count without overflow", i)
+        return 0
+    if over not in OVERFLOW_OF[policy]:
+        report.add(name, f"overflow {over!r} does not follow the manifest's policy {policy!r}", i)
+    stc = obj.get("source_token_count")
+    if not is_int(stc) or stc <= limit:
+        report.add(name, f"overflow {over!r} but source_token_count {stc!r} fits {where} {limit}", i)
+    want_tc = 0 if over == "dropped" else limit
+    if tc != want_tc:
+        report.add(name, f"{over} sample: token_count {tc}, expected {want_tc}", i)
+    return 1 if over == "dropped" else 2
+
+
+def jsonl_rows(out: str, name: str, report: Report):
+    """(line number, object or None) of every line; problems for unreadable or invalid lines."""
+    path = os.path.join(out, name)
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        report.add(name, "missing")
+        return
+    except OSError as exc:
+        report.add(name, f"cannot be read ({exc.strerror or exc})")
+        return
+    with f:
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
+                report.add(name, f"line {n} is blank")
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                report.add(name, f"line {n} is not valid JSON")
+                yield n, None
+                continue
+            if not isinstance(obj, dict):
+                report.add(name, f"line {n} is not a JSON object")
+                yield n, None
+                continue
+            yield n, obj
+
+
+def is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_origin(obj: dict, i: int, file_of: dict, last: tuple, report: Report, idx: Index):
+    """A sample_index.jsonl line's hash and source: (hash or "", file index or -1, line or 0, the
+    (file, repeat, line) the next sample must follow); its repeat (source.take) goes to idx."""
+    name = fmt.SAMPLE_INDEX
+    h = obj.get("hash")
+    if not isinstance(h, str) or not _HEX64.match(h):
+        report.add(name, f"hash {h!r} is not a SHA-256 hex digest", i)
+        h = ""
+    src, line, repeat = obj.get("source_file"), obj.get("source_line"), obj.get("repeat", 0)
+    fi = file_of.get(src, -1)
+    if fi < 0:
+        report.add(name, f"source_file {src!r} is not a source file of manifest.json", i)
+    if not is_int(repeat) or repeat < 0:
+        report.add(name, f"repeat {repeat!r} is not a non-negative int", i)
+        repeat = 0
+    idx.repeat[i] = repeat
+    if not is_int(line) or line < 1:
+        report.add(name, f"source_line {line!r} is not a positive int", i)
+        line = 0
+    elif fi >= 0 and (fi, repeat, line) <= last:
+        report.add(name, f"{src}:{line} (repeat {repeat}) is not after the previous sample's (input order)", i)
+    if fi >= 0 and line:
+        last = (fi, repeat, line)
+    return h, fi, line, last
+
+
+def check_empty_files(stats: dict, idx: Index, files: list, report: Report) -> None:
+    """stats.json empty_files (source.allow_empty) lists exactly the source files without a sample."""
+    import numpy as np
+
+    per_file = np.bincount(idx.file[idx.file >= 0], minlength=len(files)) if len(files) else []
+    empty = [f for f, c in zip(files, per_file) if c == 0]
+    if stats.get("empty_files", []) != empty:
+        report.add("stats.json", f"empty_files is {stats.get('empty_files')!r}, sample_index.jsonl gives {empty!r}")
+
+
+def check_duplicates(out: str, idx: Index, files, report: Report) -> list[list[int]]:
+    groups: dict[str, list[int]] = {}
+    for i, h in enumerate(idx.hashes):
+        if h:
+            groups.setdefault(h, []).append(i)
+    want = [ids for ids in groups.values() if len(ids) > 1]
+    want.sort(key=lambda ids: ids[0])
+    name = fmt.DUPLICATE_INDEX
+    got = list(jsonl_rows(out, name, report))
+    for k, (n, obj) in enumerate(got):
+        if obj is None:
+            continue
+        if k >= len(want):
+            report.add(name, f"line {n}: group of hash {str(obj.get('hash'))[:16]}... is not a duplicate group "
+                             "of sample_index.jsonl")
+            continue
+        ids = want[k]
+        exp = {"hash": idx.hashes[ids[0]], "count": len(ids),
+               "samples": [{"sample_id": i, "source_file": files[idx.file[i]] if idx.file[i] >= 0 else None,
+                            "source_line": int(idx.line[i])} for i in ids]}
+        samples = obj.get("samples")
+        have = {"hash": obj.get("hash"), "count": obj.get("count"),
+                "samples": [{key: s.get(key) for key in ("sample_id", "source_file", "source_line")}
+                            for s in samples if isinstance(s, dict)] if isinstance(samples, list) else samples}
+        if have != exp:
+            report.add(name, f"line {n}: expected the group of samples {ids} (hash {exp['hash'][:16]}...), "
+                             f"found {have['samples'] if isinstance(have['samples'], list) else have}", ids[0])
+    for ids in want[len(got):]:
+        report.add(name, f"missing the duplicate group of samples {ids}", ids[0])
+    return want
+
+
+def check_unk(out: str, idx: Index, files, found_unk: dict[int, list[int]], report: Report) -> None:
+    name = fmt.UNK_INDEX
+    listed: dict[int, list[int]] = {}
+    for n, obj in jsonl_rows(out, name, report):
+        if obj is None:
+            continue
+        sid = obj.get("sample_id")
+        if not is_int(sid) or not 0 <= sid < len(idx.tc):
+            report.add(name, f"line {n}: sample_id {sid!r} is not a sample of sample_index.jsonl")
+            continue
+        if sid in listed:
+            report.add(name, f"line {n}: listed twice", sid)
+        pos = obj.get("unk_positions")
+        if not isinstance(pos, list) or not all(is_int(p) for p in pos):
+            report.add(name, f"line {n}: unk_positions is not a list of ints", sid)
+            pos = []
+        listed[sid] = pos
+        if obj.get("unk_count") != len(pos):
+            report.add(name, f"line {n}: unk_count {obj.get('unk_count')!r} != {len(pos)} positions", sid)
+        if obj.get("hash") != idx.hashes[sid]:
+            report.add(name, f"line {n}: hash differs from sample_index.jsonl", sid)
+        src = files[idx.file[sid]] if idx.file[sid] >= 0 else None
+        if obj.get("source_file") != src or obj.get("source_line") != int(idx.line[sid]):
+            report.add(name, f"line {n}: source {obj.get('source_file')}:{obj.get('source_line')} differs from "
+                             f"sample_index.jsonl ({src}:{int(idx.line[sid])})", sid)
+    order = list(listed)
+    if order != sorted(order):
+        report.add(name, "samples are not in sample_id order")
+    for sid in sorted(set(listed) | set(found_unk)):
+        want, have = found_unk.get(sid), listed.get(sid)
+        if have is None:
+            report.add(name, f"missing: the sample's tokens hold unk_id at {want}", sid)
+        elif want is None:
+            if idx.valid[sid]:
+                report.add(name, f"listed, but the sample's tokens hold no unk_id (positions {have})", sid)
+        elif want != have:
+            report.add(name, f"unk_positions {have}, the shard record has unk_id at {want}", sid)
+
+
+# --- histogram.json, stats.json ----------------------------------------------------------------------------------
+
+
+def check_histogram(histogram, dist: dict, what: str, report: Report) -> None:
+    """histogram.json against `dist`, the samples per unit (`what` says where they were counted)."""
+    if isinstance(histogram, dict):
+        got = {str(k): v for k, v in histogram.items()}
+        if got != dist:
+            report.add(fmt.HISTOGRAM, f"{got} does not match {what} {dist}")
+    elif histogram is not None:
+        report.add(fmt.HISTOGRAM, "is not a JSON object")
+
+
+def spec_stats(idx: Index, dtype, dup_groups: list, found_unk: dict, dist: dict) -> dict:
+    """The spec's stats.json keys, as the files give them."""
+    return {
+        "total_samples": len(idx.tc), "total_tokens": int(idx.tc.sum()), "token_dtype": dtype.name,
+        "bytes_per_token": dtype.itemsize, "duplicate_groups": len(dup_groups),
+        "duplicate_samples": int(sum(len(g) for g in dup_groups)),
+        "samples_with_unk": len(found_unk), "unk_tokens": int(sum(len(v) for v in found_unk.values())),
+        "unit_distribution": dist,
+    }
+
+
+def compare_stats(got: dict, want: dict, report: Report) -> None:
+    """Every key of `want` against its value in `got` (stats.json, or figures taken from its blocks)."""
+    for key, value in want.items():
+        have = got.get(key)
+        if isinstance(have, dict):
+            have = {str(k): v for k, v in have.items()}
+        if have != value:
+            report.add(fmt.STATS, f"{key} is {have!r}, the files give {value!r}")
