@@ -44,6 +44,11 @@ except MintDimError as err:
     print(f"\n{err.render(lang_of(RAW))}", file=sys.stderr)
     sys.exit(1)
 LAYOUT = MINT.layout
+# Every job's shell starts its Python with SIGINT ignored (inherited across exec): a stop that signals the
+# group (Ctrl-C, `mintdim build` stopping) while a job's interpreter starts up would otherwise end it with
+# "Fatal Python error ... KeyboardInterrupt" and a traceback in the log; the job takes SIGINT again once
+# its work starts (scripts/_door.py, then mintdim/run/job.py records `interrupted`).
+shell.prefix("trap '' INT; ")
 
 
 wildcard_constraints:

@@ -8,8 +8,10 @@ One clean build gives the reference bytes. Then, --kills times, in a fresh proje
 `mintdim build --cores 2`, `kill -9` only the launcher (the `mintdim build` process) at a random moment,
 and check that 10 s later no process of that build runs any more (every process started for it carries
 a tag in its environment), then that the next `mintdim build` gives the reference bytes. --in-finalize of
-the kills land inside the finalize job (a random delay within the time the finalize job of the clean
-build took, from the moment its process appears); the others at a uniformly random moment of the build.
+the kills land inside the finalize job: its run is stretched by --stretch seconds at its start and again
+right after the output was placed (the test hold MINTDIM_TEST_SLEEP_AT, mintdim/faults.py), and the kill
+comes at a uniformly random moment of that stretched run, from the moment its process appears; the
+others at a uniformly random moment of the build. Each line says which stage scripts ran at the kill.
 Prints one line per kill and the counts (issue 25's figures).
 """
 
@@ -87,10 +89,12 @@ def build(root: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
-def launch(root: str, tag: str) -> subprocess.Popen:
+def launch(root: str, tag: str, hold: float = 0.0) -> subprocess.Popen:
+    env = dict(os.environ, **{TAG: tag})
+    if hold:
+        env["MINTDIM_TEST_SLEEP_AT"] = f"finalize:start={hold},finalize:moved={hold}"
     return subprocess.Popen([sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"], cwd=root,
-                            env=dict(os.environ, **{TAG: tag}), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 
 def timed_clean(root: str) -> tuple[dict, float, float]:
@@ -112,16 +116,16 @@ def timed_clean(root: str) -> tuple[dict, float, float]:
     return digest(os.path.join(root, "out")), wall, final
 
 
-def one_kill(root: str, at: str, wall: float, final: float, rng: random.Random) -> dict:
+def one_kill(root: str, at: str, wall: float, final: float, rng: random.Random, stretch: float) -> dict:
     tag = uuid.uuid4().hex
-    proc = launch(root, tag)
+    proc = launch(root, tag, stretch if at == "finalize" else 0.0)
     t0 = time.monotonic()
     if at == "finalize":
         while "finalize_output.py" not in jobs_of(tag):
             if proc.poll() is not None:
                 break
             time.sleep(0.002)
-        time.sleep(rng.uniform(0, final))
+        time.sleep(rng.uniform(0, final + 2 * stretch))
     else:
         time.sleep(rng.uniform(0.2, wall))
     running = jobs_of(tag)
@@ -149,6 +153,8 @@ def main(argv=None) -> int:
     p.add_argument("--tokenizer", required=True)
     p.add_argument("--kills", type=int, default=30)
     p.add_argument("--in-finalize", type=int, default=10)
+    p.add_argument("--stretch", type=float, default=0.5, help="seconds a finalize job to be killed is held at its "
+                                                                 "start and after placing the output")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--work", default=None, help="where the project directories go (default: the system temp dir)")
     args = p.parse_args(argv)
@@ -159,14 +165,15 @@ def main(argv=None) -> int:
         print(f"clean build: {wall:.1f} s, its finalize job {final:.3f} s; {len(reference)} files", flush=True)
         plan = ["finalize"] * args.in_finalize + ["anywhere"] * (args.kills - args.in_finalize)
         rng.shuffle(plan)
-        gone = same = 0
+        gone = same = in_finalize = 0
         for i, at in enumerate(plan, 1):
             root = project(os.path.join(work, f"k{i}"), args)
-            k = one_kill(root, at, wall, final, rng)
+            k = one_kill(root, at, wall, final, rng, args.stretch)
             again = build(root)
             ok = again.returncode == 0 and digest(os.path.join(root, "out")) == reference
             gone += not k["left"]
             same += ok
+            in_finalize += "finalize_output.py" in k["running"]
             print(f"kill {i:2d} ({at}): at {k['killed_at']:5.1f} s during {','.join(k['running']) or '-'}; "
                   f"{'nothing running' if not k['left'] else 'STILL RUNNING: ' + '; '.join(k['left'])} "
                   f"after {k['gone_after']:.1f} s; next build {'byte-identical' if ok else 'DIFFERS rc=%d' % again.returncode}",
@@ -175,7 +182,7 @@ def main(argv=None) -> int:
                 print(again.stderr[-2000:], flush=True)
             shutil.rmtree(root, ignore_errors=True)
         print(f"\n{gone}/{len(plan)} nothing left running after 10 s; {same}/{len(plan)} next build byte-identical; "
-              f"{args.in_finalize} kills in finalize")
+              f"{in_finalize} kills while the finalize job ran")
         return 0 if gone == same == len(plan) else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)

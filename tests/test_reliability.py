@@ -279,6 +279,28 @@ def test_ctrl_c_under_a_direct_snakemake_run_says_interrupted_without_a_tracebac
     _assert_finished("ctrl-c", _finish(root), reference)
 
 
+def test_a_stop_while_a_job_starts_leaves_no_traceback():
+    """A SIGINT to the build's group (Ctrl-C, the launcher stopping it) that lands while a job's interpreter
+    starts up: without the Snakefile's shell prefix (SIGINT ignored until the script takes it again),
+    Python ends with "Fatal Python error ... KeyboardInterrupt" or a traceback in the log (seen for 11 of
+    40 delays between 0 and 120 ms here); with it, never."""
+    import re
+
+    with open(SNAKEFILE, encoding="utf-8") as f:
+        prefix = re.search(r'shell\.prefix\("(.*)"\)', f.read()).group(1)
+    script = os.path.join(os.path.dirname(SNAKEFILE), "scripts", "plan_units.py")
+    for delay_ms in range(0, 120, 3):
+        proc = subprocess.Popen(["bash", "-c", f"{prefix}{sys.executable} {script} --help"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        time.sleep(delay_ms / 1000)
+        try:
+            os.killpg(proc.pid, signal.SIGINT)
+        except OSError:
+            pass
+        err = proc.communicate(timeout=60)[1]
+        assert b"Traceback" not in err and b"Fatal Python error" not in err, (delay_ms, err[-2000:])
+
+
 def _running(root: str, script: str, held: bool = False) -> bool:
     """A job running `script` (scripts/<script>) in the project `root` (a stage job's working directory);
     held: and asleep in its test hold (MINTDIM_TEST_SLEEP_AT), inside the job's body."""
