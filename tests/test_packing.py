@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 import mintdim
 import mintdim.formats.output
-from conftest import REPO, SP_MODEL, assert_not_finished, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, run_cli, tree_bytes, write_jsonl
+from conftest import (REPO, SP_MODEL, assert_not_finished, basic_config, build_in, gsm8k_rows, read_json, read_jsonl,
+                      run_cli, tree_bytes, write_jsonl)
 from mintdim import errors as E
 from mintdim.units import packing
 from mintdim.config import resolve
