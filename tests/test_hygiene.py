@@ -308,3 +308,33 @@ def _listed_modules(description: str) -> set[str]:
     each perhaps followed by a note in brackets: `the run machinery: runner (mintdim build), dag, guard`."""
     listing = re.sub(r"\([^)]*\)", "", description).rsplit(":", 1)[-1]
     return {item.split()[0] for item in listing.split(",") if item.strip()}
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_document_links_resolve_and_the_readme_links_every_page():
+    """Every relative link of the README, config/README.md, benchmarks/README.md and docs/*.md names a
+    file of the repository and, with #anchor, one of its headings; the README links every docs/ page."""
+    docs = sorted(f"docs/{n}" for n in os.listdir(os.path.join(REPO, "docs")) if n.endswith(".md"))
+    broken = []
+    for page in ["README.md", "config/README.md", "benchmarks/README.md", *docs]:
+        text = open(os.path.join(REPO, page), encoding="utf-8").read()
+        text = re.sub(r"```.*?```", "", text, flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+://", target):
+                continue
+            path, _, anchor = target.partition("#")
+            file = os.path.normpath(os.path.join(os.path.dirname(os.path.join(REPO, page)), path)) if path else \
+                os.path.join(REPO, page)
+            if not os.path.exists(file):
+                broken.append(f"{page}: {target} (no such file)")
+            elif anchor and file.endswith(".md"):
+                body = re.sub(r"```.*?```", "", open(file, encoding="utf-8").read(), flags=re.S)
+                if anchor not in {_slug(h) for h in re.findall(r"^#+ (.*)$", body, flags=re.M)}:
+                    broken.append(f"{page}: {target} (no such heading)")
+    assert not broken, broken
+    readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+    assert not [d for d in docs if f"]({d})" not in readme], "the README does not link every docs/ page"
