@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 import mintdim
 import mintdim.formats.output
-from conftest import (REPO, SP_MODEL, assert_not_finished, basic_config, build_in, gsm8k_rows, read_json, read_jsonl,
-                      run_cli, tree_bytes, write_jsonl)
+from conftest import (SP_MODEL, assert_not_finished, basic_config, build_in, build_shipped, gsm8k_rows, read_json,
+                      read_jsonl, run_cli, tree_bytes, write_jsonl)
 from mintdim import errors as E
 from mintdim.units import packing
 from mintdim.config import resolve
@@ -572,9 +572,7 @@ def test_torch_adapter_equals_transformers_data_collator_with_flattening(masked)
 def test_shipped_packed_example_builds_and_verifies(tmp_path):
     """config/packed.yaml from a copy of the repository's data, as the README runs it: GSM8K in rows of
     1024 with the answers trained; `mintdim verify --source --all` re-encodes every sample."""
-    shutil.copytree(os.path.join(REPO, "data"), tmp_path / "data")
-    shutil.copytree(os.path.join(REPO, "config"), tmp_path / "config")
-    res = run_cli(tmp_path, "build", "config/packed.yaml", "--cores", "2")
+    res = build_shipped(tmp_path, "config/packed.yaml")
     assert res.returncode == 0, res.stdout + res.stderr
     out = tmp_path / "artifacts" / "gsm8k_packed"
     assert read_json(out / "manifest.json")["units"]["layout"] == "packed"
