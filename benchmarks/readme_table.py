@@ -1,8 +1,9 @@
 #!/usr/bin/env python
-"""Run the README's figure set with compare.py and rewrite the README's performance table.
+"""Run the published figure set with compare.py and rewrite the performance table of docs/performance.md.
 
-    python benchmarks/readme_table.py [--assets ../assets] [--readme README.md] [--runs 3] [--cores 2]
-    python benchmarks/readme_table.py --render-only results.json [--readme README.md]
+    benchmarks/fetch_data.sh                 # the data and tokenizers, into ../assets beside the repository
+    python benchmarks/readme_table.py [--assets ../assets] [--doc docs/performance.md] [--runs 3] [--cores 2]
+    python benchmarks/readme_table.py --render-only results.json [--doc docs/performance.md]
 
 The set (issue 17), for the MiniLM tokenizer.json and the ai21 j2 SentencePiece model, every build
 with the same many-unit config (--sizes, default 128 ... 32768 and 262144):
@@ -11,8 +12,9 @@ with the same many-unit config (--sizes, default 128 ... 32768 and 262144):
 Each is one `compare.py ... --json` run (medians of --runs interleaved runs); peak RSS is the median
 peak of the `mintdim --cores N` runs at 1x and at 4x. The results (with the run's date, core count,
 CPU model, load and MintDim commit) go to --json, and the table between the markers
-`<!-- perf-table:start -->` and `<!-- perf-table:end -->` of --readme is replaced; nothing else in
-the file changes. --render-only re-renders that table from a saved --json file without measuring.
+`<!-- perf-table:start -->` and `<!-- perf-table:end -->` of --doc is replaced; nothing else in
+the file changes (a file without exactly one pair of markers is refused before anything is measured).
+--render-only re-renders that table from a saved --json file without measuring.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import compare as C  # noqa: E402  (the measuring itself: this script only choos
 
 START = "<!-- perf-table:start -->"
 END = "<!-- perf-table:end -->"
+DOC = os.path.join("docs", "performance.md")  # the file whose table is rewritten, relative to the repository
 MANY_UNITS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 262144]
 PEER_NAMES = {"hf_datasets": "HF datasets", "datatrove": "datatrove"}
 
@@ -51,35 +54,39 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-def mintdim_commit() -> str:
+def mintdim_commit(doc: str = DOC) -> str:
     """Short hash of the checkout measured, `-dirty` when it has uncommitted changes to tracked files
-    outside the README (which this script rewrites)."""
+    other than `doc` (which this script rewrites)."""
     def git(*args):
         return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout
     head = git("rev-parse", "--short=10", "HEAD").strip() or "unknown"
     changed = [ln for ln in git("status", "--porcelain", "--untracked-files=no").splitlines()
-               if ln[3:].strip() != "README.md"]  # porcelain: 2 status letters, a space, the path
+               if ln[3:].strip() != os.path.relpath(os.path.abspath(doc), REPO)]  # porcelain: 2 status letters, a space, the path
     return head + ("-dirty" if changed else "")
 
 
-def machine_meta(argv: list[str]) -> dict:
+def machine_meta(argv: list[str], doc: str = DOC) -> dict:
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "cores": os.cpu_count(), "cpu": cpu_model(), "commit": mintdim_commit(),
+            "cores": os.cpu_count(), "cpu": cpu_model(), "commit": mintdim_commit(doc),
             "load_at_start": [round(x, 2) for x in load] if load else None,
             "python": platform.python_version(), "command": shlex.join(["python", "benchmarks/readme_table.py",
                                                                          *_measuring_args(argv)])}
 
 
+WHERE_OPTIONS = ("--json", "--doc", "--work", "--assets")
+
+
 def _measuring_args(argv: list[str]) -> list[str]:
-    """argv without the options that only say where results go (--json PATH, --readme PATH)."""
+    """argv without the options that only say where things are on this machine (results, the doc, the
+    scratch and asset directories): the recorded command is one any checkout can run."""
     out, skip = [], False
     for a in argv:
         if skip:
             skip = False
-        elif a in ("--json", "--readme"):
+        elif a in WHERE_OPTIONS:
             skip = True
-        elif not a.startswith(("--json=", "--readme=")):
+        elif not a.startswith(tuple(f"{o}=" for o in WHERE_OPTIONS)):
             out.append(a)
     return out
 
@@ -105,7 +112,7 @@ def the_set(args) -> list[dict]:
 
 
 def run_set(args, argv: list[str]) -> dict:
-    meta = machine_meta(argv)
+    meta = machine_meta(argv, args.doc)
     results = []
     with tempfile.TemporaryDirectory(prefix="mintdim-readme-table-") as tmp:
         for i, item in enumerate(the_set(args)):
@@ -170,7 +177,7 @@ def table_rows(data: dict) -> tuple[list[str], list[list[str]], list[str]]:
         one_ok = bool(one) and not one.get("error") and one.get("wall_s") is not None
         samples = r["runs"]["raw"][0]["samples"] if r["runs"].get("raw") else None
         scale = r["args"]["scale"]
-        mb = r["input_mb"] * C.MB / 1e6  # compare.py counts MiB; the README names files in MB (107 MB)
+        mb = r["input_mb"] * C.MB / 1e6  # compare.py counts MiB; the docs name files in MB (107 MB)
         what = (f"{mb:,.0f} MB" if mb >= 10 else f"{mb:.1f} MB") + (f" (x{scale})" if scale > 1 else "")
         what += f", {samples:,} samples" if samples is not None else ""
         unavailable = r.get("unavailable_peers") or {}
@@ -209,7 +216,8 @@ def render(data: dict) -> str:
         "build minus raw; speedup is `--cores 1` / `--cores N` (in brackets the raw encode's own, 1 thread / N "
         "threads); peak RSS is the build's whole process tree; "
         "`-` not run, `n/a` the peer cannot run here or with this tokenizer. Regenerate with "
-        f"`{meta['command']}` (benchmarks/README.md).",
+        f"`benchmarks/fetch_data.sh` (once: the data into ../assets), then `{meta['command']}` "
+        "(benchmarks/README.md).",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
@@ -220,15 +228,19 @@ def render(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def replace_between_markers(text: str, block: str, where: str = "README") -> str:
+def check_markers(text: str, where: str) -> None:
     if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
         raise SystemExit(f"{where}: wants exactly one {START} line followed by one {END} line")
+
+
+def replace_between_markers(text: str, block: str, where: str = DOC) -> str:
+    check_markers(text, where)
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{START}\n{block}{END}{tail}"
 
 
-def write_readme(path: str, data: dict) -> None:
+def write_doc(path: str, data: dict) -> None:
     with open(path, encoding="utf-8") as f:
         text = f.read()
     new = replace_between_markers(text, render(data), path)
@@ -256,7 +268,8 @@ def parse_args(argv):
     p.add_argument("--runs", type=int, default=3, help="runs per tool and input (medians)")
     p.add_argument("--scale", type=int, default=1, help="the small input's scale; the large one is 4x that")
     p.add_argument("--work", default=None, help="compare.py --work (default: the system temp dir)")
-    p.add_argument("--readme", default=os.path.join(REPO, "README.md"), help="file whose table is replaced")
+    p.add_argument("--doc", default=os.path.join(REPO, DOC), help="file whose table is replaced (default "
+                   f"{DOC}; it must hold the markers {START} and {END})")
     p.add_argument("--json", default=None, help="also write every result with the run's date and machine here")
     p.add_argument("--render-only", metavar="JSON", default=None,
                    help="measure nothing: render the table from a --json file of an earlier run")
@@ -279,14 +292,16 @@ def parse_args(argv):
         for name in ("data", "minilm", "j2", "bpe"):
             if getattr(args, name) is not None and not os.path.isfile(getattr(args, name)):
                 p.error(f"--{name}: no such file {getattr(args, name)} (see --assets)")
-    if not os.path.isfile(args.readme):
-        p.error(f"--readme: no such file {args.readme}")
+    if not os.path.isfile(args.doc):
+        p.error(f"--doc: no such file {args.doc}")
     return args
 
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    with open(args.doc, encoding="utf-8") as f:
+        check_markers(f.read(), args.doc)  # before the runs: a measuring of 40 minutes must land somewhere
     if args.render_only:
         with open(args.render_only, encoding="utf-8") as f:
             data = json.load(f)
@@ -295,8 +310,8 @@ def main(argv=None) -> int:
         if args.json:
             C.write_json(args.json, data)
             print(f"\n[readme-table] results written to {args.json}")
-    write_readme(args.readme, data)
-    print(f"\n[readme-table] table written to {args.readme}:\n\n{render(data)}")
+    write_doc(args.doc, data)
+    print(f"\n[readme-table] table written to {args.doc}:\n\n{render(data)}")
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -61,6 +62,14 @@ def run_snakemake(workdir, config: dict, cores: int = 2, extra=()) -> subprocess
 
 def run_cli(workdir, *args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mintdim", *args], cwd=str(workdir), capture_output=True, text=True)
+
+
+def build_shipped(workdir, config: str) -> subprocess.CompletedProcess:
+    """`mintdim build CONFIG --cores 2` of a shipped example (config/*.yaml) in a copy of the repository's
+    data/ and config/, as a fresh clone runs it."""
+    shutil.copytree(os.path.join(REPO, "data"), os.path.join(str(workdir), "data"))
+    shutil.copytree(os.path.join(REPO, "config"), os.path.join(str(workdir), "config"))
+    return run_cli(workdir, "build", config, "--cores", "2")
 
 
 def build_in(workdir, config: dict, **kw):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -399,11 +398,9 @@ def test_jsonl_builds_do_not_import_pyarrow(tmp_path):
 
 def test_shipped_mix_example_builds_and_verifies(tmp_path):
     """config/mix.yaml from a copy of the repository's data: the README's example of input kinds and take."""
-    shutil.copytree(os.path.join(REPO, "data"), tmp_path / "data")
-    shutil.copytree(os.path.join(REPO, "config"), tmp_path / "config")
-    from conftest import run_cli
+    from conftest import build_shipped, run_cli
 
-    res = run_cli(tmp_path, "build", "config/mix.yaml", "--cores", "2")
+    res = build_shipped(tmp_path, "config/mix.yaml")
     assert res.returncode == 0, res.stdout + res.stderr
     out = tmp_path / "artifacts" / "mix_units"
     manifest = read_json(out / "manifest.json")

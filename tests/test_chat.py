@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import DATA, REPO, build_in, read_json, read_jsonl, read_mask, run_cli, write_jsonl
+from conftest import DATA, build_in, build_shipped, read_json, read_jsonl, read_mask, run_cli, write_jsonl
 from mintdim import errors as E
 from mintdim.config import resolve
 
@@ -626,9 +626,7 @@ def test_generation_tags_equal_return_assistant_tokens_mask(tmp_path, ref):
 
 def test_shipped_chat_example_builds(tmp_path):
     """config/chat.yaml from a copy of the repository's data: the README quick start."""
-    shutil.copytree(os.path.join(REPO, "data"), tmp_path / "data")
-    shutil.copytree(os.path.join(REPO, "config"), tmp_path / "config")
-    res = run_cli(tmp_path, "build", "config/chat.yaml", "--cores", "2")
+    res = build_shipped(tmp_path, "config/chat.yaml")
     assert res.returncode == 0, res.stdout + res.stderr
     out = tmp_path / "artifacts" / "gsm8k_chat_units"
     stats = read_json(out / "stats.json")

@@ -1,4 +1,4 @@
-"""Commands typed as a new user types them (issue 14, cases 4-6): the README's forms, wrong values,
+"""Commands typed as a new user types them (issue 14, cases 4-6): the documented forms, wrong values,
 missing extras. Each case reproduces what was seen; each answer is one clear message, not a traceback."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from conftest import GSM8K
 
 
 def test_train_template_escapes_mean_what_the_config_yaml_means(tmp_path, monkeypatch, capsys):
-    """The README types the template in single quotes: the shell passes a backslash and an n. It must
-    train on newlines, as the config's "{question}\\n\\n{answer}" does (it trained on a literal `\\n`)."""
+    """docs/tokenizers.md types the template in single quotes: the shell passes a backslash and an n.
+    It must train on newlines, as the config's "{question}\\n\\n{answer}" does (it trained on a literal `\\n`)."""
     from mintdim.cli import main
 
     monkeypatch.chdir(tmp_path)

@@ -318,3 +318,96 @@ def test_aggregate_runs_beside_the_write_jobs_and_finalize_waits_for_both(tmp_pa
     packed.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     edges = _dag_edges(tmp_path, "--configfile", str(packed))
     assert {("write", "aggregate"), ("write", "finalize"), ("aggregate", "finalize")} <= edges
+
+
+# --- the README's "Repository layout" matches the tree -------------------------------------------------------------
+
+def _layout_block() -> list[str]:
+    readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+    section = readme.split("\n## Repository layout\n", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"```\n(.*?)```", section, flags=re.S).group(1).splitlines()
+
+
+def _layout_entries(lines: list[str]) -> list[tuple[str, str]]:
+    """(path, description) per entry: a line starts an entry with its path(s) at column 0 (the repository)
+    or 2 (inside mintdim/), then two spaces; deeper-indented lines continue the description."""
+    entries = []
+    for line in lines:
+        indent = len(line) - len(line.lstrip(" "))
+        if indent >= 4 and entries:
+            entries[-1] = (entries[-1][0], entries[-1][1] + " " + line.strip())
+            continue
+        head, _, desc = line.strip().partition("  ")
+        prefix = "mintdim/" if indent == 2 else ""
+        for name in (n.strip() for n in head.split(",")):
+            entries.append((prefix + name, desc.strip()))
+    return entries
+
+
+def _ignored_by_git(rel: str) -> bool:
+    import fnmatch
+
+    patterns = [p.strip().strip("/") for p in open(os.path.join(REPO, ".gitignore"), encoding="utf-8")
+                if p.strip() and not p.startswith("#")]
+    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(os.path.basename(rel), p) for p in patterns)
+
+
+def test_readme_layout_names_every_directory_and_module_and_only_what_exists():
+    """The layout section stays true: every path it names exists; every top-level directory of the
+    repository, every file of mintdim/ and every module of each mintdim/ subpackage is named."""
+    entries = _layout_entries(_layout_block())
+    named = {path.rstrip("/") for path, _ in entries}
+    missing = sorted(p for p in named if not os.path.exists(os.path.join(REPO, p)))
+    assert not missing, f"README's layout names paths that do not exist: {missing}"
+    tops = [d for d in os.listdir(REPO) if os.path.isdir(os.path.join(REPO, d))
+            and not d.startswith(".") and not _ignored_by_git(d)]
+    unnamed = sorted(d for d in tops if not any(p == d or p.startswith(d + "/") for p in named))
+    assert not unnamed, f"README's layout does not name the top-level directories {unnamed}"
+    pkg = os.path.join(REPO, "mintdim")
+    for name in sorted(os.listdir(pkg)):
+        rel = f"mintdim/{name}"
+        if name == "__pycache__" or _ignored_by_git(rel):
+            continue
+        assert rel in named, f"README's layout does not name {rel}"
+        if os.path.isdir(os.path.join(pkg, name)):
+            listed = _listed_modules(next(d for p, d in entries if p.rstrip("/") == rel))
+            modules = {m[:-3] for m in os.listdir(os.path.join(pkg, name)) if m.endswith(".py") and m != "__init__.py"}
+            assert not modules - listed, f"README's layout line for {rel}/ does not name {sorted(modules - listed)}"
+            assert not listed - modules, f"README's layout line for {rel}/ names no module {sorted(listed - modules)}"
+
+
+def _listed_modules(description: str) -> set[str]:
+    """A subpackage's line lists its modules after its last colon (or from its start), comma-separated,
+    each perhaps followed by a note in brackets: `the run machinery: runner (mintdim build), dag, guard`."""
+    listing = re.sub(r"\([^)]*\)", "", description).rsplit(":", 1)[-1]
+    return {item.split()[0] for item in listing.split(",") if item.strip()}
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_document_links_resolve_and_the_readme_links_every_page():
+    """Every relative link of the README, config/README.md, benchmarks/README.md and docs/*.md names a
+    file of the repository and, with #anchor, one of its headings; the README links every docs/ page."""
+    docs = sorted(f"docs/{n}" for n in os.listdir(os.path.join(REPO, "docs")) if n.endswith(".md"))
+    broken = []
+    for page in ["README.md", "config/README.md", "benchmarks/README.md", *docs]:
+        text = open(os.path.join(REPO, page), encoding="utf-8").read()
+        text = re.sub(r"```.*?```", "", text, flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+://", target):
+                continue
+            path, _, anchor = target.partition("#")
+            file = os.path.normpath(os.path.join(os.path.dirname(os.path.join(REPO, page)), path)) if path else \
+                os.path.join(REPO, page)
+            if not os.path.exists(file):
+                broken.append(f"{page}: {target} (no such file)")
+            elif anchor and file.endswith(".md"):
+                body = re.sub(r"```.*?```", "", open(file, encoding="utf-8").read(), flags=re.S)
+                if anchor not in {_slug(h) for h in re.findall(r"^#+ (.*)$", body, flags=re.M)}:
+                    broken.append(f"{page}: {target} (no such heading)")
+    assert not broken, broken
+    readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+    assert not [d for d in docs if f"]({d})" not in readme], "the README does not link every docs/ page"

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 import mintdim
 import mintdim.formats.output
-from conftest import SP_MODEL, assert_not_finished, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, tree_bytes, write_jsonl
+from conftest import (SP_MODEL, assert_not_finished, basic_config, build_in, build_shipped, gsm8k_rows, read_json,
+                      read_jsonl, run_cli, tree_bytes, write_jsonl)
 from mintdim import errors as E
 from mintdim.units import packing
 from mintdim.config import resolve
@@ -566,3 +567,25 @@ def test_torch_adapter_equals_transformers_data_collator_with_flattening(masked)
     for key in ("input_ids", "labels", "position_ids", "cu_seq_lens_q", "cu_seq_lens_k"):
         assert torch.equal(batch[key].to(ref[key].dtype), ref[key]), key
     assert int(batch["max_length_q"]) == int(ref["max_length_q"]) and int(batch["max_length_k"]) == int(ref["max_length_k"])
+
+
+def test_shipped_packed_example_builds_and_verifies(tmp_path):
+    """config/packed.yaml from a copy of the repository's data, as the README runs it: GSM8K in rows of
+    1024 with the answers trained; `mintdim verify --source --all` re-encodes every sample."""
+    res = build_shipped(tmp_path, "config/packed.yaml")
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = tmp_path / "artifacts" / "gsm8k_packed"
+    assert read_json(out / "manifest.json")["units"]["layout"] == "packed"
+    packed = read_json(out / "stats.json")["packing"]
+    assert packed["row_length"] == 1024 and packed["samples"] == 1319
+    assert packed["lower_bound_rows"] <= packed["rows"] <= packed["lower_bound_rows"] + 2  # BFD: near the bound
+    assert packed["tokens"] == read_json(out / "stats.json")["total_tokens"]
+    res = run_cli(tmp_path, "verify", str(out), "--source", "--all")
+    assert res.returncode == 0 and "OK" in res.stdout, res.stdout + res.stderr
+    ds = mintdim.open(str(out))
+    batch = next(iter(ds.batches(4, seed=0)))
+    for j, sid in enumerate(batch.sample_ids.tolist()):  # each answer trained, each question not
+        a, e = int(batch.cu_seqlens[j]), int(batch.cu_seqlens[j + 1])
+        mask = ds.loss_mask(sid)
+        assert e - a == len(mask) and 0 < int(mask.sum()) < len(mask) and not mask[0] and mask[-1]
+        assert batch.flat()["position_ids"][a:e].tolist() == list(range(e - a))

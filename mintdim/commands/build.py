@@ -55,7 +55,7 @@ def register(sub) -> None:
     b.add_argument("--cores", type=int, default=None, help="cores to use (default: all)")
     b.add_argument("--profile", default=None,
                    help="Snakemake profile: a directory, or the name of a shipped one (slurm, "
-                        "local-cluster); it sets the executor and resources (see README 'Clusters')")
+                        "local-cluster); it sets the executor and resources (see docs/clusters.md)")
     b.add_argument("--keep-intermediates", action="store_true", help="keep msgpack intermediates in the work dir")
     b.add_argument("--dry-run", action="store_true",
                    help="show the planned jobs (a count per rule, then each job), run nothing")
