@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""`mintdim export` against the same build's own write stage, medians of interleaved rounds.
+"""`mintdim export` as a command against the same build's own write stage, medians of interleaved rounds.
 
     python benchmarks/export.py --data ../assets/data/sharegpt_pairs.jsonl --fields prompt,response \\
         --template '{prompt}\\n{response}' --tokenizer ../assets/hf/minilm/tokenizer.json --cores 2 --runs 5
 
-Each round builds the output afresh (`mintdim build --keep-intermediates`; the write stage is the sum of
-the `s` column of its write jobs' timing records, .mintdim/<build id>/benchmarks/write_*.tsv, as the
-jobs write them), then exports it with `mintdim export` to hf and to megatron, each timed as a command
-(wall, user+sys CPU of the process) and, in a second process, in-process after the imports (as the
-write jobs' records count: the fork server has imported their modules before a job starts), with the
-verification it begins with timed apart. Prints every round and the medians.
+Each round builds the output afresh (`mintdim build --keep-intermediates`). Every stage job is a fresh
+process, and its timing record's `s` column (.mintdim/<build id>/benchmarks/write_*.tsv) is its whole
+life, interpreter start and imports included: the write stage is the sum of `s` (and of `cpu_time`)
+over the write jobs of the output. Then `mintdim export OUT --format hf` and `--format megatron` are
+timed the same way, as commands from start to end (wall, and user+sys CPU of the process), and so is
+`mintdim verify OUT`, which every export begins with. The order of the commands alternates from round
+to round (the machine's load drifts). `--baseline PYTHON` also times another MintDim's commands (its
+interpreter, e.g. a virtualenv of an earlier commit) on the same build in every round: before/after.
+Prints every round with the load average, then the medians and the medians of each round's ratios.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from __future__ import annotations
 import argparse
 import csv
 import glob
-import json
 import os
 import resource
 import shutil
@@ -29,56 +31,69 @@ import time
 
 import yaml
 
-IN_PROCESS = """
-import json, sys, time
-import pyarrow  # noqa: F401  (imports first, as the write jobs' records exclude theirs)
-from mintdim.reading import export as X
-out, fmt, dest = sys.argv[1:4]
-c0, t0 = time.process_time(), time.perf_counter()
-X.verified(out, lambda line: None)
-c1, t1 = time.process_time(), time.perf_counter()
-X.export(out, fmt, dest)
-c2, t2 = time.process_time(), time.perf_counter()
-print(json.dumps({"verify": t1 - t0, "verify_cpu": c1 - c0, "export": t2 - t1, "export_cpu": c2 - c1}))
-"""
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FORMATS = ("hf", "megatron")
 
 
-def timed(cmd: list[str], cwd: str) -> tuple[float, float, str]:
+def timed(cmd: list[str], cwd: str, env: dict | None = None) -> tuple[float, float]:
+    """Wall seconds and user+sys CPU seconds of a command."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{res.stdout}{res.stderr}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), res.stdout
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def write_stage(workdir: str) -> tuple[float, float, int]:
-    """Wall seconds and CPU seconds of every write job together, and the number of write jobs."""
+    """Wall seconds and CPU seconds of the write jobs, summed, and their number."""
     wall, cpu, jobs = 0.0, 0.0, 0
     for path in glob.glob(os.path.join(workdir, ".mintdim", "*", "benchmarks", "write_*.tsv")):
         with open(path, encoding="utf-8") as f:
             record = next(csv.DictReader(f, delimiter="\t"))
         wall, cpu, jobs = wall + float(record["s"]), cpu + float(record["cpu_time"]), jobs + 1
+    if not jobs:
+        raise SystemExit("no write job timing record (.mintdim/*/benchmarks/write_*.tsv)")
     return wall, cpu, jobs
 
 
-def one_round(workdir: str, cfg_path: str, cores: int) -> dict:
+def one_round(k: int, workdir: str, cfg_path: str, cores: int, baseline: str | None) -> dict:
     for name in ("out", ".mintdim", "exports"):
         shutil.rmtree(os.path.join(workdir, name), ignore_errors=True)
-    mintdim = [sys.executable, "-m", "mintdim"]
-    build_wall, _cpu, _ = timed(mintdim + ["build", cfg_path, "--cores", str(cores), "--keep-intermediates"], workdir)
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pythons = [("", sys.executable, env)] + ([("baseline ", baseline, None)] if baseline else [])
+    build_wall, _cpu = timed([sys.executable, "-m", "mintdim", "build", cfg_path, "--cores", str(cores),
+                              "--keep-intermediates"], workdir, env)
     write_s, write_cpu, jobs = write_stage(workdir)
-    row = {"build_wall": build_wall, "write_stage": write_s, "write_cpu": write_cpu, "write_jobs": jobs}
-    for fmt in ("hf", "megatron"):
-        wall, cpu, _ = timed(mintdim + ["export", "out", "--format", fmt, "--to", f"exports/cli_{fmt}"], workdir)
-        _w, _c, text = timed([sys.executable, "-c", IN_PROCESS, "out", fmt, f"exports/inproc_{fmt}"], workdir)
-        inproc = json.loads(text)
-        row.update({f"{fmt}_cli_wall": wall, f"{fmt}_cli_cpu": cpu, f"{fmt}_in_process": inproc["export"],
-                    f"{fmt}_in_process_cpu": inproc["export_cpu"], f"{fmt}_verify": inproc["verify"],
-                    f"{fmt}_verify_cpu": inproc["verify_cpu"]})
+    row = {"load": os.getloadavg()[0], "build": build_wall, "write": write_s, "write_cpu": write_cpu, "write_jobs": jobs}
+    commands = []
+    for tag, python, penv in pythons:
+        for what in FORMATS + ("verify",):
+            dest = ["--format", what, "--to", f"exports/{tag.strip() or 'this'}_{what}"] if what in FORMATS else []
+            commands.append((f"{tag}{what}", [python, "-m", "mintdim", "export" if dest else "verify", "out"] + dest,
+                             penv))
+    for name, cmd, penv in commands if k % 2 == 0 else commands[::-1]:
+        row[name], row[name + "_cpu"] = timed(cmd, workdir, penv)
+    row["load_end"] = os.getloadavg()[0]
     return row
+
+
+def report(rows: list[dict], cores: int, baseline: bool) -> None:
+    med = {key: statistics.median(r[key] for r in rows) for key in rows[0]}
+    loads = sorted(r[k] for r in rows for k in ("load", "load_end"))
+    print(f"\nmedians of {len(rows)} rounds (--cores {cores}, {int(med['write_jobs'])} write job(s); "
+          f"1-minute load average {loads[0]:.1f} to {loads[-1]:.1f}):")
+    print(f"  write stage (write jobs' s and cpu_time, summed): wall {med['write']:.3f} s, CPU {med['write_cpu']:.3f} s")
+    for tag in [""] + (["baseline "] if baseline else []):
+        for what in FORMATS + ("verify",):
+            name = tag + what
+            ratio = statistics.median(r[name] / r["write"] for r in rows)
+            ratio_cpu = statistics.median(r[name + "_cpu"] / r["write_cpu"] for r in rows)
+            label = f"mintdim {'export ' + what if what in FORMATS else 'verify'}"
+            print(f"  {tag}{label:24s} wall {med[name]:.3f} s ({med[name] / med['write']:.2f}x the write stage; "
+                  f"per round {ratio:.2f}x), CPU {med[name + '_cpu']:.3f} s ({ratio_cpu:.2f}x per round)")
 
 
 def main(argv=None) -> int:
@@ -90,6 +105,8 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", default="128,256,512,1024,2048,4096,8192,16384,32768,262144")
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--baseline", default=None, metavar="PYTHON",
+                   help="also time another MintDim's commands (its interpreter) on the same build: before/after")
     p.add_argument("--work", default=None, help="where the builds go (default: a temporary directory)")
     args = p.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix="mintdim-export-bench-", dir=args.work)
@@ -104,21 +121,12 @@ def main(argv=None) -> int:
     rows = []
     try:
         for k in range(args.runs):
-            rows.append(one_round(workdir, cfg_path, args.cores))
+            rows.append(one_round(k, workdir, cfg_path, args.cores, args.baseline))
             print(f"round {k + 1}: " + ", ".join(f"{key} {value:.3f}" if isinstance(value, float) else f"{key} {value}"
                                                 for key, value in rows[-1].items()), flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    med = {key: statistics.median(r[key] for r in rows) for key in rows[0]}
-    print(f"\nmedians of {args.runs} rounds (--cores {args.cores}, {int(med['write_jobs'])} write job(s)):")
-    w, wc = med["write_stage"], med["write_cpu"]
-    print(f"  write stage (write jobs' records, summed): wall {w:.3f} s, CPU {wc:.3f} s")
-    for fmt in ("hf", "megatron"):
-        print(f"  export {fmt}: command wall {med[f'{fmt}_cli_wall']:.3f} s ({med[f'{fmt}_cli_wall'] / w:.1f}x), "
-              f"CPU {med[f'{fmt}_cli_cpu']:.3f} s ({med[f'{fmt}_cli_cpu'] / wc:.1f}x); after the imports: wall "
-              f"{med[f'{fmt}_in_process']:.3f} s ({med[f'{fmt}_in_process'] / w:.1f}x), CPU "
-              f"{med[f'{fmt}_in_process_cpu']:.3f} s ({med[f'{fmt}_in_process_cpu'] / wc:.1f}x), of which verify "
-              f"{med[f'{fmt}_verify']:.3f} s (CPU {med[f'{fmt}_verify_cpu']:.3f} s)")
+    report(rows, args.cores, bool(args.baseline))
     return 0
 
 

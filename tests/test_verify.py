@@ -426,3 +426,19 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
         assert V._sample_index_fast(changed, sizes, sps, files) is None, key
         report = verify(changed)
         assert report.ok == (key in ("shard_row", "sample_id")), (key, problems(report))  # 5.0 == 5 for that check
+    # what the line-by-line check lets pass but the array check does not take: lines with other keys than
+    # the first line's, an unknown key, a trained_tokens that is not an int
+    for change in ({"note": 1}, {"trained_tokens": "7"}, {"shard_row": None, "note": 1}):
+        rows = [dict(r) for r in original]
+        rows[5].update(change)
+        if change.get("shard_row", 0) is None:
+            del rows[5]["shard_row"]  # as many keys as the other lines, one of them another
+        write_index(changed, "sample_index.jsonl", rows)
+        assert V._sample_index_fast(changed, sizes, sps, files) is None, change
+        assert verify(changed).ok, change
+    with open(os.path.join(changed, "sample_index.jsonl"), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in original[:3])
+        f.write(json.dumps([original[3]]) + "\n")  # a line that is a JSON list, not an object
+        f.writelines(json.dumps(r) + "\n" for r in original[4:])
+    assert V._sample_index_fast(changed, sizes, sps, files) is None
+    assert "sample_index.jsonl: line 4 is not a JSON object" in problems(verify(changed))

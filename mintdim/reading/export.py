@@ -79,8 +79,10 @@ def export(out: str, format: str, to: str, *, log=None) -> ExportResult:  # noqa
     _check_destinations(out, _destinations(format, to))
     if format == "hf":
         _need_pyarrow()
-    verified(out, log)
+    index = verified(out, log)
     ds = open_output(out)
+    if index is not None and not isinstance(ds, PackedDataset):  # the index as verify read it: parsed once
+        ds.use_index(index.unit, index.tc, index.status == 1)
     if format == "hf":
         return _export_hf(ds, out, to, log)
     return _export_megatron(ds, to, log)
@@ -112,14 +114,16 @@ def _need_pyarrow() -> None:
         raise E.MissingExtraError.make("mintdim export --format hf", "arrow", "pyarrow") from None
 
 
-def verified(out: str, log) -> None:
-    """OutputValidationError with verify's first problem when the output fails `mintdim verify`."""
-    from .verify import verify
+def verified(out: str, log):
+    """OutputValidationError with verify's first problem when the output fails `mintdim verify`; else
+    sample_index.jsonl's columns as verify checked them (verify_common.Index), or None."""
+    from .verify import verify_with_index
 
-    report = verify(out)
+    report, index = verify_with_index(out)
     if not report.ok:
         raise E.OutputValidationError.failed_verification(out, report.count, report.problems[0].text(out))
     log(f"[export] verified {out}: {report.samples} samples, {report.shards} shards")
+    return index
 
 
 def blocks(weights: np.ndarray, budget: int) -> list[tuple[int, int]]:
@@ -225,8 +229,8 @@ def _export_hf(ds, out: str, dest: str, log) -> ExportResult:
         samples = ds.num_samples  # at most (a dropped sample is in no row): the count only sizes the files
         values = {"input_ids": tokens, "labels": tokens, "position_ids": tokens, "seq_lengths": samples,
                   "sample_ids": samples}
-    else:
-        rows, batches = ds.num_samples, _bucketed_batches(ds, hfd.arrow_schema(columns))
+    else:  # a sample dropped for its length has no row
+        rows, batches = int(np.count_nonzero(ds.unit_sizes)), _bucketed_batches(ds, hfd.arrow_schema(columns))
         values = {"input_ids": tokens, "labels": tokens}
     bounds = hfd.shard_bounds(rows, hfd.arrow_nbytes(rows, values, columns))
     with Staging(dest, [dest]) as staging:
@@ -281,15 +285,27 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
 
 
 def _bucketed_batches(ds, schema):
+    """One record batch per block of samples; a sample dropped for its length (in no unit) has no row.
+    The ids and labels of every block go through the same two int32 buffers (pyarrow has written a
+    batch when the next one is made): fresh arrays per block cost their page faults again."""
     import pyarrow as pa
 
-    for start, stop in blocks(ds.unit_sizes, BLOCK_TOKENS):
-        counts, tokens, bits = ds.span(start, stop)
-        offsets = _offsets(counts)
-        ids = tokens.astype(np.int32)
-        labels = ids if bits is None else np.where(bits, ids, np.int32(IGNORE))
+    units = ds._lookup()[0]
+    spans = blocks(ds.unit_sizes, BLOCK_TOKENS)
+    longest = max((int(ds.token_counts[a:b].sum()) for a, b in spans), default=0)
+    ids_buf = np.empty(longest, dtype=np.int32)
+    labels_buf = np.empty(longest, dtype=np.int32) if ds.has_loss_mask else None
+    for start, stop in spans:
+        counts, ids, bits = ds.span(start, stop, out=ids_buf)
+        labels = ids
+        if bits is not None:
+            labels = labels_buf[:len(ids)]
+            np.copyto(labels, ids)
+            labels[~bits] = IGNORE
+        kept = units[start:stop] < len(ds.sizes)
+        offsets = _offsets(counts[kept])
         yield pa.record_batch([_list_array(offsets, ids), _list_array(offsets, labels),
-                               _array(np.arange(start, stop, dtype=np.int64))], schema=schema)
+                               _array(np.arange(start, stop, dtype=np.int64)[kept])], schema=schema)
 
 
 def _packed_batches(ds, schema):

@@ -163,22 +163,34 @@ class Dataset:
                     seen += 1
             if seen != n:
                 raise E.OutputValidationError.index_count(self.path, seen, n)
-            sizes = np.asarray(self.sizes, dtype=np.int32)
-            units = np.searchsorted(sizes, unit_sizes).astype(np.int16)
-            units[dropped] = len(sizes)
-            kept = ~dropped
-            if np.any(kept) and (units[kept].max() >= len(sizes) or np.any(sizes[units[kept]] != unit_sizes[kept])):
-                raise E.OutputValidationError.index_unit_size(self.path)
-            # within a unit, records are in sample_id order: a sample's row is its rank in its unit
-            rows = np.zeros(n, dtype=np.int64)
-            for u in range(len(sizes)):
-                members = np.flatnonzero(units == u)
-                rows[members] = np.arange(len(members))
+            self.use_index(unit_sizes, counts, dropped, shard_rows)
+        return self._index
+
+    def use_index(self, unit_sizes, token_counts, dropped, shard_rows=None) -> None:
+        """The per-sample lookup from sample_index.jsonl's columns read elsewhere (`mintdim export` takes
+        them from its verification rather than parsing the index twice): every sample's unit_size and
+        token_count, whether it was dropped for its length (then in no unit), and its shard_row where
+        known (-1: not given)."""
+        unit_sizes, dropped = np.asarray(unit_sizes), np.asarray(dropped, dtype=bool)
+        n = self.num_samples
+        if not len(unit_sizes) == len(token_counts) == len(dropped) == n:
+            raise E.OutputValidationError.index_count(self.path, len(unit_sizes), n)
+        sizes = np.asarray(self.sizes, dtype=np.int32)
+        units = np.searchsorted(sizes, unit_sizes).astype(np.int16)
+        units[dropped] = len(sizes)
+        kept = ~dropped
+        if np.any(kept) and (units[kept].max() >= len(sizes) or np.any(sizes[units[kept]] != unit_sizes[kept])):
+            raise E.OutputValidationError.index_unit_size(self.path)
+        # within a unit, records are in sample_id order: a sample's row is its rank in its unit
+        rows = np.zeros(n, dtype=np.int64)
+        for u in range(len(sizes)):
+            members = np.flatnonzero(units == u)
+            rows[members] = np.arange(len(members))
+        if shard_rows is not None:
             known = shard_rows >= 0
             if np.any(rows[known] % self.samples_per_shard != shard_rows[known]):
                 raise E.OutputValidationError.index_shard_row(self.path)
-            self._index = (units, rows, counts)
-        return self._index
+        self._index = (units, rows, np.asarray(token_counts, dtype=np.int32))
 
     def _unit_ids(self) -> list[np.ndarray]:
         units, _rows, _counts = self._lookup()
@@ -242,19 +254,28 @@ class Dataset:
         bits = np.unpackbits(unit.mask_shard(shard)[row], bitorder="little")
         return bits[: int(counts[sid])].astype(bool)
 
-    def span(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def span(self, start: int, stop: int, out: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Samples start..stop-1 without padding: (token counts (int64), their tokens one after another,
-        their loss-mask bits (bool) likewise, or None without source.train_on). Copies each sample's
-        slice of its record (a vectorised gather of the same slots, with its index arrays, took 5x longer
-        on the 107 MB ShareGPT build: 24 M tokens, 61 k samples)."""
+        their loss-mask bits (bool) likewise, or None without source.train_on). A sample dropped for its
+        length (units.overflow: drop) counts 0 tokens. `out`: an array of any integer dtype, at least as
+        long as the tokens, that receives them (the tokens returned are its first ones): `mintdim export`
+        reuses one buffer block after block. Copies each sample's slice of its record (a vectorised
+        gather of the same slots, with its index arrays, took 5x longer on the 107 MB ShareGPT build:
+        24 M tokens, 61 k samples)."""
         units, rows, counts = self._lookup()
         c = counts[start:stop].astype(np.int64)
         first = (np.cumsum(c) - c).tolist()
-        tokens = np.empty(int(c.sum()), dtype=self.dtype)
-        bits = np.empty(len(tokens), dtype=bool) if self.has_loss_mask else None
+        total = int(c.sum())
+        tokens = np.empty(total, dtype=self.dtype) if out is None else out[:total]
+        if len(tokens) != total:
+            raise ValueError(f"out holds {len(out)} tokens, the span has {total}")
+        bits = np.empty(total, dtype=bool) if self.has_loss_mask else None
         shard_of, row_in = np.divmod(rows[start:stop], self.samples_per_shard)
         views = {}  # (unit, shard) -> its records and masks as plain arrays (samples of all units interleave)
         for u, k, row, n, at in zip(units[start:stop].tolist(), shard_of.tolist(), row_in.tolist(), c.tolist(), first):
+            if not n:  # an empty or dropped sample (a dropped one is in no unit)
+                continue
             pair = views.get((u, k))
             if pair is None:
                 unit = self.units[u]
