@@ -442,3 +442,22 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
         f.writelines(json.dumps(r) + "\n" for r in original[4:])
     assert V._sample_index_fast(changed, sizes, sps, files) is None
     assert "sample_index.jsonl: line 4 is not a JSON object" in problems(verify(changed))
+
+
+def test_the_shard_checks_find_what_a_row_by_row_check_finds():
+    """The block checks of a shard (stray padding by one reduceat, unk positions in one pass) against the
+    plain per-row definition, on random blocks with rows full, empty, and every padding length between."""
+    from mintdim.reading import verify as V
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n, width = int(rng.integers(1, 9)), int(rng.integers(1, 7))
+        block = rng.choice([0, 0, 0, 5, 7], size=(n, width)).astype(np.uint16)  # pad 0, unk 7
+        tc = rng.integers(0, width + 1, size=n)
+        ids = np.arange(100, 100 + n)
+        expected_stray = [bool((block[r, tc[r]:] != 0).any()) for r in range(n)]
+        assert V._stray_padding(block, tc, 0).tolist() == expected_stray, (block, tc)
+        found: dict = {}
+        V._unk_positions(block, tc, ids, 7, found)
+        expected_unk = {int(ids[r]): [c for c in range(tc[r]) if block[r, c] == 7] for r in range(n)}
+        assert found == {k: v for k, v in expected_unk.items() if v}, (block, tc)
