@@ -48,9 +48,9 @@ from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import Problem, Report  # noqa: F401  (the report's types, imported from here)
 from .verify_common import (BLOCK_ROWS, Index, check_duplicates, check_empty_files, check_histogram, check_origin,
-                            check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy, spec_stats,
-                            without_cyclic_gc)
+                            check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy, spec_stats)
 from .verify_packed import verify_packed
+from ..progress import without_cyclic_gc
 from .verify_source import check_source
 _SHARD = fs.SHARD_RE  # names and layout come from the format modules; every figure is recomputed here
 _UNIT = fs.UNIT_RE

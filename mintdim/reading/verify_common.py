@@ -4,8 +4,6 @@ stats.json's empty_files, and the two indexes recomputed from it (duplicate_inde
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import re
 from dataclasses import dataclass, field
@@ -147,19 +145,6 @@ def jsonl_rows(out: str, name: str, report: Report):
                 continue
             yield n, obj
 
-
-@contextlib.contextmanager
-def without_cyclic_gc():
-    """Parsing an index makes a dict per line and no reference cycle; the cyclic collector's passes
-    over them took a third of the parse of the 107 MB ShareGPT build's sample_index.jsonl (61 k lines).
-    Reference counting still frees everything."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def is_int(v) -> bool:
