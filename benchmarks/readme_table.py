@@ -71,10 +71,27 @@ def machine_meta(argv: list[str], doc: str = DOC) -> dict:
             "cores": os.cpu_count(), "cpu": cpu_model(), "commit": mintdim_commit(doc),
             "load_at_start": [round(x, 2) for x in load] if load else None,
             "python": platform.python_version(), "command": shlex.join(["python", "benchmarks/readme_table.py",
-                                                                         *_measuring_args(argv)])}
+                                                                         *_measuring_args(argv)]),
+            **({"baseline": label} if (label := _baseline_label(argv)) else {})}
+
+
+def _baseline_label(argv: list[str]) -> str | None:
+    """What the `before` column measured: --baseline-label, else the commit of the baseline's checkout."""
+    args = parse_args(argv)
+    if not args.baseline:
+        return None
+    if args.baseline_label:
+        return args.baseline_label
+    done = subprocess.run([args.baseline, "-c", "import mintdim, os; print(os.path.dirname(mintdim.__file__))"],
+                          capture_output=True, text=True)
+    where = done.stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=where or None, capture_output=True,
+                          text=True).stdout.strip() if where else ""
+    return f"MintDim {head}" if head else "the --baseline interpreter's MintDim"
 
 
 WHERE_OPTIONS = ("--json", "--doc", "--work", "--assets")
+BASELINE_WORD = "PYTHON_OF_THE_EARLIER_CHECKOUT"  # what the recorded command says for --baseline's path
 
 
 def _measuring_args(argv: list[str]) -> list[str]:
@@ -86,6 +103,10 @@ def _measuring_args(argv: list[str]) -> list[str]:
             skip = False
         elif a in WHERE_OPTIONS:
             skip = True
+        elif out and out[-1] == "--baseline":
+            out.append(BASELINE_WORD)
+        elif a.startswith("--baseline="):
+            out += ["--baseline", BASELINE_WORD]
         elif not a.startswith(tuple(f"{o}=" for o in WHERE_OPTIONS)):
             out.append(a)
     return out
@@ -101,13 +122,16 @@ def the_set(args) -> list[dict]:
         common = ["--data", args.data, "--fields", args.fields, "--template", args.template, "--tokenizer", tok,
                   "--cores", str(args.cores), "--runs", str(args.runs), "--sizes", sizes]
         common += ["--work", args.work] if args.work else []
+        common += ["--baseline", args.baseline] if args.baseline else []
         out.append({"label": label, "argv": common + ["--scale", str(args.scale), "--no-cores1"]})
-        out.append({"label": label, "argv": common + ["--scale", str(4 * args.scale), "--peers", "none"]})
+        out.append({"label": label, "argv": common + ["--scale", str(4 * args.scale), "--peers", "none"]
+                    + (["--no-cores1"] if args.no_cores1 else [])})
     if args.bpe:  # a byte-level BPE model (the exact tiktoken engine), at 1x against the peers
         out.append({"label": args.bpe_label, "needs_pad_unk": True, "argv": [
             "--data", args.data, "--fields", args.fields, "--template", args.template, "--tokenizer", args.bpe,
             "--cores", str(args.cores), "--runs", str(args.runs), "--sizes", sizes, "--scale", str(args.scale),
-            "--no-cores1"] + (["--work", args.work] if args.work else [])})
+            "--no-cores1"] + (["--work", args.work] if args.work else [])
+            + (["--baseline", args.baseline] if args.baseline else [])})
     return out
 
 
@@ -166,8 +190,9 @@ def table_rows(data: dict) -> tuple[list[str], list[list[str]], list[str]]:
     """Header, one row per compare.py run, and the notes under the table (RSS 4x / 1x per tokenizer)."""
     results = data["results"]
     cores = max((r["args"]["cores"] for r in results), default=2)
+    before = any("baseline" in r["summary"] for r in results)
     header = ["input", "tokenizer", "raw encode", f"mintdim --cores {cores}", "fixed cost", "--cores 1",
-              "speedup", "HF datasets", "datatrove", "peak RSS"]
+              "speedup", "HF datasets", "datatrove", "peak RSS"] + (["before"] if before else [])
     rows, rss = [], {}
     for r in results:
         summ, raw, n = r["summary"], r["summary"]["raw"], r["args"]["cores"]
@@ -189,7 +214,7 @@ def table_rows(data: dict) -> tuple[list[str], list[list[str]], list[str]]:
             (f"{one['wall_s'] / build['wall_s']:.2f}x" + _raw_speedup(summ, raw)) if ok and one_ok else "-",
             *(_tool_cell(summ, p, raw, unavailable) for p in PEER_NAMES),
             f"{build['peak_rss_mb']:,.0f} MB" if ok else "-",
-        ])
+        ] + ([_tool_cell(summ, "baseline", raw, {})] if before else []))
         if ok:
             rss.setdefault(rows[-1][1], {})[scale] = build["peak_rss_mb"]
     notes = []
@@ -215,7 +240,9 @@ def render(data: dict) -> str:
         "to the raw encode (the tokenizer's own batch encode of the same rendered texts); fixed cost is the "
         "build minus raw; speedup is `--cores 1` / `--cores N` (in brackets the raw encode's own, 1 thread / N "
         "threads); peak RSS is the build's whole process tree; "
-        "`-` not run, `n/a` the peer cannot run here or with this tokenizer. Regenerate with "
+        "`-` not run, `n/a` the peer cannot run here or with this tokenizer. "
+        + (f"`before` is {meta['baseline']} in the same rounds (`--baseline`). " if meta.get("baseline") else "")
+        + "Regenerate with "
         f"`benchmarks/fetch_data.sh` (once: the data into ../assets), then `{meta['command']}` "
         "(benchmarks/README.md).",
         "",
@@ -271,6 +298,12 @@ def parse_args(argv):
     p.add_argument("--doc", default=os.path.join(REPO, DOC), help="file whose table is replaced (default "
                    f"{DOC}; it must hold the markers {START} and {END})")
     p.add_argument("--json", default=None, help="also write every result with the run's date and machine here")
+    p.add_argument("--baseline", default=None, metavar="PYTHON", help="also build with another MintDim (its "
+                   "interpreter, e.g. a virtualenv of an earlier commit) in the same rounds: a `before` column")
+    p.add_argument("--baseline-label", default=None, help="what the `before` column names (default: the commit "
+                   "of the baseline's checkout)")
+    p.add_argument("--no-cores1", action="store_true", help="no `mintdim --cores 1` at 4x (no speedup column: "
+                   "about half the set's time)")
     p.add_argument("--render-only", metavar="JSON", default=None,
                    help="measure nothing: render the table from a --json file of an earlier run")
     args = p.parse_args(argv)

@@ -191,3 +191,26 @@ def test_the_sampler_sees_the_whole_process_tree(tmp_path):
     assert m["cpu_s"] >= 0.4 and m["cpu_sampled_s"] >= 0.3, m
     if os.path.isdir("/proc"):
         assert C._proc_tree(os.getpid()) is not None  # the cheap path, not psutil's, on this machine
+
+
+def test_a_baseline_adds_a_before_column_and_the_command_hides_its_path(tmp_path, data):
+    """--baseline PYTHON: every compare.py run of the set builds with that MintDim too, the table gets a
+    `before` column (its wall and ratio to raw, same rounds), and the recorded command names no path."""
+    for rel in ("data/sharegpt_pairs.jsonl", "hf/minilm/tokenizer.json", "sp/ai21-j2/j2-tokenizer.model"):
+        os.makedirs(os.path.dirname(tmp_path / rel), exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    args = R.parse_args(["--assets", str(tmp_path), "--baseline", "/old/venv/bin/python", "--no-cores1"])
+    for r in R.the_set(args):
+        a = C.parse_args(r["argv"])
+        assert a.baseline == "/old/venv/bin/python" and a.no_cores1
+    assert R._measuring_args(["--baseline", "/old/venv/bin/python", "--baseline-label", "MintDim 03e172f",
+                              "--runs", "3"]) == ["--baseline", R.BASELINE_WORD, "--baseline-label",
+                                                  "MintDim 03e172f", "--runs", "3"]
+    for r, walls in zip(data["results"], ([18.0, 19.0, 18.5], [70.0, 66.0, 68.0], [8.0, 8.0, 8.0], [25.0, 24.0, 26.0])):
+        r["runs"]["baseline"] = [run(w) for w in walls]
+        r["summary"]["baseline"] = C.summarize(r["runs"]["baseline"])
+    data["meta"]["baseline"] = "MintDim 03e172f"
+    block = R.render(data)
+    table = [cells(ln) for ln in block.splitlines() if ln.startswith("|")]
+    assert table[0][-1] == "before" and table[2][-1] == "18.50 s = 1.16x" and table[3][-1] == "68.00 s = 1.13x"
+    assert "`before` is MintDim 03e172f in the same rounds" in block
