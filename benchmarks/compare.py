@@ -925,7 +925,9 @@ def byte_compile_other(python: str) -> None:
     code = ("import compileall, os, mintdim; from mintdim.paths import workflow_root; "
             "pkg = os.path.dirname(os.path.abspath(mintdim.__file__)); compileall.compile_dir(pkg, quiet=1); "
             "compileall.compile_dir(os.path.join(workflow_root(), 'scripts'), quiet=1); print(pkg)")
-    done = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    # run outside this checkout: `python -c` puts the working directory first on sys.path, and from the
+    # repository that is this MintDim's package, not the baseline's
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tempfile.gettempdir())
     print(f"[prep] baseline: byte-compiled {done.stdout.strip() or done.stderr.strip()[-300:]}", flush=True)
 
 
