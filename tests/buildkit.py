@@ -15,8 +15,10 @@ import sys
 import time
 import uuid
 
+import pytest
 import yaml
 
+from mintdim.reading.verify import verify
 from conftest import SNAKEFILE, SP_MODEL, gsm8k_rows, tree_bytes
 
 SIZES = [256, 512]
@@ -85,6 +87,17 @@ def logs_text(root) -> str:
 def out_tree(root, out: str = "out") -> dict:
     path = os.path.join(str(root), out)
     return tree_bytes(path) if os.path.isdir(path) else {}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> dict:
+    """The output of one clean, uninterrupted build: every other build must give these bytes (a fixture, one
+    per module that imports it)."""
+    root = project(tmp_path_factory.mktemp("clean"))
+    proc = build(root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert verify(os.path.join(root, "out")).ok
+    return out_tree(root)
 
 
 class Launch:

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from buildkit import SIZES, Launch, build, cli, config, out_tree, project, snakemake_cmd
+from buildkit import SIZES, Launch, build, cli, config, project, reference, snakemake_cmd  # noqa: F401  (reference: a fixture)
 from conftest import SNAKEFILE, tree_bytes
 
 from mintdim import errors as E
@@ -57,16 +57,6 @@ def assert_nothing_looks_complete(out, reference: dict) -> str:
         return "complete"
     assert not looks or marked, f"{out} looks complete but is not: {looks[:5]} without {FAILED}"
     return "markers" if marked else ("empty" if not tree else f"partial {sorted(tree)}")
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> dict:
-    """The output of one clean, uninterrupted build: every other build must give these bytes."""
-    root = project(tmp_path_factory.mktemp("clean"))
-    proc = build(root)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert verify(os.path.join(root, "out")).ok
-    return out_tree(root)
 
 
 # ---------------------------------------------------------------------------------------------

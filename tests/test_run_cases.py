@@ -10,19 +10,8 @@ import time
 import pytest
 import yaml
 
-from buildkit import Launch, build, logs_text, out_tree, project
+from buildkit import Launch, build, logs_text, out_tree, project, reference  # noqa: F401  (reference: a fixture)
 from conftest import REPO
-from mintdim.reading.verify import verify
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> dict:
-    """The output of one clean, uninterrupted build: every other build must give these bytes."""
-    root = project(tmp_path_factory.mktemp("clean"))
-    proc = build(root)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert verify(os.path.join(root, "out")).ok
-    return out_tree(root)
 
 
 def _no_traceback(root, *texts) -> None:
