@@ -14,7 +14,7 @@ from mintdim.stages.aggregate import aggregate_output
 from mintdim.stages.finalize import finalize_output
 from mintdim.stages.plan import plan_output
 from mintdim.stages.tokenize import tokenize_chunk
-from mintdim.stages.validate import preflight
+from mintdim.stages.validate import input_digests, preflight
 from mintdim.stages.write import write_slots
 
 
@@ -28,6 +28,8 @@ class Built:
 def drive(raw: dict, before_finalize=None) -> Built:
     """before_finalize(written paths): a test's change to the write job's summary before finalize."""
     build, metas = preflight(raw)
+    # what each output is built from, as the build starts (the validate job records it; finalize keeps it)
+    made_from = {o.index: {"inputs": input_digests(build, o), "config": build.raw} for o in build.outputs}
     lay = Layout(build.work_dir, build.build_id)
     logs: list[str] = []
     log = logs.append
@@ -52,5 +54,5 @@ def drive(raw: dict, before_finalize=None) -> Built:
         if before_finalize is not None:
             before_finalize([lay.written(o, 0)])
         finalize_output(build, o, lay.aggregated(o), [lay.stage_part(o, 0), lay.stage_agg(o)], lay.tree(o),
-                        lay.done(o), 0, log=log, written_paths=[lay.written(o, 0)])
+                        lay.done(o), 0, log=log, written_paths=[lay.written(o, 0)], built_from=made_from[o])
     return Built(build, metas, logs)

@@ -21,7 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from buildkit import SIZES, Launch, build, cli, config, project, reference, snakemake_cmd  # noqa: F401  (reference: a fixture)
+from buildkit import (SIZES, Launch, build, cli, config, out_tree, project, reference,  # noqa: F401  (a fixture)
+                      rows, snakemake_cmd, write_rows)
 from conftest import SNAKEFILE, tree_bytes
 
 from mintdim import errors as E
@@ -829,3 +830,23 @@ def test_parsing_the_snakefile_changes_no_file_and_a_deleted_output_is_still_reb
     rebuilt = build(root)  # the same through mintdim build
     assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
     assert tree_bytes(out) == reference and "already built" not in rebuilt.stdout
+
+
+def test_an_input_edited_after_a_finalize_stopped_once_it_placed_the_output_is_not_taken_as_built(tmp_path):
+    """The finalize job is killed right after it placed the output (its record still says `placing`), then
+    the input is edited. The next build must not finish that placement as if it were this input's output:
+    it refuses, naming --rebuild (as for any finished output built from other inputs), and --rebuild gives
+    the bytes of a clean build of the edited input. Found by the state machine's long run: the next build
+    exited 0 and left the output of the input before the edit."""
+    root = project(tmp_path / "p")
+    killed = build(root, env={"MINTDIM_TEST_KILL_AT": "finalize:moved"})
+    assert killed.returncode != 0
+    write_rows(root, rows(41))  # the edit
+    again = build(root)
+    assert again.returncode == 1 and "--rebuild" in again.stderr, (again.returncode, again.stderr[-2000:])
+    rebuilt = build(root, "c.yaml", "--rebuild")
+    assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
+    fresh = project(tmp_path / "fresh")
+    write_rows(fresh, rows(41))
+    assert build(fresh).returncode == 0
+    assert out_tree(root) == out_tree(fresh)

@@ -37,23 +37,25 @@ def finalize_output(build, out_index: int, agg_path: str, parts: list[str], tree
         check_shard_counts(stats, written_paths)
     st = records.state(build.work_dir, out.absdir)
     mine = st.finished and st.entry.get("build_id") == build.build_id
-    if st.kind == "placing" and mine:  # a finalize of this build placed it and was stopped before recording
+    if st.kind == "placing" and mine:
+        # a finalize of this build placed it and was stopped before recording it: a finished output, then
+        # like any other (pre-flight let this build run only with the same inputs, or with --rebuild)
         records.finish_placing(build.work_dir, out.absdir)
+        st = records.state(build.work_dir, out.absdir)
+    records.link_tree(parts, tree)
+    if st.kind == "placed" and mine and not replace:
+        # stages forced again (snakemake --forcerun / -R) on this config's finished output: the same
+        # inputs give the same bytes; the finished output stays, the new tree goes
+        first = records.same_tree(tree, out.absdir)
+        if first is not None:
+            raise E.OutputValidationError.rebuilt_differs(out.dir, first)
+        shutil.rmtree(tree)
+        log(f"[unit-build] {out.dir} is already built: the stages run again gave the same bytes")
     else:
-        records.link_tree(parts, tree)
-        if st.kind == "placed" and mine and not replace:
-            # stages forced again (snakemake --forcerun / -R) on this config's finished output: the same
-            # inputs give the same bytes; the finished output stays, the new tree goes
-            first = records.same_tree(tree, out.absdir)
-            if first is not None:
-                raise E.OutputValidationError.rebuilt_differs(out.dir, first)
-            shutil.rmtree(tree)
-            log(f"[unit-build] {out.dir} is already built: the stages run again gave the same bytes")
-        else:
-            _check_replaceable(build, out, st, replace)
-            entry = {"build_id": build.build_id, "gen": gen, "files": records.listing(tree), **(built_from or {})}
-            records.write_record(build.work_dir, out.absdir, dir=out.dir)
-            records.place(tree, out.absdir, build.work_dir, entry)
+        _check_replaceable(build, out, st, replace)
+        entry = {"build_id": build.build_id, "gen": gen, "files": records.listing(tree), **(built_from or {})}
+        records.write_record(build.work_dir, out.absdir, dir=out.dir)
+        records.place(tree, out.absdir, build.work_dir, entry)
     try:  # the build's stage/ parents, once empty
         os.rmdir(os.path.dirname(tree))
         os.rmdir(os.path.dirname(os.path.dirname(tree)))

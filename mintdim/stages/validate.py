@@ -372,12 +372,16 @@ def outputs_to_build(build: BuildConfig, rebuild: bool = False, how: str | None 
                 raise E.OutputValidationError.other_config(out.dir, st.entry.get("build_id", "?"),
                                                            config_changes(st.entry.get("config"), build.raw), how)
             todo.append(out.index)
-        elif st.kind == "placing" or rebuild:
-            todo.append(out.index)  # placing: the finalize that placed it was stopped before recording it
+        elif rebuild:
+            todo.append(out.index)
         else:
+            # placing (its finalize was stopped before recording it) is a finished output like placed: built
+            # from inputs that changed since, it is replaced only with --rebuild
             changed = changed_inputs(st.entry.get("inputs"), build, out)
             if changed:
                 raise E.OutputValidationError.inputs_changed(out.dir, changed, how)
+            if st.kind == "placing":
+                todo.append(out.index)  # its finalize records the placement
     return todo
 
 
