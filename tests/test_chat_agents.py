@@ -30,19 +30,8 @@ transformers = pytest.importorskip("transformers")
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 CHATS = os.path.join(DATA, "chat", "gsm8k_chat.jsonl")
 from conftest import ASSETS  # noqa: E402
+from test_chat import hf, ref  # noqa: E402,F401  (ref: the Qwen3 reference tokenizer, a fixture)
 LLAMA_PAD = "<|reserved_special_token_0|>"
-
-
-def hf(path):
-    import logging
-
-    logging.getLogger("transformers").setLevel(logging.ERROR)
-    return transformers.AutoTokenizer.from_pretrained(path)
-
-
-@pytest.fixture(scope="module")
-def ref():
-    return hf(TOK_DIR)
 
 
 def _real(*parts):
