@@ -77,3 +77,53 @@ def test_output_names_writers_and_readers(tmp_path):
     w.close()
     assert fmt.token_counts(str(tmp_path)).tolist() == [5, 7]
     assert [o["sample_id"] for o in fmt.iter_index(str(tmp_path))] == [0, 1]
+
+
+class _Silent:
+    def update(self, done, nbytes=None):
+        return False
+
+
+@pytest.mark.parametrize("trained", [False, True])
+def test_the_sample_index_reader_reads_what_the_writer_writes(tmp_path, trained):
+    """read_sample_index gives back every column write_sample_index was given, with several source files
+    (one without samples, one non-ASCII name) and trained_tokens; it declines (None) what it does not
+    read exactly: a name JSON escapes, a file not among the names, other keys than it was told."""
+    import orjson
+
+    rng = np.random.default_rng(5)
+    n, sizes, sps = 3000, [16, 64, 256], 7
+    lengths = rng.integers(0, 257, n)
+    units = np.searchsorted(sizes, lengths)
+    rows = np.empty(n, dtype=np.int64)
+    for u in range(len(sizes)):
+        rows[units == u] = np.arange(int((units == u).sum()))
+    paths = ["a.jsonl", "empty.jsonl", "données/b.parquet"]
+    file_ids = np.repeat([0, 2], [1000, n - 1000])
+    lines = np.concatenate([np.arange(1, 1001) * 3, np.arange(1, n - 999)])
+    hexes = rng.bytes(32 * n).hex()
+    mask = rng.integers(0, 1000, n) if trained else None
+    path = str(tmp_path / fmt.SAMPLE_INDEX)
+    fmt.write_sample_index(path, hexes, lengths, sizes, units, rows, sps, file_ids, paths, lines, mask, _Silent(),
+                           block=1000)
+    data = open(path, "rb").read()
+    cols = fmt.read_sample_index(data, paths, trained)
+    assert cols is not None
+    parsed = [orjson.loads(line) for line in data.splitlines()]
+    want = {"sample_id": list(range(n)), "token_count": lengths.tolist(), "unit_size": [sizes[u] for u in units],
+            "source_line": lines.tolist(), "shard_row": (rows % sps).tolist(), "shard": (rows // sps).tolist(),
+            "shard_unit": [sizes[u] for u in units], "source_file": file_ids.tolist()}
+    if trained:
+        want["trained_tokens"] = mask.tolist()
+    assert set(cols) == set(want) | {"hash"}
+    for key, value in want.items():
+        assert cols[key].tolist() == value, key
+    assert cols["hash"] == hexes == "".join(p["hash"] for p in parsed)
+    assert [paths[f] for f in cols["source_file"]] == [p["source_file"] for p in parsed]
+    assert fmt.read_sample_index(data, paths, not trained) is None  # told other keys
+    assert fmt.read_sample_index(data, paths[:2], trained) is None  # a file not among the names
+    assert fmt.read_sample_index(data, [paths[2], "empty.jsonl", "a.jsonl"], trained) is None  # out of order
+    assert fmt.read_sample_index(b"", paths, trained) is None and fmt.read_sample_index(data[:-1], paths, trained) is None
+    quoted = ['a"q.jsonl', "empty.jsonl", paths[2]]  # JSON writes the quote escaped
+    fmt.write_sample_index(path, hexes, lengths, sizes, units, rows, sps, file_ids, quoted, lines, mask, _Silent())
+    assert fmt.read_sample_index(open(path, "rb").read(), quoted, trained) is None

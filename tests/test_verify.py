@@ -10,6 +10,8 @@ import shutil
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import gsm8k_rows, SP_MODEL, basic_config, read_json, read_jsonl, run_cli
 from test_stages import drive
@@ -54,8 +56,9 @@ def index(out) -> list[dict]:
 
 
 def write_index(out, name, rows) -> None:
+    """The rows as the build writes them (compact JSON, UTF-8): a changed value is all that differs."""
     with open(os.path.join(out, name), "w", encoding="utf-8") as f:
-        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        f.writelines(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows)
 
 
 def record_of(out, sample_id: int):
@@ -397,51 +400,146 @@ def test_loss_masks_are_checked_when_the_manifest_declares_them(tmp_path, monkey
     assert any("mask_000000.bin: unexpected file" in p for p in problems(verify("out")))
 
 
-def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, copy, monkeypatch):
-    """verify reads sample_index.jsonl as columns when every line is in place (_sample_index_fast); the
-    same index, line by line, gives the same columns. Anything off sends it to the line-by-line check
-    (the corruptions above are each worded by it)."""
+def _columns_both_ways(out, sizes, sps, files, monkeypatch):
+    """sample_index.jsonl read by the array check (None when it declines) and by the line-by-line one."""
     from mintdim.reading import verify as V
 
+    fast = V._sample_index_fast(out, sizes, sps, files)
+    with monkeypatch.context() as m:
+        m.setattr(V, "_sample_index_fast", lambda *a: None)
+        report = Report(out)
+        slow = V._read_sample_index(out, report, sizes, sps, files)
+    return fast, slow, report
+
+
+def _same_columns(fast, slow) -> None:
+    for name in ("tc", "unit", "line", "file", "valid"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert fast.hashes == slow.hashes
+
+
+def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, copy, monkeypatch):
+    """verify reads sample_index.jsonl with array operations when every line is as the build writes it
+    (formats/output.read_sample_index); the line-by-line check gives the same columns. A changed value
+    sends it to the line-by-line check, which words the problem (the corruptions above go through
+    write_index, which writes the build's bytes)."""
     out = os.path.join(good, "out")
     manifest = read_json(os.path.join(out, "manifest.json"))
     sizes, sps, files = manifest["units"]["sizes"], manifest["output"]["samples_per_shard"], ["data/d.jsonl"]
-    fast = V._sample_index_fast(out, sizes, sps, files)
-    assert fast is not None
-    monkeypatch.setattr(V, "_sample_index_fast", lambda *a: None)
-    slow = V._read_sample_index(out, Report(out), sizes, sps, files)
-    for name in ("tc", "unit", "line", "file", "valid"):
-        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
-    assert fast.hashes == slow.hashes and fast.shard_path == slow.shard_path
-    monkeypatch.undo()
+    fast, slow, report = _columns_both_ways(out, sizes, sps, files, monkeypatch)
+    assert fast is not None and report.ok
+    _same_columns(fast, slow)
     _root, changed = copy
     original = index(changed)
-    for key, value in (("shard_row", None), ("sample_id", 5.0), ("hash", "A" * 64), ("source_line", 0)):
+    write_index(changed, "sample_index.jsonl", original)
+    with open(os.path.join(out, "sample_index.jsonl"), "rb") as a, \
+            open(os.path.join(changed, "sample_index.jsonl"), "rb") as b:
+        assert a.read() == b.read()  # write_index writes the build's bytes: what follows tests the array check
+    for key, value in (("shard_row", None), ("sample_id", 5.0), ("hash", "A" * 64), ("source_line", 0),
+                       ("token_count", 3), ("shard_path", "unit_64/shard_000009.bin")):
         rows = [dict(r) for r in original]
         if value is None:
             del rows[5][key]  # an optional key: the line-by-line check accepts its absence
         else:
             rows[5][key] = value
         write_index(changed, "sample_index.jsonl", rows)
-        assert V._sample_index_fast(changed, sizes, sps, files) is None, key
+        assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None, key
         report = verify(changed)
         assert report.ok == (key in ("shard_row", "sample_id")), (key, problems(report))  # 5.0 == 5 for that check
-    # what the line-by-line check lets pass but the array check does not take: lines with other keys than
-    # the first line's, an unknown key, a trained_tokens that is not an int
-    for change in ({"note": 1}, {"trained_tokens": "7"}, {"shard_row": None, "note": 1}):
+    # what the line-by-line check lets pass but the array check does not take: another key order or
+    # spacing, an unknown key, a trained_tokens that is not an int
+    for change in ({"note": 1}, {"trained_tokens": "7"}, {"shard_row": None, "note": 1}, {"order": True},
+                   {"spaces": True}):
         rows = [dict(r) for r in original]
-        rows[5].update(change)
+        if "order" in change:
+            rows[5] = dict(reversed(list(rows[5].items())))
+        elif "spaces" not in change:
+            rows[5].update(change)
         if change.get("shard_row", 0) is None:
             del rows[5]["shard_row"]  # as many keys as the other lines, one of them another
         write_index(changed, "sample_index.jsonl", rows)
-        assert V._sample_index_fast(changed, sizes, sps, files) is None, change
+        if "spaces" in change:
+            with open(os.path.join(changed, "sample_index.jsonl"), "a", encoding="utf-8") as f:
+                f.write(json.dumps(rows[-1] | {"sample_id": len(rows)}) + "\n")  # json.dumps's ", " and ": "
+            assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None
+            continue
+        assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None, change
         assert verify(changed).ok, change
     with open(os.path.join(changed, "sample_index.jsonl"), "w", encoding="utf-8") as f:
         f.writelines(json.dumps(r) + "\n" for r in original[:3])
         f.write(json.dumps([original[3]]) + "\n")  # a line that is a JSON list, not an object
         f.writelines(json.dumps(r) + "\n" for r in original[4:])
-    assert V._sample_index_fast(changed, sizes, sps, files) is None
+    assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None
     assert "sample_index.jsonl: line 4 is not a JSON object" in problems(verify(changed))
+
+
+@pytest.mark.parametrize("pattern,replacement,slow_ok", [
+    (rb'"token_count":(\d+)', rb'"token_count":0\1', False),  # a leading zero: not JSON
+    (rb'"source_line":(\d+)', rb'"source_line":-\1', False),  # a sign
+    (rb'"source_line":(\d+)', rb'"source_line":\1.0', False),  # a float (not an int for the check)
+    (rb'"shard_row":(\d+)', rb'"shard_row":\1e0', True),  # 1e0 == 1.0 == 1 for the optional key
+    (rb'"source_line":(\d+)', rb'"source_line":\1 ', True),  # a space
+    (rb'"hash":"([0-9a-f]+)"', lambda m: b'"hash":"' + m.group(1).upper() + b'"', False),
+    (rb'"source_file":"data/d.jsonl"', rb'"source_file":"data\/d.jsonl"', True),  # an escape, the same name
+    (rb'"source_file":"data/d.jsonl"', rb'"source_file":"data/d.jsonlx"', False),
+    (rb'shard_(\d+)', rb'shard_0\1', False),  # 7 digits: not the shard's name
+    (rb'"shard_row":(\d+)', rb'"shard_row":123456789012345678901', False),  # past int64
+    (rb'}\n', rb'}\r\n', True),  # CRLF
+    (rb'"sample_id":(\d+)', rb'"sample_id": \1', True),
+])
+def test_the_array_check_declines_what_is_not_as_the_build_writes_it(good, copy, monkeypatch, pattern, replacement,
+                                                                     slow_ok):
+    """Byte changes JSON reads the same or not at all: the array check declines each one; the line-by-line
+    check then accepts or words it."""
+    import re
+
+    out = os.path.join(good, "out")
+    manifest = read_json(os.path.join(out, "manifest.json"))
+    sizes, sps, files = manifest["units"]["sizes"], manifest["output"]["samples_per_shard"], ["data/d.jsonl"]
+    _root, changed = copy
+    path = os.path.join(changed, "sample_index.jsonl")
+    with open(path, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    lines[6] = re.sub(pattern, replacement, lines[6], count=1)
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    fast, _slow, report = _columns_both_ways(changed, sizes, sps, files, monkeypatch)
+    assert fast is None
+    assert report.ok == slow_ok, problems(report)
+
+
+_BYTES = b'0123456789 -.eE+"\\,:{}[]\nafAF\x00\x1f\xc3\xa9_/'
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
+          derandomize=True)
+@given(edits=st.lists(st.tuples(st.integers(0, 10**9), st.sampled_from(["put", "insert", "delete"]),
+                                st.sampled_from([bytes([b]) for b in _BYTES])), min_size=1, max_size=3))
+def test_an_index_the_array_check_takes_is_one_the_line_by_line_check_reads_the_same(good, tmp_path_factory,
+                                                                                   monkeypatch, edits):
+    """Bytes of sample_index.jsonl changed, inserted or deleted anywhere: the array check either declines
+    (None) or reads exactly the columns the line-by-line check reads, without a problem. It never takes
+    a line the JSON parser would read otherwise or refuse."""
+    out = os.path.join(good, "out")
+    manifest = read_json(os.path.join(out, "manifest.json"))
+    sizes, sps, files = manifest["units"]["sizes"], manifest["output"]["samples_per_shard"], ["data/d.jsonl"]
+    with open(os.path.join(out, "sample_index.jsonl"), "rb") as f:
+        data = bytearray(f.read())
+    for at, how, byte in edits:
+        at %= len(data) + (how == "insert")
+        if how == "put":
+            data[at:at + 1] = byte
+        elif how == "insert":
+            data[at:at] = byte
+        else:
+            del data[at]
+    changed = str(tmp_path_factory.mktemp("edited"))
+    with open(os.path.join(changed, "sample_index.jsonl"), "wb") as f:
+        f.write(bytes(data))
+    fast, slow, report = _columns_both_ways(changed, sizes, sps, files, monkeypatch)
+    if fast is not None:
+        assert report.ok, problems(report)
+        _same_columns(fast, slow)
 
 
 def test_the_shard_checks_find_what_a_row_by_row_check_finds():

@@ -14,6 +14,7 @@ depends on time, host or work paths.
 
 from __future__ import annotations
 
+import bisect
 import os
 
 import numpy as np
@@ -153,6 +154,101 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
                     text[j] = _cut_line(json_line=text[j], status=int(overflow[0][start + j]),
                                         whole=int(overflow[1][start + j]))
             fh.write("".join(text))
+
+
+def _template_parts(template: str) -> tuple[list[bytes], list[str]]:
+    """A line template's literal pieces and, between them, its fields' kinds: "d" (a JSON int),
+    "06d" (shard_%06d), "hex" ("%s" inside quotes: the hash), "str" (%s: a JSON string)."""
+    pieces, kinds, rest = [], [], template
+    while "%" in rest:
+        head, rest = rest.split("%", 1)
+        spec = "06d" if rest.startswith("06d") else rest[0]
+        rest = rest[len(spec):]
+        kinds.append("hex" if spec == "s" and head.endswith('"') else "str" if spec == "s" else spec)
+        pieces.append(head.encode())
+    return pieces + [rest.encode()], kinds
+
+
+SAMPLE_FIELDS = ("sample_id", "hash", "token_count", "unit_size", "source_file", "source_line", "shard_unit",
+                 "shard", "shard_row")  # the fields of write_sample_index's line, in order (+ trained_tokens)
+_HEXDIGIT = np.zeros(256, dtype=bool)
+_HEXDIGIT[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = True
+
+
+def read_sample_index(data: bytes, files: list[str], trained: bool) -> dict | None:
+    """sample_index.jsonl of the bucketed layout as columns, when every line is exactly as
+    write_sample_index writes it (without overflow or repeat keys; trained_tokens when `trained`) and
+    the lines are in source file order: {field of SAMPLE_FIELDS (+ "trained_tokens"): int64 array, but
+    "hash": the n hex digests joined (str) and "source_file": the index into `files`}. None as soon as
+    one line is anything else (other spacing or key order, an escape, a number with a sign, a point or
+    a leading zero, a file not in `files` or out of order): a JSON parser then reads it line by line.
+    Parsed with array operations over the whole file, field after field for every line at once (61 k
+    lines in 0.03 s, where a JSON parser and columns made of its objects took 0.13 s): a line taken
+    here is one a JSON parser reads as the same values."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    template = _SAMPLE_HEAD + _SAMPLE_TAIL + (',"trained_tokens":%d}\n' if trained else "}\n")
+    pieces, kinds = _template_parts(template)
+    names = SAMPLE_FIELDS + ("trained_tokens",)
+    quoted = [orjson.dumps(f) for f in files]
+    if any(q != b'"' + f.encode() + b'"' for q, f in zip(quoted, files)):
+        return None  # a name JSON writes with escapes
+    width = max([64, 19] + [len(q) for q in quoted] + [len(p) for p in pieces])
+    a = np.frombuffer(data + bytes(width), dtype=np.uint8)
+    win = sliding_window_view(a, width)  # win[p, :k]: the k bytes from p (a view: rows are gathered only)
+    ends = np.flatnonzero(a[:len(data)] == 10)
+    n = len(ends)
+    if not n or ends[-1] != len(data) - 1:
+        return None
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    pos, cols = starts.copy(), {}
+    for k, piece in enumerate(pieces):
+        if not (win[pos, :len(piece)] == np.frombuffer(piece, dtype=np.uint8)).all():
+            return None
+        pos += len(piece)
+        if k == len(kinds):
+            break
+        if kinds[k] == "hex":
+            digits = win[pos, :64]
+            if not _HEXDIGIT[digits].all():
+                return None
+            cols[names[k]] = digits.tobytes().decode("ascii")
+            pos += 64
+        elif kinds[k] == "str":
+            fi = _file_runs(data, win, pos, quoted)
+            if fi is None:
+                return None
+            cols[names[k]] = fi
+            pos += np.array([len(q) for q in quoted], dtype=np.int64)[fi]
+        else:  # 1 to 18 digits, no leading zero ("06d": at least 6, zeros filling 6)
+            digits = win[pos, :19] - 48  # (uint8: a byte below "0" wraps above 9)
+            is_digit = digits <= 9
+            length = np.where(is_digit.all(axis=1), 19, is_digit.argmin(axis=1))
+            least = 6 if kinds[k] == "06d" else 1
+            if length.min() < least or length.max() > 18 or ((digits[:, 0] == 0) & (length > least)).any():
+                return None
+            value = np.zeros(len(pos), dtype=np.int64)
+            for j in range(int(length.max())):  # Horner's rule, column by column (10 ** powers took 10x longer)
+                value = np.where(length > j, value * 10 + digits[:, j], value)
+            cols[names[k]] = value
+            pos += length
+    return cols if np.array_equal(pos, np.append(starts[1:], len(data))) else None
+
+
+def _file_runs(data: bytes, win, pos, quoted: list[bytes]):
+    """Which of the `quoted` names each line holds at `pos`, when the lines hold them in that order
+    (a run per name, maybe empty): each run's end found by bisection, then every line of the run
+    compared at once. None when a line holds none of them, or not in order."""
+    fi = np.empty(len(pos), dtype=np.int64)
+    lo = 0
+    for k, q in enumerate(quoted):
+        holds = lambda i: data[pos[i]:pos[i] + len(q)] == q  # noqa: E731
+        end = lo + bisect.bisect_left(range(lo, len(pos)), True, key=lambda i: not holds(i))
+        if not (win[pos[lo:end], :len(q)] == np.frombuffer(q, dtype=np.uint8)).all():
+            return None
+        fi[lo:end] = k
+        lo = end
+    return fi if lo == len(pos) else None
 
 
 def _cut_line(json_line: str, status: int, whole: int) -> str:

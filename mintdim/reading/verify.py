@@ -35,9 +35,7 @@ Every figure is recomputed from the files themselves, then compared:
 
 from __future__ import annotations
 
-import itertools
 import json
-import operator
 import os
 
 import orjson
@@ -271,99 +269,41 @@ def _overflow_figures(policy: str, idx: Index, limit: int) -> dict:
             "dropped_ids": dropped.tolist(), "truncated_ids": truncated.tolist()}
 
 
-_FAST_KEYS = {"sample_id", "token_count", "unit_size", "hash", "source_file", "source_line", "shard_path", "shard_row",
-              "trained_tokens"}
-_FAST_NEEDED = {"sample_id", "token_count", "unit_size", "hash", "source_file", "source_line", "shard_path",
-                "shard_row"}
-_FAST_INTS = ("sample_id", "token_count", "unit_size", "source_line", "shard_row", "trained_tokens")
-_HEX_DIGITS = b"0123456789abcdef"
-
-
 def _sample_index_fast(out: str, sizes, sps, files) -> Index | None:
-    """sample_index.jsonl as columns, checked array by array: the common case (every line well formed
-    and in place; 61 k samples in 0.1 s of CPU, the line-by-line check takes 0.4 s). None as soon as
-    anything is off (a blank or invalid line, a missing or unknown key, a wrong type, any disagreement):
-    the line-by-line check then finds and words every problem. Checks what that check checks, and more
-    (every line has the same keys; trained_tokens is an int), so a None-free pass means it would have
-    found nothing."""
+    """sample_index.jsonl as columns when every line is as the build writes it (formats/output.py
+    read_sample_index, array operations over the whole file), checked array by array; None as soon as
+    anything is off: the line-by-line check then finds and words every problem. What passes here
+    passes that check (tests/test_verify.py holds the two together)."""
+    import numpy as np
     try:
         with open(os.path.join(out, fmt.SAMPLE_INDEX), "rb") as f:
-            lines = f.read().split(b"\n")
+            data = f.read()
     except OSError:
         return None
-    if lines and lines[-1] == b"":
-        lines.pop()
-    if not lines:
-        return None
-    try:
-        cols = _index_columns(lines)
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        return None
+    cols = fmt.read_sample_index(data, files, trained=b',"trained_tokens":' in data[:data.find(b"\n")])
     if cols is None:
         return None
-    return _checked_columns(cols, len(lines), sizes, sps, files)
-
-
-def _index_columns(lines: list[bytes]) -> dict | None:
-    """{key: tuple of every line's value} when every line is a JSON object with the same keys, those of
-    the fast check; else None (or a KeyError, TypeError, JSONDecodeError)."""
-    rows = list(map(orjson.loads, lines))  # one call per line: exactly the line-by-line check's lines
-    if set(map(type, rows)) != {dict}:
-        return None
-    keys = tuple(rows[0])
-    if not _FAST_NEEDED <= set(keys) <= _FAST_KEYS or set(map(len, rows)) != {len(keys)}:
-        return None  # overflow, repeat (take), ...: checked line by line
-    return dict(zip(keys, zip(*map(operator.itemgetter(*keys), rows))))  # KeyError: another key set
-
-
-def _checked_columns(cols: dict, n: int, sizes, sps, files) -> Index | None:
-    """The columns of _index_columns against the manifest's sizes, samples_per_shard and files."""
-    import numpy as np
-    ints = {}
-    for key in _FAST_INTS:
-        if key in cols:
-            if set(map(type, cols[key])) != {int}:  # no bool, no float
-                return None
-            try:
-                ints[key] = np.array(cols[key], dtype=np.int64)
-            except OverflowError:
-                return None
-    hashes, paths = cols["hash"], cols["shard_path"]
-    if set(map(type, hashes)) != {str} or set(map(len, hashes)) != {64}:
-        return None
-    joined = "".join(hashes)
-    if not joined.isascii() or joined.encode("ascii").translate(None, _HEX_DIGITS):
-        return None
-    file_of = {f: i for i, f in enumerate(files)}
-    try:
-        fi = np.fromiter(map(file_of.get, cols["source_file"], itertools.repeat(-1)), dtype=np.int64, count=n)
-    except TypeError:  # a list or an object as source_file
-        return None
-    sid, tc, unit, line, srow = (ints[k] for k in _FAST_INTS[:5])
+    sid, tc, unit, line, fi = (cols[k] for k in ("sample_id", "token_count", "unit_size", "source_line",
+                                                  "source_file"))
+    n = len(sid)
     size_arr = np.asarray(sizes, dtype=np.int64)
     fit = np.searchsorted(size_arr, tc)
-    if (not np.array_equal(sid, np.arange(n)) or tc.min() < 0 or fit.max() >= len(size_arr)
-            or not np.array_equal(size_arr[fit], unit) or fi.min() < 0 or line.min() < 1):
+    if (not np.array_equal(sid, np.arange(n)) or fit.max() >= len(size_arr) or not np.array_equal(size_arr[fit], unit)
+            or line.min() < 1 or not np.array_equal(cols["shard_unit"], unit)):
         return None
-    if n > 1 and not np.all((fi[1:] > fi[:-1]) | ((fi[1:] == fi[:-1]) & (line[1:] > line[:-1]))):
+    if n > 1 and not np.all((fi[1:] > fi[:-1]) | (line[1:] > line[:-1])):  # (files are in order already)
         return None
-    per_unit = np.bincount(fit, minlength=len(size_arr))
     rank = np.empty(n, dtype=np.int64)  # a sample's place among its unit's samples
-    for u in np.flatnonzero(per_unit).tolist():  # (np.unique imports numpy.ma: 30 ms)
+    for u in np.flatnonzero(np.bincount(fit, minlength=len(size_arr))).tolist():  # (np.unique imports numpy.ma)
         members = np.flatnonzero(fit == u)
         rank[members] = np.arange(len(members))
-    code = {fs.shard_path(int(size_arr[u]), k): u * n + k for u in np.flatnonzero(per_unit).tolist()
-            for k in range((int(per_unit[u]) - 1) // sps + 1)}
-    try:
-        got = np.fromiter(map(code.get, paths, itertools.repeat(-1)), dtype=np.int64, count=n)
-    except TypeError:
-        return None
-    if not np.array_equal(got, fit * n + rank // sps) or not np.array_equal(srow, rank % sps):
+    if not np.array_equal(cols["shard"], rank // sps) or not np.array_equal(cols["shard_row"], rank % sps):
         return None
     idx = Index(n)
     idx.files = list(files)
     idx.tc, idx.unit, idx.line, idx.file = tc, unit, line, fi
-    idx.hashes, idx.shard_path = list(hashes), list(paths)
+    hexes = cols["hash"]
+    idx.hashes = [hexes[i:i + 64] for i in range(0, 64 * n, 64)]
     idx.valid[:] = True
     return idx
 
@@ -415,7 +355,6 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str 
             report.add(name, f"shard_row {obj['shard_row']!r}, expected {k % sps}", i)
         idx.tc[i], idx.unit[i], idx.line[i], idx.file[i] = tc, unit, line, fi
         idx.hashes[i] = h
-        idx.shard_path[i] = want_path
         idx.valid[i] = True
     return idx
 

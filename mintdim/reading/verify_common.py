@@ -71,7 +71,7 @@ class Index:
         self.line = np.zeros(n, dtype=np.int64)
         self.file = np.full(n, -1, dtype=np.int64)
         self.hashes: list[str] = [""] * n
-        self.shard_path: list[str] = [""] * n
+        self.shard_path: list[str] = [""] * n  # packed rows (a bucketed sample's follows from its unit)
         self.shard_row = np.full(n, -1, dtype=np.int64)
         self.valid = np.zeros(n, dtype=bool)
         self.status = np.zeros(n, dtype=np.int8)  # units.overflow: 0 whole, 1 dropped, 2 truncated
@@ -188,12 +188,13 @@ def check_empty_files(stats: dict, idx: Index, files: list, report: Report) -> N
 
 
 def check_duplicates(out: str, idx: Index, files, report: Report) -> list[list[int]]:
-    groups: dict[str, list[int]] = {}
-    for i, h in enumerate(idx.hashes):
-        if h:
-            groups.setdefault(h, []).append(i)
-    want = [ids for ids in groups.values() if len(ids) > 1]
-    want.sort(key=lambda ids: ids[0])
+    """duplicate_index.jsonl against the groups of equal hashes of the index (those it could read),
+    found as the build finds them (formats/output.py duplicate_groups); returns those groups."""
+    import numpy as np
+    have = [i for i, h in enumerate(idx.hashes) if h]
+    digests = np.frombuffer(bytes.fromhex("".join(idx.hashes)), dtype=np.uint8).reshape(-1, 32)
+    ids_of = np.asarray(have, dtype=np.int64)
+    want = [ids_of[g].tolist() for g in fmt.duplicate_groups(digests)]
     name = fmt.DUPLICATE_INDEX
     got = list(jsonl_rows(out, name, report))
     for k, (n, obj) in enumerate(got):

@@ -9,6 +9,7 @@ import hashlib
 import os
 import random
 
+from ..formats import shards as fs
 from .verify_common import Index, Report, is_int
 
 
@@ -169,7 +170,8 @@ def _encode_again(out, manifest, idx: Index, per_unit, sizes, sps, dtype, report
             if idx.status[i] == 1:
                 return None
             unit = int(idx.unit[i])
-            return idx.shard_path[i], int(np.searchsorted(per_unit[unit], i)) % sps, 0, unit
+            rank = int(np.searchsorted(per_unit[unit], i))  # its place among its unit's samples
+            return fs.shard_path(unit, rank // sps), rank % sps, 0, unit
 
         counts = np.where(idx.status > 0, idx.source_tc, idx.tc)  # a cut sample: the encoder gives its whole length
     else:
