@@ -107,7 +107,7 @@ def test_the_sample_index_reader_reads_what_the_writer_writes(tmp_path, trained)
     fmt.write_sample_index(path, hexes, lengths, sizes, units, rows, sps, file_ids, paths, lines, mask, _Silent(),
                            block=1000)
     data = open(path, "rb").read()
-    cols = fmt.read_sample_index(data, paths, trained)
+    cols = fmt.read_sample_index(path, paths)
     assert cols is not None
     parsed = [orjson.loads(line) for line in data.splitlines()]
     want = {"sample_id": list(range(n)), "token_count": lengths.tolist(), "unit_size": [sizes[u] for u in units],
@@ -120,10 +120,12 @@ def test_the_sample_index_reader_reads_what_the_writer_writes(tmp_path, trained)
         assert cols[key].tolist() == value, key
     assert cols["hash"] == hexes == "".join(p["hash"] for p in parsed)
     assert [paths[f] for f in cols["source_file"]] == [p["source_file"] for p in parsed]
-    assert fmt.read_sample_index(data, paths, not trained) is None  # told other keys
-    assert fmt.read_sample_index(data, paths[:2], trained) is None  # a file not among the names
-    assert fmt.read_sample_index(data, [paths[2], "empty.jsonl", "a.jsonl"], trained) is None  # out of order
-    assert fmt.read_sample_index(b"", paths, trained) is None and fmt.read_sample_index(data[:-1], paths, trained) is None
+    assert fmt.read_sample_index(path, paths[:2]) is None  # a file not among the names
+    assert fmt.read_sample_index(path, [paths[2], "empty.jsonl", "a.jsonl"]) is None  # out of order
+    for cut in (b"", data[:-1], data.replace(b'"shard_row":', b'"shard_rows":', 1)):
+        with open(path, "wb") as f:
+            f.write(cut)
+        assert fmt.read_sample_index(path, paths) is None
     quoted = ['a"q.jsonl', "empty.jsonl", paths[2]]  # JSON writes the quote escaped
     fmt.write_sample_index(path, hexes, lengths, sizes, units, rows, sps, file_ids, quoted, lines, mask, _Silent())
-    assert fmt.read_sample_index(open(path, "rb").read(), quoted, trained) is None
+    assert fmt.read_sample_index(path, quoted) is None

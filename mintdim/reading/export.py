@@ -339,8 +339,11 @@ def _export_megatron(ds, prefix: str, log) -> ExportResult:
             if masks:
                 writers.append(megatron.Writer(tmp[megatron.bin_path(masks)], megatron.MASK_DTYPE))
             tokens = 0
-            for start, stop in blocks(weights, BLOCK_TOKENS):
-                counts, block, bits = ds.span(start, stop)
+            spans = blocks(weights, BLOCK_TOKENS)
+            # one buffer for every block's tokens: fresh arrays cost their page faults again, block after block
+            buf = np.empty(max((int(ds.token_counts[a:b].sum()) for a, b in spans), default=0), dtype=ds.dtype)
+            for start, stop in spans:
+                counts, block, bits = ds.span(start, stop, out=buf)
                 writers[0].add(counts, block)
                 if masks:
                     writers[1].add(counts, bits.view(np.uint8))

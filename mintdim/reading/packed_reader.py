@@ -34,7 +34,7 @@ import orjson
 from .. import errors as E
 from ..formats import output as fmt
 from ..formats import shards as fs
-from .base import BucketBatchSampler, OpenMaps, check_sample_id, load_output
+from .base import BucketBatchSampler, OpenMaps, check_sample_id, load_output, span_buffer
 
 _open = builtins.open
 IGNORE = -100  # the label of a slot without a target (PyTorch's cross_entropy ignore_index)
@@ -225,14 +225,15 @@ class PackedDataset:
         k, local = divmod(row, self.samples_per_shard)
         return fs.unpack_mask(np.asarray(self._mask(k)[local]), self.row_length)[offset:offset + count]
 
-    def span(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def span(self, start: int, stop: int, out: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Samples start..stop-1 as Dataset.span gives them: (tokens written per sample (0 for a dropped
-        one), their tokens one after another, their loss-mask bits likewise or None)."""
+        one), their tokens one after another, their loss-mask bits likewise or None); `out` as there."""
         rows, offsets, counts, _order, _first = self._lookup()
         r = rows[start:stop]
         c = np.where(r >= 0, counts[start:stop], 0).astype(np.int64)
         first = (np.cumsum(c) - c).tolist()
-        tokens = np.empty(int(c.sum()), dtype=self.dtype)
+        tokens = span_buffer(int(c.sum()), self.dtype, out)
         bits = np.empty(len(tokens), dtype=bool) if self.has_loss_mask else None
         shard_of, row_in = np.divmod(r, self.samples_per_shard)
         last = None

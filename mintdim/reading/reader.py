@@ -26,7 +26,7 @@ import orjson
 from .. import errors as E
 from ..formats import output as fmt
 from ..formats import shards as fs
-from .base import Batch, BucketBatchSampler, OpenMaps, check_sample_id, load_output
+from .base import Batch, BucketBatchSampler, OpenMaps, check_sample_id, load_output, span_buffer
 
 _open = builtins.open
 
@@ -267,9 +267,7 @@ class Dataset:
         c = counts[start:stop].astype(np.int64)
         first = (np.cumsum(c) - c).tolist()
         total = int(c.sum())
-        tokens = np.empty(total, dtype=self.dtype) if out is None else out[:total]
-        if len(tokens) != total:
-            raise ValueError(f"out holds {len(out)} tokens, the span has {total}")
+        tokens = span_buffer(total, self.dtype, out)
         bits = np.empty(total, dtype=bool) if self.has_loss_mask else None
         shard_of, row_in = np.divmod(rows[start:stop], self.samples_per_shard)
         views = {}  # (unit, shard) -> its records and masks as plain arrays (samples of all units interleave)

@@ -276,11 +276,9 @@ def _sample_index_fast(out: str, sizes, sps, files) -> Index | None:
     passes that check (tests/test_verify.py holds the two together)."""
     import numpy as np
     try:
-        with open(os.path.join(out, fmt.SAMPLE_INDEX), "rb") as f:
-            data = f.read()
+        cols = fmt.read_sample_index(os.path.join(out, fmt.SAMPLE_INDEX), files)
     except OSError:
         return None
-    cols = fmt.read_sample_index(data, files, trained=b',"trained_tokens":' in data[:data.find(b"\n")])
     if cols is None:
         return None
     sid, tc, unit, line, fi = (cols[k] for k in ("sample_id", "token_count", "unit_size", "source_line",
