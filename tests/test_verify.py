@@ -473,6 +473,32 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
     assert "sample_index.jsonl: line 4 is not a JSON object" in problems(verify(changed))
 
 
+def test_trained_tokens_are_checked_against_the_mask_bits(tmp_path, monkeypatch):
+    """source.train_on, bucketed: each sample's trained_tokens in sample_index.jsonl, and the total in
+    stats.json, are what its mask bits give."""
+    monkeypatch.chdir(tmp_path)
+    rows = [{"prompt": f"Question {i} about apples", "response": f"Answer {i} apples"} for i in range(9)]
+    with open("d.jsonl", "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    cfg = basic_config(["d.jsonl"], sizes=[[16, 32]], sps=[4], out="out")
+    cfg["source"]["train_on"] = [["response"]]
+    drive(cfg)
+    assert verify("out").ok
+    shutil.copytree("out", "good")
+    original = index("out")
+    changed = [dict(r) for r in original]
+    changed[6]["trained_tokens"] += 1
+    write_index("out", "sample_index.jsonl", changed)
+    want = f"sample 6: trained_tokens {original[6]['trained_tokens'] + 1}, the mask bits give " \
+           f"{original[6]['trained_tokens']}"
+    assert any(want in p for p in problems(verify("out"))), problems(verify("out"))
+    write_index("out", "sample_index.jsonl", original)
+    stats = read_json("out/stats.json")
+    stats["trained_tokens"] += 1
+    json.dump(stats, open("out/stats.json", "w"))
+    assert any("stats.json: trained_tokens" in p for p in problems(verify("out"))), problems(verify("out"))
+
+
 @pytest.mark.parametrize("pattern,replacement,slow_ok", [
     (rb'"token_count":(\d+)', rb'"token_count":0\1', False),  # a leading zero: not JSON
     (rb'"source_line":(\d+)', rb'"source_line":-\1', False),  # a sign

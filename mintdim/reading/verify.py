@@ -21,7 +21,8 @@ Every figure is recomputed from the files themselves, then compared:
   records * unit_size * bytes_per_token bytes; every slot from token_count on holds pad_id;
   every token is inside the vocabulary; an empty unit holds EMPTY_UNIT.md. Loss masks
   (source.train_on): a mask_XXXXXX.bin of records * ceil(unit_size / 8) bytes beside each
-  shard, no bit set after token_count.
+  shard, no bit set after token_count; each sample's trained_tokens and stats.json's total are
+  what the bits give.
 - histogram.json and stats.json: counts, totals, duplicate and UNK figures (and the overflow block:
   policy, counts, lost tokens and ids, as for packed rows).
 - duplicate_index.jsonl: exactly the groups of equal hashes, as the spec orders them.
@@ -46,7 +47,8 @@ from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import Problem, Report  # noqa: F401  (the report's types, imported from here)
 from .verify_common import (BLOCK_ROWS, Index, check_duplicates, check_empty_files, check_histogram, check_origin,
-                            check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy, spec_stats)
+                            check_trained, check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy,
+                            spec_stats)
 from .verify_packed import verify_packed
 from ..progress import without_cyclic_gc
 from .verify_source import check_source
@@ -132,8 +134,11 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
 
     # --- shards: names, sizes, padding, vocabulary, UNK positions ---------------------------------
     found_unk: dict[int, list[int]] = {}
+    trained_found = np.zeros(n, dtype=np.int64) if has_masks else None  # mask bits per sample
     for s in sizes:
-        _check_unit(out, s, per_unit[s], sps, has_masks, m, idx, report, found_unk)
+        _check_unit(out, s, per_unit[s], sps, m, idx, report, found_unk, trained_found)
+    if has_masks:
+        check_trained(idx, trained_found, stats, report)
 
     # --- histogram, stats ---------------------------------------------------------------------------
     dist = {str(s): counts[s] for s in sizes}
@@ -151,9 +156,11 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
     return report, idx
 
 
-def _check_unit(out: str, s: int, ids, sps: int, has_masks: bool, m, idx: Index, report: Report,
-                found_unk: dict) -> None:
-    """One unit directory: exactly its shards (and masks), each of whole records, checked record by record."""
+def _check_unit(out: str, s: int, ids, sps: int, m, idx: Index, report: Report, found_unk: dict,
+                trained_found) -> None:
+    """One unit directory: exactly its shards (and masks, when `trained_found` is an array: each sample's
+    mask bits are counted into it), each of whole records, checked record by record."""
+    has_masks = trained_found is not None
     _sizes, _sps, dtype, pad, unk, vocab, _files = m
     udir = os.path.join(out, fs.unit_dir(s))
     if not os.path.isdir(udir):
@@ -191,7 +198,8 @@ def _check_unit(out: str, s: int, ids, sps: int, has_masks: bool, m, idx: Index,
                 continue  # not whole records: the rows cannot be trusted
         _check_shard(path, rel, s, members, idx, dtype, pad, unk, vocab, report, found_unk)
         if has_masks:
-            _check_mask(os.path.join(udir, masks[k]), f"{fs.unit_dir(s)}/{masks[k]}", s, members, idx, report)
+            _check_mask(os.path.join(udir, masks[k]), f"{fs.unit_dir(s)}/{masks[k]}", s, members, idx, report,
+                        trained_found)
 
 
 def _check_stats(stats: dict, idx: Index, dist: dict, sizes, sps: int, dtype, dup_groups, found_unk: dict,
@@ -300,6 +308,8 @@ def _sample_index_fast(out: str, sizes, sps, files) -> Index | None:
     idx = Index(n)
     idx.files = list(files)
     idx.tc, idx.unit, idx.line, idx.file = tc, unit, line, fi
+    if "trained_tokens" in cols:
+        idx.trained = cols["trained_tokens"]
     hexes = cols["hash"]
     idx.hashes = [hexes[i:i + 64] for i in range(0, 64 * n, 64)]
     idx.valid[:] = True
@@ -323,6 +333,8 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str 
         sid = obj.get("sample_id")
         if sid != i:
             report.add(name, f"line {n}: sample_id {sid!r}, expected {i} (ids count 0, 1, 2, ... in order)", i)
+        if is_int(obj.get("trained_tokens")):
+            idx.trained[i] = obj["trained_tokens"]
         tc, unit = obj.get("token_count"), obj.get("unit_size")
         if not is_int(tc) or tc < 0:
             report.add(name, f"token_count {tc!r} is not a non-negative int", i)
@@ -407,8 +419,9 @@ def _unk_positions(block, tc, ids, unk: int, found_unk: dict) -> None:
         found_unk[int(ids[r])] = positions.tolist()
 
 
-def _check_mask(path, rel, unit, members, idx: Index, report: Report) -> None:
-    """Loss masks: ceil(unit / 8) bytes per record, bit order little, no bit set after token_count."""
+def _check_mask(path, rel, unit, members, idx: Index, report: Report, trained_found) -> None:
+    """Loss masks: ceil(unit / 8) bytes per record, bit order little, no bit set after token_count; the
+    bits of each record counted into trained_found."""
     import numpy as np
     if not os.path.isfile(path):
         report.add(rel, "missing (manifest.json declares loss masks)")
@@ -424,6 +437,7 @@ def _check_mask(path, rel, unit, members, idx: Index, report: Report) -> None:
     tail = np.arange(unit)[None, :] >= idx.tc[members][:, None]
     for r in np.flatnonzero((bits.astype(bool) & tail).any(axis=1)):
         report.add(rel, f"row {r}: mask bit set after token_count {int(idx.tc[members[r]])}", int(members[r]))
+    trained_found[members] = (bits.astype(bool) & ~tail).sum(axis=1)
 
 
 def main_lines(report: Report, limit: int | None = 50) -> list[str]:

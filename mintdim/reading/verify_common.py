@@ -77,6 +77,7 @@ class Index:
         self.status = np.zeros(n, dtype=np.int8)  # units.overflow: 0 whole, 1 dropped, 2 truncated
         self.source_tc = np.zeros(n, dtype=np.int64)  # the whole length of a dropped or truncated sample
         self.repeat = np.zeros(n, dtype=np.int64)  # source.take: the sample's repeat (0 without take)
+        self.trained = np.full(n, -1, dtype=np.int64)  # trained_tokens (source.train_on); -1: not given
         self.files: list[str] = []  # manifest.json's source files, which `file` indexes
 
     def file_name(self, i: int) -> str:
@@ -185,6 +186,20 @@ def check_empty_files(stats: dict, idx: Index, files: list, report: Report) -> N
     empty = [f for f, c in zip(files, per_file) if c == 0]
     if stats.get("empty_files", []) != empty:
         report.add("stats.json", f"empty_files is {stats.get('empty_files')!r}, sample_index.jsonl gives {empty!r}")
+
+
+def check_trained(idx: Index, found, stats, report: Report) -> None:
+    """source.train_on: every sample's trained_tokens in sample_index.jsonl (idx.trained, -1 where a line
+    that could be read has none) and the total in stats.json are what the mask bits give (`found`)."""
+    import numpy as np
+    for sid in np.flatnonzero(idx.valid & (idx.trained < 0)).tolist():
+        report.add(fmt.SAMPLE_INDEX, "trained_tokens missing (manifest.json declares loss masks)", sid)
+    for sid in np.flatnonzero((idx.trained >= 0) & (idx.trained != found)).tolist():
+        report.add(fmt.SAMPLE_INDEX, f"trained_tokens {int(idx.trained[sid])}, the mask bits give {int(found[sid])}",
+                   sid)
+    if isinstance(stats, dict) and stats.get("trained_tokens") != int(found.sum()):
+        report.add(fmt.STATS, f"trained_tokens is {stats.get('trained_tokens')!r}, the mask bits give "
+                              f"{int(found.sum())}")
 
 
 def check_duplicates(out: str, idx: Index, files, report: Report) -> list[list[int]]:

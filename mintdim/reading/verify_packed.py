@@ -31,7 +31,8 @@ from ..formats import shards as fs
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import (BLOCK_ROWS, Index, check_duplicates, check_empty_files, check_histogram, check_origin,
-                            check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy, spec_stats)
+                            check_trained, check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy,
+                            spec_stats)
 from .verify_source import check_source
 
 
@@ -46,12 +47,12 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
     policy = overflow_policy(manifest, report)
     has_masks = "loss_mask" in manifest
     _check_entries(out, fs.unit_dir(L), report)
-    idx = _read_index(out, L, sps, files, policy, has_masks, report)
+    idx = _read_index(out, L, sps, files, policy, report)
     report.samples = len(idx.tc)
     rows = _recompute_rows(idx, L, report)
     found_unk, trained_found = _check_row_files(out, m, L, idx, rows, has_masks, report)
     if has_masks:
-        _check_trained(idx, trained_found, report)
+        check_trained(idx, trained_found, stats, report)
     dist = {str(L): int(np.count_nonzero(idx.status != 1))}  # the samples written
     check_histogram(histogram, dist, "the samples written", report)
     dup_groups = check_duplicates(out, idx, files, report)
@@ -80,16 +81,15 @@ def _check_entries(out: str, unit: str, report) -> None:
 
 class _Placed(Index):
     """sample_index.jsonl of packed rows as columns: Index's (status and source_tc as for unit sizes),
-    each sample's row (-1: none), its first slot in that row, its trained_tokens (-1: not given)."""
+    each sample's row (-1: none), its first slot in that row."""
 
     def __init__(self, n: int):
         super().__init__(n)
         self.row = np.full(n, -1, dtype=np.int64)
         self.offset = np.zeros(n, dtype=np.int64)
-        self.trained = np.full(n, -1, dtype=np.int64)
 
 
-def _read_index(out: str, L: int, sps: int, files, policy: str, has_masks: bool, report) -> _Placed:
+def _read_index(out: str, L: int, sps: int, files, policy: str, report) -> _Placed:
     """Every line: its id, unit_size (the row length), token_count, overflow keys, place and origin."""
     rows = list(jsonl_rows(out, fmt.SAMPLE_INDEX, report))
     idx = _Placed(len(rows))
@@ -118,8 +118,6 @@ def _read_index(out: str, L: int, sps: int, files, policy: str, has_masks: bool,
         h, fi, line, last = check_origin(obj, i, file_of, last, report, idx)
         if is_int(obj.get("trained_tokens")):
             idx.trained[i] = obj["trained_tokens"]
-        elif has_masks:
-            report.add(name, "trained_tokens missing (manifest.json declares loss masks)", i)
         idx.tc[i], idx.unit[i], idx.line[i], idx.file[i] = tc, L, line, fi
         idx.hashes[i] = h
         idx.shard_path[i] = loc[0] if isinstance(loc[0], str) else ""
@@ -315,14 +313,6 @@ def _check_masks(out: str, unit: str, k: int, r0: int, r1: int, L: int, idx: _Pl
     for r in range(r0, r1):
         for sid in rows.samples(r).tolist():
             trained_found[sid] = int(bits[r - r0, idx.offset[sid]:rows.ends[sid]].sum())
-
-
-def _check_trained(idx: _Placed, trained_found, report) -> None:
-    """trained_tokens of every sample = its mask bits (a dropped sample: 0)."""
-    for sid in np.flatnonzero((idx.trained >= 0) & (idx.trained != trained_found)).tolist():
-        if idx.row[sid] >= 0 or idx.trained[sid] != 0:
-            report.add(fmt.SAMPLE_INDEX, f"trained_tokens {int(idx.trained[sid])}, the mask bits give "
-                                         f"{int(trained_found[sid])}", sid)
 
 
 # --- stats.json, the source --------------------------------------------------------------------------------------
