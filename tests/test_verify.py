@@ -415,7 +415,7 @@ def _columns_both_ways(out, sizes, sps, files, monkeypatch):
 def _same_columns(fast, slow) -> None:
     for name in ("tc", "unit", "line", "file", "valid"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
-    assert fast.hashes == slow.hashes
+    assert list(fast.hashes) == slow.hashes
 
 
 def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, copy, monkeypatch):

@@ -46,9 +46,9 @@ from ..formats import shards as fs
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import Problem, Report  # noqa: F401  (the report's types, imported from here)
-from .verify_common import (BLOCK_ROWS, Index, check_duplicates, check_empty_files, check_histogram, check_origin,
-                            check_trained, check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy,
-                            spec_stats)
+from .verify_common import (BLOCK_ROWS, HexDigests, Index, check_duplicates, check_empty_files, check_histogram,
+                            check_origin, check_trained, check_unk, compare_stats, is_int, jsonl_rows, overflow_of,
+                            overflow_policy, spec_stats)
 from .verify_packed import verify_packed
 from ..progress import without_cyclic_gc
 from .verify_source import check_source
@@ -310,8 +310,7 @@ def _sample_index_fast(out: str, sizes, sps, files) -> Index | None:
     idx.tc, idx.unit, idx.line, idx.file = tc, unit, line, fi
     if "trained_tokens" in cols:
         idx.trained = cols["trained_tokens"]
-    hexes = cols["hash"]
-    idx.hashes = [hexes[i:i + 64] for i in range(0, 64 * n, 64)]
+    idx.hashes = HexDigests(cols["hash"])
     idx.valid[:] = True
     return idx
 

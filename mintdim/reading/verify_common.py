@@ -61,6 +61,27 @@ class Report:
         return f"[verify] {self.path}: {self.count} problem{'s' if self.count != 1 else ''} ({what})"
 
 
+class HexDigests:
+    """n SHA-256 hex digests kept as the one string they make joined, not as n string objects (61 k of
+    them cost 0.01 to 0.02 s to make): digests[i], len(), iteration, and `joined`."""
+
+    __slots__ = ("joined",)
+
+    def __init__(self, joined: str):
+        self.joined = joined
+
+    def __len__(self) -> int:
+        return len(self.joined) // 64
+
+    def __getitem__(self, i: int) -> str:
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self.joined[64 * i:64 * i + 64]
+
+    def __iter__(self):
+        return (self.joined[k:k + 64] for k in range(0, len(self.joined), 64))
+
+
 class Index:
     """sample_index.jsonl as columns."""
 
@@ -70,7 +91,7 @@ class Index:
         self.unit = np.zeros(n, dtype=np.int64)
         self.line = np.zeros(n, dtype=np.int64)
         self.file = np.full(n, -1, dtype=np.int64)
-        self.hashes: list[str] = [""] * n
+        self.hashes: list[str] | HexDigests = [""] * n  # "" where a line gives none
         self.shard_path: list[str] = [""] * n  # packed rows (a bucketed sample's follows from its unit)
         self.shard_row = np.full(n, -1, dtype=np.int64)
         self.valid = np.zeros(n, dtype=bool)
@@ -206,9 +227,11 @@ def check_duplicates(out: str, idx: Index, files, report: Report) -> list[list[i
     """duplicate_index.jsonl against the groups of equal hashes of the index (those it could read),
     found as the build finds them (formats/output.py duplicate_groups); returns those groups."""
     import numpy as np
-    have = [i for i, h in enumerate(idx.hashes) if h]
-    digests = np.frombuffer(bytes.fromhex("".join(idx.hashes)), dtype=np.uint8).reshape(-1, 32)
-    ids_of = np.asarray(have, dtype=np.int64)
+    if isinstance(idx.hashes, HexDigests):  # every line gave one
+        joined, ids_of = idx.hashes.joined, np.arange(len(idx.hashes))
+    else:
+        joined, ids_of = "".join(idx.hashes), np.array([i for i, h in enumerate(idx.hashes) if h], dtype=np.int64)
+    digests = np.frombuffer(bytes.fromhex(joined), dtype=np.uint8).reshape(-1, 32)
     want = [ids_of[g].tolist() for g in fmt.duplicate_groups(digests)]
     name = fmt.DUPLICATE_INDEX
     got = list(jsonl_rows(out, name, report))
