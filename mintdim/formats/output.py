@@ -118,6 +118,31 @@ def duplicate_groups(digests: np.ndarray) -> list[np.ndarray]:
     return groups
 
 
+def origin_of(paths, file_ids, lines, repeats=None):
+    """origin(s): where sample s comes from, as the indexes give it: {"sample_id", "source_file",
+    "source_line"} (source.take: and its "repeat")."""
+    def origin(s: int) -> dict:
+        found = {"sample_id": s, "source_file": paths[file_ids[s]], "source_line": int(lines[s])}
+        if repeats is not None:
+            found["repeat"] = int(repeats[s])
+        return found
+
+    return origin
+
+
+def duplicate_records(groups, hash_of, origin):
+    """duplicate_index.jsonl's objects: a group by first sample_id (duplicate_groups), its members in
+    sample_id order (source.take: the repeats of one sample are duplicates too, by their hash)."""
+    for members in groups:
+        yield {"hash": hash_of(int(members[0])), "count": int(len(members)),
+               "samples": [origin(int(s)) for s in members]}
+
+
+def jsonl_bytes(objs) -> bytes:
+    """Objects as JsonlWriter writes them: compact JSON, a line each."""
+    return b"".join(orjson.dumps(obj) + b"\n" for obj in objs)
+
+
 _SAMPLE_HEAD = '{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"source_file":%s,"source_line":%d,'
 _SAMPLE_TAIL = '"shard_path":"' + shards.UNIT_DIR + '/' + shards.SHARD_NAME + '","shard_row":%d'
 

@@ -234,6 +234,14 @@ def check_duplicates(out: str, idx: Index, files, report: Report) -> list[list[i
     digests = np.frombuffer(bytes.fromhex(joined), dtype=np.uint8).reshape(-1, 32)
     want = [ids_of[g].tolist() for g in fmt.duplicate_groups(digests)]
     name = fmt.DUPLICATE_INDEX
+    if idx.valid.all() and not idx.repeat.any():  # the file as the build writes it, compared whole (as
+        origin = fmt.origin_of(files, idx.file, idx.line)  # fast as reading it: 3 k groups in 0.01 s)
+        try:
+            with open(os.path.join(out, name), "rb") as f:
+                if f.read() == fmt.jsonl_bytes(fmt.duplicate_records(want, idx.hashes.__getitem__, origin)):
+                    return want
+        except OSError:
+            pass  # worded below
     got = list(jsonl_rows(out, name, report))
     for k, (n, obj) in enumerate(got):
         if obj is None:

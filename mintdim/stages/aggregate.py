@@ -110,9 +110,12 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
                            sizes, units, rows, sps, file_ids, paths, lines, trained, progress,
                            overflow=None if cut is None else (cut["status"], lengths), repeats=repeats)
 
-    origin = _origin(paths, file_ids, lines, repeats)
+    origin = fmt.origin_of(paths, file_ids, lines, repeats)
+    writer = JsonlWriter(os.path.join(stage_dir, fmt.DUPLICATE_INDEX))
     groups = duplicate_groups(digests)
-    _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), groups, hexes, origin)
+    for record in fmt.duplicate_records(groups, lambda s: hexes[64 * s:64 * s + 64], origin):
+        writer.write(record)
+    writer.close()
     unk_samples = inter.unarr(plan["unk_samples"])
     unk_counts = inter.unarr(plan["unk_counts"])
     unk_positions = inter.unarr(plan["unk_positions"])
@@ -164,28 +167,6 @@ def _extension_stats(build, plan: dict, cut: dict | None, lengths, largest: int,
     if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
         stats["trained_tokens_by_role"] = plan["trained_roles"]
     return stats
-
-
-def _origin(paths, file_ids, lines, repeats):
-    """Where a sample comes from, as the indexes give it (source.take: and its repeat)."""
-    def origin(s: int) -> dict:
-        found = {"sample_id": s, "source_file": paths[file_ids[s]], "source_line": int(lines[s])}
-        if repeats is not None:
-            found["repeat"] = int(repeats[s])
-        return found
-
-    return origin
-
-
-def _write_duplicates(path: str, groups, hexes: str, origin) -> None:
-    """duplicate_index.jsonl: groups by first sample_id, members in sample_id order (source.take: the repeats of
-    one sample are duplicates too, by their hash; each member says its repeat)."""
-    writer = JsonlWriter(path)
-    for members in groups:
-        first = int(members[0])
-        writer.write({"hash": hexes[64 * first:64 * first + 64], "count": int(len(members)),
-                      "samples": [origin(int(s)) for s in members]})
-    writer.close()
 
 
 def _write_unk(path: str, unk_samples, unk_counts, unk_positions, hexes: str, origin) -> None:
