@@ -371,16 +371,21 @@ def test_not_an_output_directory(tmp_path):
     assert problems(verify(str(tmp_path / "f"))) == [".: not a directory"]
 
 
-def test_loss_masks_are_checked_when_the_manifest_declares_them(tmp_path, monkeypatch):
-    """source.train_on: a mask_XXXXXX.bin beside each shard (ceil(unit/8) bytes a record, no bit after
-    token_count); without it, a mask file is a stray file."""
-    monkeypatch.chdir(tmp_path)
+def _build_with_masks() -> None:
+    """out/: nine pairs with source.train_on (masks beside the shards), built in the current directory."""
     rows = [{"prompt": f"Question {i} about apples", "response": f"Answer {i} apples"} for i in range(9)]
     with open("d.jsonl", "w", encoding="utf-8") as f:
         f.writelines(json.dumps(r) + "\n" for r in rows)
     cfg = basic_config(["d.jsonl"], sizes=[[16, 32]], sps=[4], out="out")
     cfg["source"]["train_on"] = [["response"]]
     drive(cfg)
+
+
+def test_loss_masks_are_checked_when_the_manifest_declares_them(tmp_path, monkeypatch):
+    """source.train_on: a mask_XXXXXX.bin beside each shard (ceil(unit/8) bytes a record, no bit after
+    token_count); without it, a mask file is a stray file."""
+    monkeypatch.chdir(tmp_path)
+    _build_with_masks()
     assert "loss_mask" in read_json("out/manifest.json")
     r = verify("out", source=True, all=True)
     assert r.ok, problems(r)
@@ -477,14 +482,8 @@ def test_trained_tokens_are_checked_against_the_mask_bits(tmp_path, monkeypatch)
     """source.train_on, bucketed: each sample's trained_tokens in sample_index.jsonl, and the total in
     stats.json, are what its mask bits give."""
     monkeypatch.chdir(tmp_path)
-    rows = [{"prompt": f"Question {i} about apples", "response": f"Answer {i} apples"} for i in range(9)]
-    with open("d.jsonl", "w", encoding="utf-8") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-    cfg = basic_config(["d.jsonl"], sizes=[[16, 32]], sps=[4], out="out")
-    cfg["source"]["train_on"] = [["response"]]
-    drive(cfg)
+    _build_with_masks()
     assert verify("out").ok
-    shutil.copytree("out", "good")
     original = index("out")
     changed = [dict(r) for r in original]
     changed[6]["trained_tokens"] += 1
