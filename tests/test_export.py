@@ -375,6 +375,42 @@ def test_the_index_is_parsed_once_by_the_verification(gsm8k, chat, tmp_path, mon
                 assert a.read() == b.read(), suffix
 
 
+def _ticking(monkeypatch) -> None:
+    """Progress lines on every update: a clock that moves a minute per reading."""
+    import types
+
+    from mintdim import progress
+
+    ticks = iter(range(0, 10**9, 60))
+    monkeypatch.setattr(progress, "time", types.SimpleNamespace(monotonic=lambda: next(ticks)))
+
+
+def test_long_exports_tell_their_progress(chat_packed, gsm8k, tmp_path, monkeypatch):
+    """A long verification and a long write print a progress line every few seconds (here every update):
+    shards checked, then rows or sequences written, each with the total."""
+    _ticking(monkeypatch)
+    for out, fmt_name, what in ((gsm8k, "hf", "rows"), (gsm8k, "megatron", "sequences"),
+                                (chat_packed, "megatron", "sequences")):
+        lines = []
+        export(out, fmt_name, str(tmp_path / f"{fmt_name}_{os.path.basename(out)}"), log=lines.append)
+        shards = [line for line in lines if line.startswith(f"[verify] {out}: ") and " shards (" in line]
+        written = [line for line in lines if line.startswith("[export] ") and f" {what} (" in line]
+        assert shards and written, lines
+        total = int(re.search(r"/([\d,]+) shards", shards[-1]).group(1).replace(",", ""))
+        assert total == len([f for d in os.listdir(out) if d.startswith("unit_")
+                             for f in os.listdir(os.path.join(out, d)) if f.startswith("shard_")])
+
+
+def test_verify_tells_its_progress_on_stderr_and_keeps_json_clean(gsm8k, tmp_path, monkeypatch, capsys):
+    from mintdim.cli import main
+
+    _ticking(monkeypatch)
+    assert main(["verify", gsm8k, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["ok"] is True
+    assert f"[verify] {gsm8k}: " in captured.err and " shards (" in captured.err
+
+
 def test_megatron_writer_widens_uint32_to_int32(tmp_path):
     """Megatron-Core has no uint32 code: a uint32 vocabulary is written as int32 (code 4)."""
     from mintdim.formats import megatron

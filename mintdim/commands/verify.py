@@ -11,7 +11,7 @@ def run(args) -> int:
     from ..reading.verify import main_lines, to_json, verify
 
     report = verify(args.output, source=args.source or args.all, all=args.all, sample=args.sample,
-                    root=args.root, seed=args.seed)
+                    root=args.root, seed=args.seed, log=lambda line: print(line, file=sys.stderr, flush=True))
     if args.json:
         print(to_json(report))
     else:

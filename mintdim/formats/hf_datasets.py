@@ -111,6 +111,10 @@ class ShardWriter:
             if self._row == self.bounds[self._k + 1]:
                 self._close_file()
 
+    @property
+    def rows_written(self) -> int:
+        return self._row
+
     def close(self) -> None:
         """Finish the files (an empty table: one file holding the schema alone)."""
         if self._row == 0 and self._k == 0 and self._writer is None:

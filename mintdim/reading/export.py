@@ -42,6 +42,7 @@ from .. import errors as E
 from ..formats import hf_datasets as hfd
 from ..formats import megatron
 from ..formats import output as fmt
+from ..progress import Progress
 from .packed_reader import IGNORE, PackedDataset
 from .base import load_output
 from .reader import open as open_output
@@ -119,7 +120,7 @@ def verified(out: str, log):
     sample_index.jsonl's columns as verify checked them (verify_common.Index), or None."""
     from .verify import verify_with_index
 
-    report, index = verify_with_index(out)
+    report, index = verify_with_index(out, log=log)
     if not report.ok:
         raise E.OutputValidationError.failed_verification(out, report.count, report.problems[0].text(out))
     log(f"[export] verified {out}: {report.samples} samples, {report.shards} shards")
@@ -237,9 +238,11 @@ def _export_hf(ds, out: str, dest: str, log) -> ExportResult:
         tmp = staging.tmp[dest]
         os.mkdir(tmp)
         writer = hfd.ShardWriter(tmp, hfd.arrow_schema(columns), bounds)
+        progress = Progress(log, f"[export] {dest}", rows, "rows")
         try:
             for batch in batches:
                 writer.write(batch)
+                progress.update(writer.rows_written)
             writer.close()
         except BaseException:
             writer.abort()
@@ -342,12 +345,14 @@ def _export_megatron(ds, prefix: str, log) -> ExportResult:
             spans = blocks(weights, BLOCK_TOKENS)
             # one buffer for every block's tokens: fresh arrays cost their page faults again, block after block
             buf = np.empty(max((int(ds.token_counts[a:b].sum()) for a, b in spans), default=0), dtype=ds.dtype)
+            progress = Progress(log, f"[export] {prefix}.bin", ds.num_samples, "sequences")
             for start, stop in spans:
                 counts, block, bits = ds.span(start, stop, out=buf)
                 writers[0].add(counts, block)
                 if masks:
                     writers[1].add(counts, bits.view(np.uint8))
                 tokens += len(block)
+                progress.update(stop)
             writers[0].finish(tmp[idx_file])
             if masks:
                 writers[1].finish(tmp[megatron.idx_path(masks)])

@@ -50,7 +50,7 @@ from .verify_common import (BLOCK_ROWS, HexDigests, Index, check_duplicates, che
                             check_origin, check_trained, check_unk, compare_stats, is_int, jsonl_rows, overflow_of,
                             overflow_policy, spec_stats)
 from .verify_packed import verify_packed
-from ..progress import without_cyclic_gc
+from ..progress import Progress, without_cyclic_gc
 from .verify_source import check_source
 _SHARD = fs.SHARD_RE  # names and layout come from the format modules; every figure is recomputed here
 _UNIT = fs.UNIT_RE
@@ -71,24 +71,27 @@ def _load_json(out: str, name: str, report: Report):
 
 
 def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000, root: str | None = None,
-           seed: int = 0) -> Report:  # noqa: A002  (the CLI's --all)
-    """Check the output directory `out`; see the module documentation. Returns a Report."""
-    return verify_with_index(out, source, all, sample, root, seed)[0]
+           seed: int = 0, log=None) -> Report:  # noqa: A002  (the CLI's --all)
+    """Check the output directory `out`; see the module documentation. Returns a Report. `log`: a callable
+    that receives a progress line every few seconds while the shards are read (a long check)."""
+    return verify_with_index(out, source, all, sample, root, seed, log)[0]
 
 
 def verify_with_index(out: str, source: bool = False, all: bool = False, sample: int = 1000,  # noqa: A002
-                      root: str | None = None, seed: int = 0) -> tuple[Report, Index | None]:
+                      root: str | None = None, seed: int = 0, log=None) -> tuple[Report, Index | None]:
     """verify(), and sample_index.jsonl as the columns it checked (an Index: token counts, unit sizes,
     overflow status...; None for packed rows or when the check stopped before the index). When the
     report is ok, they are the output's: `mintdim export` reads them instead of parsing the index again."""
     with without_cyclic_gc():  # the index makes a few objects per sample and no reference cycle
-        return _verify(out, source, all, sample, root, seed)
+        return _verify(out, source, all, sample, root, seed, log)
 
 
 def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  # noqa: A002
-            seed: int) -> tuple[Report, Index | None]:
+            seed: int, log) -> tuple[Report, Index | None]:
     import numpy as np  # here and below, on first use: `import mintdim` (every workflow job) stays light
     report = Report(path=out)
+    if log is not None:  # the count of shards is set once the manifest (and index) give it
+        report.progress = Progress(log, f"[verify] {out}", 0, "shards")
     if not os.path.isdir(out):
         report.add(".", "not a directory" if os.path.exists(out) else "does not exist")
         return report, None
@@ -133,6 +136,8 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
     counts = {s: int(len(per_unit[s])) for s in sizes}
 
     # --- shards: names, sizes, padding, vocabulary, UNK positions ---------------------------------
+    if report.progress is not None:
+        report.progress.total = sum(-(-counts[s] // sps) for s in sizes)
     found_unk: dict[int, list[int]] = {}
     trained_found = np.zeros(n, dtype=np.int64) if has_masks else None  # mask bits per sample
     for s in sizes:
@@ -188,7 +193,7 @@ def _check_unit(out: str, s: int, ids, sps: int, m, idx: Index, report: Report, 
         if not os.path.isfile(path):
             report.add(rel, f"missing (holds samples {int(members[0])}..{int(members[-1])})")
             continue
-        report.shards += 1
+        report.shard_done()
         size = os.path.getsize(path)
         expected = len(members) * s * bpt
         if size != expected:

@@ -42,6 +42,13 @@ class Report:
     shards: int = 0
     source_checked: bool = False
     encoded: int = 0  # samples re-encoded and compared token by token
+    progress: object = field(default=None, repr=False, compare=False)  # a Progress over the shards, or None
+
+    def shard_done(self) -> None:
+        """One more shard read and checked (a progress line every few seconds on long checks)."""
+        self.shards += 1
+        if self.progress is not None:
+            self.progress.update(self.shards)
 
     @property
     def ok(self) -> bool:

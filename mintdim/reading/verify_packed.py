@@ -205,6 +205,8 @@ def _check_row_files(out: str, m, L: int, idx: _Placed, rows: _Rows, has_masks: 
     unit = fs.unit_dir(L)
     bpt = dtype.itemsize
     n_shards = -(-rows.count // sps)
+    if report.progress is not None:
+        report.progress.total = n_shards
     _check_unit_entries(out, unit, rows.count, n_shards, has_masks, report)
     found_unk: dict[int, list[int]] = {}
     trained_found = np.zeros(len(idx.tc), dtype=np.int64)
@@ -215,7 +217,7 @@ def _check_row_files(out: str, m, L: int, idx: _Placed, rows: _Rows, has_masks: 
         if not os.path.isfile(path):
             report.add(rel, f"missing (holds rows {r0}..{r1 - 1})")
             continue
-        report.shards += 1
+        report.shard_done()
         size, expected = os.path.getsize(path), (r1 - r0) * L * bpt
         if size != expected:
             report.add(rel, f"size {size} bytes, expected {r1 - r0} rows * {L} tokens * {bpt} bytes = {expected}")
