@@ -109,6 +109,11 @@ def test_the_sample_index_reader_reads_what_the_writer_writes(tmp_path, trained)
     data = open(path, "rb").read()
     cols = fmt.read_sample_index(path, paths)
     assert cols is not None
+    for chunk in (len(data) // 3, 4096, 700):  # lines carried from chunk to chunk, files changing between
+        other = fmt.read_sample_index(path, paths, chunk=chunk)
+        assert other["hash"] == cols["hash"]
+        assert all(np.array_equal(other[k], cols[k]) for k in cols if k != "hash"), chunk
+    assert fmt.read_sample_index(path, paths, chunk=100) is None  # a line longer than a chunk
     parsed = [orjson.loads(line) for line in data.splitlines()]
     want = {"sample_id": list(range(n)), "token_count": lengths.tolist(), "unit_size": [sizes[u] for u in units],
             "source_line": lines.tolist(), "shard_row": (rows % sps).tolist(), "shard": (rows // sps).tolist(),

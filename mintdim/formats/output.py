@@ -198,39 +198,71 @@ SAMPLE_FIELDS = ("sample_id", "hash", "token_count", "unit_size", "source_file",
                  "shard", "shard_row")  # the fields of write_sample_index's line, in order (+ trained_tokens)
 
 
-def read_sample_index(path: str, files: list[str]) -> dict | None:
+INDEX_CHUNK = 1 << 23  # bytes of sample_index.jsonl parsed at once by read_sample_index (memory stays bounded)
+
+
+def read_sample_index(path: str, files: list[str], chunk: int = INDEX_CHUNK) -> dict | None:
     """sample_index.jsonl of the bucketed layout as columns, when every line is exactly as
     write_sample_index writes it (without overflow or repeat keys; with trained_tokens when the first
-    line has them) and the lines are in source file order: {field of SAMPLE_FIELDS (+ "trained_tokens"): int64 array, but
-    "hash": the n hex digests joined (str) and "source_file": the index into `files`}. None as soon as
-    one line is anything else (other spacing or key order, an escape, a number with a sign, a point or
-    a leading zero, a file not in `files` or out of order): a JSON parser then reads it line by line.
-    Parsed with array operations over the whole file, field after field for every line at once (the
-    61 k lines of the 107 MB ShareGPT build in 0.05 to 0.07 s, where a JSON parser and columns made of
-    its objects took 0.13 s), in place and by the MiB where a whole-file temporary is not needed: on a
-    virtual machine fresh memory costs about 2 ms per MB. A line taken here is one a JSON parser
-    reads as the same values."""
-    from numpy.lib.stride_tricks import sliding_window_view
-
+    line has them) and the lines are in source file order: {field of SAMPLE_FIELDS (+ "trained_tokens"):
+    int64 array, but "hash": the n hex digests joined (str) and "source_file": the index into `files`}.
+    None as soon as one line is anything else (other spacing or key order, an escape, a number with a
+    sign, a point or a leading zero, a file not in `files` or out of order): a JSON parser then reads
+    it line by line. Read `chunk` bytes at a time into one reused buffer (whole lines), each chunk
+    parsed with array operations, field after field for all its lines at once: the 61 k lines of the
+    107 MB ShareGPT build in 0.05 to 0.07 s, where a JSON parser and columns made of its objects took
+    0.13 s, and memory bounded (on a virtual machine fresh memory costs about 2 ms per MB). A line
+    taken here is one a JSON parser reads as the same values."""
     quoted = [orjson.dumps(f) for f in files]
     if any(q != b'"' + f.encode() + b'"' for q, f in zip(quoted, files)):
         return None  # a name JSON writes with escapes
+    pad = 128 + max(map(len, quoted), default=0)  # zeros after the lines: every window stays inside
+    buf = bytearray(chunk + pad)
+    parts: list[dict] = []
+    held, template, next_file = 0, None, 0  # bytes of a line carried to the next chunk; the line's template
     with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        data = bytearray(size + 128 + max(map(len, quoted), default=0))  # zeros after the end: every
-        if f.readinto(data) != size or f.read(1):  # window (a piece and a field) stays inside
-            return None
-    first = data.find(b"\n")
-    trained = data.find(b',"trained_tokens":', 0, first) >= 0
-    pieces, kinds = _template_parts(_SAMPLE_HEAD + _SAMPLE_TAIL + (',"trained_tokens":%d}\n' if trained else "}\n"))
-    names = SAMPLE_FIELDS + ("trained_tokens",)
-    a = np.frombuffer(data, dtype=np.uint8)
-    win = sliding_window_view(a, len(data) - size)  # win[p, :k]: the k bytes from p (rows gathered on use)
-    ends = np.concatenate([np.flatnonzero(a[at:min(at + (1 << 20), size)] == 10) + at  # by the MiB:
-                           for at in range(0, size, 1 << 20)] or [np.zeros(0, dtype=np.int64)])  # no 16 MB mask
-    n = len(ends)
-    if not n or ends[-1] != size - 1:
+        while True:
+            got = f.readinto(memoryview(buf)[held:chunk])
+            size = held + got
+            if not got:  # the end of the file
+                if held:
+                    return None  # bytes after the last newline
+                break
+            last = buf.rfind(b"\n", 0, size) + 1  # whole lines only
+            if last == 0:
+                if size == chunk:
+                    return None  # a line longer than a chunk
+                held = size
+                continue
+            if template is None:
+                trained = buf.find(b',"trained_tokens":', 0, buf.find(b"\n", 0, last)) >= 0
+                template = _template_parts(_SAMPLE_HEAD + _SAMPLE_TAIL + (',"trained_tokens":%d}\n' if trained
+                                                                          else "}\n"))
+            rest = bytes(buf[last:size])  # the start of the next line
+            buf[last:last + pad] = bytes(pad)
+            cols = _parse_lines(buf, last, pad, template, quoted, next_file)
+            if cols is None:
+                return None
+            parts.append(cols)
+            next_file = int(cols["source_file"][-1])
+            buf[:len(rest)] = rest
+            held = len(rest)
+    if not parts:
         return None
+    return {k: "".join(p[k] for p in parts) if k == "hash" else np.concatenate([p[k] for p in parts])
+            for k in parts[0]}
+
+
+def _parse_lines(data: bytearray, size: int, pad: int, template, quoted: list[bytes], first_file: int) -> dict | None:
+    """The columns of data[:size], whole lines as write_sample_index writes them, `pad` zeros after them."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    pieces, kinds = template
+    names = SAMPLE_FIELDS + ("trained_tokens",)
+    a = np.frombuffer(data, dtype=np.uint8, count=size + pad)
+    win = sliding_window_view(a, pad)  # win[p, :k]: the k bytes from p (rows gathered on use)
+    ends = np.concatenate([np.flatnonzero(a[at:min(at + (1 << 20), size)] == 10) + at  # by the MiB: no
+                           for at in range(0, size, 1 << 20)])  # temporary as long as the chunk
     starts = np.concatenate(([0], ends[:-1] + 1))
     pos, cols = starts.copy(), {}
     for k, piece in enumerate(pieces):  # a literal piece, then a field (each gathered with its piece)
@@ -248,7 +280,7 @@ def read_sample_index(path: str, files: list[str]) -> dict | None:
             cols[names[k]] = digits.tobytes().decode("ascii")
             pos += 64
         elif kinds[k] == "str":
-            fi = _file_runs(data, win, pos, quoted)
+            fi = _file_runs(data, win, pos, quoted, first_file)
             if fi is None:
                 return None
             cols[names[k]] = fi
@@ -268,13 +300,13 @@ def read_sample_index(path: str, files: list[str]) -> dict | None:
     return cols if np.array_equal(pos, np.append(starts[1:], size)) else None
 
 
-def _file_runs(data: bytes, win, pos, quoted: list[bytes]):
-    """Which of the `quoted` names each line holds at `pos`, when the lines hold them in that order
-    (a run per name, maybe empty): each run's end found by bisection, then every line of the run
-    compared at once. None when a line holds none of them, or not in order."""
+def _file_runs(data: bytes, win, pos, quoted: list[bytes], first: int = 0):
+    """Which of the `quoted` names each line holds at `pos`, when the lines hold them in that order from
+    the one numbered `first` on (a run per name, maybe empty): each run's end found by bisection, then
+    every line of the run compared at once. None when a line holds none of them, or not in order."""
     fi = np.empty(len(pos), dtype=np.int64)
     lo = 0
-    for k, q in enumerate(quoted):
+    for k, q in enumerate(quoted[first:], first):
         holds = lambda i: data[pos[i]:pos[i] + len(q)] == q  # noqa: E731
         end = lo + bisect.bisect_left(range(lo, len(pos)), True, key=lambda i: not holds(i))
         if not (win[pos[lo:end], :len(q)] == np.frombuffer(q, dtype=np.uint8)).all():
