@@ -714,6 +714,17 @@ def _shared_outputs(build: BuildConfig) -> None:
             raise E.SamplesPerShardError.shared(o.dir, ", ".join(f"{m.path}: {m.samples_per_shard}" for m in members))
 
 
+def _paths_once(build: BuildConfig) -> None:
+    """A path declared once per output: the indexes name a sample's file by its declared path."""
+    for o in build.outputs:
+        seen: dict[str, int] = {}
+        for i in o.files:
+            path = build.files[i].path
+            if path in seen:
+                raise E.OutputMappingError.same_file(o.dir, path, seen[path], i)
+            seen[path] = i
+
+
 def _outputs_apart(build: BuildConfig) -> None:
     """No output inside another, around or inside the work directory, or an input file."""
     work_abs = build.work_abs
@@ -758,7 +769,7 @@ def _hf_dir_pads(build: BuildConfig) -> None:
             raise E.TokenizerValidationError.two_pad_tokens(e.tokenizer_path)
 
 
-RULES = [_shared_outputs, _outputs_apart, _shared_overflow, _train_out, _templates_match, _hf_dir_pads]
+RULES = [_shared_outputs, _paths_once, _outputs_apart, _shared_overflow, _train_out, _templates_match, _hf_dir_pads]
 
 
 def check_template(e: FileEntry) -> T.Template:

@@ -1099,6 +1099,24 @@ class OutputMappingError(_MappingError):
                  shared_en="1 shared output directory", mapped_en="N output directories for N input files",
                  shared_vi="1 output dùng chung", mapped_vi="N output cho N file")
 
+    @classmethod
+    def same_file(cls, output: str, path: str, first: int, second: int, **kw):
+        return cls(
+            f"A file is declared twice for one output directory.\n\nOutput directory: {output}\n"
+            f"File: {path} (source.files items {first} and {second}, counting from 0)\n\n"
+            "The indexes name a sample's file by its path as declared, so the two could not be told apart: "
+            "mintdim verify and mintdim export would refuse the output. To use the samples twice: source.take "
+            "(2.0 takes every sample twice), a copy or a link of the file under another name, or another "
+            "output directory.",
+            f"Một file được khai báo hai lần cho cùng một thư mục output.\n\nThư mục output: {output}\n"
+            f"File: {path} (phần tử {first} và {second} của source.files, đếm từ 0)\n\n"
+            "Các index ghi file của mỗi sample bằng đường dẫn như đã khai báo, nên không thể phân biệt hai lần "
+            "khai báo: mintdim verify và mintdim export sẽ từ chối output. Để dùng các sample hai lần: "
+            "source.take (2.0 lấy mỗi sample hai lần), một bản sao hoặc link của file với tên khác, hoặc một "
+            "thư mục output khác.",
+            **kw,
+        )
+
 
 class TemplateFieldMismatchError(MintDimError):
     @classmethod

@@ -416,6 +416,30 @@ def test_tokenizer_mapping_arity_spec_text(ws):
     assert_spec_text(err, "TokenizerMappingError: " + en, "TokenizerMappingError: " + vi)
 
 
+def test_a_file_declared_twice_for_one_output_is_refused_before_anything_runs(ws):
+    """The indexes name a sample's file by its declared path: the same path twice in one output built an
+    output that mintdim verify (and so export) refused. Pre-flight refuses it, saying what to do instead."""
+    path = src(ws, "data/a.jsonl")
+    src(ws, "data/b.jsonl")
+    cfg = basic_config([path, "./data/b.jsonl", path],
+                       templates=["{prompt} {response}", "{prompt}\n{response}", "{response}: {prompt}"])
+    err = preflight_error(ws, cfg, E.OutputMappingError)
+    assert err.render("en").startswith("OutputMappingError: A file is declared twice for one output directory.")
+    assert f"File: {path} (source.files items 0 and 2, counting from 0)" in err.render("en")
+    assert "source.take (2.0 takes every sample twice)" in err.render("en")
+    assert err.render("vi").startswith("OutputMappingError: Một file được khai báo hai lần cho cùng một "
+                                       "thư mục output.")
+
+
+def test_one_file_in_two_outputs_builds_outputs_that_verify(ws_data):
+    ws = ws_data
+    path = src(ws, "data/a.jsonl")
+    cfg = basic_config([path, path], templates=["{prompt} {response}", "{response}: {prompt}"], out=["o1", "o2"])
+    build_in(ws, cfg, cores=1)
+    for out in ("o1", "o2"):
+        assert mintdim.verify(str(ws / out), source=True, root=str(ws)).ok
+
+
 def test_tokenizer_mapping_more_tokenizers_than_files(ws):
     files = [src(ws, "data/a.jsonl"), src(ws, "data/b.jsonl")]
     job = fluent(basic_config(files)).tokenizer.sentencepiece([{"path": SP_MODEL}] * 3)
