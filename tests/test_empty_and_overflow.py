@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 
 import pytest
 import sentencepiece as spm
@@ -334,9 +335,10 @@ def test_verify_checks_the_overflow_records_of_unit_sizes(tmp_path, monkeypatch)
 def test_overflow_outputs_are_the_same_bytes_whatever_the_chunking_and_cores(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path, _rows = pairs_file(tmp_path / "pairs.jsonl")
-    a = over_config([path, path], overflow="truncate", out="a")
+    a = over_config([path, shutil.copy(path, str(tmp_path / "copy.jsonl"))], overflow="truncate", out="a")
     a["source"]["train_on"] = [["response"]]
     drive(a)
+    assert verify("a").ok
     b = dict(a, output={"dir": "b", "samples_per_shard": [7]}, chunk_mb=8 * 1024 / 2**20, work_dir=".w2")
     drive(b)
     assert tree_bytes("a") == tree_bytes("b")

@@ -306,12 +306,14 @@ def test_every_sample_dropped_gives_an_empty_but_valid_output(tmp_path, monkeypa
 def test_same_bytes_whatever_the_chunking_and_cores(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path, _rows = rows_file(tmp_path, 200, long_every=37)
-    drive(packed_config([path, path], overflow="truncate", train_on=[["response"]], out="a"))
-    drive(packed_config([path, path], overflow="truncate", train_on=[["response"]], out="b",
+    files = [path, shutil.copy(path, str(tmp_path / "copy.jsonl"))]  # a path once per output
+    drive(packed_config(files, overflow="truncate", train_on=[["response"]], out="a"))
+    drive(packed_config(files, overflow="truncate", train_on=[["response"]], out="b",
                         chunk_mb=4 * 1024 / 2**20, work_dir=".w2"))
     assert tree_bytes("a") == tree_bytes("b")
+    assert verify("a").ok
     shutil.rmtree(".mintdim")
-    result = build_in(tmp_path, packed_config([path, path], overflow="truncate", train_on=[["response"]], out="c"),
+    result = build_in(tmp_path, packed_config(files, overflow="truncate", train_on=[["response"]], out="c"),
                       cores=2)  # the Snakemake workflow, two cores: the write rule hands the plan table over
     assert result.outputs[0].stats["packing"]["rows"] == read_json("a/stats.json")["packing"]["rows"]
     assert tree_bytes("a") == tree_bytes("c")
