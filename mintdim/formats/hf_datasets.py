@@ -22,6 +22,8 @@ import os
 
 import numpy as np
 
+from ..files import open_pieces
+
 DATASET_INFO = "dataset_info.json"
 STATE = "state.json"
 DATA_FILE = "data-%05d-of-%05d.arrow"
@@ -89,7 +91,8 @@ class ShardWriter:
     def _open(self) -> None:
         import pyarrow as pa
 
-        self._sink = pa.OSFile(os.path.join(self.directory, self.files[self._k]), "wb")
+        # pyarrow hands each column buffer of a batch to the sink whole (16 MB and more)
+        self._sink = open_pieces(os.path.join(self.directory, self.files[self._k]))
         self._writer = pa.ipc.new_stream(self._sink, self.schema)
 
     def _close_file(self) -> None:

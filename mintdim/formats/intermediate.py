@@ -20,6 +20,8 @@ import os
 import msgpack
 import numpy as np
 
+from ..files import open_pieces
+
 FORMAT_VERSION = 1
 META = "meta.msgpack"
 ALL = "all"  # the part name of the stream of every sample (units.sizes: auto)
@@ -51,7 +53,7 @@ def write(path: str, obj: dict) -> None:
     """Write atomically: a killed job never leaves a half file under the final name."""
     obj = {"format": FORMAT_VERSION, **obj}
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
+    with open_pieces(tmp) as f:
         f.write(msgpack.packb(obj, use_bin_type=True))
     os.replace(tmp, path)
 
@@ -69,7 +71,7 @@ class StreamWriter:
     def __init__(self, path: str):
         self.path = path
         self._tmp = f"{path}.tmp{os.getpid()}"
-        self._fh = open(self._tmp, "wb")
+        self._fh = open_pieces(self._tmp)
         self._packer = msgpack.Packer(use_bin_type=True)
         self.objects = 0
 

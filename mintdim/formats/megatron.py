@@ -24,6 +24,8 @@ import struct
 
 import numpy as np
 
+from ..files import open_pieces
+
 HEADER = b"MMIDIDX\x00\x00"
 VERSION = 1
 DTYPE_CODES = {"uint8": 1, "int8": 2, "int16": 3, "int32": 4, "int64": 5, "float64": 6, "float32": 7, "uint16": 8}
@@ -59,7 +61,7 @@ class Writer:
 
     def __init__(self, bin_file: str, dtype):
         self.dtype = stored_dtype(dtype)
-        self._bin = open(bin_file, "xb")  # noqa: SIM115  (closed by finish or abort)
+        self._bin = open_pieces(bin_file, "xb")  # closed by finish or abort
         self._lengths: list[np.ndarray] = []
 
     def add(self, lengths: np.ndarray, tokens: np.ndarray) -> None:
@@ -67,7 +69,7 @@ class Writer:
         lengths = np.asarray(lengths)
         if int(lengths.sum()) != len(tokens):
             raise ValueError(f"{len(tokens)} tokens for sequences of {int(lengths.sum())}")
-        self._bin.write(np.ascontiguousarray(tokens, dtype=self.dtype).data)
+        self._bin.write(np.ascontiguousarray(tokens, dtype=self.dtype))
         self._lengths.append(lengths.astype("<i4"))
 
     def finish(self, idx_file: str) -> None:
@@ -77,7 +79,7 @@ class Writer:
         np.cumsum(lengths[:-1], dtype="<i8", out=pointers[1:])
         pointers *= self.dtype.itemsize
         documents = np.arange(len(lengths) + 1, dtype="<i8")
-        with open(idx_file, "xb") as f:
+        with open_pieces(idx_file, "xb") as f:
             f.write(_HEAD.pack(HEADER, VERSION, DTYPE_CODES[self.dtype.name], len(lengths), len(documents)))
             for array in (lengths, pointers, documents):
                 f.write(array.data)

@@ -20,6 +20,7 @@ import os
 import numpy as np
 import orjson
 
+from ..files import open_pieces
 from . import shards
 
 MANIFEST = "manifest.json"
@@ -72,7 +73,7 @@ def write_json(path: str, obj) -> None:
 
 class JsonlWriter:
     def __init__(self, path: str, flush_every: int = 4096):
-        self._fh = open(path, "wb")
+        self._fh = open_pieces(path)
         self._buf: list[bytes] = []
         self._every = flush_every
 
@@ -160,7 +161,7 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
     line = (_SAMPLE_HEAD + ('"repeat":%d,' if repeats is not None else "") + _SAMPLE_TAIL
             + (',"trained_tokens":%d}\n' if trained is not None else "}\n"))
     sized = list(sizes) + [0]  # a dropped sample's unit index is len(sizes): its line is rewritten below
-    with open(path, "w", encoding="utf-8", newline="") as fh:
+    with open_pieces(path) as fh:
         for start in range(0, len(lengths), block):
             progress.update(start)
             end = min(start + block, len(lengths))
@@ -178,7 +179,7 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
                 for j in np.flatnonzero(overflow[0][start:end]).tolist():
                     text[j] = _cut_line(json_line=text[j], status=int(overflow[0][start + j]),
                                         whole=int(overflow[1][start + j]))
-            fh.write("".join(text))
+            fh.write("".join(text).encode("utf-8"))
 
 
 def _template_parts(template: str) -> tuple[list[bytes], list[str]]:
@@ -333,7 +334,7 @@ def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_
     first slot in its row. token_count counts the tokens written; a sample longer than the row
     carries overflow ("dropped": no shard, row or offset; "truncated": the row's first tokens) and
     source_token_count (its whole length)."""
-    with open(path, "wb") as fh:
+    with open_pieces(path) as fh:
         for start in range(0, len(lengths), block):
             progress.update(start)
             end = min(start + block, len(lengths))

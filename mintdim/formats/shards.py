@@ -18,6 +18,7 @@ import re
 import numpy as np
 
 from ..faults import kill_point
+from ..files import open_pieces
 
 RECOMMENDED_MAX_BYTES = 512 * 1024 * 1024
 BLOCK_ROWS = 8192
@@ -141,9 +142,9 @@ class ShardWriter:
 
     def _open_next(self) -> None:
         self._index += 1
-        self._fh = open(os.path.join(self.unit_dir, shard_name(self._index)), "wb")
+        self._fh = open_pieces(os.path.join(self.unit_dir, shard_name(self._index)))
         if self.masks:
-            self._mask_fh = open(os.path.join(self.unit_dir, mask_name(self._index)), "wb")
+            self._mask_fh = open_pieces(os.path.join(self.unit_dir, mask_name(self._index)))
         self._in_shard = 0
         self._bytes = 0
 
@@ -174,12 +175,12 @@ class ShardWriter:
             hi = int(ends[i + take - 1])
             block = pad_block(lengths[i:i + take], tokens[lo:hi], self.unit, self.pad_id, self.dtype)
             try:
-                block.tofile(self._fh)
+                self._fh.write(block)
             except OSError as exc:  # a short write (disk full, a file size or quota limit): name the shard
                 raise OSError(exc.errno, exc.strerror or str(exc), self._fh.name) from None
             if self._mask_fh is not None:
                 try:
-                    mask_block(lengths[i:i + take], mask_bits[lo:hi], self.unit).tofile(self._mask_fh)
+                    self._mask_fh.write(mask_block(lengths[i:i + take], mask_bits[lo:hi], self.unit))
                 except OSError as exc:
                     raise OSError(exc.errno, exc.strerror or str(exc), self._mask_fh.name) from None
             self._in_shard += take
@@ -263,10 +264,10 @@ class PackedWriter:
             rows = min(rows_per_shard, n_rows - k * rows_per_shard)
             path = os.path.join(unit_dir, shard_name(k))
             pad = np.full((min(rows, BLOCK_ROWS), row_length), pad_id, dtype=self.dtype)
-            with open(path, "wb") as fh:  # real blocks, not a sparse file: a full disk fails here, by name
+            with open_pieces(path) as fh:  # real blocks, not a sparse file: a full disk fails here, by name
                 try:
                     for lo in range(0, rows, BLOCK_ROWS):
-                        pad[:min(BLOCK_ROWS, rows - lo)].tofile(fh)
+                        fh.write(pad[:min(BLOCK_ROWS, rows - lo)])
                 except OSError as exc:
                     raise OSError(exc.errno, exc.strerror or str(exc), path) from None
             self._tokens.append(np.memmap(path, dtype=self.dtype, mode="r+", shape=(rows * row_length,)))
@@ -289,7 +290,8 @@ class PackedWriter:
             block = boundaries_block(per_row[r0:r1], ends[first[r0]:first[r1]])
             path = os.path.join(self.unit_dir, cu_name(k))
             try:
-                block.tofile(path)
+                with open_pieces(path) as fh:
+                    fh.write(block)
             except OSError as exc:
                 raise OSError(exc.errno, exc.strerror or str(exc), path) from None
             self.samples[k] = first[r1] - first[r0]
@@ -327,11 +329,11 @@ class PackedWriter:
             if self.masks:
                 slots = self._bits[k]
                 path = os.path.join(self.unit_dir, mask_name(k))
-                with open(path, "wb") as fh:
+                with open_pieces(path) as fh:
                     for lo in range(0, rows, BLOCK_ROWS):
                         hi = min(rows, lo + BLOCK_ROWS)
                         block = np.asarray(slots[lo * self.L:hi * self.L]).reshape(hi - lo, self.L)
-                        np.packbits(block.astype(bool), axis=1, bitorder="little").tofile(fh)
+                        fh.write(np.packbits(block.astype(bool), axis=1, bitorder="little"))
                 del slots
                 os.unlink(self._bits_path(k))
             info = {"name": shard_name(k), "records": rows, "bytes": rows * self.L * self.dtype.itemsize,
