@@ -8,8 +8,8 @@ Each round builds the output afresh (`mintdim build --keep-intermediates`). Ever
 process, and its timing record's `s` column (.mintdim/<build id>/benchmarks/write_*.tsv) is its whole
 life, interpreter start and imports included: the write stage is the sum of `s` (and of `cpu_time`)
 over the write jobs of the output. Then `mintdim export OUT --format hf` and `--format megatron` are
-timed the same way, as commands from start to end (wall, and user+sys CPU of the process), and so is
-`mintdim verify OUT`, which every export begins with. The order of the commands alternates from round
+timed as commands from start to end (wall, user+sys CPU of the process, and the kernel's part of it),
+and so is `mintdim verify OUT`, which every export begins with. The order of the commands alternates from round
 to round (the machine's load drifts). `--baseline PYTHON` also times another MintDim's commands (its
 interpreter, e.g. a virtualenv of an earlier commit) on the same build in every round: before/after.
 Prints every round with the load average, then the medians and the medians of each round's ratios.
@@ -35,8 +35,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORMATS = ("hf", "megatron")
 
 
-def timed(cmd: list[str], cwd: str, env: dict | None = None) -> tuple[float, float]:
-    """Wall seconds and user+sys CPU seconds of a command."""
+def timed(cmd: list[str], cwd: str, env: dict | None = None) -> tuple[float, float, float]:
+    """Wall seconds, user+sys CPU seconds and sys (kernel) CPU seconds of a command."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
@@ -44,7 +44,8 @@ def timed(cmd: list[str], cwd: str, env: dict | None = None) -> tuple[float, flo
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{res.stdout}{res.stderr}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    kernel = after.ru_stime - before.ru_stime
+    return wall, (after.ru_utime - before.ru_utime) + kernel, kernel
 
 
 def write_stage(workdir: str) -> tuple[float, float, int]:
@@ -64,7 +65,7 @@ def one_round(k: int, workdir: str, cfg_path: str, cores: int, baseline: str | N
         shutil.rmtree(os.path.join(workdir, name), ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     pythons = [("", sys.executable, env)] + ([("baseline ", baseline, None)] if baseline else [])
-    build_wall, _cpu = timed([sys.executable, "-m", "mintdim", "build", cfg_path, "--cores", str(cores),
+    build_wall, _cpu, _sys = timed([sys.executable, "-m", "mintdim", "build", cfg_path, "--cores", str(cores),
                               "--keep-intermediates"], workdir, env)
     write_s, write_cpu, jobs = write_stage(workdir)
     row = {"load": os.getloadavg()[0], "build": build_wall, "write": write_s, "write_cpu": write_cpu, "write_jobs": jobs}
@@ -75,7 +76,7 @@ def one_round(k: int, workdir: str, cfg_path: str, cores: int, baseline: str | N
             commands.append((f"{tag}{what}", [python, "-m", "mintdim", "export" if dest else "verify", "out"] + dest,
                              penv))
     for name, cmd, penv in commands if k % 2 == 0 else commands[::-1]:
-        row[name], row[name + "_cpu"] = timed(cmd, workdir, penv)
+        row[name], row[name + "_cpu"], row[name + "_sys"] = timed(cmd, workdir, penv)
     row["load_end"] = os.getloadavg()[0]
     return row
 
@@ -93,7 +94,9 @@ def report(rows: list[dict], cores: int, baseline: bool) -> None:
             ratio_cpu = statistics.median(r[name + "_cpu"] / r["write_cpu"] for r in rows)
             label = f"mintdim {'export ' + what if what in FORMATS else 'verify'}"
             print(f"  {tag}{label:24s} wall {med[name]:.3f} s ({med[name] / med['write']:.2f}x the write stage; "
-                  f"per round {ratio:.2f}x), CPU {med[name + '_cpu']:.3f} s ({ratio_cpu:.2f}x per round)")
+                  f"per round {ratio:.2f}x), CPU {med[name + '_cpu']:.3f} s ({ratio_cpu:.2f}x per round; "
+                  f"kernel {med[name + '_sys']:.3f} s, {min(r[name + '_sys'] for r in rows):.2f} to "
+                  f"{max(r[name + '_sys'] for r in rows):.2f} s)")
 
 
 def main(argv=None) -> int:
