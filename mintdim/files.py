@@ -4,7 +4,7 @@ large arrays in pieces of at most WRITE_PIECE bytes per write() call."""
 from __future__ import annotations
 
 import os
-from io import BufferedWriter, FileIO
+from io import FileIO
 
 # Bytes per write() call. Linux sizes the page-cache folios of a write by its length (ext4 with large
 # folios, kernel 6.18 here): a write of 2 MB or more gets 2 MB folios, and on a virtual machine that
@@ -15,14 +15,18 @@ from io import BufferedWriter, FileIO
 WRITE_PIECE = 1 << 20
 
 
-class PieceWriter(BufferedWriter):
-    """A buffered binary file whose write() takes any C-contiguous bytes-like object (a numpy array, a
-    pyarrow Buffer, bytes) and hands it to the kernel WRITE_PIECE bytes at a time."""
+class PieceWriter(FileIO):
+    """A binary file whose write() takes any C-contiguous bytes-like object (a numpy array, a pyarrow
+    Buffer, bytes) and hands it to the kernel WRITE_PIECE bytes at a time, unbuffered: a short write
+    (a full disk, a file size limit) raises its OSError in the write() that met it, where the caller
+    names the file, not later in close()."""
 
     def write(self, data) -> int:
         view = memoryview(data).cast("B")
         for at in range(0, len(view), WRITE_PIECE):
-            super().write(view[at:at + WRITE_PIECE])
+            piece = view[at:at + WRITE_PIECE]
+            while piece:
+                piece = piece[super().write(piece):]  # after a short write, the next call raises
         return len(view)
 
 
@@ -30,7 +34,7 @@ def open_pieces(path: str, mode: str = "wb") -> PieceWriter:
     """`open(path, mode)` for writing large arrays: mode "wb" (create or truncate) or "xb" (create only)."""
     if mode not in ("wb", "xb"):
         raise ValueError(f"mode must be 'wb' or 'xb', got {mode!r}")
-    return PieceWriter(FileIO(path, mode[0]))
+    return PieceWriter(path, mode[0])
 
 
 def atomic_write_text(path: str, text: str) -> None:

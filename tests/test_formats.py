@@ -145,12 +145,15 @@ def test_large_arrays_reach_the_kernel_in_pieces_of_at_most_write_piece(tmp_path
 
     sizes = []
 
-    class Recording(files.FileIO):
+    class RecordingFile(files.FileIO):
         def write(self, b):
             sizes.append(memoryview(b).nbytes)
             return super().write(b)
 
-    monkeypatch.setattr(files, "FileIO", Recording)
+    class Recording(files.PieceWriter, RecordingFile):  # PieceWriter's pieces reach RecordingFile.write
+        pass
+
+    monkeypatch.setattr(files, "PieceWriter", Recording)
     n = 3 * files.WRITE_PIECE  # 6 MB of uint16 tokens, 12 MB as int32
     tokens = (np.arange(n, dtype=np.int64) % 30000).astype(np.uint16)
     lengths = np.full(n // 4096, 4096, dtype=np.int64)
