@@ -18,15 +18,18 @@ WRITE_PIECE = 1 << 20
 class PieceWriter(FileIO):
     """A binary file whose write() takes any C-contiguous bytes-like object (a numpy array, a pyarrow
     Buffer, bytes) and hands it to the kernel WRITE_PIECE bytes at a time, unbuffered: a short write
-    (a full disk, a file size limit) raises its OSError in the write() that met it, where the caller
-    names the file, not later in close()."""
+    (a full disk, a file size or quota limit) raises its OSError in the write() that met it, not later
+    in close(), and the error names the file."""
 
     def write(self, data) -> int:
         view = memoryview(data).cast("B")
-        for at in range(0, len(view), WRITE_PIECE):
-            piece = view[at:at + WRITE_PIECE]
-            while piece:
-                piece = piece[super().write(piece):]  # after a short write, the next call raises
+        try:
+            for at in range(0, len(view), WRITE_PIECE):
+                piece = view[at:at + WRITE_PIECE]
+                while piece:
+                    piece = piece[super().write(piece):]  # after a short write, the next call raises
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror or str(exc), self.name) from None
         return len(view)
 
 

@@ -174,15 +174,9 @@ class ShardWriter:
             lo = int(ends[i - 1]) if i else 0
             hi = int(ends[i + take - 1])
             block = pad_block(lengths[i:i + take], tokens[lo:hi], self.unit, self.pad_id, self.dtype)
-            try:
-                self._fh.write(block)
-            except OSError as exc:  # a short write (disk full, a file size or quota limit): name the shard
-                raise OSError(exc.errno, exc.strerror or str(exc), self._fh.name) from None
+            self._fh.write(block)  # a full disk or a file size limit: an OSError naming the shard
             if self._mask_fh is not None:
-                try:
-                    self._mask_fh.write(mask_block(lengths[i:i + take], mask_bits[lo:hi], self.unit))
-                except OSError as exc:
-                    raise OSError(exc.errno, exc.strerror or str(exc), self._mask_fh.name) from None
+                self._mask_fh.write(mask_block(lengths[i:i + take], mask_bits[lo:hi], self.unit))
             self._in_shard += take
             self._bytes += block.nbytes
             i += take
@@ -265,11 +259,8 @@ class PackedWriter:
             path = os.path.join(unit_dir, shard_name(k))
             pad = np.full((min(rows, BLOCK_ROWS), row_length), pad_id, dtype=self.dtype)
             with open_pieces(path) as fh:  # real blocks, not a sparse file: a full disk fails here, by name
-                try:
-                    for lo in range(0, rows, BLOCK_ROWS):
-                        fh.write(pad[:min(BLOCK_ROWS, rows - lo)])
-                except OSError as exc:
-                    raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+                for lo in range(0, rows, BLOCK_ROWS):
+                    fh.write(pad[:min(BLOCK_ROWS, rows - lo)])
             self._tokens.append(np.memmap(path, dtype=self.dtype, mode="r+", shape=(rows * row_length,)))
             if masks:
                 self._bits.append(np.memmap(self._bits_path(k), dtype=np.uint8, mode="w+", shape=(rows * row_length,)))
@@ -289,11 +280,8 @@ class PackedWriter:
             r0, r1 = k * self.rps, min(self.n_rows, (k + 1) * self.rps)
             block = boundaries_block(per_row[r0:r1], ends[first[r0]:first[r1]])
             path = os.path.join(self.unit_dir, cu_name(k))
-            try:
-                with open_pieces(path) as fh:
-                    fh.write(block)
-            except OSError as exc:
-                raise OSError(exc.errno, exc.strerror or str(exc), path) from None
+            with open_pieces(path) as fh:
+                fh.write(block)
             self.samples[k] = first[r1] - first[r0]
 
     def scatter(self, rows: np.ndarray, offsets: np.ndarray, kept: np.ndarray, lengths: np.ndarray,
