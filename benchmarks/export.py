@@ -75,6 +75,11 @@ def write_stage(workdir: str) -> tuple[float, float, int]:
     return wall, cpu, jobs
 
 
+def this_env() -> dict:
+    """The environment that runs this checkout's MintDim."""
+    return dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
 def fresh_build(workdir: str, cfg_path: str, cores: int, env: dict) -> tuple[float, float, int]:
     """Build the output afresh; the write stage of that build (write_stage)."""
     for name in ("out", ".mintdim", "exports"):
@@ -94,7 +99,7 @@ def hf_bytes(workdir: str, cfg_path: str, cores: int, env: dict) -> int:
 
 
 def one_round(k: int, workdir: str, cfg_path: str, cores: int, baseline: str | None, nbytes: int) -> dict:
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = this_env()
     pythons = [("", sys.executable, env)] + ([("baseline ", baseline, None)] if baseline else [])
     commands = [("write_only", [sys.executable, "-I", "-S", "-c", WRITE_ONLY, "write_only.bin", str(nbytes)], None)]
     for tag, python, penv in pythons:
@@ -158,8 +163,7 @@ def main(argv=None) -> int:
         yaml.safe_dump(config, f)
     rows = []
     try:
-        nbytes = hf_bytes(workdir, cfg_path, args.cores,
-                          dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", "")))
+        nbytes = hf_bytes(workdir, cfg_path, args.cores, this_env())
         for k in range(args.runs):
             rows.append(one_round(k, workdir, cfg_path, args.cores, args.baseline, nbytes))
             print(f"round {k + 1}: " + ", ".join(f"{key} {value:.3f}" if isinstance(value, float) else f"{key} {value}"
