@@ -79,7 +79,22 @@ def console() -> None:
     # (scripts/_door.py does the same for jobs Snakemake starts on its own). An export of the 107 MB
     # ShareGPT build: 0.34 -> 0.23 s of user CPU (6 alternating runs).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    sys.exit(main())
+    leave(main())
+
+
+def leave(code) -> None:
+    """Exit with `code` once the command is done, without Python's finalization (mypy's util.hard_exit
+    does the same): freeing every object and module one by one took 0.04 to 0.05 s after an hf export
+    of the 107 MB ShareGPT build (numpy and pyarrow loaded), against 0.015 s for the kernel alone to
+    end the process (3 runs each). Nothing is left to finish by then: every file a command writes is
+    closed by its own `with` block or writer, and the console streams are flushed here. A command that
+    raises instead of returning still ends the usual way."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):  # a reader gone (`| head`), a closed or no stream
+            pass
+    os._exit(0 if code is None else int(code))
 
 
 if __name__ == "__main__":

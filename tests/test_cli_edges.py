@@ -115,6 +115,47 @@ def test_suggest_units_takes_a_percentage(built):
     assert as_pct.returncode == 0 and as_pct.stdout == as_frac.stdout
 
 
+def test_a_command_ends_with_all_its_output_and_exit_code_whatever_its_streams_are(built, tmp_path):
+    """`mintdim` leaves without Python's finalization (cli.leave): what a command printed reaches a file
+    (block-buffered) as it reaches a pipe, an error keeps its message and exit code, a reader that
+    stops early (`| head -1`) gets its line and no traceback, and the files a command wrote are whole."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a file gets a buffered stdout
+
+    def run(*args, **kw):
+        return subprocess.run([sys.executable, "-m", "mintdim", *args], cwd=str(built), env=env, **kw)
+
+    piped = _cli(built, "inspect", "out")
+    assert piped.returncode == 0 and piped.stdout.count("\n") > 3
+    with open(tmp_path / "stdout.txt", "wb") as out, open(tmp_path / "stderr.txt", "wb") as err:
+        assert run("inspect", "out", stdout=out, stderr=err).returncode == 0
+    assert (tmp_path / "stdout.txt").read_text(encoding="utf-8") == piped.stdout
+
+    assert run("export", "out", "--format", "megatron", "--to", str(tmp_path / "mg"),
+               capture_output=True).returncode == 0
+    with open(tmp_path / "stderr.txt", "wb") as err:  # the same destination again: refused
+        again = run("export", "out", "--format", "megatron", "--to", str(tmp_path / "mg"), stdout=err, stderr=err)
+    text = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+    assert again.returncode == 1 and "ExportError" in text and "Traceback" not in text
+    import numpy as np
+
+    import mintdim
+    from mintdim.formats import megatron
+
+    ds = mintdim.open(os.path.join(built, "out"))
+    tokens = np.fromfile(tmp_path / "mg.bin", dtype=megatron.stored_dtype(ds.dtype))
+    assert len(tokens) == int(ds.token_counts.sum())  # the export's files are whole
+
+    proc = subprocess.Popen([sys.executable, "-m", "mintdim", "inspect", "out"], cwd=str(built), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()  # `| head -1`
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0 and first and "Traceback" not in err and "Exception ignored" not in err
+
+
 def test_a_profile_whose_executor_plugin_is_missing_says_what_to_install(built, tmp_path):
     import importlib.util
 
