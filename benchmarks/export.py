@@ -9,8 +9,8 @@ as a user runs it: on a virtual machine, the memory one export's output took (19
 hf on the ShareGPT build) changes what the next command pays. With one build per round, an hf export
 timed after another hf export of the same round took 0.80 to 0.98 s, where the first hf export of a
 round took 0.42 to 0.76 s. Every stage job is a fresh process, and its timing record's `s` column
-(.mintdim/<build id>/benchmarks/write_*.tsv) is its whole life, interpreter start and imports included:
-the write stage is the sum of `s` (and of `cpu_time`) over the write jobs of the output. Each command
+(.mintdim/<build id>/benchmarks/write_*.tsv) is its life up to the end of its work, interpreter start
+and imports included (the record is written then, before the exit): the write stage is the sum of `s` (and of `cpu_time`) over the write jobs of the output. Each command
 (`mintdim export OUT --format hf`, `--format megatron`, and `mintdim verify OUT`, which every export
 begins with) is timed from start to end (wall, user+sys CPU of the process, and the kernel's part of
 it) and divided by its own build's write stage. So is the floor under any hf export: a Python that
