@@ -70,7 +70,7 @@ from . import errors as E
 from . import schema
 from .sources import template as T
 from .tokenizers import training
-from .tokenizers.kinds import EXTENSIONS
+from .tokenizers.kinds import EXTENSIONS, KINDS
 
 DEFAULT_WORK_DIR = ".mintdim"
 # Each tokenize job loads the tokenizer once (ai21 j2's SentencePiece model: ~0.4 s) and starts
@@ -385,7 +385,7 @@ def _tokenizer(cfg, bad) -> None:
     if bad.at("tokenizer", keyword="maxProperties"):
         raise E.TokenizerValidationError.kinds(list(tok))
     if bad.at("tokenizer", keyword="additionalProperties"):
-        raise E.TokenizerValidationError.unknown_kind(next(iter(tok)))
+        raise E.TokenizerValidationError.unknown_kind(next(iter(tok)), known=KINDS + ("train_bpe",))
 
 
 def _tokenizer_items(cfg, bad) -> None:
@@ -589,8 +589,11 @@ def _output_values(cfg, bad) -> None:
 def _tokenizer_extension(cfg, bad) -> None:
     ((kind, value),) = cfg["tokenizer"].items()
     for item in _listed(value):
-        if kind in EXTENSIONS and not item["path"].endswith(EXTENSIONS[kind]):
-            raise E.TokenizerValidationError.extension(kind, item["path"])
+        path = item["path"]
+        if kind in EXTENSIONS and not path.endswith(EXTENSIONS[kind]):
+            raise E.TokenizerValidationError.extension(
+                kind, path, directory=os.path.isdir(path),
+                has_tokenizer_json=os.path.isfile(os.path.join(path, "tokenizer.json")))
 
 
 def _work(cfg, bad) -> None:

@@ -9,6 +9,7 @@ carry an error across a process boundary (stage job -> runner) unchanged.
 from __future__ import annotations
 
 import json
+import os
 
 LANGS = ("en", "vi", "both")
 
@@ -41,6 +42,19 @@ def _at(line) -> tuple[str, str, str]:
     if isinstance(line, Row):
         return line.kind, "Row", "Hàng"
     return "JSONL", "Line", "Dòng"
+
+
+def _did_you_mean(unknown, known) -> tuple[str, str]:
+    """A paragraph per unknown name that has a close known one (difflib): "Did you mean ...?"."""
+    import difflib
+
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
+        if close:
+            hints.append((name, close[0]))
+    return ("".join(f"\n\nDid you mean {b!r} instead of {a!r}?" for a, b in hints),
+            "".join(f"\n\nCó phải ý bạn là {b!r} thay vì {a!r}?" for a, b in hints))
 
 
 def _quoted(text: str) -> str:
@@ -149,18 +163,10 @@ class PipelineValidationError(MintDimError):
     @classmethod
     def unknown_keys(cls, unknown: list[str], known, block: str | None = None, **kw):
         """Unknown keys, each with the closest known key when there is one (difflib)."""
-        import difflib
-
-        hints = []
-        for key in unknown:
-            close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
-            if close:
-                hints.append((key, close[0]))
         where_en = f"unknown keys in {block}" if block else "unknown config keys"
         where_vi = f"key không hợp lệ trong {block}" if block else "key cấu hình không hợp lệ"
-        en = f"{where_en}: {unknown!r}" + "".join(f"\n\nDid you mean {b!r} instead of {a!r}?" for a, b in hints)
-        vi = f"{where_vi}: {unknown!r}" + "".join(f"\n\nCó phải ý bạn là {b!r} thay vì {a!r}?" for a, b in hints)
-        return cls.invalid(en, vi, **kw)
+        hint_en, hint_vi = _did_you_mean(unknown, known)
+        return cls.invalid(f"{where_en}: {unknown!r}{hint_en}", f"{where_vi}: {unknown!r}{hint_vi}", **kw)
 
     # source.chat (conversations; mintdim/config.py checks the block, mintdim/sources/chat.py renders)
     @classmethod
@@ -293,6 +299,16 @@ class MintDimFileNotFoundError(MintDimError):
         return err
 
     @classmethod
+    def tokenizer_dir_file(cls, kind: str, path: str, base: str, **kw):
+        """A directory kind's directory that lacks one of its files (`path`: that file), then what it
+        holds."""
+        err = cls.resolved("tokenizer", path, base, **kw)
+        holds_en, holds_vi = tokenizer_dir_holds(kind)
+        err.en += f"\n\n{holds_en}"
+        err.vi += f"\n\n{holds_vi}"
+        return err.with_lang(err.lang)
+
+    @classmethod
     def datasets_state(cls, directory: str, dataset_dict: bool = False, **kw):
         """A directory given as a source that is not a `datasets` directory (no state.json)."""
         d = directory.rstrip("/")
@@ -328,6 +344,29 @@ class SourceParseError(MintDimError):
             f"Không đọc được dòng JSONL.\n\nFile: {path}\n\nDòng: {line}\n\nLý do: {vi_reason}",
             file=path, line=line, **kw,
         )
+
+    @classmethod
+    def unknown_kind(cls, path: str, shape: str | None = None, **kw):
+        """An input whose name is none MintDim reads (sources/inputs.py ACCEPTED). shape: what the file
+        seems to hold ("array": a JSON array; "lines": JSON objects), for the fix."""
+        en = (f"Input file is not of a kind MintDim reads.\n\nFile: {path}\n\nReason: MintDim reads JSON "
+              "Lines (.jsonl, .jsonl.gz, .jsonl.zst), Parquet (.parquet) and datasets directories (what "
+              "Dataset.save_to_disk writes), told apart by their names")
+        vi = (f"File đầu vào không thuộc loại MintDim đọc được.\n\nFile: {path}\n\nLý do: MintDim đọc JSON "
+              "Lines (.jsonl, .jsonl.gz, .jsonl.zst), Parquet (.parquet) và thư mục datasets (do "
+              "Dataset.save_to_disk ghi ra), phân biệt theo tên")
+        if shape == "array":
+            command = ("python -c \"import json, sys; [print(json.dumps(r, ensure_ascii=False)) for r in "
+                       f"json.load(open(sys.argv[1], encoding='utf-8'))]\" {path} "
+                       f"> {os.path.splitext(path)[0]}.jsonl")
+            en += ("\n\nThe file holds a JSON array. Fix: write its records as JSON Lines, a line each: "
+                   + command)
+            vi += ("\n\nFile chứa một mảng JSON. Cách sửa: ghi các bản ghi thành JSON Lines, mỗi dòng một: "
+                   + command)
+        elif shape == "lines":
+            en += "\n\nThe file starts with a JSON object: if it is JSON Lines, rename it to .jsonl"
+            vi += "\n\nFile bắt đầu bằng một JSON object: nếu nó là JSON Lines, hãy đổi tên thành .jsonl"
+        return cls(en, vi, file=path, **kw)
 
     EMPTY_REASONS = {
         "empty": ("the file is empty (0 bytes)", "file rỗng (0 byte)"),
@@ -781,12 +820,32 @@ class TokenizerValidationError(MintDimError):
                           f"chỉ khai báo đúng một loại tokenizer, hiện tại là {kinds!r}", **kw)
 
     @classmethod
-    def unknown_kind(cls, kind: str, **kw):
-        return cls.unsupported(f"Declared kind: {kind}", f"Loại đã khai báo: {kind}", **kw)
+    def unknown_kind(cls, kind: str, known=(), **kw):
+        err = cls.unsupported(f"Declared kind: {kind}", f"Loại đã khai báo: {kind}", **kw)
+        hint_en, hint_vi = _did_you_mean([kind], known)
+        err.en += hint_en
+        err.vi += hint_vi
+        return err.with_lang(err.lang)
 
     @classmethod
-    def extension(cls, kind: str, path: str, **kw):
-        return cls.unsupported(f"Declared: {kind} with path {path}", f"Đã khai báo: {kind} với path {path}", **kw)
+    def extension(cls, kind: str, path: str, directory: bool = False, has_tokenizer_json: bool = False, **kw):
+        """A file kind's path without its extension; `directory`: the path is a directory (a model's
+        tokenizer directory, usually), and `has_tokenizer_json`: it holds a tokenizer.json."""
+        err = cls.unsupported(f"Declared: {kind} with path {path}", f"Đã khai báo: {kind} với path {path}",
+                              **kw)
+        if directory:
+            err.en += f"\n\n{path} is a directory: {kind} takes a file."
+            err.vi += f"\n\n{path} là một thư mục: {kind} cần một file."
+        if directory and kind == "hf_json":
+            inner = f"{path.rstrip('/')}/tokenizer.json"
+            err.en += (f" Fix: a model's tokenizer directory is read by kind hf_dir: "
+                       f"tokenizer: {{hf_dir: {{path: {path}}}}}")
+            err.vi += (f" Cách sửa: thư mục tokenizer của model được đọc bằng loại hf_dir: "
+                       f"tokenizer: {{hf_dir: {{path: {path}}}}}")
+            if has_tokenizer_json:
+                err.en += f"; or its tokenizer.json alone: tokenizer: {{hf_json: {{path: {inner}}}}}"
+                err.vi += f"; hoặc chỉ file tokenizer.json của nó: tokenizer: {{hf_json: {{path: {inner}}}}}"
+        return err.with_lang(err.lang)
 
     @classmethod
     def unloadable(cls, kind: str, path: str, reason: str, **kw):
@@ -893,13 +952,49 @@ class TokenizerValidationError(MintDimError):
                           f"(thư mục tokenizer), không phải {kind}", component="kind", **kw)
 
     @classmethod
-    def dir_expected(cls, kind: str, path: str, parent: str, **kw):
-        """A directory kind (hf_dir, unitoken) declared with a file's path: the fix names its directory."""
+    def dir_expected(cls, kind: str, path: str, parent: str, missing: list[str] | None = None, **kw):
+        """A directory kind (hf_dir, unitoken) declared with a file's path: the fix names its directory
+        when that holds the kind's files; else (`missing`: those it lacks) what such a directory holds,
+        and for hf_dir given a .json file, the hf_json kind that reads the file alone."""
         err = cls.config(f"{kind} expects a tokenizer directory, but path {path} is a file",
                          f"{kind} cần một thư mục tokenizer, nhưng path {path} là một file", component="path", **kw)
-        err.en += f"\n\nFix: name its directory: tokenizer: {{{kind}: {{path: {parent}}}}}"
-        err.vi += f"\n\nCách sửa: chỉ định thư mục chứa nó: tokenizer: {{{kind}: {{path: {parent}}}}}"
+        if not missing:
+            err.en += f"\n\nFix: name its directory: tokenizer: {{{kind}: {{path: {parent}}}}}"
+            err.vi += f"\n\nCách sửa: chỉ định thư mục chứa nó: tokenizer: {{{kind}: {{path: {parent}}}}}"
+            return err.with_lang(err.lang)
+        what_en, what_vi = TOKENIZER_DIRS[kind][:2]
+        holds_en, holds_vi = tokenizer_dir_holds(kind)
+        err.en += f"\n\n{parent} is not {what_en}: it has no {', no '.join(missing)}. {holds_en}"
+        err.vi += f"\n\n{parent} không phải {what_vi}: không có {', '.join(missing)}. {holds_vi}"
+        if kind == "hf_dir" and path.endswith(".json"):
+            err.en += ("\n\nFix: a tokenizer.json file alone is read by kind hf_json: "
+                       f"tokenizer: {{hf_json: {{path: {path}}}}}")
+            err.vi += (f"\n\nCách sửa: một file tokenizer.json riêng lẻ được đọc bằng loại hf_json: "
+                       f"tokenizer: {{hf_json: {{path: {path}}}}}")
         return err.with_lang(err.lang)
+
+
+# a directory tokenizer kind: its name in messages, and the files it holds (required, then the optional ones)
+TOKENIZER_DIRS = {
+    "hf_dir": ("a tokenizer directory", "thư mục tokenizer", ("tokenizer.json", "tokenizer_config.json"),
+               ("special_tokens_map.json", "chat_template.jinja")),
+    "unitoken": ("a unitoken model directory", "thư mục model unitoken",
+                 ("ffbpe.json", "vocab.json", "merges.txt"), ()),
+}
+
+
+def tokenizer_dir_holds(kind: str) -> tuple[str, str]:
+    """What a directory kind's directory holds, as one sentence (English, Vietnamese)."""
+    _en, _vi, required, optional = TOKENIZER_DIRS[kind]
+    need = f"{', '.join(required[:-1])} and {required[-1]}"
+    need_vi = f"{', '.join(required[:-1])} và {required[-1]}"
+    if kind == "hf_dir":
+        return (f"A tokenizer directory (hf_dir) holds {need} ({', '.join(optional)} too when the model has "
+                "them): what transformers' save_pretrained writes.",
+                f"Thư mục tokenizer (hf_dir) gồm {need_vi} (thêm {', '.join(optional)} nếu model có): "
+                "những file mà save_pretrained của transformers ghi ra.")
+    return (f"A unitoken model directory holds {need}: what ffbpe's save_pretrained writes.",
+            f"Thư mục model unitoken gồm {need_vi}: những file mà save_pretrained của ffbpe ghi ra.")
 
 
 class TokenizerSpecialTokenError(MintDimError):
@@ -1306,9 +1401,12 @@ class UnitOverflowError(MintDimError):
         )
 
     @classmethod
-    def counted(cls, samples: list[tuple[str, int, int]], count: int, max_unit: int, packed: bool = False, **kw):
+    def counted(cls, samples: list[tuple[str, int, int]], count: int, max_unit: int, packed: bool = False,
+                longest: int | None = None, **kw):
         """The spec's text for the first over-long sample, then how many there are in the output, the first
-        OVERFLOW_SHOWN by file:line, and what to do. samples: (path, line, token_count), in input order."""
+        OVERFLOW_SHOWN by file:line, and what to do. samples: (path, line, token_count), in input order.
+        packed (units.pack): the row length is `max_unit`; `longest`, the longest sample's token count,
+        is the row length that holds them all."""
         path, line, token_count = samples[0]
         err = cls.make(path, line, token_count, max_unit, **kw)
         shown_en = "\n".join(f"• {p}:{n} ({c} tokens)" for p, n, c in samples[:OVERFLOW_SHOWN])
@@ -1318,13 +1416,22 @@ class UnitOverflowError(MintDimError):
         many = "1 sample is" if count == 1 else f"{count} samples are"
         first = f"; the first {OVERFLOW_SHOWN}" if count > OVERFLOW_SHOWN else ""
         first_vi = f"; {OVERFLOW_SHOWN} mẫu đầu tiên" if count > OVERFLOW_SHOWN else ""
-        err.en += (f"\n\n{many} longer than {what} {max_unit}{first}:\n\n{shown_en}\n\n"
-                   "Sizes that fit every sample: run `mintdim suggest-units CONFIG -k K`, or plan them from the data "
-                   "with units: {sizes: auto, k: K}. To build without them: units: {overflow: [drop]} leaves them "
+        longest = max(c for _p, _n, c in samples) if longest is None else longest
+        most = f" (the longest has {longest} tokens)" if packed else ""
+        most_vi = f" (mẫu dài nhất có {longest} token)" if packed else ""
+        if packed:
+            fit_en = f"Rows that hold every sample: units: {{pack: [{longest}]}} or longer."
+            fit_vi = f"Hàng chứa được mọi mẫu: units: {{pack: [{longest}]}} hoặc dài hơn."
+        else:
+            fit_en = ("Sizes that fit every sample: run `mintdim suggest-units CONFIG -k K`, or plan them "
+                      "from the data with units: {sizes: auto, k: K}.")
+            fit_vi = ("Unit sizes vừa mọi mẫu: chạy `mintdim suggest-units CONFIG -k K`, hoặc lập từ dữ liệu "
+                      "với units: {sizes: auto, k: K}.")
+        err.en += (f"\n\n{many} longer than {what} {max_unit}{most}{first}:\n\n{shown_en}\n\n{fit_en} "
+                   "To build without them: units: {overflow: [drop]} leaves them "
                    f"out, units: {{overflow: [truncate]}} keeps their first {max_unit} tokens.")
-        err.vi += (f"\n\n{count} mẫu dài hơn {what_vi} {max_unit}{first_vi}:\n\n{shown_vi}\n\n"
-                   "Unit sizes vừa mọi mẫu: chạy `mintdim suggest-units CONFIG -k K`, hoặc lập từ dữ liệu với "
-                   "units: {sizes: auto, k: K}. Để build không có chúng: units: {overflow: [drop]} bỏ các mẫu này, "
+        err.vi += (f"\n\n{count} mẫu dài hơn {what_vi} {max_unit}{most_vi}{first_vi}:\n\n{shown_vi}\n\n"
+                   f"{fit_vi} Để build không có chúng: units: {{overflow: [drop]}} bỏ các mẫu này, "
                    f"units: {{overflow: [truncate]}} giữ {max_unit} token đầu của chúng.")
         return err.with_lang(err.lang)
 

@@ -137,7 +137,12 @@ def test_a_directory_kind_given_a_file_says_a_directory_is_expected(tmp_path, mo
                          f"Problem: {kind} expects a tokenizer directory, but path {declared} is a file")
     assert vi.startswith("TokenizerValidationError: Cấu hình tokenizer không hợp lệ.\n\nThành phần: path\n\n"
                          f"Vấn đề: {kind} cần một thư mục tokenizer, nhưng path {declared} là một file")
-    assert f"Fix: name its directory: tokenizer: {{{kind}: {{path: tok}}}}" in en
-    assert f"Cách sửa: chỉ định thư mục chứa nó: tokenizer: {{{kind}: {{path: tok}}}}" in vi
+    if kind == "hf_dir":  # its directory is one: the fix names it
+        assert f"Fix: name its directory: tokenizer: {{{kind}: {{path: tok}}}}" in en
+        assert f"Cách sửa: chỉ định thư mục chứa nó: tokenizer: {{{kind}: {{path: tok}}}}" in vi
+    else:  # an hf_dir directory is no unitoken model: not named as the fix, what one holds is said
+        assert "{unitoken: {path: tok}}" not in en and "{unitoken: {path: tok}}" not in vi
+        assert "tok is not a unitoken model directory: it has no ffbpe.json." in en
+        assert "A unitoken model directory holds ffbpe.json, vocab.json and merges.txt" in en
     assert all(bullet.startswith("path ") for bullet in rules(en, "Rules:") + rules(vi, "Quy tắc:"))
     assert sorted(os.listdir(tmp_path)) == ["d.jsonl", "tok"]

@@ -1,8 +1,9 @@
 """The kinds of input a build reads, behind one small interface: a source of records, each at a
 location (a JSONL line, or a row of a Parquet file or `datasets` directory).
 
-kind_of(path)         jsonl (any file but .parquet: .jsonl, .jsonl.gz, .jsonl.zst), parquet
-                      (.parquet), datasets (a directory written by Dataset.save_to_disk)
+kind_of(path)         jsonl (.jsonl, .jsonl.gz, .jsonl.zst), parquet (.parquet), datasets (a directory
+                      written by Dataset.save_to_disk); accepted(path): one of them (pre-flight
+                      refuses any other name)
 label, files_of, size_of  the kind as messages name it; the files that hold an input's content; their bytes
 chunk_bounds(...)     (start, end) of each tokenize job: byte ranges of a JSONL file, ranges of
                       units (row groups of a Parquet file, record batches of a datasets directory)
@@ -35,6 +36,26 @@ def kind_of(path: str) -> str:
     if path.lower().endswith(".parquet"):
         return PARQUET
     return JSONL
+
+
+# the file names MintDim reads (case aside); any other is refused in pre-flight (stages/validate.py)
+ACCEPTED = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet")
+
+
+def accepted(path: str) -> bool:
+    """A directory (a datasets directory: pre-flight checks it), or a file of an ACCEPTED name."""
+    return os.path.isdir(path) or path.lower().endswith(ACCEPTED)
+
+
+def shape_of(path: str) -> str | None:
+    """What a file of another name holds, from its first character: "array" (a JSON array: `[`),
+    "lines" (a JSON object: `{`, JSON Lines most likely), or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16).removeprefix(jsonl.BOM).lstrip(b" \t\r\n")
+    except OSError:
+        return None
+    return {b"[": "array", b"{": "lines"}.get(head[:1])
 
 
 def label(path: str) -> str:

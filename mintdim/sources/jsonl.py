@@ -24,9 +24,10 @@ _JSON_TYPES = {str: "string", int: "number", float: "number", bool: "boolean", t
 
 
 def compression_of(path: str) -> str | None:
-    if path.endswith(".gz"):
+    name = path.lower()  # as inputs.accepted takes the names
+    if name.endswith(".gz"):
         return "gz"
-    if path.endswith(".zst"):
+    if name.endswith(".zst"):
         return "zst"
     return None
 

@@ -54,7 +54,8 @@ def overflow_status(build, out, data: dict, limit: int | None) -> tuple[np.ndarr
         ids = np.flatnonzero(over)
         first = [(build.files[int(data["files"][i])].path, int(data["lines"][i]), int(lengths[i]))
                  for i in ids[:E.OVERFLOW_SHOWN]]
-        raise E.UnitOverflowError.counted(first, len(ids), int(limit), packed=out.pack is not None)
+        raise E.UnitOverflowError.counted(first, len(ids), int(limit), packed=out.pack is not None,
+                                          longest=int(lengths[ids].max()))
     status = np.where(over, packing.DROPPED if out.overflow == "drop" else packing.TRUNCATED, packing.WRITTEN)
     kept = np.where(over, 0 if out.overflow == "drop" else limit, lengths)
     return status.astype(np.uint8), kept.astype(np.int64)

@@ -22,7 +22,8 @@ from ..sources import template as T
 from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
 from ..tokenizers import training
 from ..tokenizers.engines import cache_dirs, file_digest, ranks_cached, read_entry, user_cache_dir, write_entry
-from ..tokenizers.kinds import DIRECTORY_KINDS, dtype_for_vocab, engine_of, exists as tokenizer_exists, load, stat_key
+from ..tokenizers.kinds import (DIRECTORY_KINDS, dtype_for_vocab, engine_of, exists as tokenizer_exists, load,
+                               missing_files, stat_key)
 
 
 @dataclass
@@ -54,6 +55,8 @@ def check_files(build: BuildConfig) -> None:
     for f in build.files:
         if not inputs.exists(f.abspath):
             raise E.MintDimFileNotFoundError.resolved("source", f.path, os.getcwd())
+        if not inputs.accepted(f.abspath):  # e.g. a .json file: its tokenize job would fail at line 1
+            raise E.SourceParseError.unknown_kind(f.path, inputs.shape_of(f.abspath))
     for f in build.files:
         count = isinstance(f.take, int)
         holds = inputs.check(f.abspath, f.path, f.fields, f.chat, count=count)
@@ -239,9 +242,7 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
         if f.tokenizer_train is not None and training.state(build, training.group_of(build, f)) == "absent":
             pending.add(key)
             continue
-        if f.tokenizer_kind in DIRECTORY_KINDS and os.path.isfile(key):  # e.g. hf_dir given its tokenizer.json
-            raise E.TokenizerValidationError.dir_expected(f.tokenizer_kind, f.tokenizer_path,
-                                                          os.path.dirname(f.tokenizer_path.rstrip("/")) or ".")
+        _check_directory_kind(f)
         if not tokenizer_exists(f.tokenizer_kind, key):
             raise E.MintDimFileNotFoundError.resolved("tokenizer", f.tokenizer_path, os.getcwd())
         fingerprint = _fingerprint(f.tokenizer_kind, key, f.tokenizer_options)
@@ -271,6 +272,19 @@ def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache:
                 loaded[f.tokenizer_abspath] = _load_checked(f, cache_dirs(build.work_dir))[1]
             check_template_literals(f, loaded[f.tokenizer_abspath], metas[f.tokenizer_abspath].unk_id)
     return metas
+
+
+def _check_directory_kind(f) -> None:
+    """A directory kind given a file (e.g. hf_dir given its tokenizer.json): the fix names the directory
+    when that is one; an hf_dir directory without tokenizer.json or tokenizer_config.json: that file."""
+    kind, key = f.tokenizer_kind, f.tokenizer_abspath
+    if kind in DIRECTORY_KINDS and os.path.isfile(key):
+        parent = os.path.dirname(f.tokenizer_path.rstrip("/")) or "."
+        missing = missing_files(kind, os.path.dirname(key))
+        raise E.TokenizerValidationError.dir_expected(kind, f.tokenizer_path, parent, missing)
+    if kind == "hf_dir" and os.path.isdir(key) and missing_files(kind, key):
+        path = os.path.join(f.tokenizer_path, missing_files(kind, key)[0])
+        raise E.MintDimFileNotFoundError.tokenizer_dir_file(kind, path, os.getcwd())
 
 
 def _load_checked(f, engines_dir: str | list[str] | None = None) -> tuple["TokenizerMeta", object]:

@@ -79,6 +79,19 @@ def exists(kind: str, path: str) -> bool:
     return os.path.exists(path) if kind in DIRECTORY_KINDS else os.path.isfile(path)
 
 
+def missing_files(kind: str, path: str) -> list[str]:
+    """The files a directory kind's directory needs that `path` lacks: hf_dir's tokenizer.json and
+    tokenizer_config.json; unitoken's ffbpe.json (its own check names the files that names)."""
+    if kind == "hf_dir":
+        from .hfdir import CONFIG_FILE, TOKENIZER_FILE
+
+        return [n for n in (TOKENIZER_FILE, CONFIG_FILE) if not os.path.isfile(os.path.join(path, n))]
+    from .unitoken import CONFIG_FILE, LEGACY_CONFIG_FILE
+
+    found = any(os.path.isfile(os.path.join(path, name)) for name in (CONFIG_FILE, LEGACY_CONFIG_FILE))
+    return [] if found else [CONFIG_FILE]
+
+
 def stat_key(kind: str, path: str) -> str:
     """Size and mtime of what defines the tokenizer: the file, or a model directory's files."""
     if kind in DIRECTORY_KINDS:
