@@ -6,6 +6,7 @@ job runs where it can."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -201,3 +202,97 @@ def test_overflow_in_packed_rows_advises_pack_not_unit_sizes(tmp_path):
     _packed(tmp_path, pack=[longest])  # the advice as printed: every sample fits
     proc = build(root)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+# --- what a build with dropped samples says, packed shard lines ------------------------------------------
+
+
+def test_dropped_samples_are_said_dropped_in_the_build_summary_and_inspect(tmp_path):
+    """The build's last line said "built out: 40 samples" and inspect's `all` row 100 % while samples
+    were left out (units.overflow: drop)."""
+    root = project(tmp_path, units={"sizes": [[128]], "overflow": ["drop"], "build_batch": [16]})
+    proc = build(root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stats = json.load(open(os.path.join(root, "out", "stats.json"), encoding="utf-8"))
+    dropped = stats["overflow"]["dropped"]
+    kept = stats["total_samples"] - dropped
+    assert 0 < dropped < 40 and kept == sum(stats["unit_distribution"].values())
+    assert (f"[unit-build] built out: {kept} samples ({dropped} dropped: units.overflow), "
+            f"{stats['total_tokens']} tokens, dtype uint16") in proc.stdout
+    assert f"[unit-build] output out: {kept} samples ({dropped} dropped: units.overflow)" in proc.stderr
+    shown = cli(root, "inspect", "out").stdout
+    assert f"  samples     40 read: {kept} in the shards, {dropped} dropped" in shown
+    lines = {line.split()[0]: line.split() for line in shown.splitlines()
+             if line.split()[:1] in (["all"], ["dropped"])}
+    assert lines["all"][1:3] == [f"{kept}", f"{100 * kept / 40:.1f}%"]
+    assert lines["dropped"][1:3] == [f"{dropped}", f"{100 * dropped / 40:.1f}%"]
+    again = build(root)  # already built: the same figures
+    assert f"out: {kept} samples ({dropped} dropped: units.overflow)" in again.stdout
+
+
+def test_packed_shard_lines_count_rows_and_samples(tmp_path):
+    """A packed shard holds rows (samples_per_shard of them): its line said samples= for them."""
+    root = project(tmp_path, units={"pack": [1024], "build_batch": [16]},
+                   output={"dir": "out", "samples_per_shard": [2]})
+    proc = build(root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import mintdim
+
+    ds = mintdim.open(os.path.join(root, "out"))
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("[unit-build] shard=")]
+    assert len(lines) == len(ds.shard_paths) > 1
+    rows_said = [int(line.split(" rows=")[1].split()[0]) for line in lines]
+    samples_said = [int(line.split(" samples=")[1].split()[0]) for line in lines]
+    assert rows_said[:-1] == [2] * (len(lines) - 1) and sum(rows_said) == ds.num_rows
+    assert sum(samples_said) == ds.num_samples > ds.num_rows
+    assert lines[0] == (f"[unit-build] shard=000000 rows=2 samples={samples_said[0]} "
+                        f"bytes={2 * 1024 * 2 / 2**20:.1f} MiB unit=1024")
+
+
+# --- --forcerun and --dry-run on a finished output ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    root = project(tmp_path_factory.mktemp("finished"))
+    proc = build(root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return root
+
+
+def test_forcerun_on_a_finished_output_says_what_it_did(finished):
+    """It ran the stages again, then said "already built (...; nothing to do)"."""
+    proc = build(finished, "c.yaml", "--forcerun", "write")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[unit-build] tokenize" in proc.stderr  # the work was done again
+    assert "nothing to do" not in proc.stdout and "already built" not in proc.stdout
+    assert ("[unit-build] built again (--forcerun write): the same bytes as the finished output, which "
+            "stays; out: 40 samples") in proc.stdout
+
+
+def _stamps(path) -> dict:
+    return {name: os.stat(os.path.join(path, name)).st_mtime_ns for name in os.listdir(path)}
+
+
+def test_dry_run_of_a_finished_output_says_it_is_built(finished):
+    before = _stamps(os.path.join(finished, "out"))
+    proc = build(finished, "c.yaml", "--dry-run")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = proc.stdout + proc.stderr
+    assert "[unit-build] already built (same config and inputs; nothing to do) out: 40 samples" in proc.stdout
+    assert "SNAKEMAKE" not in text and "mintdim_run" not in text and "Job stats" not in text
+    assert _stamps(os.path.join(finished, "out")) == before
+
+
+def test_dry_run_lists_the_planned_jobs_without_snakemakes_banner(tmp_path):
+    root = project(tmp_path)
+    proc = build(root, "c.yaml", "--dry-run")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = proc.stdout + proc.stderr
+    assert "SNAKEMAKE\n=========" not in text and "Workflow ID" not in text and "Command:" not in text
+    assert "mintdim_run" not in text and '"launcher"' not in text and "--config" not in text
+    assert "Would remove temporary output" not in text and "Building DAG of jobs" not in text
+    for rule in ("validate", "tokenize", "plan", "write", "aggregate", "finalize"):
+        assert re.search(rf"^{rule}\s+1$", text, flags=re.M), rule
+        assert re.search(rf"^rule {rule}:$", text, flags=re.M), rule
+    assert "already built" not in text and not os.path.exists(os.path.join(root, "out"))

@@ -20,6 +20,7 @@ def shipped_profile(profile: str | None) -> str | None:
 
 def run(args) -> int:
     from ..config import load_config_file
+    from ..formats.output import samples_said
     from ..run import runner
 
     raw = load_config_file(args.config)
@@ -35,10 +36,13 @@ def run(args) -> int:
     for out in result.outputs:
         s = out.stats
         what = "built"
-        if result.already_built:
+        if result.already_built and args.forcerun:  # the stages ran again; finalize found the same bytes
+            what = (f"built again (--forcerun {' '.join(args.forcerun)}): the same bytes as the finished "
+                    "output, which stays;")
+        elif result.already_built:
             what = "already built (same config and inputs; " + (
                 "report written)" if result.reports_written else "nothing to do)")
-        print(f"[unit-build] {what} {out.dir}: {s['total_samples']} samples, {s['total_tokens']} tokens, "
+        print(f"[unit-build] {what} {out.dir}: {samples_said(s)}, {s['total_tokens']} tokens, "
               f"dtype {s['token_dtype']}")
     return 0
 

@@ -105,8 +105,11 @@ def mask_block(lengths: np.ndarray, bits: np.ndarray, unit: int) -> np.ndarray:
     return np.packbits(slots, axis=1, bitorder="little")
 
 
-def shard_line(index: int, samples: int, nbytes: int, unit: int, output: str | None = None) -> str:
-    line = f"[unit-build] shard={index:06d} samples={samples} bytes={nbytes / 2**20:.1f} MiB unit={unit}"
+def shard_line(index: int, samples: int, nbytes: int, unit: int, output: str | None = None,
+               rows: int | None = None) -> str:
+    """The spec's line of a closed shard; a shard of packed rows (`rows`) says its rows, then its samples."""
+    held = f"rows={rows} samples={samples}" if rows is not None else f"samples={samples}"
+    line = f"[unit-build] shard={index:06d} {held} bytes={nbytes / 2**20:.1f} MiB unit={unit}"
     return line + (f" output={output}" if output else "")
 
 

@@ -115,9 +115,12 @@ def stats_rows(s: dict) -> tuple[list[str], list[list[str]]]:
                      f"{u['tokens']:,}", "-" if empty else _pct(u["padding_ratio"]),
                      "-" if empty else str(u["min_length"]), "-" if empty else f"{u['mean_length']:.1f}",
                      "-" if empty else str(u["max_length"])])
-    rows.append(["all", f"{s['samples']:,}", _pct(1.0 if s["samples"] else 0.0), str(s["shards"]),
-                 f"{s['tokens']:,}", _pct(s["padding_ratio"]), str(s["min_length"] if s["samples"] else "-"),
-                 f"{s['mean_length']:.1f}" if s["samples"] else "-", str(s["max_length"] if s["samples"] else "-")])
+    kept = sum(u["samples"] for u in s["units"])  # the samples in the shards; the others were dropped
+    rows.append(["all", f"{kept:,}", _pct(kept / n if s["samples"] else 0.0), str(s["shards"]),
+                 f"{s['tokens']:,}", _pct(s["padding_ratio"]), str(s["min_length"] if kept else "-"),
+                 f"{s['mean_length']:.1f}" if kept else "-", str(s["max_length"] if kept else "-")])
+    if kept < s["samples"]:
+        rows.append(["dropped", f"{s['samples'] - kept:,}", _pct((s["samples"] - kept) / n)] + ["-"] * 6)
     return header, rows
 
 
@@ -142,7 +145,7 @@ def format_summary(s: dict) -> str:
     tok = s["tokenizer"]
     lines = [
         f"MintDim output {s['path']}",
-        f"  samples     {s['samples']:,}",
+        f"  samples     {_samples(s)}",
         f"  tokens      {s['tokens']:,} in {s['slots']:,} {'row' if s.get('packing') else 'record'} slots: "
         f"padding {_pct(s['padding_ratio'], 3 if s.get('packing') else 1)}",
         f"  dtype       {s['token_dtype']} ({s['bytes_per_token']} bytes/token, little-endian), "
@@ -170,6 +173,14 @@ def format_summary(s: dict) -> str:
     lines.append("")
     lines += text_histogram(s)
     return "\n".join(lines)
+
+
+def _samples(s: dict) -> str:
+    """The samples read, and when some are in no shard, how many are and how many were dropped."""
+    kept = sum(u["samples"] for u in s["units"])
+    if kept == s["samples"]:
+        return f"{s['samples']:,}"
+    return f"{s['samples']:,} read: {kept:,} in the shards, {s['samples'] - kept:,} dropped"
 
 
 def _overflow_line(o: dict) -> str:

@@ -37,6 +37,10 @@ from ..paths import snakefile
 
 # MintDim's own lines and Snakemake's progress: what the console shows of Snakemake's log (display only)
 _SHOWN = re.compile(rb"\[unit-build|^\d+ of \d+ steps|^Nothing to be done")
+# what a dry run does not show of it: lines about no planned job (Snakemake's banner, with the command line
+# and its --config, goes with `--quiet host`), and each job's timestamp
+_DRY_HIDDEN = re.compile(rb"^(Assuming unrestricted shared filesystem|Building DAG of jobs|"
+                         rb"Would remove temporary output|\[\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\]$)")
 
 
 @dataclass
@@ -83,7 +87,7 @@ def snakemake_command(config_path: str, cores: int, profile: str | None, keep_in
     cmd += ["--profile", profile] if profile else []
     cmd += ["--workflow-profile", "none"]
     cmd += ["--notemp"] if keep_intermediates else []
-    cmd += ["--dry-run"] if dry_run else []
+    cmd += ["--dry-run", "--quiet", "host"] if dry_run else []
     return cmd + list(extra or [])
 
 
@@ -112,8 +116,8 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     guard.probe(build, layout)  # this build, or one of its outputs, busy in another live build: stop now
     result = BuildResult(build_id=build.build_id, work_dir=build.work_dir, dry_run=dry_run)
     before = _placements(build)
-    if not (todo or rebuild or until or forcerun or report or dry_run):
-        result.already_built = True  # nothing for Snakemake to do
+    if not (todo or rebuild or until or forcerun or report):
+        result.already_built = True  # nothing for Snakemake to do (a dry run says so too)
         return _finished(result, build, until)
     config_path = os.path.abspath(os.path.join(layout.root, "config.yaml"))
     result.log = os.path.join(layout.root, "logs", "snakemake.log")
@@ -202,7 +206,7 @@ def _show(data: bytes, echo, show_all: bool) -> bytes:
     *lines, rest = data.split(b"\n")
     for line in lines:
         found = _SHOWN.search(line)
-        if show_all or found:
+        if found or (show_all and not _DRY_HIDDEN.match(line)):
             echo(line[0 if show_all else found.start():].decode("utf-8", "replace"))
     return rest
 

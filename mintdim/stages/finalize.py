@@ -17,6 +17,7 @@ import shutil
 from .. import errors as E
 from ..formats import records
 from ..formats.layout import older_done
+from ..formats.output import samples_said
 from ..formats.records import atomic_write_text
 from .validate import check_unrecorded
 from .written import check_shard_counts
@@ -68,7 +69,7 @@ def finalize_output(build, out_index: int, agg_path: str, parts: list[str], tree
             os.unlink(older)
         except OSError:
             pass
-    log(f"[unit-build] done {out.dir}: {stats['total_samples']} samples, {stats['total_tokens']} tokens")
+    log(f"[unit-build] done {out.dir}: {samples_said(stats)}, {stats['total_tokens']} tokens")
     return result
 
 
@@ -100,6 +101,6 @@ def summary_lines(build, layout) -> list[str]:
         except (OSError, ValueError, KeyError):
             continue
         dist = ", ".join(f"{k}: {v}" for k, v in stats["unit_distribution"].items())
-        lines.append(f"[unit-build] output {out.dir}: {stats['total_samples']} samples, "
+        lines.append(f"[unit-build] output {out.dir}: {samples_said(stats)}, "
                      f"{stats['total_tokens']} tokens ({dist})")
     return lines

@@ -35,12 +35,16 @@ def _fresh_unit_dir(stage_dir: str, unit: int) -> str:
     return unit_dir
 
 
-def _shard_closed(build, out, unit: int, count_key: str, log):
-    """The writer's on_close: the shard line (its `count_key` as samples=) and the size warning."""
+def _shard_closed(build, out, unit: int, log, packed: bool = False):
+    """The writer's on_close: the shard line (a packed shard's: its rows, then its samples) and the size
+    warning."""
     suffix = out.dir if len(build.outputs) > 1 else None
 
     def closed(index: int, info: dict) -> None:
-        log(shard_line(index, info[count_key], info["bytes"], unit, suffix))
+        if packed:
+            log(shard_line(index, info["samples"], info["bytes"], unit, suffix, rows=info["records"]))
+        else:
+            log(shard_line(index, info["records"], info["bytes"], unit, suffix))
         warning = shard_warning(index, info["bytes"])
         if warning:
             log(warning)
@@ -59,7 +63,7 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
         plan = json.load(f)
     expected = plan["counts"][plan["sizes"].index(unit)]
     unit_dir = _fresh_unit_dir(stage_dir, unit)
-    closed = _shard_closed(build, out, unit, "records", log)
+    closed = _shard_closed(build, out, unit, log)
     masks = any(build.files[i].train_on is not None for i in out.files)
     writer = ShardWriter(unit_dir, unit, out.samples_per_shard, meta.pad_id, meta.dtype, on_close=closed,
                          masks=masks)
@@ -193,7 +197,7 @@ def write_packed(build, metas, out_index: int, chunk_dirs: list[str], plan_table
     offsets = inter.unarr(plan["offsets"]).astype(np.int64)
     kept = inter.unarr(plan["kept"]).astype(np.int64)
     unit_dir = _fresh_unit_dir(stage_dir, L)
-    closed = _shard_closed(build, out, L, "samples", log)
+    closed = _shard_closed(build, out, L, log, packed=True)
     masks = any(build.files[i].train_on is not None for i in out.files)
     writer = PackedWriter(unit_dir, L, out.samples_per_shard, n_rows, meta.pad_id, meta.dtype, masks=masks,
                           on_close=closed)
