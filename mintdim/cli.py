@@ -33,8 +33,20 @@ exit codes:
 SUB_EXIT_CODES = "Exit codes: 0 ok, 1 error (one clear message on stderr), 2 usage error."
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but a help, version or usage text that cannot be written is an error, not
+    silently lost (`mintdim --help >/dev/full` exited 0). Subcommands' parsers are of this class too."""
+
+    def _print_message(self, message, file=None):
+        if message:
+            try:
+                (file or sys.stderr).write(message)
+            except AttributeError:  # no such stream (sys.stderr None)
+                pass
+
+
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mintdim", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="MintDim: low-padding fixed-width token shards from JSONL, Parquet and datasets directories.\n\n"
                     "Builds run the packaged Snakemake workflow; `mintdim COMMAND --help` describes each command.",
@@ -79,22 +91,63 @@ def console() -> None:
     # (scripts/_door.py does the same for jobs Snakemake starts on its own). An export of the 107 MB
     # ShareGPT build: 0.34 -> 0.23 s of user CPU (6 alternating runs).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    leave(main())
+    try:
+        code = main()
+    except SystemExit as exc:  # argparse: --help, --version, a usage error
+        code = exc.code
+    except BrokenPipeError:  # a reader gone before argparse's text was written (`| head -0`)
+        _to_devnull(sys.stdout)
+        code = 0
+    except OSError as exc:  # e.g. its output on a full disk: `mintdim inspect OUT >/dev/full`
+        code = _cannot_write(exc)
+    sys.exit(_finish(code))
 
 
-def leave(code) -> None:
-    """Exit with `code` once the command is done, without Python's finalization (mypy's util.hard_exit
-    does the same): freeing every object and module one by one took 0.04 to 0.05 s after an hf export
-    of the 107 MB ShareGPT build (numpy and pyarrow loaded), against 0.015 s for the kernel alone to
-    end the process (3 runs each). Nothing is left to finish by then: every file a command writes is
-    closed by its own `with` block or writer, and the console streams are flushed here. A command that
-    raises instead of returning still ends the usual way."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):  # a reader gone (`| head`), a closed or no stream
-            pass
-    os._exit(0 if code is None else int(code))
+def _finish(code) -> int:
+    """The exit code once the console streams are flushed: a reader gone (`| head`) ends quietly with
+    the command's code; output that cannot be written (a full disk: `mintdim --help >/dev/full`) is one
+    line on stderr and exit 1."""
+    if isinstance(code, str):  # SystemExit("message"), as Python reports it
+        print(code, file=sys.stderr)
+        code = 1
+    code = 0 if code is None else int(code)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _to_devnull(sys.stdout)
+    except OSError as exc:
+        code = _cannot_write(exc)
+    except (ValueError, AttributeError):  # a closed or absent stream
+        pass
+    try:
+        sys.stderr.flush()
+    except OSError:
+        _to_devnull(sys.stderr)
+        code = code or 1
+    except (ValueError, AttributeError):
+        pass
+    return code
+
+
+def _cannot_write(exc: OSError) -> int:
+    """An OSError no command turned into a MintDim error (the console's output that cannot be written,
+    most likely): one line on stderr; the output's unwritten rest goes nowhere (else the interpreter's
+    last flush fails again, with a traceback)."""
+    _to_devnull(sys.stdout)
+    try:
+        print(f"mintdim: {exc}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        _to_devnull(sys.stderr)
+    return 1
+
+
+def _to_devnull(stream) -> None:
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, stream.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

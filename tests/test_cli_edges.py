@@ -116,9 +116,9 @@ def test_suggest_units_takes_a_percentage(built):
 
 
 def test_a_command_ends_with_all_its_output_and_exit_code_whatever_its_streams_are(built, tmp_path):
-    """`mintdim` leaves without Python's finalization (cli.leave): what a command printed reaches a file
-    (block-buffered) as it reaches a pipe, an error keeps its message and exit code, a reader that
-    stops early (`| head -1`) gets its line and no traceback, and the files a command wrote are whole."""
+    """What a command printed reaches a file (block-buffered) as it reaches a pipe, an error keeps its
+    message and exit code, a reader that stops early (`| head -1`) gets its line and no traceback, and
+    the files a command wrote are whole."""
     import subprocess
     import sys
 
@@ -154,6 +154,23 @@ def test_a_command_ends_with_all_its_output_and_exit_code_whatever_its_streams_a
     proc.stdout.close()  # `| head -1`
     err = proc.stderr.read().decode()
     assert proc.wait() == 0 and first and "Traceback" not in err and "Exception ignored" not in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["inspect", "out"], ["build", "--help"]])
+def test_output_that_cannot_be_written_is_an_error_of_one_line(built, args):
+    """`mintdim --help >/dev/full` exited 0 with its text lost; `inspect` ended in a traceback."""
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "mintdim", *args], cwd=str(built), stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert proc.stderr == "mintdim: [Errno 28] No space left on device\n", proc.stderr
+    whole = subprocess.run([sys.executable, "-m", "mintdim", *args], cwd=str(built), capture_output=True,
+                           text=True, timeout=120)
+    assert whole.returncode == 0 and whole.stdout and whole.stderr == ""
 
 
 def test_a_profile_whose_executor_plugin_is_missing_says_what_to_install(built, tmp_path):
