@@ -91,9 +91,14 @@ class Cluster:
             return ""
 
 
+def tool(name: str) -> str | None:
+    """A Slurm or munge program (the daemons live in /usr/sbin, which a user's PATH may not hold)."""
+    return shutil.which(name, path=os.environ.get("PATH", "") + os.pathsep + "/usr/sbin:/sbin")
+
+
 def missing() -> str | None:
     """Why a Slurm cannot be started here, or None."""
-    absent = [name for name in DAEMONS + CLIENTS if shutil.which(name) is None]
+    absent = [name for name in DAEMONS + CLIENTS if tool(name) is None]
     if absent:
         return (f"Slurm is not installed ({', '.join(absent)} not found); .ci/run installs the packages "
                 "slurm-wlm and munge with apt-get")
@@ -146,11 +151,11 @@ def start(root: str) -> Cluster:
     env = dict(os.environ, SLURM_CONF=conf)
     os.makedirs(os.path.dirname(FALLBACK_CONF), exist_ok=True)
     os.symlink(root, FALLBACK_CONF)
-    subprocess.run(["munged", "--force", f"--socket={munge}/munge.socket", f"--key-file={key}",
+    subprocess.run([tool("munged"), "--force", f"--socket={munge}/munge.socket", f"--key-file={key}",
                     f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
                     f"--seed-file={munge}/munged.seed"], check=True, env=env, timeout=30)
-    subprocess.run(["slurmctld", "-f", conf], check=True, env=env, timeout=30)
-    subprocess.run(["slurmd", "-f", conf], check=True, env=env, timeout=30)
+    subprocess.run([tool("slurmctld"), "-f", conf], check=True, env=env, timeout=30)
+    subprocess.run([tool("slurmd"), "-f", conf], check=True, env=env, timeout=30)
     cluster = Cluster(root=root, conf=conf, partition=PARTITION, cpus=CPUS)
     t0 = time.monotonic()
     while time.monotonic() - t0 < 30:

@@ -19,7 +19,6 @@ import sys
 import time
 
 import pytest
-import yaml
 
 from conftest import REPO, SNAKEFILE, tree_bytes
 from buildkit import project
@@ -84,9 +83,9 @@ def mintdim_build(root: str, config: str, *args: str, name: str = "build") -> Ru
     return Run(root, [sys.executable, "-m", "mintdim", "build", config, *args], name)
 
 
-def snakemake_run(root: str, config: str, profile: str, name: str = "snakemake") -> Run:
+def snakemake_run(root: str, config: str, profile: str, *args: str, name: str = "snakemake") -> Run:
     return Run(root, [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", root,
-                      "--configfile", config, "--profile", profile, "--cores", "2"], name)
+                      "--configfile", config, "--profile", profile, "--cores", "2", *args], name)
 
 
 def jobs_in(root: str) -> list[str]:
@@ -120,6 +119,11 @@ def runs(slurm_cluster, tmp_path_factory):  # noqa: F811
         started[f"slurm-{key}"] = mintdim_build(root, SHIPPED[key][0], "--profile", "./myslurm")
     root = shipped_project(os.path.join(base, "snakemake-packed"))
     started["snakemake-packed"] = snakemake_run(root, SHIPPED["packed"][0], profile_copy(root, part))
+    # every write job a Slurm job of its own (the profile runs it in its output's group job, whose CPUs
+    # are those of plan and aggregate): what the write rule asks a cluster for, on its own
+    root = shipped_project(os.path.join(base, "snakemake-plain"))
+    started["snakemake-plain"] = snakemake_run(root, SHIPPED["plain"][0], profile_copy(root, part),
+                                               "--groups", "write=write_alone")
     local = broken_project(os.path.join(base, "local-broken"))
     started["local-broken"] = mintdim_build(local, "c.yaml", "--cores", "2")
     root = broken_project(os.path.join(base, "slurm-broken"))
@@ -172,12 +176,20 @@ def test_shipped_example_builds_on_slurm_without_accounting(runs):
     assert tree == built(runs, "local-plain", SHIPPED["plain"][1])
 
 
-def test_snakemake_profile_builds_packed_rows_with_write_jobs_on_slurm(runs):
-    """The refusal: the write rule asked a remote executor for 0 threads (`sbatch: error: Invalid numeric
-    value "0" for --cpus-per-task`). A direct `snakemake --profile` run, which asks the cluster itself."""
+def test_snakemake_profile_submits_write_jobs_slurm_accepts(runs):
+    """The refusal: the write rule asked a remote executor for 0 threads, and sbatch refused the job
+    (`sbatch: error: Invalid numeric value "0" for --cpus-per-task`). A direct `snakemake --profile`
+    run, which asks the cluster itself, with each write job submitted on its own."""
+    tree = built(runs, "snakemake-plain", SHIPPED["plain"][1])
+    text = runs["snakemake-plain"].text()
+    assert "[unit-build] Slurm job status: squeue" in text
+    assert "group_write_alone" in text and "cpus-per-task" not in text  # submitted, and accepted
+    assert tree == built(runs, "local-plain", SHIPPED["plain"][1])
+
+
+def test_snakemake_profile_builds_packed_rows_on_slurm(runs):
     tree = built(runs, "snakemake-packed", SHIPPED["packed"][1])
     assert "[unit-build] Slurm job status: squeue" in runs["snakemake-packed"].text()
-    assert "cpus-per-task" not in runs["snakemake-packed"].text()
     assert tree == built(runs, "local-packed", SHIPPED["packed"][1])
 
 

@@ -33,11 +33,13 @@ def report_dir(out):
 
 PY = stage_python()
 
+
 def light_threads(wc):
     """Write jobs are short and mostly I/O: locally they take no core of their own (threads: 0), so the
     write jobs of several outputs run at once instead of in rounds of `cores`; on a cluster one core,
     as a cluster is asked for none (sbatch refuses --cpus-per-task=0). A function: Snakemake knows its
-    executor when it builds the jobs, not when it reads this file (workflow.local_exec is True then)."""
+    executor when it builds the jobs, not when it reads this file (workflow.local_exec is True then).
+    """
     return 0 if workflow.local_exec else 1
 
 
