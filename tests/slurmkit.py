@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -139,70 +140,78 @@ def write_conf(root: str, cpus: int = CPUS, min_job_age: int = 300) -> str:
 
 
 def start(root: str) -> Cluster:
-    """munged with a key of its own, then slurmctld and slurmd; returns once the node is idle."""
+    """munged with a key of its own, then slurmctld and slurmd; returns once the node is idle (else stops
+    what it started and raises, with the daemons' logs)."""
     root = os.path.abspath(root)
-    conf = write_conf(root)
+    cluster = Cluster(root=root, conf=write_conf(root), partition=PARTITION, cpus=CPUS)
     munge = os.path.join(root, "munge")
     os.chmod(munge, 0o755)  # munged wants its socket's directory searchable by all
     key = os.path.join(munge, "munge.key")
     with open(key, "wb") as f:
         f.write(secrets.token_bytes(1024))
     os.chmod(key, 0o400)
-    env = dict(os.environ, SLURM_CONF=conf)
+    env = dict(os.environ, SLURM_CONF=cluster.conf)
     os.makedirs(os.path.dirname(FALLBACK_CONF), exist_ok=True)
     os.symlink(root, FALLBACK_CONF)
-    subprocess.run([tool("munged"), "--force", f"--socket={munge}/munge.socket", f"--key-file={key}",
-                    f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
-                    f"--seed-file={munge}/munged.seed"], check=True, env=env, timeout=30)
-    subprocess.run([tool("slurmctld"), "-f", conf], check=True, env=env, timeout=30)
-    subprocess.run([tool("slurmd"), "-f", conf], check=True, env=env, timeout=30)
-    cluster = Cluster(root=root, conf=conf, partition=PARTITION, cpus=CPUS)
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 30:
-        proc = subprocess.run(["sinfo", "--noheader", "--format=%T"], capture_output=True, text=True, env=env)
-        if proc.stdout.strip() == "idle":
-            return cluster
-        time.sleep(0.2)
-    stop(cluster)
-    raise RuntimeError(f"the test Slurm did not come up: sinfo says {proc.stdout!r} {proc.stderr!r}\n"
-                       + cluster.log("slurmctld")[-2000:] + cluster.log("slurmd")[-2000:])
+    try:
+        subprocess.run([tool("munged"), "--force", f"--socket={munge}/munge.socket", f"--key-file={key}",
+                        f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
+                        f"--seed-file={munge}/munged.seed"], check=True, env=env, timeout=30)
+        subprocess.run([tool("slurmctld"), "-f", cluster.conf], check=True, env=env, timeout=30)
+        subprocess.run([tool("slurmd"), "-f", cluster.conf], check=True, env=env, timeout=30)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 30:
+            proc = subprocess.run(["sinfo", "--noheader", "--format=%T"], capture_output=True, text=True,
+                                  env=env)
+            if proc.stdout.strip() == "idle":
+                return cluster
+            time.sleep(0.2)
+        raise RuntimeError(f"the test Slurm did not come up: sinfo says {proc.stdout!r} {proc.stderr!r}")
+    except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
+        stop(cluster)
+        raise RuntimeError(f"{exc}\n{cluster.log('slurmctld')[-2000:]}\n{cluster.log('slurmd')[-2000:]}") from exc
 
 
 def stop(cluster: Cluster) -> None:
-    """Cancel what is left, then stop slurmd, slurmctld and munged (each by the pid its pid file holds)."""
+    """Cancel what is left, then stop slurmd, slurmctld and munged together (each by the pid its pid file
+    holds; SIGKILL to one still running 10 s later)."""
     env = dict(os.environ, SLURM_CONF=cluster.conf)
     subprocess.run(["scancel", "--full", "--user", "root"], capture_output=True, env=env, timeout=30)
-    for pidfile in ("slurmd.pid", "slurmctld.pid", "munge/munged.pid"):
-        _terminate(os.path.join(cluster.root, pidfile))
+    pids = [pid for pid in map(_pid, ("slurmd.pid", "slurmctld.pid", "munge/munged.pid"), [cluster.root] * 3)
+            if pid and _signal(pid, signal.SIGTERM)]
+    t0 = time.monotonic()
+    while any(_signal(pid, 0) for pid in pids) and time.monotonic() - t0 < 10:
+        time.sleep(0.05)
+    for pid in pids:
+        _signal(pid, signal.SIGKILL)
     if os.path.realpath(FALLBACK_CONF) == cluster.root:
         os.unlink(FALLBACK_CONF)
 
 
-def _terminate(pidfile: str, wait: float = 10.0) -> None:
+def _pid(name: str, root: str) -> int | None:
     try:
-        with open(pidfile) as f:
-            pid = int(f.read().strip())
-        os.kill(pid, 15)
+        with open(os.path.join(root, name)) as f:
+            return int(f.read().strip())
     except (OSError, ValueError):
-        return
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < wait:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return
-        time.sleep(0.05)
+        return None
+
+
+def _signal(pid: int, sig: int) -> bool:
+    """Send sig; False when no such process is left."""
     try:
-        os.kill(pid, 9)
+        os.kill(pid, sig)
     except OSError:
-        pass
+        return False
+    return True
 
 
 @pytest.fixture(scope="session")
-def slurm_cluster(tmp_path_factory):
+def slurm_cluster(tmp_path_factory, request):
     why = missing()
     if why:
-        print(f"\nSlurm tests skipped: {why}")
+        capture = request.config.pluginmanager.get_plugin("capturemanager")
+        with capture.global_and_fixture_disabled():  # on the console, whatever the capture and verbosity
+            print(f"\nSlurm tests skipped: {why}", flush=True)
         pytest.skip(why)
     # a short path: the munge socket's path must fit a Unix socket address (108 bytes)
     cluster = start(str(tmp_path_factory.mktemp("slurm")))
