@@ -1738,10 +1738,12 @@ class ClusterError(MintDimError):
     @classmethod
     def unreachable(cls, command: str, answer: str, **kw):
         return cls(
-            f"Slurm does not answer on this host; no job was submitted.\n\nCommand: {command}\nAnswer: {answer}"
+            "Slurm does not answer on this host; no job was submitted.\n\n"
+            f"Command: {command}\nAnswer: {answer}"
             "\n\nRun the build where the Slurm commands work (a login node: sinfo lists the partitions; "
             "SLURM_CONF names the cluster's slurm.conf, and munged runs).",
-            f"Slurm không trả lời trên máy này; chưa có job nào được gửi.\n\nLệnh: {command}\nTrả lời: {answer}"
+            "Slurm không trả lời trên máy này; chưa có job nào được gửi.\n\n"
+            f"Lệnh: {command}\nTrả lời: {answer}"
             "\n\nHãy chạy build ở nơi các lệnh Slurm hoạt động (một login node: sinfo liệt kê các partition; "
             "SLURM_CONF trỏ tới slurm.conf của cluster, và munged đang chạy).", **kw)
 
@@ -1751,8 +1753,10 @@ class ClusterError(MintDimError):
         return cls(
             f"The profile asks for the partition {partition}, which this cluster does not have; no job was "
             f"submitted.\n\nCommand: sinfo --noheader --format=%R\nAnswer: {names}\n\n"
-            "Set slurm_partition (the profile's default-resources, or set-resources of a rule) to one of them.",
-            f"Profile yêu cầu partition {partition}, nhưng cluster này không có; chưa có job nào được gửi.\n\n"
+            "Set slurm_partition (the profile's default-resources, or set-resources of a rule) "
+            "to one of them.",
+            f"Profile yêu cầu partition {partition}, nhưng cluster này không có; "
+            "chưa có job nào được gửi.\n\n"
             f"Lệnh: sinfo --noheader --format=%R\nTrả lời: {names}\n\n"
             "Hãy đặt slurm_partition (default-resources của profile, hoặc set-resources của một rule) "
             "thành một trong số đó.", **kw)
@@ -1763,7 +1767,8 @@ class ClusterError(MintDimError):
         en = f"Set slurm-status-command: {other} in the profile." if other else (
             "Set slurm-status-command in the profile to a command that answers here (sacct or squeue).")
         vi = f"Hãy đặt slurm-status-command: {other} trong profile." if other else (
-            "Hãy đặt slurm-status-command trong profile thành một lệnh trả lời được ở đây (sacct hoặc squeue).")
+            "Hãy đặt slurm-status-command trong profile thành một lệnh trả lời được ở đây "
+            "(sacct hoặc squeue).")
         return cls(
             "Slurm cannot tell this build when its jobs end: the job-status command fails, and the build "
             f"would wait for ever. No job was submitted.\n\nCommand: {command}\nAnswer: {answer}\n\n{en}",

@@ -169,7 +169,8 @@ def start(root: str) -> Cluster:
         raise RuntimeError(f"the test Slurm did not come up: sinfo says {proc.stdout!r} {proc.stderr!r}")
     except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
         stop(cluster)
-        raise RuntimeError(f"{exc}\n{cluster.log('slurmctld')[-2000:]}\n{cluster.log('slurmd')[-2000:]}") from exc
+        logs = f"{cluster.log('slurmctld')[-2000:]}\n{cluster.log('slurmd')[-2000:]}"
+        raise RuntimeError(f"{exc}\n{logs}") from exc
 
 
 def stop(cluster: Cluster) -> None:

@@ -201,7 +201,8 @@ def test_a_data_error_in_a_slurm_job_reads_as_in_a_local_build(runs):
                      "Reason: invalid JSON syntax")
     assert slurm.text().rstrip().endswith(error)
     # the same failure markers where the output would be, and no finished output
-    assert sorted(tree_bytes(os.path.join(slurm.root, "out"))) == sorted(tree_bytes(os.path.join(local.root, "out")))
+    markers = [sorted(tree_bytes(os.path.join(run.root, "out"))) for run in (slurm, local)]
+    assert markers[0] == markers[1] and markers[0]
     assert not os.path.exists(os.path.join(slurm.root, "out", "stats.json"))
 
 
@@ -223,7 +224,8 @@ def test_status_command_that_cannot_answer_is_a_cluster_error(slurm_cluster, tmp
     err = refused(str(tmp_path), slurm_cluster.partition, **{"slurm-status-command": "sacct"})
     assert ("ClusterError: Slurm cannot tell this build when its jobs end: the job-status command fails, "
             "and the build would wait for ever. No job was submitted.\n\nCommand: sacct -X") in err
-    assert "Answer: Slurm accounting storage is disabled\n\nSet slurm-status-command: squeue in the profile." in err
+    assert ("Answer: Slurm accounting storage is disabled\n\n"
+            "Set slurm-status-command: squeue in the profile.") in err
     assert ("ClusterError: Slurm không thể cho build biết khi nào các job kết thúc" in err
             and "Hãy đặt slurm-status-command: squeue trong profile." in err)
 
@@ -232,8 +234,8 @@ def test_unknown_partition_is_a_cluster_error(slurm_cluster, tmp_path):  # noqa:
     err = refused(str(tmp_path), "gpu-long", lang="en")
     assert ("ClusterError: The profile asks for the partition gpu-long, which this cluster does not have; "
             "no job was submitted.\n\nCommand: sinfo --noheader --format=%R\nAnswer: debug\n\n"
-            "Set slurm_partition (the profile's default-resources, or set-resources of a rule) to one of them."
-            ) in err
+            "Set slurm_partition (the profile's default-resources, or set-resources of a rule) "
+            "to one of them.") in err
 
 
 def test_slurm_that_does_not_answer_is_a_cluster_error(slurm_cluster, tmp_path, monkeypatch):  # noqa: F811

@@ -115,7 +115,8 @@ def status_command(chosen: str | None, init_seconds: int, lang: str = "en") -> t
         raise E.ClusterError.no_status(sacct.command, sacct.text, "squeue", lang=lang)
     squeue = ask(SQUEUE)
     if not squeue.ok:
-        raise E.ClusterError.no_status(squeue.command, squeue.text, None if sacct is None else "sacct", lang=lang)
+        other = None if sacct is None else "sacct"
+        raise E.ClusterError.no_status(squeue.command, squeue.text, other, lang=lang)
     config = ask(["scontrol", "show", "config"])
     age = min_job_age(config.text) if config.ok else None
     needed = max(LONGEST_WAIT_S, 3 * init_seconds) + 1
