@@ -94,6 +94,11 @@ rule reports:
 
 
 onstart:
+    if not RUN.get("launcher") and workflow.executor_plugin.name == "slurm":
+        from mintdim.run.slurm import settle
+
+        # a direct run: ask the cluster here (`mintdim build` asks before Snakemake starts)
+        settle(workflow.executor_settings, MINT.lang)
     MINT.on_start()  # hold the outputs (another live build's: stop here), record what the jobs read
 
 

@@ -1838,6 +1838,69 @@ class MissingExtraError(MintDimError, ImportError):
                    f"{what} cần một package chưa được cài: {package}.\n\nHãy cài bằng: {how}", **kw)
 
 
+class ClusterError(MintDimError):
+    """A Slurm cluster that the build cannot ask what it needs (mintdim/run/slurm.py): the command, its
+    answer, and the profile key (or cluster setting) that makes it work. Nothing was submitted."""
+
+    @classmethod
+    def unreachable(cls, command: str, answer: str, **kw):
+        return cls(
+            "Slurm does not answer on this host; no job was submitted.\n\n"
+            f"Command: {command}\nAnswer: {answer}"
+            "\n\nRun the build where the Slurm commands work (a login node: sinfo lists the partitions; "
+            "SLURM_CONF names the cluster's slurm.conf, and munged runs).",
+            "Slurm không trả lời trên máy này; chưa có job nào được gửi.\n\n"
+            f"Lệnh: {command}\nTrả lời: {answer}"
+            "\n\nHãy chạy build ở nơi các lệnh Slurm hoạt động (một login node: sinfo liệt kê các partition; "
+            "SLURM_CONF trỏ tới slurm.conf của cluster, và munged đang chạy).", **kw)
+
+    @classmethod
+    def no_partition(cls, partition: str, known: list[str], **kw):
+        names = ", ".join(known) or "(none)"
+        return cls(
+            f"The profile asks for the partition {partition}, which this cluster does not have; no job was "
+            f"submitted.\n\nCommand: sinfo --noheader --format=%R\nAnswer: {names}\n\n"
+            "Set slurm_partition (the profile's default-resources, or set-resources of a rule) "
+            "to one of them.",
+            f"Profile yêu cầu partition {partition}, nhưng cluster này không có; "
+            "chưa có job nào được gửi.\n\n"
+            f"Lệnh: sinfo --noheader --format=%R\nTrả lời: {names}\n\n"
+            "Hãy đặt slurm_partition (default-resources của profile, hoặc set-resources của một rule) "
+            "thành một trong số đó.", **kw)
+
+    @classmethod
+    def no_status(cls, command: str, answer: str, other: str | None, **kw):
+        """The job-status command cannot tell when a job ends: the build would wait for ever."""
+        en = f"Set slurm-status-command: {other} in the profile." if other else (
+            "Set slurm-status-command in the profile to a command that answers here (sacct or squeue).")
+        vi = f"Hãy đặt slurm-status-command: {other} trong profile." if other else (
+            "Hãy đặt slurm-status-command trong profile thành một lệnh trả lời được ở đây "
+            "(sacct hoặc squeue).")
+        return cls(
+            "Slurm cannot tell this build when its jobs end: the job-status command fails, and the build "
+            f"would wait for ever. No job was submitted.\n\nCommand: {command}\nAnswer: {answer}\n\n{en}",
+            "Slurm không thể cho build biết khi nào các job kết thúc: lệnh kiểm tra trạng thái job thất bại, "
+            f"và build sẽ chờ mãi. Chưa có job nào được gửi.\n\nLệnh: {command}\nTrả lời: {answer}\n\n{vi}",
+            **kw)
+
+    @classmethod
+    def short_min_job_age(cls, age: int | None, needed: int, sacct: str | None, **kw):
+        """Accounting disabled (or absent) and squeue forgets finished jobs before the next status check."""
+        seen = f"{age} s" if age is not None else "unknown (scontrol show config does not say)"
+        seen_vi = f"{age} s" if age is not None else "không rõ (scontrol show config không cho biết)"
+        why = f"\nsacct: {sacct.strip().splitlines()[0] if sacct.strip() else 'no answer'}" if sacct else ""
+        return cls(
+            "Slurm cannot tell this build when its jobs end: squeue forgets a finished job after MinJobAge "
+            f"= {seen}, before the next status check may come, and sacct does not answer. No job was "
+            f"submitted.\n\nCommand: scontrol show config{why}\n\nSet MinJobAge of slurm.conf to "
+            f"{needed} s or more, or enable accounting and set slurm-status-command: sacct in the profile.",
+            "Slurm không thể cho build biết khi nào các job kết thúc: squeue quên một job đã xong sau "
+            f"MinJobAge = {seen_vi}, trước khi lần kiểm tra trạng thái tiếp theo có thể đến, và sacct không "
+            f"trả lời. Chưa có job nào được gửi.\n\nLệnh: scontrol show config{why}\n\nHãy đặt MinJobAge "
+            f"trong slurm.conf từ {needed} s trở lên, hoặc bật accounting và đặt slurm-status-command: sacct "
+            "trong profile.", **kw)
+
+
 class UsageError(MintDimError):
     """A command-line value that cannot be right (exit code 2)."""
 
@@ -2060,6 +2123,7 @@ ERROR_CLASSES = {
         OutputMappingError, UnitValidationError, UnitOverflowError, OutputValidationError,
         TokenDTypeValidationError, SamplesPerShardError, BuildError, TokenizerToolError, ChatTemplateError,
         MissingExtraError, UsageError, ExportError,
+        ClusterError,
     ]
 }
 

@@ -134,6 +134,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     extra = list(extra_args or []) + (["--until", *until] if until else [])
     forced = (["validate"] if rebuild else []) + list(forcerun or [])
     extra += ["--forcerun", *forced] if forced else []
+    extra += [] if dry_run else cluster_args(profile, build.lang, echo)
     run = {"launcher": os.getpid(), "rebuild": rebuild, "how": how, "error_file": error_file}
     cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra,
                             run=run, targets=["all", "reports"] if report else None)
@@ -282,6 +283,17 @@ def check_executor(profile: str | None, lang: str = "en") -> None:
         raise E.MissingExtraError.make(f"The profile {profile} (executor: {executor})",
                                        "cluster" if executor in CLUSTER_EXECUTORS else None,
                                        f"snakemake-executor-plugin-{executor}", lang=lang)
+
+
+def cluster_args(profile: str | None, lang: str, echo) -> list[str]:
+    """A profile with the slurm executor: ask the cluster what the build will ask it (run/slurm.py), and
+    name the job-status command that works here on Snakemake's command line."""
+    from . import slurm
+
+    settings = slurm.read_profile(profile)
+    if not settings or settings.get("executor") != "slurm":
+        return []
+    return ["--" + slurm.STATUS_KEY, slurm.check(settings, lang, echo)]
 
 
 def _unlink(path: str) -> None:

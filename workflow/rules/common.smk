@@ -33,9 +33,14 @@ def report_dir(out):
 
 PY = stage_python()
 
-# Write jobs are short and mostly I/O: locally they take no core of their own (threads: 0), so the
-# write jobs of several outputs run at once instead of in rounds of `cores`; on a cluster, one core.
-LIGHT_THREADS = 0 if workflow.local_exec else 1
+
+def light_threads(wc):
+    """Write jobs are short and mostly I/O: locally they take no core of their own (threads: 0), so the
+    write jobs of several outputs run at once instead of in rounds of `cores`; on a cluster one core,
+    as a cluster is asked for none (sbatch refuses --cpus-per-task=0). A function: Snakemake knows its
+    executor when it builds the jobs, not when it reads this file (workflow.local_exec is True then).
+    """
+    return 0 if workflow.local_exec else 1
 
 
 # --- resources: mem_mb (MB) and runtime (minutes) per job, from what each job holds ------------

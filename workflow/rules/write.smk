@@ -14,7 +14,7 @@ rule write:
         LAYOUT.log("write_o{out}_p{part}"),
     conda:
         "../envs/mintdim.yaml"
-    threads: LIGHT_THREADS
+    threads: light_threads
     resources:
         mem_mb=mem_write,
         runtime=runtime_per_output,
