@@ -154,7 +154,7 @@ class Dataset:
                     sid = row["sample_id"]
                     if sid != seen:
                         raise E.OutputValidationError.index_order(self.path, seen + 1, sid)
-                    if row.get("overflow") == "dropped":
+                    if row.get("overflow") == "dropped" or row.get("untrained") == "dropped":
                         dropped[sid] = True
                     else:
                         unit_sizes[sid] = row["unit_size"]

@@ -13,12 +13,15 @@ import numpy as np
 
 from .. import __version__
 from ..units import padding
+from ..units.packing import LEFT_OUT
 from ..formats import intermediate as inter
 from ..formats import output as fmt
 from ..formats.output import JsonlWriter, duplicate_groups, write_json, write_packed_sample_index, write_sample_index
 from ..formats.records import atomic_write_text
 from ..progress import Progress
 from .write import fresh_dir
+
+UNTRAINED_SHOWN = 10  # ids of samples that train no token in the console's warning
 
 
 def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dict | None = None) -> dict:
@@ -125,7 +128,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
 
     counts = np.bincount(units, minlength=len(sizes))[:len(sizes)].tolist()  # a dropped sample: in no unit
     if packed is not None:
-        counts = [int(np.count_nonzero(packed["status"] != 1))]
+        counts = [int(np.count_nonzero(~np.isin(packed["status"], LEFT_OUT)))]
     distribution = {str(s): int(c) for s, c in zip(sizes, counts)}
     write_json(os.path.join(stage_dir, fmt.HISTOGRAM), distribution)
     kept = packed["kept"] if packed is not None else lengths if cut is None else cut["kept"]
@@ -140,12 +143,14 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "unk_tokens": int(unk_counts.astype(np.int64).sum()),
         "unit_distribution": distribution,
         "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
-        "padding": padding.measure(*padding.histogram(kept if cut is None else kept[cut["status"] != 1]),
+        "padding": padding.measure(*padding.histogram(kept if cut is None else
+                                                      kept[~np.isin(cut["status"], LEFT_OUT)]),
                                    sizes).as_stats() if packed is None else None,
     }
     if packed is not None:  # shards and padding of the rows, and the packing block
         stats.update(_packed_stats(plan, packed, sps))
-    stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained))
+    stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained, packed))
+    warn_untrained(log, out, stats)
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None,
                                                                plan.get("take")))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
@@ -155,18 +160,47 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     return stats
 
 
-def _extension_stats(build, plan: dict, cut: dict | None, lengths, largest: int, trained) -> dict:
+def _extension_stats(build, plan: dict, cut: dict | None, lengths, largest: int, trained,
+                     packed=None) -> dict:
     """stats.json keys of the extensions a build uses (none: the spec's stats, byte for byte)."""
     stats = {}
-    if cut is not None:  # unit sizes with units.overflow drop | truncate: the packed layout's overflow block
-        stats["overflow"] = overflow_block(cut["policy"], cut["status"], lengths, largest)
+    if cut is not None and np.isin(cut["status"], (1, 2)).any():  # unit sizes with units.overflow drop |
+        stats["overflow"] = overflow_block(cut["policy"], cut["status"], lengths, largest)  # truncate
     if "empty_files" in plan:  # source.allow_empty: the inputs that held no sample
         stats["empty_files"] = [build.files[i].path for i in plan["empty_files"]]
     if trained is not None:
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
+        status = packed["status"] if packed is not None else cut["status"] if cut is not None else None
+        stats.update(untrained_stats(build, trained, status))
     if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
         stats["trained_tokens_by_role"] = plan["trained_roles"]
     return stats
+
+
+def untrained_stats(build, trained, status) -> dict:
+    """source.train_on: the samples whose loss mask has no bit set among the tokens written (a sample
+    units.overflow dropped is not one), with those source.drop_untrained left out of the shards."""
+    from ..units import packing
+
+    status = np.zeros(len(trained), dtype=np.uint8) if status is None else status
+    ids = np.flatnonzero((trained == 0) & (status != packing.DROPPED))
+    stats = {"untrained_samples": int(len(ids)), "untrained_ids": ids.tolist()}
+    if any(f.drop_untrained for f in build.files):
+        stats["untrained_dropped"] = int(np.count_nonzero(status == packing.UNTRAINED))
+    return stats
+
+
+def warn_untrained(log, out, stats: dict) -> None:
+    """The console's warning of samples that train no token: how many, the first ten ids, what to do."""
+    count, ids = stats.get("untrained_samples", 0), stats.get("untrained_ids", [])[:UNTRAINED_SHOWN]
+    if not count:
+        return
+    shown = ", ".join(map(str, ids)) + (", ..." if count > len(ids) else "")
+    left = stats.get("untrained_dropped", 0)
+    what = (f"{left} left out of the shards (source.drop_untrained)" if left
+            else "source.drop_untrained: [true] leaves them out")
+    log(f"[unit-build:warning] {out.dir}: {count} samples train no token (ids {shown}): what train_on names "
+        f"is empty, or past what units.overflow kept; {what}; stats.json untrained_samples, untrained_ids")
 
 
 def _write_unk(path: str, unk_samples, unk_counts, unk_positions, hexes: str, origin) -> None:
@@ -260,7 +294,7 @@ def _packed_stats(plan, packed, rows_per_shard) -> dict:
     status, kept = packed["status"], packed["kept"]
     tokens = int(kept.sum())
     slots = n_rows * L
-    written = int(np.count_nonzero(status != packing.DROPPED))
+    written = int(np.count_nonzero(~np.isin(status, packing.LEFT_OUT)))
     lengths = inter.unarr(plan["lengths"]).astype(np.int64)
     ratio = (slots - tokens) / slots if slots else 0.0
     return {

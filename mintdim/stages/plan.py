@@ -19,7 +19,7 @@ import numpy as np
 from .. import errors as E
 from ..sources import inputs
 from ..units import padding
-from ..units.packing import DROPPED
+from ..units.packing import LEFT_OUT, UNTRAINED
 from ..formats import intermediate as inter
 from ..formats.records import atomic_write_text
 
@@ -60,6 +60,31 @@ def overflow_status(build, out, data: dict, limit: int | None) -> tuple[np.ndarr
     return status.astype(np.uint8), kept.astype(np.int64)
 
 
+def untrained_mask(build, data: dict) -> np.ndarray | None:
+    """source.drop_untrained: True for each sample of a file with the flag whose tokens (as many as are
+    written: the tokenize stage counts them) train none; None when no file of the build leaves any out."""
+    flags = np.array([bool(f.drop_untrained) for f in build.files], dtype=bool)
+    if not flags.any() or data.get("trained") is None:
+        return None
+    return flags[data["files"].astype(np.int64)] & (data["trained"] == 0)
+
+
+def untrained_status(cut, untrained, lengths) -> tuple[np.ndarray, np.ndarray] | None:
+    """units.overflow's (status, kept) with the untrained samples (unit sizes: the tokenize stage left
+    their tokens out) marked UNTRAINED, kept 0; a sample the overflow policy dropped stays DROPPED."""
+    from ..units import packing
+
+    if untrained is None:
+        return cut
+    if cut is None:
+        cut = np.zeros(len(lengths), dtype=np.uint8), lengths.astype(np.int64)
+    status, kept = cut
+    gone = untrained & (status != packing.DROPPED)
+    if not gone.any():
+        return cut if status.any() else None
+    return np.where(gone, packing.UNTRAINED, status).astype(np.uint8), np.where(gone, 0, kept)
+
+
 def _columns(data: dict) -> dict:
     """The plan table's per-sample columns both layouts share."""
     return {"files": inter.arr(data["files"], np.uint32), "lines": inter.arr(data["lines"], np.uint64),
@@ -85,16 +110,17 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
         if taken is not None:
             columns.update(_take_columns(taken, np.zeros(len(taken["lengths"]), dtype=np.int64)))
         return _plan_packed(out, out_index, int(n), lengths, plan_path, units_path, log, columns,
-                            data["trained_roles"])
+                            data["trained_roles"], untrained_mask(build, data))
     limit = out.sizes[-1] if out.sizes is not None else padding.largest_size(out.auto)
     cut = overflow_status(build, out, data, limit)  # drop / truncate: the tokenize stage applied them
+    cut = untrained_status(cut, untrained_mask(build, data), lengths)  # so did it source.drop_untrained
     kept = lengths if cut is None else cut[1]
     if out.sizes is None:  # units.sizes: auto -> the exact padding-optimal sizes for this output's lengths
-        written = kept if cut is None else kept[cut[0] != DROPPED]
+        written = kept if cut is None else kept[~np.isin(cut[0], LEFT_OUT)]
         sizes = plan_sizes(written, out.auto, log)
         units_arr = np.searchsorted(np.asarray(sizes, dtype=np.int64), kept, side="left")
         if cut is not None:
-            units_arr[cut[0] == DROPPED] = len(sizes)  # in no unit
+            units_arr[np.isin(cut[0], LEFT_OUT)] = len(sizes)  # in no unit
     else:
         sizes = out.sizes
         units_arr = data["units"]
@@ -124,8 +150,18 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
                "shards": [-(-c // sps) for c in counts], "auto": out.auto, **({"take": True} if taken else {})}
     atomic_write_text(units_path, json.dumps(summary))
     log(f"[unit-build] plan {out.dir}: {n} samples; per unit " + ", ".join(f"{s}: {c}" for s, c in zip(sizes, counts))
-        + ("" if cut is None else f"; {int(np.count_nonzero(cut[0]))} longer than {limit}: {out.overflow}"))
+        + _cut_note(cut, limit, out.overflow))
     return summary
+
+
+def _cut_note(cut, limit: int, overflow) -> str:
+    """The plan line's note of the samples units.overflow and source.drop_untrained cut."""
+    if cut is None:
+        return ""
+    over = int(np.count_nonzero(np.isin(cut[0], (1, 2))))
+    untrained = int(np.count_nonzero(cut[0] == UNTRAINED))
+    return ((f"; {over} longer than {limit}: {overflow}" if over else "")
+            + (f"; {untrained} untrained left out (source.drop_untrained)" if untrained else ""))
 
 
 def read_chunks(chunk_dirs: list[str]) -> dict:
@@ -240,16 +276,17 @@ def plan_sizes(lengths: np.ndarray, auto: dict, log=print) -> list[int]:
 
 
 def _plan_packed(out, out_index: int, n: int, lengths: np.ndarray, plan_path: str, units_path: str, log,
-                 columns: dict, trained_roles: dict | None = None) -> dict:
-    """Packed rows (mintdim.units.packing): each sample's row and offset, from the lengths alone."""
+                 columns: dict, trained_roles: dict | None = None, untrained=None) -> dict:
+    """Packed rows (mintdim.units.packing): each sample's row and offset, from the lengths alone (and,
+    with source.drop_untrained, which samples train no token)."""
     from ..units import packing
 
     t0 = time.monotonic()
-    p = packing.plan(lengths, out.pack, out.overflow)
+    p = packing.plan(lengths, out.pack, out.overflow, untrained)
     if trained_roles is not None and not np.any(p.status):  # source.chat: per-role counts of whole samples,
         columns["trained_roles"] = dict(sorted(trained_roles.items()))  # exact only when none was cut
     sps = out.samples_per_shard  # rows per shard in the packed layout
-    written = int(np.count_nonzero(p.status != packing.DROPPED))
+    written = int(np.count_nonzero(~np.isin(p.status, packing.LEFT_OUT)))
     inter.write(plan_path, {
         "output": out_index, "n": n, "sizes": [out.pack], "samples_per_shard": sps,
         "layout": "packed", "row_length": out.pack, "overflow": out.overflow, "n_rows": p.n_rows,
@@ -267,7 +304,10 @@ def _plan_packed(out, out_index: int, n: int, lengths: np.ndarray, plan_path: st
     atomic_write_text(units_path, json.dumps(summary))
     dropped = int(np.count_nonzero(p.status == packing.DROPPED))
     truncated = int(np.count_nonzero(p.status == packing.TRUNCATED))
+    left = int(np.count_nonzero(p.status == packing.UNTRAINED))
     log(f"[unit-build] plan {out.dir}: {n} samples packed into {p.n_rows} rows of {out.pack} "
-        f"(lower bound {p.lower_bound}, efficiency {p.efficiency:.4%}; {dropped} dropped, {truncated} truncated) "
+        f"(lower bound {p.lower_bound}, efficiency {p.efficiency:.4%}; {dropped} dropped, "
+        f"{truncated} truncated"
+        + (f", {left} untrained left out" if untrained is not None else "") + ") "
         f"in {time.monotonic() - t0:.2f} s")
     return summary
