@@ -211,3 +211,162 @@ def test_train_eos_and_drop_untrained_errors_are_clear_and_bilingual(value, need
             resolve(cfg)
         assert needle in err.value.render("en") and f"source.{key}" in err.value.render("en")
         assert f"source.{key}" in err.value.render("vi")
+
+
+# --- samples with nothing to train ----------------------------------------------------------------------------
+
+CUT_ROWS = [
+    {"prompt": "Add 2 and 3.", "response": "The answer is 5."},
+    {"prompt": "Say nothing.", "response": ""},  # nothing to train
+    {"prompt": " ".join(["word"] * 40), "response": "cut away"},  # the response is past the largest unit
+    {"prompt": "Translate: good morning", "response": "Chào buổi sáng"},
+    {"prompt": "Empty again", "response": ""},
+    {"prompt": "Chinese please", "response": "早上好，世界"},
+]
+LIMIT = 32
+
+
+def untrained_by_hand(rows, limit=LIMIT):
+    """Ids of the rows whose first `limit` tokens (MiniLM's own offsets of `{prompt}\\n{response}`) start
+    none inside the response."""
+    tok = Tokenizer.from_file(HF_JSON)
+    tok.no_truncation()
+    tok.no_padding()
+    found = []
+    for i, row in enumerate(rows):
+        a = len(row["prompt"]) + 1
+        b = a + len(row["response"])
+        starts = [o[0] for o in tok.encode(row["prompt"] + "\n" + row["response"], add_special_tokens=False).offsets]
+        if not any(a <= s < b for s in starts[:limit]):
+            found.append(i)
+    return found
+
+
+def cut_config(tmp_path, rows, name, layout, drop=None):
+    src = write_jsonl(tmp_path / "cut.jsonl", rows)
+    cfg = basic_config([os.path.basename(src)], tokenizer={"hf_json": {"path": HF_JSON}}, out=name, sps=[2])
+    cfg["source"]["train_on"] = [["response"]]
+    if drop is not None:
+        cfg["source"]["drop_untrained"] = [drop]
+    if layout == "packed":
+        cfg["units"] = {"pack": [LIMIT], "overflow": ["truncate"], "build_batch": [4]}
+    else:
+        cfg["units"] = {"sizes": [[16, LIMIT]], "overflow": ["truncate"], "build_batch": [4]}
+    path = tmp_path / f"{name}.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    return path.name
+
+
+@pytest.mark.parametrize("layout", ["units", "packed"])
+def test_untrained_samples_are_counted_warned_and_shown_by_inspect(tmp_path, layout):
+    want = untrained_by_hand(CUT_ROWS)
+    assert want == [1, 2, 4]
+    res = run_cli(tmp_path, "build", cut_config(tmp_path, CUT_ROWS, "out", layout), "--cores", "1")
+    assert res.returncode == 0, res.stderr
+    stats = read_json(tmp_path / "out" / "stats.json")
+    assert stats["untrained_samples"] == len(want) and stats["untrained_ids"] == want
+    assert "untrained_dropped" not in stats
+    index = read_jsonl(tmp_path / "out" / "sample_index.jsonl")
+    assert [r["sample_id"] for r in index if r["trained_tokens"] == 0] == want
+    warning = next(line for line in (res.stdout + res.stderr).splitlines() if "train no token" in line)
+    assert warning.startswith("[unit-build:warning] out: 3 samples train no token (ids 1, 2, 4)")
+    assert "source.drop_untrained: [true]" in warning
+    shown = run_cli(tmp_path, "inspect", "out")
+    assert shown.returncode == 0, shown.stderr
+    assert "3 samples train none (ids 1, 2, 4)" in shown.stdout
+    header = next(line for line in shown.stdout.splitlines() if line.strip().startswith("unit"))
+    assert header.split()[-2:] == ["trained", "untrained"]
+    all_row = next(line for line in shown.stdout.splitlines() if line.strip().startswith("all"))
+    assert all_row.split()[-2:] == [f"{stats['trained_tokens']:,}", "3"]
+    sample = run_cli(tmp_path, "inspect", "out", "--sample", "1")
+    assert ", 0 trained" in sample.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("layout", ["units", "packed"])
+def test_drop_untrained_leaves_them_out_as_overflow_drop_does(tmp_path, layout):
+    import mintdim
+
+    want = untrained_by_hand(CUT_ROWS)
+    assert run_cli(tmp_path, "build", cut_config(tmp_path, CUT_ROWS, "keep", layout), "--cores", "1").returncode == 0
+    res = run_cli(tmp_path, "build", cut_config(tmp_path, CUT_ROWS, "drop", layout, drop=True), "--cores", "1")
+    assert res.returncode == 0, res.stderr
+    assert "3 left out of the shards (source.drop_untrained)" in res.stdout + res.stderr
+    keep, drop = (read_jsonl(tmp_path / d / "sample_index.jsonl") for d in ("keep", "drop"))
+    assert [r["sample_id"] for r in drop] == list(range(len(CUT_ROWS)))  # every sample keeps its id
+    for a, b in zip(keep, drop):
+        if b["sample_id"] in want:
+            assert b["untrained"] == "dropped" and "overflow" not in b
+            assert b["token_count"] == 0 and b["trained_tokens"] == 0
+            assert (b["shard_path"], b["shard_row"]) == (None, None)
+            assert b["source_token_count"] == a.get("source_token_count", a["token_count"])
+        else:
+            assert "untrained" not in b and b["trained_tokens"] == a["trained_tokens"] > 0
+    stats = read_json(tmp_path / "drop" / "stats.json")
+    assert (stats["untrained_samples"], stats["untrained_ids"], stats["untrained_dropped"]) == (3, want, 3)
+    assert stats["total_samples"] == len(CUT_ROWS)
+    assert stats["total_tokens"] == sum(r["token_count"] for r in drop)
+    assert read_json(tmp_path / "drop" / "manifest.json")["source"]["drop_untrained"] == [True]
+    kept_ds, ds = mintdim.open(str(tmp_path / "keep")), mintdim.open(str(tmp_path / "drop"))
+    for sid in range(len(CUT_ROWS)):
+        if sid in want:
+            with pytest.raises(ValueError):
+                ds.tokens(sid)
+        else:
+            assert ds.tokens(sid).tolist() == kept_ds.tokens(sid).tolist()
+            assert ds.loss_mask(sid).tolist() == kept_ds.loss_mask(sid).tolist()
+    batched = [int(s) for b in ds.batches(2, shuffle=False) for s in b.sample_ids]
+    assert sorted(batched) == [s for s in range(len(CUT_ROWS)) if s not in want]
+    ok = run_cli(tmp_path, "verify", "drop")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # verify recomputes the figures: a changed count is found
+    path = tmp_path / "drop" / "stats.json"
+    import json
+
+    path.write_text(json.dumps(dict(stats, untrained_samples=2)))
+    bad = run_cli(tmp_path, "verify", "drop")
+    assert bad.returncode != 0 and "untrained_samples is 2, the mask bits give 3" in bad.stdout + bad.stderr
+
+
+def test_without_the_options_a_build_without_train_on_has_no_untrained_keys(tmp_path):
+    res = run_cli(tmp_path, "build", cut_config(tmp_path, CUT_ROWS, "plain", "units"), "--cores", "1")
+    assert res.returncode == 0
+    cfg = basic_config([write_jsonl(tmp_path / "p.jsonl", CUT_ROWS)], tokenizer={"hf_json": {"path": HF_JSON}},
+                       out="nomask", sizes=[[16, LIMIT]])
+    cfg["units"]["overflow"] = ["truncate"]
+    build_in(tmp_path, cfg, cores=1)
+    stats = read_json(tmp_path / "nomask" / "stats.json")
+    assert not any(k.startswith("untrained") for k in stats)
+
+
+SHAREGPT_PAIRS = os.path.join(ASSETS, "data", "sharegpt_pairs.jsonl")
+MINILM = os.path.join(ASSETS, "hf", "minilm", "tokenizer.json")
+
+
+@pytest.mark.skipif(not (os.path.isfile(SHAREGPT_PAIRS) and os.path.isfile(MINILM)), reason="assets not fetched")
+def test_real_sharegpt_pairs_untrained_samples_equal_an_independent_count(tmp_path):
+    """The first 5,000 ShareGPT pairs in packed rows of 2048 with overflow: truncate: every sample whose
+    response starts past its first 2048 tokens (or is empty) trains nothing."""
+    import json
+
+    with open(SHAREGPT_PAIRS, encoding="utf-8") as f:
+        lines = [next(f) for _ in range(5000)]
+    (tmp_path / "pairs.jsonl").write_text("".join(lines), encoding="utf-8")
+    rows = [json.loads(line) for line in lines]
+    tok = Tokenizer.from_file(MINILM)
+    tok.no_truncation()
+    tok.no_padding()
+    texts = [r["prompt"] + "\n" + r["response"] for r in rows]
+    want = []
+    for i, (r, enc) in enumerate(zip(rows, tok.encode_batch(texts, add_special_tokens=False))):
+        a, b = len(r["prompt"]) + 1, len(texts[i])
+        if not any(a <= o[0] < b for o in enc.offsets[:2048]):
+            want.append(i)
+    cfg = basic_config(["pairs.jsonl"], tokenizer={"hf_json": {"path": MINILM}}, out="out", sps=[1000])
+    cfg["source"]["train_on"] = [["response"]]
+    cfg["units"] = {"pack": [2048], "overflow": ["truncate"], "build_batch": [1024]}
+    res = build_in(tmp_path, cfg, cores=2)
+    stats = res.outputs[0].stats
+    assert stats["untrained_samples"] == len(want) == 45
+    assert stats["untrained_ids"] == want

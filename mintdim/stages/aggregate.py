@@ -41,7 +41,9 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dic
                   **({"planned": {"from": "data", **out.auto}} if out.auto else {}),
                   **(packed_layout(out) if packed else {"overflow": out.overflow} if out.overflow else {})},
         "source": {"files": [f.path for f in files], "fields": [f.fields for f in files],
-                   "templates": [f.template for f in files]},
+                   "templates": [f.template for f in files],
+                   **({"drop_untrained": [bool(f.drop_untrained) for f in files]}  # only in builds that use it
+                      if any(f.drop_untrained for f in files) else {})},
         "output": {"samples_per_shard": out.samples_per_shard},
         "token_dtype": meta.dtype,
         "hash": {"algorithm": "sha256"},
