@@ -145,9 +145,8 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "unk_tokens": int(unk_counts.astype(np.int64).sum()),
         "unit_distribution": distribution,
         "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
-        "padding": padding.measure(*padding.histogram(kept if cut is None else
-                                                      kept[~np.isin(cut["status"], LEFT_OUT)]),
-                                   sizes).as_stats() if packed is None else None,
+        "padding": padding.measure(*padding.histogram(_written(kept, cut)), sizes).as_stats()
+        if packed is None else None,
     }
     if packed is not None:  # shards and padding of the rows, and the packing block
         stats.update(_packed_stats(plan, packed, sps))
@@ -260,6 +259,11 @@ def _packed(plan: dict, trained, written_paths) -> dict:
     return {"status": status, "kept": kept, "offsets": inter.unarr(plan["offsets"]).astype(np.int64),
             "trained": trained, "n_rows": int(plan["n_rows"]), "row_length": int(plan["row_length"]),
             "overflow": plan["overflow"]}
+
+
+def _written(kept, cut: dict | None):
+    """The token counts of the samples in a unit (not those units.overflow or drop_untrained left out)."""
+    return kept if cut is None else kept[~np.isin(cut["status"], LEFT_OUT)]
 
 
 def _cut(plan: dict) -> dict | None:
