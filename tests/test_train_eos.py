@@ -9,13 +9,24 @@ out from the template by hand, and the token at that place checked to be that sp
 import os
 import shutil
 
-import numpy as np
 import pytest
 import sentencepiece as spm
+from conftest import (
+    ASSETS,
+    DATA,
+    HF_JSON,
+    SP_MODEL,
+    basic_config,
+    build_in,
+    read_json,
+    read_jsonl,
+    read_mask,
+    run_cli,
+    tree_bytes,
+    write_jsonl,
+)
 from tokenizers import Tokenizer
 
-from conftest import (ASSETS, DATA, HF_JSON, SP_MODEL, basic_config, build_in, read_json, read_jsonl, read_mask,
-                      run_cli, tree_bytes, write_jsonl)
 from mintdim import errors as E
 from mintdim.config import resolve
 
@@ -96,8 +107,12 @@ def test_qwen3_template_directory_trains_im_end_after_the_answer(tmp_path):
                                  before, between)
     empty = next(r for r in index if ROWS[r["sample_id"]]["response"] == "")
     assert empty["trained_tokens"] == 1  # the end-of-turn token alone, as chat mode trains an empty answer
+    loss_mask = read_json(os.path.join(out, "manifest.json"))["loss_mask"]
+    assert loss_mask["end_of_turn"] == {str(tmp_path / "d.jsonl"): ["<|im_end|>"]}
+    assert "end-of-turn token" in loss_mask["rule"]
     off, _ = build_and_check(tmp_path, tok, CHATML_TEMPLATE, ROWS, None, hf_expected, path, after, before,
                              between, train_eos=False, name="off")
+    assert "end_of_turn" not in read_json(os.path.join(off, "manifest.json"))["loss_mask"]
     assert next(r for r in read_jsonl(os.path.join(off, "sample_index.jsonl"))
                 if ROWS[r["sample_id"]]["response"] == "")["trained_tokens"] == 0
 
@@ -127,6 +142,7 @@ def test_a_template_without_a_special_token_after_the_field_keeps_its_bytes(tmp_
         build_in(tmp_path, cfg, cores=1)
         trees.append(tree_bytes(tmp_path / name))
     assert trees[0] == trees[1] == trees[2]
+    assert "end_of_turn" not in read_json(tmp_path / "default" / "manifest.json")["loss_mask"]
 
 
 @pytest.mark.skipif(not os.path.isfile(LLAMA32), reason="Llama-3.2 tokenizer.json not fetched")
@@ -140,7 +156,7 @@ def test_llama3_2_directory_trains_eot_id(tmp_path):
     before, between = "<|start_header_id|>user<|end_header_id|>\n\n", \
         "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
     tok = {"hf_dir": {"path": str(d), "pad_token": "<|finetune_right_pad_id|>"}}
-    out, index = build_and_check(tmp_path, tok, LLAMA_TEMPLATE, ROWS, "<|eot_id|>", hf_expected, LLAMA32,
+    _out, index = build_and_check(tmp_path, tok, LLAMA_TEMPLATE, ROWS, "<|eot_id|>", hf_expected, LLAMA32,
                                  "<|eot_id|>", before, between)
     assert all(r["trained_tokens"] >= 1 for r in index)
 
@@ -370,3 +386,30 @@ def test_real_sharegpt_pairs_untrained_samples_equal_an_independent_count(tmp_pa
     stats = res.outputs[0].stats
     assert stats["untrained_samples"] == len(want) == 45
     assert stats["untrained_ids"] == want
+
+
+def test_conversations_without_a_trained_turn_are_counted_and_left_out(tmp_path):
+    """source.chat: a conversation with no assistant message trains nothing (train_on: assistant)."""
+    import mintdim
+
+    convs = [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]},
+             {"messages": [{"role": "user", "content": "no answer here"}]},
+             {"messages": [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]}]
+    src = write_jsonl(tmp_path / "c.jsonl", convs)
+    for name, drop in (("keep", None), ("drop", True)):
+        cfg = {"source": {"files": [src], "chat": {}, "train_on": [["assistant"]]},
+               "tokenizer": {"hf_dir": {"path": QWEN_SMALL}},
+               "units": {"sizes": [[64, 128]], "build_batch": [8]},
+               "output": {"dir": name, "samples_per_shard": [10]}}
+        if drop:
+            cfg["source"]["drop_untrained"] = [True]
+        build_in(tmp_path, cfg, cores=1)
+        stats = read_json(tmp_path / name / "stats.json")
+        assert (stats["untrained_samples"], stats["untrained_ids"]) == (1, [1])
+        assert run_cli(tmp_path, "verify", name).returncode == 0
+    assert read_json(tmp_path / "drop" / "stats.json")["untrained_dropped"] == 1
+    ds = mintdim.open(str(tmp_path / "drop"))
+    with pytest.raises(ValueError):
+        ds.tokens(1)
+    keep = mintdim.open(str(tmp_path / "keep"))
+    assert ds.tokens(2).tolist() == keep.tokens(2).tolist()

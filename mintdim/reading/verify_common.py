@@ -149,7 +149,7 @@ def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str,
     return 1 if over == "dropped" else 2
 
 
-def untrained_of(obj: dict, i: int, tc: int, report: "Report") -> int:
+def untrained_of(obj: dict, i: int, tc: int, report: Report) -> int:
     """A line of a sample source.drop_untrained left out (status 3): "untrained": "dropped", no overflow
     key, token_count 0 and its whole length in source_token_count (its trained_tokens: check_trained)."""
     name = fmt.SAMPLE_INDEX
@@ -274,7 +274,7 @@ def check_untrained(idx: Index, found, stats: dict, report: Report) -> None:
     import numpy as np
 
     ids = np.flatnonzero(idx.valid & (found == 0) & (idx.status != 1))
-    want = {"untrained_samples": int(len(ids)), "untrained_ids": ids.tolist(),
+    want = {"untrained_samples": len(ids), "untrained_ids": ids.tolist(),
             "untrained_dropped": int(np.count_nonzero(idx.status == 3))}
     for key, value in want.items():
         if key in stats and stats[key] != value:

@@ -73,6 +73,12 @@ class Template:
             found.append((at, at + len(marker)) if marker else None)
         return tuple(found)
 
+    def end_texts(self, trained: frozenset, ends: tuple) -> list[str]:
+        """The distinct end markers of end_spans(trained, ...), in template order."""
+        occurrences = [i for i, name in enumerate(self.names) if name in trained]
+        texts = [self.literals[i + 1][e[0]:e[1]] for i, e in zip(occurrences, ends) if e is not None]
+        return list(dict.fromkeys(texts))
+
     @property
     def static_parts(self) -> list[str]:
         """Non-empty literal segments, each encoded on its own by the tier-1 UNK check."""

@@ -24,7 +24,8 @@ from .write import fresh_dir
 UNTRAINED_SHOWN = 10  # ids of samples that train no token in the console's warning
 
 
-def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dict | None = None) -> dict:
+def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dict | None = None,
+             end_markers: dict | None = None) -> dict:
     files = [build.files[i] for i in out.files]
     batches = [f.build_batch for f in files]
     return {
@@ -47,7 +48,7 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dic
         "output": {"samples_per_shard": out.samples_per_shard},
         "token_dtype": meta.dtype,
         "hash": {"algorithm": "sha256"},
-        **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size")}
+        **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size", build, end_markers)}
            if any(f.train_on is not None for f in files) else {}),
     } | _chat_manifest(files, meta) | ({"take": take} if take is not None else {})
 
@@ -66,8 +67,11 @@ def _chat_manifest(files, meta) -> dict:
     return extra
 
 
-def loss_mask_layout(files, width: str = "unit_size") -> dict:
-    """How to read the loss masks (source.train_on) that sit beside the shards."""
+def loss_mask_layout(files, width: str = "unit_size", build=None, end_markers: dict | None = None) -> dict:
+    """How to read the loss masks (source.train_on) that sit beside the shards; end_markers (source.train_eos,
+    by file index): the end-of-turn tokens trained after a trained field, only in builds that train one."""
+    order = sorted(end_markers or {}, key=int)
+    eot = {build.files[int(i)].path: end_markers[i] for i in order} if order else None
     return {
         "train_on": [f.train_on or [] for f in files],
         "file": "unit_<size>/mask_XXXXXX.bin beside unit_<size>/shard_XXXXXX.bin, same record order",
@@ -75,7 +79,10 @@ def loss_mask_layout(files, width: str = "unit_size") -> dict:
         "bit_order": "little",
         "padding_bits": 0,
         "rule": "a token is trained when the character it starts at (the tokenizer's own offsets, "
-                "from the same encode call) lies inside the rendered span of a train_on field",
+                "from the same encode call) lies inside the rendered span of a train_on field"
+                + (", or of the end-of-turn token the template writes right after it (after optional white "
+                   "space; source.train_eos)" if eot else ""),
+        **({"end_of_turn": eot} if eot else {}),
     }
 
 
@@ -153,7 +160,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained, packed))
     warn_untrained(log, out, stats)
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None,
-                                                               plan.get("take")))
+                                                               plan.get("take"), plan.get("end_markers")))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
@@ -185,7 +192,7 @@ def untrained_stats(build, trained, status) -> dict:
 
     status = np.zeros(len(trained), dtype=np.uint8) if status is None else status
     ids = np.flatnonzero((trained == 0) & (status != packing.DROPPED))
-    stats = {"untrained_samples": int(len(ids)), "untrained_ids": ids.tolist()}
+    stats = {"untrained_samples": len(ids), "untrained_ids": ids.tolist()}
     if any(f.drop_untrained for f in build.files):
         stats["untrained_dropped"] = int(np.count_nonzero(status == packing.UNTRAINED))
     return stats

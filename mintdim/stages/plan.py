@@ -91,7 +91,8 @@ def _columns(data: dict) -> dict:
             "hashes": data["hashes"], "unk_samples": inter.arr(data["unk_samples"], np.uint64),
             "unk_counts": inter.arr(data["unk_counts"], np.uint32),
             "unk_positions": inter.arr(data["unk_positions"], np.uint32),
-            **({"trained": inter.arr(data["trained"], np.uint32)} if data.get("trained") is not None else {})}
+            **({"trained": inter.arr(data["trained"], np.uint32)} if data.get("trained") is not None else {}),
+            **({"end_markers": data["end_markers"]} if data.get("end_markers") else {})}
 
 
 def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print) -> dict:
@@ -171,6 +172,7 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
                                               "unk_counts", "unk_positions", "trained")}
     trained_roles: dict[str, int] | None = None  # source.chat: trained tokens per role
     role_samples: list[tuple[int, dict]] = []  # with source.take: per chunk, role -> per-sample counts
+    end_markers: dict[str, list[str]] = {}
     next_line: dict[int, int] = {}
     per_file: dict[int, int] = {}
     chunk_n = []
@@ -193,11 +195,13 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
             for role, count in meta["trained_roles"].items():
                 trained_roles[role] = trained_roles.get(role, 0) + int(count)
         role_samples.append((n, {r: inter.unarr(a) for r, a in meta.get("trained_roles_samples", {}).items()}))
+        if meta.get("end_markers"):  # source.train_eos: the end-of-turn tokens each file's template trains
+            end_markers[str(f)] = meta["end_markers"]
         base += n
     cols = {key: _cat(parts[key], np.int64) for key in parts if key != "hashes" and (parts[key] or key != "trained")}
     cols["hashes"] = b"".join(parts["hashes"])
     cols["trained_roles"] = trained_roles
-    cols["per_file"], cols["chunk_n"] = per_file, chunk_n
+    cols["per_file"], cols["chunk_n"], cols["end_markers"] = per_file, chunk_n, end_markers
     roles = sorted({r for _n, per in role_samples for r in per})
     cols["role_samples"] = {r: _cat([per.get(r, np.zeros(n, dtype=np.int64)) for n, per in role_samples], np.int64)
                             for r in roles}
@@ -250,6 +254,7 @@ def _gather(cols: dict, src: np.ndarray) -> dict:
     c, f = counts[src[has]], firsts[src[has]]
     out["unk_samples"], out["unk_counts"] = has, c
     out["unk_positions"] = cols["unk_positions"][np.repeat(f - (np.cumsum(c) - c), c) + np.arange(int(c.sum()))]
+    out["end_markers"] = cols["end_markers"]
     out["trained_roles"] = ({role: int(per[src].sum()) for role, per in cols["role_samples"].items()}
                             if cols["trained_roles"] is not None else None)
     return out

@@ -59,6 +59,7 @@ class _Accumulator:
         os.makedirs(part_dir)
         self.parts = [inter.StreamWriter(inter.stream_path(part_dir, name)) for name in part_names]
         self.trained: list[np.ndarray] = []  # per-sample trained-token counts (source.train_on)
+        self.end_markers: list[str] = []  # source.train_eos: the end-of-turn tokens the template trains
         self.trained_roles: dict[str, int] = {}  # source.chat: trained tokens per role
         self.role_samples: list[tuple[int, dict]] = []  # with source.take: per batch, role -> per-sample counts
         self.count = 0
@@ -259,6 +260,7 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
         acc = _Accumulator(entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir),
                            entry.overflow)
     sizes_arr = np.asarray(acc.sizes, dtype=np.int64)
+    acc.end_markers = tpl.end_texts(frozenset(entry.train_on), ends) if ends else []  # for the manifest
     reader = inputs.open_chunk(entry.abspath, start, end, entry.path, fields, entry.chat)
     parse = reader.parse
     batch = entry.build_batch
@@ -362,6 +364,7 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
         **({"trained": inter.arr(_cat(acc.trained, np.int64), np.uint32)} if entry.train_on is not None else {}),
         **({"trained_roles": acc.trained_roles} if entry.chat is not None and entry.train_on is not None else {}),
         **({"trained_roles_samples": _role_samples(acc)} if acc.role_samples else {}),
+        **({"end_markers": acc.end_markers} if acc.end_markers else {}),
     })
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)
