@@ -327,7 +327,7 @@ def test_drop_untrained_leaves_them_out_as_overflow_drop_does(tmp_path, layout):
     kept_ds, ds = mintdim.open(str(tmp_path / "keep")), mintdim.open(str(tmp_path / "drop"))
     for sid in range(len(CUT_ROWS)):
         if sid in want:
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError, match="left out \\(source.drop_untrained\\)"):
                 ds.tokens(sid)
         else:
             assert ds.tokens(sid).tolist() == kept_ds.tokens(sid).tolist()
