@@ -77,6 +77,7 @@ DEFAULT_WORK_DIR = ".mintdim"
 # a Python process; 256 MB chunks keep that under ~2% of the job's encode time. Memory does not
 # grow with it (the job streams its chunk).
 DEFAULT_CHUNK_MB = 256
+FLAG_KEYS = ("train_eos", "drop_untrained")  # source keys of one boolean per file (shared or mapped)
 MISSING_ORDER = ["source.files", "source.fields", "source.templates", "tokenizer", "units.sizes",
                  "units.build_batch", "output.dir", "output.samples_per_shard"]
 
@@ -104,6 +105,8 @@ class FileEntry:
     allow_empty: bool | None = None  # source.allow_empty: a file with no samples is a warning (None: an error)
     take: int | float | None = None  # source.take: a count (int) or a fraction (float) of the file's samples
     take_seed: int | None = None  # source.seed with take (default 0): seeds the choice (mintdim/sources/take.py)
+    train_eos: bool | None = None  # source.train_eos: False, the end-of-turn token is not trained
+    drop_untrained: bool | None = None  # source.drop_untrained: True leaves out samples with no trained token
 
     @property
     def compression(self) -> str | None:
@@ -154,7 +157,8 @@ class BuildConfig:
 
 # fields of extensions (units.pack, source.chat, hf_dir options): in the build id only when set, so
 # builds that do not use them keep the id (and work directory) they had before the extension
-EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options", "allow_empty", "take", "take_seed")
+EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options", "allow_empty", "take", "take_seed",
+                    "train_eos", "drop_untrained")
 
 
 def _canon(entry) -> dict:
@@ -555,6 +559,19 @@ def _take(cfg, bad) -> None:
         raise E.PipelineValidationError.seed(seed)
 
 
+def _source_flags(cfg, bad) -> None:
+    """source.train_eos and source.drop_untrained: lists of booleans, shared (len 1) or mapped (len N)."""
+    src = cfg["source"]
+    for key in FLAG_KEYS:
+        if key not in src:
+            continue
+        value = src[key]
+        if not isinstance(value, list) or not value or not all(isinstance(v, bool) for v in value):
+            raise E.PipelineValidationError.flag_list(key, value)
+        if len(value) not in (1, len(src["files"])):
+            raise E.PipelineValidationError.flag_arity(key, len(src["files"]), len(value))
+
+
 def _arity(cfg, bad) -> None:
     units, out = cfg["units"], cfg["output"]
     n = len(cfg["source"]["files"])
@@ -614,7 +631,7 @@ STEPS = [
     _a_mapping, _lang, _unknown_keys, _chat, _missing, _pack,  # what the config is
     _files, _allow_empty, _fields, _templates, _tokenizer, _tokenizer_items, _auto_options, _auto_range, _units_shapes,
     _output_shapes,  # shapes
-    _arity_source, _train_on, _take, _arity,  # mapping arity
+    _arity_source, _train_on, _take, _source_flags, _arity,  # mapping arity
     _unit_values, _output_values, _tokenizer_extension, _work, _chat_tokenizer,  # values
 ]
 
@@ -644,6 +661,15 @@ def _chat_roles(train_on, opts: dict) -> list[str] | None:
     if train_on is not None:
         return list(train_on)
     return list(_chat_module().DEFAULT_TRAIN_ROLES) if ("train" in opts or opts.get("last_turn")) else None
+
+
+def _flags(entry: FileEntry, src: dict, i: int) -> None:
+    """train_eos and drop_untrained of one file, kept only where they change the build (the build id of a
+    config without them): train_eos False, drop_untrained True."""
+    if "train_eos" in src and _pick(src["train_eos"], i) is False:
+        entry.train_eos = False
+    if "drop_untrained" in src and _pick(src["drop_untrained"], i) is True:
+        entry.drop_untrained = True
 
 
 def _entries(raw: dict) -> BuildConfig:
@@ -677,6 +703,7 @@ def _entries(raw: dict) -> BuildConfig:
         else:
             entry.fields, entry.template = list(_pick(src["fields"], i)), _pick(src["templates"], i)
             entry.train_on = list(_pick(train_on, i)) if train_on else None
+        _flags(entry, src, i)
         if "take" in src:  # source.take: the plan stage chooses the samples (mintdim/sources/take.py)
             entry.take, entry.take_seed = _pick(src["take"], i), src.get("seed", 0)
         if packs:  # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it

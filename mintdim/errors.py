@@ -254,6 +254,22 @@ class PipelineValidationError(MintDimError):
         return cls.invalid(f"source.take[{index}] asks for {count} samples of {path}, which holds no samples",
                            f"source.take[{index}] yêu cầu {count} sample của {path}, nhưng file không có sample nào",
                            **kw)
+
+    # source.train_eos, source.drop_untrained: a list of true/false, shared or one per file
+    @classmethod
+    def flag_list(cls, key: str, got, **kw):
+        return cls.invalid(f"source.{key} must be a list of true or false (one shared by every file, or "
+                           f"one per file), e.g. [true], got {got!r}",
+                           f"source.{key} phải là list các giá trị true hoặc false (một giá trị dùng chung, "
+                           f"hoặc mỗi file một giá trị), ví dụ [true], hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def flag_arity(cls, key: str, n_files: int, n_items: int, **kw):
+        return cls.invalid(f"source.{key}: received {n_files} input files but {n_items} entries (1: shared, "
+                           f"{n_files}: one per file)",
+                           f"source.{key}: nhận {n_files} file đầu vào nhưng có {n_items} mục (1: dùng "
+                           f"chung, {n_files}: mỗi file một mục)", **kw)
+
     @classmethod
     def chat_drop_roles(cls, where: str, **kw):
         return cls.invalid(f"{where}.drop_roles must be a list of roles (strings), e.g. [tool_user]",

@@ -168,7 +168,8 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
     dumps call per sample took most of the aggregate stage. lengths: the tokens written.
     overflow (units.overflow drop | truncate): (status per sample, whole lengths); a sample longer than
     the largest unit carries overflow and source_token_count, as in the packed layout: "dropped" is in
-    no unit (unit_size, shard_path and shard_row null, token_count 0), "truncated" in the largest.
+    no unit (unit_size, shard_path and shard_row null, token_count 0), "truncated" in the largest; a
+    sample source.drop_untrained left out carries "untrained": "dropped" instead, in no unit either.
     repeats (source.take): each sample's repeat, after source_line."""
     files = [orjson.dumps(p).decode("utf-8") for p in paths]  # JSON strings, non-ASCII kept as is
     line = (_SAMPLE_HEAD + ('"repeat":%d,' if repeats is not None else "") + _SAMPLE_TAIL
@@ -331,12 +332,20 @@ def _file_runs(data: bytes, win, pos, quoted: list[bytes], first: int = 0):
 
 
 def _cut_line(json_line: str, status: int, whole: int) -> str:
-    """A bucketed sample's line with its overflow keys: dropped (status 1) in no unit and no shard."""
+    """A bucketed sample's line with its overflow keys: dropped (status 1) in no unit and no shard; left out
+    for training no token (status 3, source.drop_untrained) likewise, marked "untrained": "dropped"."""
     obj = orjson.loads(json_line)
-    if status == 1:
+    if status in (1, 3):
         obj.update(unit_size=None, shard_path=None, shard_row=None)
-    obj.update(overflow="dropped" if status == 1 else "truncated", source_token_count=whole)
+    obj.update(cut_keys(status, whole))
     return orjson.dumps(obj).decode("utf-8") + "\n"
+
+
+def cut_keys(status: int, whole: int) -> dict:
+    """sample_index.jsonl's keys of a sample units.overflow or source.drop_untrained cut (status 1, 2, 3)."""
+    if status == 3:
+        return {"untrained": "dropped", "source_token_count": whole}
+    return {"overflow": "dropped" if status == 1 else "truncated", "source_token_count": whole}
 
 
 def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_length: int, rows, offsets,
@@ -356,7 +365,7 @@ def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_
                                                     kept[start:end].tolist(), status[start:end].tolist(),
                                                     rows[start:end].tolist(), offsets[start:end].tolist(),
                                                     file_ids[start:end].tolist(), lines[start:end].tolist()):
-                dropped = st == 1
+                dropped = st in (1, 3)  # overflow: drop, or source.drop_untrained
                 obj = {"sample_id": i, "hash": hexes[64 * i:64 * i + 64], "token_count": k, "unit_size": row_length,
                        "source_file": paths[f], "source_line": line,
                        **({"repeat": int(repeats[i])} if repeats is not None else {}),
@@ -365,7 +374,6 @@ def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_
                 if trained is not None:
                     obj["trained_tokens"] = trained[i]
                 if st:
-                    obj["overflow"] = "dropped" if dropped else "truncated"
-                    obj["source_token_count"] = n
+                    obj.update(cut_keys(st, n))
                 out.append(orjson.dumps(obj))
             fh.write(b"\n".join(out) + b"\n")

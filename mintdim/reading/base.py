@@ -38,6 +38,9 @@ def span_buffer(total: int, dtype, out: np.ndarray | None) -> np.ndarray:
     return out[:total]
 
 
+LEFT_OUT = "sample %d was left out (source.drop_untrained): its loss mask trains no token"
+
+
 class OpenMaps(OrderedDict):
     """The memmaps a dataset keeps open, the least recently used closed past MAX_OPEN_SHARDS.
     Pickled empty: a DataLoader worker reopens what it reads."""

@@ -83,7 +83,7 @@ def export(out: str, format: str, to: str, *, log=None) -> ExportResult:  # noqa
     index = verified(out, log)
     ds = open_output(out)
     if index is not None and not isinstance(ds, PackedDataset):  # the index as verify read it: parsed once
-        ds.use_index(index.unit, index.tc, index.status == 1)
+        ds.use_index(index.unit, index.tc, (index.status == 1) | (index.status == 3))
     if format == "hf":
         return _export_hf(ds, out, to, log)
     return _export_megatron(ds, to, log)

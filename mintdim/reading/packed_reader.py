@@ -34,7 +34,7 @@ import orjson
 from .. import errors as E
 from ..formats import output as fmt
 from ..formats import shards as fs
-from .base import BucketBatchSampler, OpenMaps, check_sample_id, load_output, span_buffer
+from .base import LEFT_OUT, BucketBatchSampler, OpenMaps, check_sample_id, load_output, span_buffer
 
 _open = builtins.open
 IGNORE = -100  # the label of a slot without a target (PyTorch's cross_entropy ignore_index)
@@ -116,6 +116,7 @@ class PackedDataset:
         self.shard_paths = [os.path.join(udir, x) for x in names]
         self._maps = OpenMaps()  # pickled empty (DataLoader workers)
         self._index = None
+        self.untrained_ids: set[int] = set()  # samples source.drop_untrained left out (read with the index)
 
     def __repr__(self) -> str:
         return (f"mintdim.PackedDataset({self.path!r}, samples={self.num_samples}, rows={self.num_rows}, "
@@ -159,6 +160,8 @@ class PackedDataset:
                 if sid != seen:
                     raise E.OutputValidationError.index_order(self.path, seen + 1, sid)
                 counts[sid] = obj["token_count"]
+                if obj.get("untrained") == "dropped":
+                    self.untrained_ids.add(sid)
                 if obj["shard_path"] is not None:
                     k = fs.shard_index(os.path.basename(obj["shard_path"]))
                     rows[sid] = k * self.samples_per_shard + obj["shard_row"]
@@ -193,6 +196,8 @@ class PackedDataset:
         sid = self._check_id(sample_id)
         rows, offsets, counts, _order, _first = self._lookup()
         if rows[sid] < 0:
+            if sid in self.untrained_ids:
+                raise ValueError(LEFT_OUT % sid)
             raise ValueError(f"sample {sid} was dropped (units.overflow: drop): it is longer than a row")
         return int(rows[sid]), int(offsets[sid]), int(counts[sid])
 

@@ -26,7 +26,7 @@ import orjson
 from .. import errors as E
 from ..formats import output as fmt
 from ..formats import shards as fs
-from .base import Batch, BucketBatchSampler, OpenMaps, check_sample_id, load_output, span_buffer
+from .base import LEFT_OUT, Batch, BucketBatchSampler, OpenMaps, check_sample_id, load_output, span_buffer
 
 _open = builtins.open
 
@@ -111,6 +111,7 @@ class Dataset:
             self.units.append(Unit(self, size, n, [os.path.join(unit_dir, x) for x in names]))
         self._maps = OpenMaps()  # pickled empty (DataLoader workers): the lookup travels, memmaps reopen
         self._index = None
+        self.untrained_ids: set[int] = set()  # samples source.drop_untrained left out (read with the index)
 
     def __repr__(self) -> str:
         units = ", ".join(f"{u.size}: {u.num_samples}" for u in self.units)
@@ -154,8 +155,10 @@ class Dataset:
                     sid = row["sample_id"]
                     if sid != seen:
                         raise E.OutputValidationError.index_order(self.path, seen + 1, sid)
-                    if row.get("overflow") == "dropped":
+                    if row.get("overflow") == "dropped" or row.get("untrained") == "dropped":
                         dropped[sid] = True
+                        if row.get("untrained") == "dropped":
+                            self.untrained_ids.add(sid)
                     else:
                         unit_sizes[sid] = row["unit_size"]
                     counts[sid] = row["token_count"]
@@ -215,6 +218,8 @@ class Dataset:
         """The unit of a sample; ValueError for one dropped for its length (units.overflow: drop)."""
         u = int(self._lookup()[0][sid])
         if u >= len(self.units):
+            if sid in self.untrained_ids:
+                raise ValueError(LEFT_OUT % sid)
             raise ValueError(f"sample {sid} was dropped (units.overflow: drop): it is longer than the largest "
                              f"unit size {self.sizes[-1]}")
         return self.units[u]

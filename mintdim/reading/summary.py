@@ -46,7 +46,46 @@ def summarize(target) -> dict:
     """Figures of a finished output (a path or an open Dataset)."""
     ds = target if not isinstance(target, str) else open_dataset(target)
     if not isinstance(ds, Dataset):  # packed rows (units.pack)
-        return _summarize_packed(ds)
+        return with_trained(ds, _summarize_packed(ds), None)
+    return with_trained(ds, _summarize_units(ds), ds._lookup()[0])
+
+
+def trained_per_sample(ds) -> np.ndarray | None:
+    """trained_tokens of every sample, as sample_index.jsonl gives them; None without source.train_on."""
+    if not ds.has_loss_mask:
+        return None
+    import orjson
+
+    from ..formats import output as fmt
+
+    found = np.zeros(ds.num_samples, dtype=np.int64)
+    for _n, raw in fmt.iter_jsonl(os.path.join(ds.path, fmt.SAMPLE_INDEX)):
+        obj = orjson.loads(raw)
+        found[obj["sample_id"]] = obj.get("trained_tokens") or 0
+    return found
+
+
+def with_trained(ds, s: dict, unit_of) -> dict:
+    """source.train_on: the trained tokens of each unit (the rows) and of the whole output, and the samples
+    that train no token (untrained_samples, the first ten ids) among those written or left out for it."""
+    trained = trained_per_sample(ds)
+    if trained is None:
+        return s
+    written = (ds.token_counts > 0) | (trained > 0)  # a sample in no unit (or no row) has no token
+    if unit_of is None:
+        unit_of = np.where(written, 0, len(s["units"]))
+    for u, unit in enumerate(s["units"]):
+        mine = unit_of == u
+        unit["trained"] = int(trained[mine].sum())
+        unit["untrained"] = int(np.count_nonzero(trained[mine] == 0))
+    st = ds.stats
+    ids = st.get("untrained_ids", np.flatnonzero(written & (trained == 0)).tolist())
+    return s | {"trained_tokens": int(trained.sum()), "untrained_samples": st.get("untrained_samples", len(ids)),
+                "untrained_ids": ids[:10], "untrained_dropped": st.get("untrained_dropped", 0)}
+
+
+def _summarize_units(ds) -> dict:
+    """The figures of an output of unit sizes."""
     unit_of = ds._lookup()[0]
     lengths = ds.token_counts.astype(np.int64)[unit_of < len(ds.units)]  # not those dropped for their length
     unit_of = unit_of[unit_of < len(ds.units)]
@@ -119,8 +158,14 @@ def stats_rows(s: dict) -> tuple[list[str], list[list[str]]]:
     rows.append(["all", f"{kept:,}", _pct(kept / n if s["samples"] else 0.0), str(s["shards"]),
                  f"{s['tokens']:,}", _pct(s["padding_ratio"]), str(s["min_length"] if kept else "-"),
                  f"{s['mean_length']:.1f}" if kept else "-", str(s["max_length"] if kept else "-")])
+    if "trained_tokens" in s:  # source.train_on: trained tokens, and samples that train none, per unit
+        header += ["trained", "untrained"]
+        for row, u in zip(rows, s["units"]):
+            row += [f"{u['trained']:,}", f"{u['untrained']:,}"]
+        rows[-1] += [f"{s['trained_tokens']:,}", f"{sum(u['untrained'] for u in s['units']):,}"]
     if kept < s["samples"]:
-        rows.append(["dropped", f"{s['samples'] - kept:,}", _pct((s["samples"] - kept) / n)] + ["-"] * 6)
+        rows.append(["dropped", f"{s['samples'] - kept:,}", _pct((s["samples"] - kept) / n)]
+                    + ["-"] * (len(header) - 3))
     return header, rows
 
 
@@ -166,6 +211,8 @@ def format_summary(s: dict) -> str:
         lines[3:3] = [_overflow_line(s["overflow"])]
     if s.get("empty_files"):
         lines[2:2] = [f"  empty files {', '.join(s['empty_files'])} (source.allow_empty)"]
+    if "trained_tokens" in s:
+        lines.insert(3, _trained_line(s))
     header, rows = stats_rows(s)
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     for r in [header] + rows:
@@ -181,6 +228,16 @@ def _samples(s: dict) -> str:
     if kept == s["samples"]:
         return f"{s['samples']:,}"
     return f"{s['samples']:,} read: {kept:,} in the shards, {s['samples'] - kept:,} dropped"
+
+
+def _trained_line(s: dict) -> str:
+    """The summary's line of the loss masks: trained tokens, and the samples that train none."""
+    count, ids = s["untrained_samples"], s["untrained_ids"]
+    return (f"  trained     {s['trained_tokens']:,} tokens "
+            f"({_pct(s['trained_tokens'] / s['tokens']) if s['tokens'] else '0.0%'} of tokens); "
+            f"{count:,} samples train none"
+            + (f" (ids {', '.join(map(str, ids))}{', ...' if count > len(ids) else ''})" if count else "")
+            + (f", {s['untrained_dropped']:,} left out (source.drop_untrained)" if s["untrained_dropped"] else ""))
 
 
 def _overflow_line(o: dict) -> str:

@@ -143,7 +143,7 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
     for s in sizes:
         _check_unit(out, s, per_unit[s], sps, m, idx, report, found_unk, trained_found)
     if has_masks:
-        check_trained(idx, trained_found, stats, report)
+        check_trained(idx, trained_found, stats, report, manifest)
 
     # --- histogram, stats ---------------------------------------------------------------------------
     dist = {str(s): counts[s] for s in sizes}
@@ -210,8 +210,11 @@ def _check_unit(out: str, s: int, ids, sps: int, m, idx: Index, report: Report, 
 def _check_stats(stats: dict, idx: Index, dist: dict, sizes, sps: int, dtype, dup_groups, found_unk: dict,
                  policy: str, files: list, report: Report) -> None:
     """stats.json against the figures the files give (the spec's keys, shards, overflow, empty_files)."""
+    import numpy as np
+
     compare_stats(stats, spec_stats(idx, dtype, dup_groups, found_unk, dist), report)
-    if policy != "error" or "overflow" in stats:  # units.overflow: the figures packed rows give
+    cut = bool(np.isin(idx.status, (1, 2)).any())  # the build writes the block when a sample was cut
+    if cut or "overflow" in stats:  # units.overflow: the figures packed rows give
         got = stats.get("overflow") if isinstance(stats.get("overflow"), dict) else {}
         for sub, value in _overflow_figures(policy, idx, sizes[-1]).items():
             if got.get(sub) != value:
@@ -346,7 +349,7 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str 
         idx.status[i] = overflow_of(obj, i, tc, sizes[-1], policy, "the largest unit", report)
         if idx.status[i]:
             idx.source_tc[i] = obj.get("source_token_count") if is_int(obj.get("source_token_count")) else 0
-        if idx.status[i] == 1:  # dropped: in no unit and no shard
+        if idx.status[i] in (1, 3):  # dropped (units.overflow, source.drop_untrained): in no unit and no shard
             place = (unit, obj.get("shard_path"), obj.get("shard_row"))
             if place != (None, None, None):
                 report.add(name, f"dropped sample has a unit and a place in the shards {place}", i)

@@ -102,7 +102,8 @@ class Index:
         self.shard_path: list[str] = [""] * n  # packed rows (a bucketed sample's follows from its unit)
         self.shard_row = np.full(n, -1, dtype=np.int64)
         self.valid = np.zeros(n, dtype=bool)
-        self.status = np.zeros(n, dtype=np.int8)  # units.overflow: 0 whole, 1 dropped, 2 truncated
+        # units.overflow: 0 whole, 1 dropped, 2 truncated; 3 left out by source.drop_untrained
+        self.status = np.zeros(n, dtype=np.int8)
         self.source_tc = np.zeros(n, dtype=np.int64)  # the whole length of a dropped or truncated sample
         self.repeat = np.zeros(n, dtype=np.int64)  # source.take: the sample's repeat (0 without take)
         self.trained = np.full(n, -1, dtype=np.int64)  # trained_tokens (source.train_on); -1: not given
@@ -131,6 +132,8 @@ def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str,
     (token_count = limit); a cut sample's source_token_count is above `limit` (`where` names it)."""
     name = fmt.SAMPLE_INDEX
     over = obj.get("overflow")
+    if "untrained" in obj:
+        return untrained_of(obj, i, tc, report)
     if over is None:
         if "source_token_count" in obj:
             report.add(name, "source_token_count without overflow", i)
@@ -144,6 +147,21 @@ def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str,
     if tc != want_tc:
         report.add(name, f"{over} sample: token_count {tc}, expected {want_tc}", i)
     return 1 if over == "dropped" else 2
+
+
+def untrained_of(obj: dict, i: int, tc: int, report: Report) -> int:
+    """A line of a sample source.drop_untrained left out (status 3): "untrained": "dropped", no overflow
+    key, token_count 0 and its whole length in source_token_count (its trained_tokens: check_trained)."""
+    name = fmt.SAMPLE_INDEX
+    if obj["untrained"] != "dropped" or "overflow" in obj:
+        report.add(name, f"untrained {obj['untrained']!r} with overflow {obj.get('overflow')!r}: a sample left out "
+                         "for training no token carries \"untrained\": \"dropped\" alone", i)
+    if tc != 0:
+        report.add(name, f"untrained sample: token_count {tc}, expected 0", i)
+    if not is_int(obj.get("source_token_count")) or obj["source_token_count"] < 0:
+        report.add(name, f"untrained sample: source_token_count {obj.get('source_token_count')!r} is not a "
+                         "non-negative int", i)
+    return 3
 
 
 def jsonl_rows(out: str, name: str, report: Report):
@@ -216,7 +234,7 @@ def check_empty_files(stats: dict, idx: Index, files: list, report: Report) -> N
         report.add("stats.json", f"empty_files is {stats.get('empty_files')!r}, sample_index.jsonl gives {empty!r}")
 
 
-def check_trained(idx: Index, found, stats, report: Report) -> None:
+def check_trained(idx: Index, found, stats, report: Report, manifest=None) -> None:
     """source.train_on: every sample's trained_tokens in sample_index.jsonl (idx.trained, -1 where a line
     that could be read has none) and the total in stats.json are what the mask bits give (`found`)."""
     import numpy as np
@@ -228,6 +246,43 @@ def check_trained(idx: Index, found, stats, report: Report) -> None:
     if isinstance(stats, dict) and stats.get("trained_tokens") != int(found.sum()):
         report.add(fmt.STATS, f"trained_tokens is {stats.get('trained_tokens')!r}, the mask bits give "
                               f"{int(found.sum())}")
+    if isinstance(stats, dict):
+        check_untrained(idx, found, stats, report)
+    flags = ((manifest or {}).get("source") or {}).get("drop_untrained") if isinstance(manifest, dict) else None
+    check_left_out(idx, found, flags if isinstance(flags, list) else [], report)
+
+
+def check_left_out(idx: Index, found, flags: list, report: Report) -> None:
+    """source.drop_untrained (manifest.json's source.drop_untrained, per file): a sample of such a file
+    trains a token or is left out (untrained: dropped); no other file's sample is left out so."""
+    import numpy as np
+
+    declared = np.array([f is True for f in flags] + [False], dtype=bool)  # [-1]: a sample of no known file
+    of_file = declared[np.where((idx.file >= 0) & (idx.file < len(flags)), idx.file, len(flags))]
+    for sid in np.flatnonzero((idx.status == 3) & ~of_file).tolist():
+        report.add(fmt.SAMPLE_INDEX, "untrained: dropped, but manifest.json's source.drop_untrained does not "
+                                     "name its file", sid)
+    for sid in np.flatnonzero(idx.valid & of_file & (found == 0) & ~np.isin(idx.status, (1, 3))).tolist():
+        report.add(fmt.SAMPLE_INDEX, "trains no token, but its file leaves such samples out "
+                                     "(source.drop_untrained)", sid)
+
+
+def check_untrained(idx: Index, found, stats: dict, report: Report) -> None:
+    """stats.json's untrained_samples and untrained_ids: the samples whose mask bits are all 0 (but those
+    units.overflow dropped); untrained_dropped: those source.drop_untrained left out (status 3). An output
+    written before these keys has none of them: nothing to compare."""
+    import numpy as np
+
+    ids = np.flatnonzero(idx.valid & (found == 0) & (idx.status != 1))
+    want = {"untrained_samples": len(ids), "untrained_ids": ids.tolist(),
+            "untrained_dropped": int(np.count_nonzero(idx.status == 3))}
+    for key, value in want.items():
+        if key in stats and stats[key] != value:
+            shown = stats[key] if not isinstance(stats[key], list) or len(stats[key]) <= 10 else "[...]"
+            report.add(fmt.STATS, f"{key} is {shown!r}, the mask bits give "
+                                  f"{value if not isinstance(value, list) or len(value) <= 10 else '[...]'}")
+    if "untrained_samples" in stats and "untrained_dropped" not in stats and want["untrained_dropped"]:
+        report.add(fmt.STATS, "samples are marked untrained: dropped but untrained_dropped is missing")
 
 
 def check_duplicates(out: str, idx: Index, files, report: Report) -> list[list[int]]:

@@ -52,8 +52,8 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
     rows = _recompute_rows(idx, L, report)
     found_unk, trained_found = _check_row_files(out, m, L, idx, rows, has_masks, report)
     if has_masks:
-        check_trained(idx, trained_found, stats, report)
-    dist = {str(L): int(np.count_nonzero(idx.status != 1))}  # the samples written
+        check_trained(idx, trained_found, stats, report, manifest)
+    dist = {str(L): int(np.count_nonzero(~np.isin(idx.status, (1, 3))))}  # the samples written
     check_histogram(histogram, dist, "the samples written", report)
     dup_groups = check_duplicates(out, idx, files, report)
     check_unk(out, idx, files, found_unk, report)
@@ -112,8 +112,9 @@ def _read_index(out: str, L: int, sps: int, files, policy: str, report) -> _Plac
         idx.status[i] = overflow_of(obj, i, tc, L, policy, "a row of", report)  # the keys as for unit sizes
         if over is None and tc > L:
             report.add(name, f"token_count {tc} does not fit a row of {L}", i)
-        if over is not None and is_int(obj.get("source_token_count")) and obj["source_token_count"] > L:
-            idx.source_tc[i] = obj["source_token_count"]
+        stc = obj.get("source_token_count")
+        if is_int(stc) and ((over is not None and stc > L) or idx.status[i] == 3):  # 3: drop_untrained
+            idx.source_tc[i] = stc
         _place(idx, i, loc, fs.unit_dir(L), sps, report)
         h, fi, line, last = check_origin(obj, i, file_of, last, report, idx)
         if is_int(obj.get("trained_tokens")):
@@ -128,7 +129,7 @@ def _read_index(out: str, L: int, sps: int, files, policy: str, report) -> _Plac
 
 def _place(idx: _Placed, i: int, loc: tuple, unit: str, sps: int, report) -> None:
     """A sample's (shard_path, shard_row, row_offset): none for a dropped sample, else a row of `unit`."""
-    if idx.status[i] == 1:
+    if idx.status[i] in (1, 3):  # dropped (units.overflow, source.drop_untrained)
         if loc != (None, None, None):
             report.add(fmt.SAMPLE_INDEX, f"dropped sample has a place in the rows {loc}", i)
         return

@@ -167,7 +167,7 @@ def _encode_again(out, manifest, idx: Index, per_unit, sizes, sps, dtype, report
         return
     if packed is None:
         def locate(i):  # (shard, row in it, first slot, record width) of a stored sample; None: dropped
-            if idx.status[i] == 1:
+            if idx.status[i] in (1, 3):  # dropped (units.overflow, source.drop_untrained)
                 return None
             unit = int(idx.unit[i])
             rank = int(np.searchsorted(per_unit[unit], i))  # its place among its unit's samples

@@ -49,6 +49,7 @@ import json
 import re
 
 from .. import errors as E
+from ..tokenizers.kinds import end_markers
 from . import chat_spans as S
 from .chat_spans import REASONING_FIELDS
 from .jinja_env import compile_template, template_roles
@@ -76,17 +77,6 @@ def prepare_messages(messages: list[dict]) -> list[dict]:
             message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
         out.append(message)
     return out
-
-
-def end_markers(special_tokens: dict, added_special: list[str]) -> tuple[str, ...]:
-    """Strings that close a turn: the EOS, and special tokens named like an end marker
-    (<|im_end|>, <|eot_id|>, <end_of_turn>, <|end|>, <|endoftext|>), never a header marker."""
-    found = {special_tokens["eos_token"]} if special_tokens.get("eos_token") else set()
-    for name in added_special:
-        low = name.lower()
-        if ("end" in low or "eot" in low) and not any(w in low for w in ("start", "begin", "header")):
-            found.add(name)
-    return tuple(sorted(found, key=len, reverse=True))
 
 
 class _Failure(Exception):
@@ -470,7 +460,7 @@ class _AsTemplate:
     def render(self, obj: dict) -> str:
         return self.r.render(obj, self.path, 0)
 
-    def render_with_spans(self, obj: dict, trained=None):
+    def render_with_spans(self, obj: dict, trained=None, ends=()):
         return self.r.render_with_spans(obj, self.path, 0)
 
     def render_at(self, obj: dict, line: int, spans: bool):

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import __version__
 from ..units import padding
+from ..units.packing import LEFT_OUT
 from ..formats import intermediate as inter
 from ..formats import output as fmt
 from ..formats.output import JsonlWriter, duplicate_groups, write_json, write_packed_sample_index, write_sample_index
@@ -20,8 +21,11 @@ from ..formats.records import atomic_write_text
 from ..progress import Progress
 from .write import fresh_dir
 
+UNTRAINED_SHOWN = 10  # ids of samples that train no token in the console's warning
 
-def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dict | None = None) -> dict:
+
+def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dict | None = None,
+             end_markers: dict | None = None) -> dict:
     files = [build.files[i] for i in out.files]
     batches = [f.build_batch for f in files]
     return {
@@ -38,11 +42,13 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dic
                   **({"planned": {"from": "data", **out.auto}} if out.auto else {}),
                   **(packed_layout(out) if packed else {"overflow": out.overflow} if out.overflow else {})},
         "source": {"files": [f.path for f in files], "fields": [f.fields for f in files],
-                   "templates": [f.template for f in files]},
+                   "templates": [f.template for f in files],
+                   **({"drop_untrained": [bool(f.drop_untrained) for f in files]}  # only in builds that use it
+                      if any(f.drop_untrained for f in files) else {})},
         "output": {"samples_per_shard": out.samples_per_shard},
         "token_dtype": meta.dtype,
         "hash": {"algorithm": "sha256"},
-        **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size")}
+        **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size", build, end_markers)}
            if any(f.train_on is not None for f in files) else {}),
     } | _chat_manifest(files, meta) | ({"take": take} if take is not None else {})
 
@@ -61,8 +67,11 @@ def _chat_manifest(files, meta) -> dict:
     return extra
 
 
-def loss_mask_layout(files, width: str = "unit_size") -> dict:
-    """How to read the loss masks (source.train_on) that sit beside the shards."""
+def loss_mask_layout(files, width: str = "unit_size", build=None, end_markers: dict | None = None) -> dict:
+    """How to read the loss masks (source.train_on) that sit beside the shards; end_markers (source.train_eos,
+    by file index): the end-of-turn tokens trained after a trained field, only in builds that train one."""
+    order = sorted(end_markers or {}, key=int)
+    eot = {build.files[int(i)].path: end_markers[i] for i in order} if order else None
     return {
         "train_on": [f.train_on or [] for f in files],
         "file": "unit_<size>/mask_XXXXXX.bin beside unit_<size>/shard_XXXXXX.bin, same record order",
@@ -70,7 +79,10 @@ def loss_mask_layout(files, width: str = "unit_size") -> dict:
         "bit_order": "little",
         "padding_bits": 0,
         "rule": "a token is trained when the character it starts at (the tokenizer's own offsets, "
-                "from the same encode call) lies inside the rendered span of a train_on field",
+                "from the same encode call) lies inside the rendered span of a train_on field"
+                + (", or of the end-of-turn token the template writes right after it (after optional white "
+                   "space; source.train_eos)" if eot else ""),
+        **({"end_of_turn": eot} if eot else {}),
     }
 
 
@@ -125,7 +137,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
 
     counts = np.bincount(units, minlength=len(sizes))[:len(sizes)].tolist()  # a dropped sample: in no unit
     if packed is not None:
-        counts = [int(np.count_nonzero(packed["status"] != 1))]
+        counts = [int(np.count_nonzero(~np.isin(packed["status"], LEFT_OUT)))]
     distribution = {str(s): int(c) for s, c in zip(sizes, counts)}
     write_json(os.path.join(stage_dir, fmt.HISTOGRAM), distribution)
     kept = packed["kept"] if packed is not None else lengths if cut is None else cut["kept"]
@@ -140,14 +152,15 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
         "unk_tokens": int(unk_counts.astype(np.int64).sum()),
         "unit_distribution": distribution,
         "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
-        "padding": padding.measure(*padding.histogram(kept if cut is None else kept[cut["status"] != 1]),
-                                   sizes).as_stats() if packed is None else None,
+        "padding": padding.measure(*padding.histogram(_written(kept, cut)), sizes).as_stats()
+        if packed is None else None,
     }
     if packed is not None:  # shards and padding of the rows, and the packing block
         stats.update(_packed_stats(plan, packed, sps))
-    stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained))
+    stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained, packed))
+    warn_untrained(log, out, stats)
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None,
-                                                               plan.get("take")))
+                                                               plan.get("take"), plan.get("end_markers")))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
@@ -155,18 +168,47 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     return stats
 
 
-def _extension_stats(build, plan: dict, cut: dict | None, lengths, largest: int, trained) -> dict:
+def _extension_stats(build, plan: dict, cut: dict | None, lengths, largest: int, trained,
+                     packed=None) -> dict:
     """stats.json keys of the extensions a build uses (none: the spec's stats, byte for byte)."""
     stats = {}
-    if cut is not None:  # unit sizes with units.overflow drop | truncate: the packed layout's overflow block
-        stats["overflow"] = overflow_block(cut["policy"], cut["status"], lengths, largest)
+    if cut is not None and np.isin(cut["status"], (1, 2)).any():  # unit sizes with units.overflow drop |
+        stats["overflow"] = overflow_block(cut["policy"], cut["status"], lengths, largest)  # truncate
     if "empty_files" in plan:  # source.allow_empty: the inputs that held no sample
         stats["empty_files"] = [build.files[i].path for i in plan["empty_files"]]
     if trained is not None:
         stats["trained_tokens"] = int(trained.astype(np.int64).sum())
+        status = packed["status"] if packed is not None else cut["status"] if cut is not None else None
+        stats.update(untrained_stats(build, trained, status))
     if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
         stats["trained_tokens_by_role"] = plan["trained_roles"]
     return stats
+
+
+def untrained_stats(build, trained, status) -> dict:
+    """source.train_on: the samples whose loss mask has no bit set among the tokens written (a sample
+    units.overflow dropped is not one), with those source.drop_untrained left out of the shards."""
+    from ..units import packing
+
+    status = np.zeros(len(trained), dtype=np.uint8) if status is None else status
+    ids = np.flatnonzero((trained == 0) & (status != packing.DROPPED))
+    stats = {"untrained_samples": len(ids), "untrained_ids": ids.tolist()}
+    if any(f.drop_untrained for f in build.files):
+        stats["untrained_dropped"] = int(np.count_nonzero(status == packing.UNTRAINED))
+    return stats
+
+
+def warn_untrained(log, out, stats: dict) -> None:
+    """The console's warning of samples that train no token: how many, the first ten ids, what to do."""
+    count, ids = stats.get("untrained_samples", 0), stats.get("untrained_ids", [])[:UNTRAINED_SHOWN]
+    if not count:
+        return
+    shown = ", ".join(map(str, ids)) + (", ..." if count > len(ids) else "")
+    left = stats.get("untrained_dropped", 0)
+    what = (f"{left} left out of the shards (source.drop_untrained)" if left
+            else "source.drop_untrained: [true] leaves them out")
+    log(f"[unit-build:warning] {out.dir}: {count} samples train no token (ids {shown}): what train_on names "
+        f"is empty, or past what units.overflow kept; {what}; stats.json untrained_samples, untrained_ids")
 
 
 def _write_unk(path: str, unk_samples, unk_counts, unk_positions, hexes: str, origin) -> None:
@@ -226,6 +268,11 @@ def _packed(plan: dict, trained, written_paths) -> dict:
             "overflow": plan["overflow"]}
 
 
+def _written(kept, cut: dict | None):
+    """The token counts of the samples in a unit (not those units.overflow or drop_untrained left out)."""
+    return kept if cut is None else kept[~np.isin(cut["status"], LEFT_OUT)]
+
+
 def _cut(plan: dict) -> dict | None:
     """Unit sizes with units.overflow drop | truncate, when a sample was longer than the largest unit."""
     if "status" not in plan:
@@ -260,7 +307,7 @@ def _packed_stats(plan, packed, rows_per_shard) -> dict:
     status, kept = packed["status"], packed["kept"]
     tokens = int(kept.sum())
     slots = n_rows * L
-    written = int(np.count_nonzero(status != packing.DROPPED))
+    written = int(np.count_nonzero(~np.isin(status, packing.LEFT_OUT)))
     lengths = inter.unarr(plan["lengths"]).astype(np.int64)
     ratio = (slots - tokens) / slots if slots else 0.0
     return {

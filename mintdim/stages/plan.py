@@ -19,7 +19,7 @@ import numpy as np
 from .. import errors as E
 from ..sources import inputs
 from ..units import padding
-from ..units.packing import DROPPED
+from ..units.packing import LEFT_OUT, UNTRAINED
 from ..formats import intermediate as inter
 from ..formats.records import atomic_write_text
 
@@ -61,13 +61,39 @@ def overflow_status(build, out, data: dict, limit: int | None) -> tuple[np.ndarr
     return status.astype(np.uint8), kept.astype(np.int64)
 
 
+def untrained_mask(build, data: dict) -> np.ndarray | None:
+    """source.drop_untrained: True for each sample of a file with the flag whose tokens (as many as are
+    written: the tokenize stage counts them) train none; None when no file of the build leaves any out."""
+    flags = np.array([bool(f.drop_untrained) for f in build.files], dtype=bool)
+    if not flags.any() or data.get("trained") is None:
+        return None
+    return flags[data["files"].astype(np.int64)] & (data["trained"] == 0)
+
+
+def untrained_status(cut, untrained, lengths) -> tuple[np.ndarray, np.ndarray] | None:
+    """units.overflow's (status, kept) with the untrained samples (unit sizes: the tokenize stage left
+    their tokens out) marked UNTRAINED, kept 0; a sample the overflow policy dropped stays DROPPED."""
+    from ..units import packing
+
+    if untrained is None:
+        return cut
+    if cut is None:
+        cut = np.zeros(len(lengths), dtype=np.uint8), lengths.astype(np.int64)
+    status, kept = cut
+    gone = untrained & (status != packing.DROPPED)
+    if not gone.any():
+        return cut if status.any() else None
+    return np.where(gone, packing.UNTRAINED, status).astype(np.uint8), np.where(gone, 0, kept)
+
+
 def _columns(data: dict) -> dict:
     """The plan table's per-sample columns both layouts share."""
     return {"files": inter.arr(data["files"], np.uint32), "lines": inter.arr(data["lines"], np.uint64),
             "hashes": data["hashes"], "unk_samples": inter.arr(data["unk_samples"], np.uint64),
             "unk_counts": inter.arr(data["unk_counts"], np.uint32),
             "unk_positions": inter.arr(data["unk_positions"], np.uint32),
-            **({"trained": inter.arr(data["trained"], np.uint32)} if data.get("trained") is not None else {})}
+            **({"trained": inter.arr(data["trained"], np.uint32)} if data.get("trained") is not None else {}),
+            **({"end_markers": data["end_markers"]} if data.get("end_markers") else {})}
 
 
 def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print) -> dict:
@@ -86,16 +112,17 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
         if taken is not None:
             columns.update(_take_columns(taken, np.zeros(len(taken["lengths"]), dtype=np.int64)))
         return _plan_packed(out, out_index, int(n), lengths, plan_path, units_path, log, columns,
-                            data["trained_roles"])
+                            data["trained_roles"], untrained_mask(build, data))
     limit = out.sizes[-1] if out.sizes is not None else padding.largest_size(out.auto)
     cut = overflow_status(build, out, data, limit)  # drop / truncate: the tokenize stage applied them
+    cut = untrained_status(cut, untrained_mask(build, data), lengths)  # so did it source.drop_untrained
     kept = lengths if cut is None else cut[1]
     if out.sizes is None:  # units.sizes: auto -> the exact padding-optimal sizes for this output's lengths
-        written = kept if cut is None else kept[cut[0] != DROPPED]
+        written = kept if cut is None else kept[~np.isin(cut[0], LEFT_OUT)]
         sizes = plan_sizes(written, out.auto, log)
         units_arr = np.searchsorted(np.asarray(sizes, dtype=np.int64), kept, side="left")
         if cut is not None:
-            units_arr[cut[0] == DROPPED] = len(sizes)  # in no unit
+            units_arr[np.isin(cut[0], LEFT_OUT)] = len(sizes)  # in no unit
     else:
         sizes = out.sizes
         units_arr = data["units"]
@@ -125,8 +152,18 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
                "shards": [-(-c // sps) for c in counts], "auto": out.auto, **({"take": True} if taken else {})}
     atomic_write_text(units_path, json.dumps(summary))
     log(f"[unit-build] plan {out.dir}: {n} samples; per unit " + ", ".join(f"{s}: {c}" for s, c in zip(sizes, counts))
-        + ("" if cut is None else f"; {int(np.count_nonzero(cut[0]))} longer than {limit}: {out.overflow}"))
+        + _cut_note(cut, limit, out.overflow))
     return summary
+
+
+def _cut_note(cut, limit: int, overflow) -> str:
+    """The plan line's note of the samples units.overflow and source.drop_untrained cut."""
+    if cut is None:
+        return ""
+    over = int(np.count_nonzero(np.isin(cut[0], (1, 2))))
+    untrained = int(np.count_nonzero(cut[0] == UNTRAINED))
+    return ((f"; {over} longer than {limit}: {overflow}" if over else "")
+            + (f"; {untrained} untrained left out (source.drop_untrained)" if untrained else ""))
 
 
 def read_chunks(chunk_dirs: list[str]) -> dict:
@@ -136,6 +173,7 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
                                               "unk_counts", "unk_positions", "trained")}
     trained_roles: dict[str, int] | None = None  # source.chat: trained tokens per role
     role_samples: list[tuple[int, dict]] = []  # with source.take: per chunk, role -> per-sample counts
+    end_markers: dict[str, list[str]] = {}
     next_line: dict[int, int] = {}
     per_file: dict[int, int] = {}
     chunk_n = []
@@ -158,11 +196,13 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
             for role, count in meta["trained_roles"].items():
                 trained_roles[role] = trained_roles.get(role, 0) + int(count)
         role_samples.append((n, {r: inter.unarr(a) for r, a in meta.get("trained_roles_samples", {}).items()}))
+        if meta.get("end_markers"):  # source.train_eos: the end-of-turn tokens each file's template trains
+            end_markers[str(f)] = meta["end_markers"]
         base += n
     cols = {key: _cat(parts[key], np.int64) for key in parts if key != "hashes" and (parts[key] or key != "trained")}
     cols["hashes"] = b"".join(parts["hashes"])
     cols["trained_roles"] = trained_roles
-    cols["per_file"], cols["chunk_n"] = per_file, chunk_n
+    cols["per_file"], cols["chunk_n"], cols["end_markers"] = per_file, chunk_n, end_markers
     roles = sorted({r for _n, per in role_samples for r in per})
     cols["role_samples"] = {r: _cat([per.get(r, np.zeros(n, dtype=np.int64)) for n, per in role_samples], np.int64)
                             for r in roles}
@@ -215,6 +255,7 @@ def _gather(cols: dict, src: np.ndarray) -> dict:
     c, f = counts[src[has]], firsts[src[has]]
     out["unk_samples"], out["unk_counts"] = has, c
     out["unk_positions"] = cols["unk_positions"][np.repeat(f - (np.cumsum(c) - c), c) + np.arange(int(c.sum()))]
+    out["end_markers"] = cols["end_markers"]
     out["trained_roles"] = ({role: int(per[src].sum()) for role, per in cols["role_samples"].items()}
                             if cols["trained_roles"] is not None else None)
     return out
@@ -241,16 +282,17 @@ def plan_sizes(lengths: np.ndarray, auto: dict, log=print) -> list[int]:
 
 
 def _plan_packed(out, out_index: int, n: int, lengths: np.ndarray, plan_path: str, units_path: str, log,
-                 columns: dict, trained_roles: dict | None = None) -> dict:
-    """Packed rows (mintdim.units.packing): each sample's row and offset, from the lengths alone."""
+                 columns: dict, trained_roles: dict | None = None, untrained=None) -> dict:
+    """Packed rows (mintdim.units.packing): each sample's row and offset, from the lengths alone (and,
+    with source.drop_untrained, which samples train no token)."""
     from ..units import packing
 
     t0 = time.monotonic()
-    p = packing.plan(lengths, out.pack, out.overflow)
+    p = packing.plan(lengths, out.pack, out.overflow, untrained)
     if trained_roles is not None and not np.any(p.status):  # source.chat: per-role counts of whole samples,
         columns["trained_roles"] = dict(sorted(trained_roles.items()))  # exact only when none was cut
     sps = out.samples_per_shard  # rows per shard in the packed layout
-    written = int(np.count_nonzero(p.status != packing.DROPPED))
+    written = int(np.count_nonzero(~np.isin(p.status, packing.LEFT_OUT)))
     inter.write(plan_path, {
         "output": out_index, "n": n, "sizes": [out.pack], "samples_per_shard": sps,
         "layout": "packed", "row_length": out.pack, "overflow": out.overflow, "n_rows": p.n_rows,
@@ -268,7 +310,10 @@ def _plan_packed(out, out_index: int, n: int, lengths: np.ndarray, plan_path: st
     atomic_write_text(units_path, json.dumps(summary))
     dropped = int(np.count_nonzero(p.status == packing.DROPPED))
     truncated = int(np.count_nonzero(p.status == packing.TRUNCATED))
+    left = int(np.count_nonzero(p.status == packing.UNTRAINED))
     log(f"[unit-build] plan {out.dir}: {n} samples packed into {p.n_rows} rows of {out.pack} "
-        f"(lower bound {p.lower_bound}, efficiency {p.efficiency:.4%}; {dropped} dropped, {truncated} truncated) "
+        f"(lower bound {p.lower_bound}, efficiency {p.efficiency:.4%}; {dropped} dropped, "
+        f"{truncated} truncated"
+        + (f", {left} untrained left out" if untrained is not None else "") + ") "
         f"in {time.monotonic() - t0:.2f} s")
     return summary

@@ -30,7 +30,7 @@ from ..formats import intermediate as inter
 from ..units import padding
 from ..progress import without_cyclic_gc
 from ..tokenizers.engines import cache_dirs
-from ..tokenizers.kinds import engine_of, load
+from ..tokenizers.kinds import engine_of, field_end_markers, load
 from ..tokenizers.kinds import use_threads
 
 
@@ -59,6 +59,7 @@ class _Accumulator:
         os.makedirs(part_dir)
         self.parts = [inter.StreamWriter(inter.stream_path(part_dir, name)) for name in part_names]
         self.trained: list[np.ndarray] = []  # per-sample trained-token counts (source.train_on)
+        self.end_markers: list[str] = []  # source.train_eos: the end-of-turn tokens the template trains
         self.trained_roles: dict[str, int] = {}  # source.chat: trained tokens per role
         self.role_samples: list[tuple[int, dict]] = []  # with source.take: per batch, role -> per-sample counts
         self.count = 0
@@ -77,6 +78,17 @@ def apply_overflow(acc: _Accumulator, unit_idx: np.ndarray, lengths: np.ndarray)
         return np.minimum(lengths, acc.sizes[-1])
     acc.overlong = acc.overlong or acc.overflow == "error"
     return np.where(over, 0, lengths)
+
+
+def leave_untrained(acc: _Accumulator, unit_idx: np.ndarray, kept: np.ndarray,
+                    counts: np.ndarray) -> np.ndarray:
+    """source.drop_untrained on unit sizes: a sample written to a unit whose tokens train none is left out
+    as overflow: drop leaves one out (unit_idx len(sizes), no token written); the plan marks it."""
+    gone = (unit_idx < len(acc.sizes)) & (counts == 0)
+    if not gone.any():
+        return kept
+    unit_idx[gone] = len(acc.sizes)
+    return np.where(gone, 0, kept)
 
 
 def kept_trained(trained: np.ndarray, lengths: np.ndarray, kept: np.ndarray) -> np.ndarray:
@@ -152,8 +164,12 @@ def _flush(acc: _Accumulator, tok, texts, lines, unk_id, entry, sizes_arr, spans
     lines_arr = np.asarray(lines, dtype=np.int64)
     unit_idx = np.searchsorted(sizes_arr, lengths, side="left")
     kept = apply_overflow(acc, unit_idx, lengths)  # lengths itself when every sample fits
-    if trained is not None:
-        acc.trained.append(kept_trained(trained, lengths, kept))
+    if trained is not None:  # packed rows: the trained tokens among a row's worth (the plan truncates)
+        row = kept if entry.pack is None else np.minimum(lengths, entry.pack)
+        counts = kept_trained(trained, lengths, row)
+        acc.trained.append(counts)
+        if entry.drop_untrained and entry.pack is None:  # packed rows: the plan leaves them out
+            kept = leave_untrained(acc, unit_idx, kept, counts)
     starts = np.cumsum(lengths) - lengths  # each sample's first token in `flat`
     # UNK positions: 0-based indexes into each sample's own token sequence, among the tokens written
     unk_mask = flat == unk_id if unk_id is not None else None  # hf_dir byte-level: no UNK id at all
@@ -235,13 +251,7 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     use_threads(threads)
     kind, path, options = tokenizer_args(build, metas, entry)
     tok = load(kind, path, threads=threads, **options)
-    if entry.chat is not None:  # source.chat: the model's chat template renders each record
-        from ..sources.chat import renderer_for
-
-        renderer = renderer_for(entry, tok)
-        tpl = renderer.as_template(entry.path)
-    else:
-        tpl = T.parse(entry.template)
+    tpl, ends = _template_of(entry, tok)
     fields = entry.fields
     if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
         limit = padding.largest_size(build.outputs[entry.output].auto) or UNBOUNDED
@@ -250,16 +260,16 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
         acc = _Accumulator(entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir),
                            entry.overflow)
     sizes_arr = np.asarray(acc.sizes, dtype=np.int64)
+    acc.end_markers = tpl.end_texts(frozenset(entry.train_on), ends) if ends else []  # for the manifest
     reader = inputs.open_chunk(entry.abspath, start, end, entry.path, fields, entry.chat)
     parse = reader.parse
     batch = entry.build_batch
     texts: list[str] = []
     lines: list[int] = []
     trained_fields = frozenset(entry.train_on) if entry.train_on is not None else None
-    spans: list | None = [] if trained_fields else None
-    if entry.chat is not None:  # conversations: masks whenever train_on resolved to roles (even none)
-        spans = [] if entry.train_on is not None else None
-        trained_fields = frozenset(entry.train_on) if entry.train_on is not None else None
+    # masks whenever train_on names fields; conversations: whenever train_on resolved to roles (even none)
+    with_roles = entry.chat is not None and entry.train_on is not None
+    spans: list | None = [] if trained_fields or with_roles else None
     hashes = acc.hashes
     sha256 = hashlib.sha256
     t0 = time.monotonic()
@@ -274,7 +284,7 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
             if trained_fields is None:
                 text = tpl.render(obj)
             else:
-                text, sample_spans = tpl.render_with_spans(obj, trained_fields)
+                text, sample_spans = tpl.render_with_spans(obj, trained_fields, ends)
             digest = sha256(text.encode("utf-8")).digest()
         except E.MintDimError:
             # parse again with the real line number, computed only on this error path
@@ -304,6 +314,21 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     used = engine_of(tok)
     log(f"{label}: {acc.count} samples, {acc.tokens} tokens in {elapsed:.1f} s" + (f" (engine: {used})" if used else ""))
     return {"samples": acc.count, "tokens": acc.tokens}
+
+
+def _template_of(entry, tok):
+    """(what renders a record of this file, the end-of-turn spans of its trained fields). A conversation:
+    the model's chat template (source.chat), which finds its own end-of-turn tokens. Field templates with
+    train_on and train_eos (default true): the end marker written right after each trained field."""
+    if entry.chat is not None:
+        from ..sources.chat import renderer_for
+
+        return renderer_for(entry, tok).as_template(entry.path), ()
+    tpl = T.parse(entry.template)
+    if entry.train_on is None or entry.train_eos is False:
+        return tpl, ()
+    ends = tpl.end_spans(frozenset(entry.train_on), field_end_markers(tok))
+    return tpl, (ends if any(e is not None for e in ends) else ())
 
 
 def log_progress(log, label: str, count: int, elapsed: float, done: int, total: int, unit: str = "MB") -> None:
@@ -339,6 +364,7 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
         **({"trained": inter.arr(_cat(acc.trained, np.int64), np.uint32)} if entry.train_on is not None else {}),
         **({"trained_roles": acc.trained_roles} if entry.chat is not None and entry.train_on is not None else {}),
         **({"trained_roles_samples": _role_samples(acc)} if acc.role_samples else {}),
+        **({"end_markers": acc.end_markers} if acc.end_markers else {}),
     })
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)

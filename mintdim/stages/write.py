@@ -193,7 +193,7 @@ def write_packed(build, metas, out_index: int, chunk_dirs: list[str], plan_table
     L, n_rows, n = plan["row_length"], plan["n_rows"], plan["n"]
     rows = inter.unarr(plan["rows"]).astype(np.int64)
     status = inter.unarr(plan["status"])
-    rows[status == packing.DROPPED] = -1
+    rows[np.isin(status, packing.LEFT_OUT)] = -1  # in no row: dropped (overflow), or untrained
     offsets = inter.unarr(plan["offsets"]).astype(np.int64)
     kept = inter.unarr(plan["kept"]).astype(np.int64)
     unit_dir = _fresh_unit_dir(stage_dir, L)

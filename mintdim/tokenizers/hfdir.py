@@ -176,19 +176,6 @@ class HFDirTokenizer(HFJsonTokenizer):
                 self._every = encodes_every_string(orjson.loads(f.read()))
         return self._every
 
-    def added_special(self) -> list[str]:
-        """The added tokens marked special, in id order: from the library when it is loaded, else from
-        tokenizer.json itself (~0.1 s instead of the library's ~0.5 s load: a chat build's tokenize job
-        on the fast engine, which needs them for the turn-end markers)."""
-        if self._tok is not None:
-            decoder = self._tok.get_added_tokens_decoder()
-            return [decoder[i].content for i in sorted(decoder) if decoder[i].special]
-        import orjson
-
-        with open(os.path.join(self.dir, TOKENIZER_FILE), "rb") as f:
-            added = orjson.loads(f.read()).get("added_tokens") or []
-        return [a["content"] for a in sorted(added, key=lambda a: a["id"]) if a.get("special")]
-
     def pad_candidates(self, limit: int = 6) -> tuple[list[str], int]:
         """Existing special tokens a user could pad with: names holding "pad" first, then reserved
         (unused) tokens, then end-of-text markers, then the rest, in id order (at most `limit`

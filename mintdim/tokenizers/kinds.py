@@ -71,6 +71,33 @@ def engine_of(tok) -> str | None:
     return engine if engine not in (None, "tokenizers") else None
 
 
+def end_markers(special_tokens: dict, added_special: list[str]) -> tuple[str, ...]:
+    """Strings that close a turn, longest first: the EOS, and special tokens named like an end marker
+    (<|im_end|>, <|eot_id|>, <end_of_turn>, <|end|>, <|endoftext|>), never a header marker
+    (<|end_header_id|>) nor a start marker."""
+    found = {special_tokens["eos_token"]} if special_tokens.get("eos_token") else set()
+    for name in added_special:
+        low = name.lower()
+        if ("end" in low or "eot" in low) and not any(w in low for w in ("start", "begin", "header")):
+            found.add(name)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def field_end_markers(tok) -> tuple[str, ...]:
+    """The end-of-turn tokens a field template may write after a trained field (source.train_eos):
+    end_markers of the special tokens the tokenizer matches in text (added_special: Hugging Face's
+    added special tokens, SentencePiece's user-defined symbols, unitoken's special tokens). The EOS
+    is the one an hf_dir names; a tokenizer that names none (a tokenizer.json alone) takes `</s>`
+    when that is one of its special tokens. SentencePiece's EOS is a control symbol, never matched
+    in text: `</s>` in a template is text there, and never an end marker."""
+    specials = tok.added_special()
+    named = getattr(tok, "special_tokens", None)
+    named = dict(named) if isinstance(named, dict) else {}
+    if not named.get("eos_token") and "</s>" in specials:
+        named["eos_token"] = "</s>"
+    return end_markers(named, specials)
+
+
 def exists(kind: str, path: str) -> bool:
     """A file kind needs a file; a directory kind (unitoken) needs the path to exist (else: not found);
     hf_dir needs the directory's tokenizer.json."""

@@ -133,6 +133,10 @@ class UnitokenTokenizer:
     def pad_id(self) -> int | None:
         return self._pad_id
 
+    def added_special(self) -> list[str]:
+        """The model's special tokens (ffbpe matches them in text)."""
+        return list(self.special_tokens)
+
     def encode(self, text: str) -> list[int]:
         return self.encoder.encode(text)
 

@@ -28,6 +28,8 @@ OVERFLOW = ("error", "drop", "truncate")
 # every sample goes to one stream (u1099511627776.msgpack) and the plan applies the policy.
 NO_LIMIT = 2**40
 WRITTEN, DROPPED, TRUNCATED = 0, 1, 2  # per-sample status in the plan
+UNTRAINED = 3  # source.drop_untrained: left out, its loss mask trains no token (in no unit, row or shard)
+LEFT_OUT = (DROPPED, UNTRAINED)  # statuses of a sample that is in no row
 
 
 @dataclass
@@ -36,7 +38,7 @@ class Packing:
     rows: np.ndarray  # (n,) int64: global row of each sample (-1: dropped)
     offsets: np.ndarray  # (n,) int64: first slot of each sample in its row
     kept: np.ndarray  # (n,) int64: tokens written (truncated samples: row_length; dropped: 0)
-    status: np.ndarray  # (n,) uint8: WRITTEN, DROPPED, TRUNCATED
+    status: np.ndarray  # (n,) uint8: WRITTEN, DROPPED, TRUNCATED, UNTRAINED
     n_rows: int
 
     @property
@@ -175,9 +177,10 @@ def layout(row_of: np.ndarray, lengths: np.ndarray, n_rows: int) -> tuple[np.nda
     return rows, offsets
 
 
-def plan(lengths, row_length: int, overflow: str = "error") -> Packing:
+def plan(lengths, row_length: int, overflow: str = "error", untrained=None) -> Packing:
     """Apply the overflow policy, then pack. `overflow: error` expects no sample above row_length
-    (the tokenize stage already raised UnitOverflowError)."""
+    (the tokenize stage already raised UnitOverflowError). untrained (source.drop_untrained): a bool per
+    sample, True for one to leave out (UNTRAINED) unless the overflow policy dropped it already."""
     lengths = np.asarray(lengths, dtype=np.int64)
     C = int(row_length)
     over = lengths > C
@@ -192,7 +195,11 @@ def plan(lengths, row_length: int, overflow: str = "error") -> Packing:
             kept[over] = C
         else:
             raise ValueError(f"{int(over.sum())} samples are longer than the row length {C}")
-    live = np.flatnonzero(status != DROPPED)
+    if untrained is not None:
+        gone = np.asarray(untrained, dtype=bool) & (status != DROPPED)
+        status[gone] = UNTRAINED
+        kept[gone] = 0
+    live = np.flatnonzero(~np.isin(status, LEFT_OUT))
     row_of, n_rows = assign(kept[live], C)
     rows_live, offsets_live = layout(row_of, kept[live], n_rows)
     rows = np.full(len(lengths), -1, dtype=np.int64)
