@@ -491,6 +491,17 @@ def test_refuses_an_output_that_fails_verification(gsm8k, tmp_path):
     data.tofile(shard)
     dest = tmp_path / "dest"
     dest.mkdir()
+    for fmt_name in ("hf", "megatron"):  # checksums.sha256 first: every changed file named
+        with pytest.raises(E.OutputValidationError) as info:
+            export(str(bad), fmt_name, str(dest / "x"))
+        en, vi = info.value.render("en"), info.value.render("vi")
+        assert "The output's files differ from its checksums.sha256" in en and "Nothing was exported" in en
+        assert f"Changed (bytes differ from their SHA-256):\n\n• {row['shard_path']}\n\n" in en
+        assert f"Đã thay đổi (bytes khác SHA-256 đã ghi):\n\n• {row['shard_path']}\n\n" in vi
+    _nothing_left(dest)
+    from mintdim.formats import checksums
+
+    checksums.write(str(bad))  # the checksums recomputed over the change: verify's own checks still refuse it
     for fmt_name in ("hf", "megatron"):
         with pytest.raises(E.OutputValidationError) as info:
             export(str(bad), fmt_name, str(dest / "x"))

@@ -231,14 +231,16 @@ def test_stopping_only_the_launcher_stops_snakemake_and_its_jobs_and_the_rerun_c
         assert "already running" not in done["text"]
 
 
-GROUP_KILLS_ENV = "MINTDIM_TEST_GROUP_KILLS"  # kills of the random-moment test below (default 5; 20: long form)
+# kills of the random-moment test below (default 5; the long form: 20) and the seed of their moments (_SEED,
+# default 35); tests/README.md
+GROUP_KILLS_ENV = "MINTDIM_TEST_GROUP_KILLS"
 STOPPING = "waiting for an earlier run of this build to stop"
 
 
 def _group_killed_then_rerun(root: str, delay: float | None) -> dict:
-    """`mintdim build` started in a session of its own (a terminal, a batch job), `kill -9` of its process group
-    (Snakemake runs in a session of its own and lives on, stopping) once held inside write (delay None) or
-    `delay` seconds after the start; then the same command at once. What the rerun said and left."""
+    """`mintdim build` started in a session of its own (a terminal, a batch job), `kill -9` of its process
+    group (Snakemake runs in a session of its own and lives on, stopping) once held inside write (delay
+    None) or `delay` seconds after the start; then the same command at once. What the rerun said and left."""
     run = Launch(root, env={"MINTDIM_TEST_SLEEP_AT": "write:start=60"} if delay is None else None)
     try:
         if delay is None:
@@ -287,7 +289,7 @@ def test_kill_9_of_the_launchers_group_at_random_moments_then_the_same_command_a
     t0 = time.monotonic()
     assert build(project(tmp_path / "timed")).returncode == 0
     took = time.monotonic() - t0
-    rng = random.Random(int(os.environ.get("MINTDIM_TEST_SEED", "35")))
+    rng = random.Random(int(os.environ.get(GROUP_KILLS_ENV + "_SEED", "35")))
     results = []
     for n in range(kills):
         delay = rng.uniform(0, 0.9 * took)

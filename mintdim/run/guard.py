@@ -48,9 +48,10 @@ from ..formats import records
 
 ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
 # seconds a run waits for a run whose launcher is gone to stop: it stops within about 4 s (dag.watch_launcher
-# checks every 0.5 s, dag.stop_group kills its group 3 s after SIGINT); beyond this bound it is "already running"
+# checks every 0.5 s, dag.stop_group kills its group 3 s after SIGINT); beyond it: "already running"
 STOPPING_WAIT_S = 60.0
-STOPPING = "[unit-build] waiting for an earlier run of this build to stop (process {pid}; its launcher is gone)"
+STOPPING = ("[unit-build] waiting for an earlier run of this build to stop (process {pid}; "
+            "its launcher is gone)")
 
 
 def _open(path: str, directory: bool = False) -> int:
