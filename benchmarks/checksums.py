@@ -28,7 +28,6 @@ import sys
 import tempfile
 
 import yaml
-
 from export import this_env, timed
 
 
