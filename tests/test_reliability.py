@@ -239,12 +239,20 @@ STOPPING = "waiting for an earlier run of this build to stop"
 
 def _group_killed_then_rerun(root: str, delay: float | None) -> dict:
     """`mintdim build` started in a session of its own (a terminal, a batch job), `kill -9` of its process
-    group (Snakemake runs in a session of its own and lives on, stopping) once held inside write (delay
-    None) or `delay` seconds after the start; then the same command at once. What the rerun said and left."""
+    group (Snakemake runs in a session of its own and lives on, stopping) `delay` seconds after the start;
+    then the same command at once. What the rerun said and left.
+
+    delay None: the kill comes once the build is held inside write, with Snakemake paused (SIGSTOP) until
+    the rerun says it waits, then let go (SIGCONT): the rerun meets a Snakemake still stopping whatever
+    the machine's load (unpaused, it stops within about a second, which a loaded machine can spend
+    starting the rerun)."""
     run = Launch(root, env={"MINTDIM_TEST_SLEEP_AT": "write:start=60"} if delay is None else None)
+    snakemake = None
     try:
         if delay is None:
             assert run.wait_until(lambda: bool(run.held())), run.output()[-3000:]
+            snakemake = next(pid for pid, cmd in run.alive() if " -m snakemake " in cmd)
+            os.kill(snakemake, signal.SIGSTOP)
         else:
             time.sleep(delay)
         landed = run.proc.poll() is None
@@ -253,12 +261,27 @@ def _group_killed_then_rerun(root: str, delay: float | None) -> dict:
         except ProcessLookupError:
             pass
         run.proc.wait()
-        again = build(root)
+        with open(os.path.join(root, "rerun.log"), "w+") as log:
+            again = subprocess.Popen([sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"], cwd=root,
+                                     stdout=log, stderr=subprocess.STDOUT, text=True)
+            if snakemake is not None:
+                t0 = time.monotonic()
+                while STOPPING not in open(log.name).read() and again.poll() is None \
+                        and time.monotonic() - t0 < 120:
+                    time.sleep(0.05)
+                os.kill(snakemake, signal.SIGCONT)
+            again.wait(timeout=300)
+            log.seek(0)
+            text = log.read()
         survivors = run.gone_within(10)
     finally:
+        if snakemake is not None:
+            try:
+                os.kill(snakemake, signal.SIGCONT)
+            except OSError:
+                pass
         run.close()
-    return {"landed": landed, "rc": again.returncode, "text": again.stderr + again.stdout,
-            "tree": out_tree(root), "survivors": survivors}
+    return {"landed": landed, "rc": again.returncode, "text": text, "tree": out_tree(root), "survivors": survivors}
 
 
 def _assert_rerun_went_on(what, k: dict, reference: dict) -> None:
@@ -270,10 +293,10 @@ def _assert_rerun_went_on(what, k: dict, reference: dict) -> None:
 
 
 def test_kill_9_of_the_launchers_group_then_the_same_command_at_once_waits_and_completes(tmp_path, reference):
-    """A closed terminal or a batch system kills the process group of `mintdim build`; Snakemake, in its own
-    session, notices and is still stopping its jobs when the same command runs again at once. The rerun says
-    once that it waits for that run to stop, then builds the bytes of an uninterrupted build (it used to
-    refuse: `This build is already running (process N)`, exit 1)."""
+    """A closed terminal or a batch system kills the process group of `mintdim build`; Snakemake, in its
+    own session, is still stopping its jobs when the same command runs again at once. The rerun says once
+    that it waits for that run to stop, then builds the bytes of an uninterrupted build (it used to refuse:
+    `This build is already running (process N)`, exit 1)."""
     k = _group_killed_then_rerun(project(tmp_path), None)
     _assert_rerun_went_on("held in write", k, reference)
     assert k["landed"] and k["text"].count(STOPPING) == 1, k["text"][-3000:]
