@@ -1658,6 +1658,46 @@ class OutputValidationError(MintDimError):
             f"mintdim verify thấy {count} vấn đề, đầu tiên: {first}. Không export gì; "
             f"`mintdim verify {path}` liệt kê chúng", **kw)
 
+    @classmethod
+    def checksums_differ(cls, path: str, differ: list[str], missing: list[str], extra: list[str], **kw):
+        """The files of a finished output are not the ones its checksums.sha256 records (`mintdim export`
+        verifies first; mintdim/formats/checksums.py)."""
+        en, vi = _checksum_sections(differ, missing, extra, path)
+        return cls(
+            f"The output's files differ from its checksums.sha256: they changed after the build.\n\n"
+            f"Directory: {path}\n\n{en}\n\nNothing was exported. Build the output again (or restore "
+            "these files from a copy); `sha256sum -c checksums.sha256` in the directory checks the bytes.",
+            f"Các file của output khác với checksums.sha256 của nó: chúng đã bị thay đổi sau khi build.\n\n"
+            f"Thư mục: {path}\n\n{vi}\n\nKhông export gì. Hãy build lại output (hoặc khôi phục các file "
+            "này từ bản sao); `sha256sum -c checksums.sha256` trong thư mục kiểm tra các bytes.", **kw)
+
+
+CHECKSUM_FILES_SHOWN = 20  # files named per kind in OutputValidationError.checksums_differ
+
+
+def _files_shown(files: list[str], en_more: str, vi_more: str) -> tuple[str, str]:
+    """Bullets of the first CHECKSUM_FILES_SHOWN files, and how many more (English, Vietnamese)."""
+    shown = _bullets(files[:CHECKSUM_FILES_SHOWN])
+    rest = len(files) - CHECKSUM_FILES_SHOWN
+    if rest <= 0:
+        return shown, shown
+    return shown + f"\n• ... {en_more.format(n=rest)}", shown + f"\n• ... {vi_more.format(n=rest)}"
+
+
+def _checksum_sections(differ, missing, extra, path: str) -> tuple[str, str]:
+    en, vi = [], []
+    for files, head_en, head_vi in ((differ, "Changed (bytes differ from their SHA-256)",
+                                     "Đã thay đổi (bytes khác SHA-256 đã ghi)"),
+                                    (missing, "Missing", "Bị thiếu"),
+                                    (extra, "Not listed (not written by the build)",
+                                     "Không có trong danh sách (không do lần build ghi)")):
+        if files:
+            body_en, body_vi = _files_shown(files, f"and {{n}} more (`mintdim verify {path}` lists them all)",
+                                            f"và {{n}} file khác (`mintdim verify {path}` liệt kê đủ)")
+            en.append(f"{head_en}:\n\n{body_en}")
+            vi.append(f"{head_vi}:\n\n{body_vi}")
+    return "\n\n".join(en), "\n\n".join(vi)
+
 
 class TokenDTypeValidationError(MintDimError):
     @classmethod

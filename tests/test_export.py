@@ -491,6 +491,17 @@ def test_refuses_an_output_that_fails_verification(gsm8k, tmp_path):
     data.tofile(shard)
     dest = tmp_path / "dest"
     dest.mkdir()
+    for fmt_name in ("hf", "megatron"):  # checksums.sha256 first: every changed file named
+        with pytest.raises(E.OutputValidationError) as info:
+            export(str(bad), fmt_name, str(dest / "x"))
+        en, vi = info.value.render("en"), info.value.render("vi")
+        assert "The output's files differ from its checksums.sha256" in en and "Nothing was exported" in en
+        assert f"Changed (bytes differ from their SHA-256):\n\n• {row['shard_path']}\n\n" in en
+        assert f"Đã thay đổi (bytes khác SHA-256 đã ghi):\n\n• {row['shard_path']}\n\n" in vi
+    _nothing_left(dest)
+    from mintdim.formats import checksums
+
+    checksums.write(str(bad))  # the checksums recomputed over the change: verify's own checks still refuse it
     for fmt_name in ("hf", "megatron"):
         with pytest.raises(E.OutputValidationError) as info:
             export(str(bad), fmt_name, str(dest / "x"))
@@ -498,6 +509,27 @@ def test_refuses_an_output_that_fails_verification(gsm8k, tmp_path):
         assert f"{bad} is not a finished MintDim output: mintdim verify found 1 problem" in en
         assert row["shard_path"] in en and "mintdim verify" in vi and "vấn đề" in vi
     _nothing_left(dest)
+
+
+def test_the_checksums_error_names_changed_missing_and_unlisted_files_in_both_languages(gsm8k, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(gsm8k, bad)
+    os.unlink(bad / "unk_index.jsonl")
+    (bad / "notes.txt").write_text("mine")
+    with open(bad / "stats.json", "a", encoding="utf-8") as f:
+        f.write(" ")
+    with pytest.raises(E.OutputValidationError) as info:
+        export(str(bad), "megatron", str(tmp_path / "x"))
+    en, vi = info.value.render("en"), info.value.render("vi")
+    assert ("Changed (bytes differ from their SHA-256):\n\n• stats.json\n\nMissing:\n\n• unk_index.jsonl\n\n"
+            "Not listed (not written by the build):\n\n• notes.txt\n\nNothing was exported.") in en
+    assert ("Đã thay đổi (bytes khác SHA-256 đã ghi):\n\n• stats.json\n\nBị thiếu:\n\n• unk_index.jsonl\n\n"
+            "Không có trong danh sách (không do lần build ghi):\n\n• notes.txt\n\nKhông export gì.") in vi
+    many = E.OutputValidationError.checksums_differ("out", [f"unit_64/shard_{k:06d}.bin" for k in range(25)], [], [])
+    assert many.render("en").count("• unit_64/shard_") == 20  # the first 20, then how many more
+    assert "• ... and 5 more (`mintdim verify out` lists them all)" in many.render("en")
+    assert "• ... và 5 file khác (`mintdim verify out` liệt kê đủ)" in many.render("vi")
+    assert not os.path.exists(tmp_path / "x.bin")
 
 
 def test_never_overwrites_a_users_file(gsm8k, tmp_path):

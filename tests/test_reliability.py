@@ -231,6 +231,97 @@ def test_stopping_only_the_launcher_stops_snakemake_and_its_jobs_and_the_rerun_c
         assert "already running" not in done["text"]
 
 
+# kills of the random-moment test below (default 5; the long form: 20) and the seed of their moments (_SEED,
+# default 35); tests/README.md
+GROUP_KILLS_ENV = "MINTDIM_TEST_GROUP_KILLS"
+STOPPING = "waiting for an earlier run of this build to stop"
+
+
+def _group_killed_then_rerun(root: str, delay: float | None) -> dict:
+    """`mintdim build` started in a session of its own (a terminal, a batch job), `kill -9` of its process
+    group (Snakemake runs in a session of its own and lives on, stopping) `delay` seconds after the start;
+    then the same command at once. What the rerun said and left.
+
+    delay None: the kill comes once the build is held inside write, with Snakemake paused (SIGSTOP) until
+    the rerun says it waits, then let go (SIGCONT): the rerun meets a Snakemake still stopping whatever
+    the machine's load (unpaused, it stops within about a second, which a loaded machine can spend
+    starting the rerun)."""
+    run = Launch(root, env={"MINTDIM_TEST_SLEEP_AT": "write:start=60"} if delay is None else None)
+    snakemake = None
+    try:
+        if delay is None:
+            assert run.wait_until(lambda: bool(run.held())), run.output()[-3000:]
+            snakemake = next(pid for pid, cmd in run.alive() if " -m snakemake " in cmd)
+            os.kill(snakemake, signal.SIGSTOP)
+        else:
+            time.sleep(delay)
+        landed = run.proc.poll() is None
+        try:
+            os.killpg(run.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        run.proc.wait()
+        with open(os.path.join(root, "rerun.log"), "w+") as log:
+            again = subprocess.Popen([sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"], cwd=root,
+                                     stdout=log, stderr=subprocess.STDOUT, text=True)
+            if snakemake is not None:
+                t0 = time.monotonic()
+                while STOPPING not in open(log.name).read() and again.poll() is None \
+                        and time.monotonic() - t0 < 120:
+                    time.sleep(0.05)
+                os.kill(snakemake, signal.SIGCONT)
+            again.wait(timeout=300)
+            log.seek(0)
+            text = log.read()
+        survivors = run.gone_within(10)
+    finally:
+        if snakemake is not None:
+            try:
+                os.kill(snakemake, signal.SIGCONT)
+            except OSError:
+                pass
+        run.close()
+    return {"landed": landed, "rc": again.returncode, "text": text, "tree": out_tree(root), "survivors": survivors}
+
+
+def _assert_rerun_went_on(what, k: dict, reference: dict) -> None:
+    assert k["rc"] == 0 and "already running" not in k["text"], (what, k["text"][-3000:])
+    assert "Traceback" not in k["text"], (what, k["text"][-3000:])
+    assert k["tree"] == reference, what
+    assert k["survivors"] == [], (what, k["survivors"])
+    assert k["text"].count(STOPPING) <= 1, (what, k["text"][-3000:])
+
+
+def test_kill_9_of_the_launchers_group_then_the_same_command_at_once_waits_and_completes(tmp_path, reference):
+    """A closed terminal or a batch system kills the process group of `mintdim build`; Snakemake, in its
+    own session, is still stopping its jobs when the same command runs again at once. The rerun says once
+    that it waits for that run to stop, then builds the bytes of an uninterrupted build (it used to refuse:
+    `This build is already running (process N)`, exit 1)."""
+    k = _group_killed_then_rerun(project(tmp_path), None)
+    _assert_rerun_went_on("held in write", k, reference)
+    assert k["landed"] and k["text"].count(STOPPING) == 1, k["text"][-3000:]
+
+
+def test_kill_9_of_the_launchers_group_at_random_moments_then_the_same_command_at_once_completes(tmp_path,
+                                                                                                reference):
+    """The same, at uniformly random moments of a build (MINTDIM_TEST_GROUP_KILLS kills, default 5; the long
+    form is 20): every rerun exits 0 with the bytes of an uninterrupted build."""
+    import random
+
+    kills = int(os.environ.get(GROUP_KILLS_ENV, "5"))
+    t0 = time.monotonic()
+    assert build(project(tmp_path / "timed")).returncode == 0
+    took = time.monotonic() - t0
+    rng = random.Random(int(os.environ.get(GROUP_KILLS_ENV + "_SEED", "35")))
+    results = []
+    for n in range(kills):
+        delay = rng.uniform(0, 0.9 * took)
+        results.append((round(delay, 2), _group_killed_then_rerun(project(tmp_path / f"k{n}"), delay)))
+    for delay, k in results:
+        _assert_rerun_went_on(f"killed at {delay} s of a {took:.1f} s build", k, reference)
+    assert sum(k["landed"] for _d, k in results) >= kills // 2, [d for d, _k in results]
+
+
 def test_ctrl_c_at_mintdim_build_stops_snakemake_in_its_own_group(tmp_path, reference):
     """Snakemake runs in a process group of its own, so a terminal's Ctrl-C (SIGINT to the launcher's
     group) reaches only the launcher: it stops the build and ends with `interrupted` (exit 130)."""

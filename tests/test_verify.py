@@ -102,7 +102,8 @@ def test_cli_reports_each_problem_and_exits_1(copy):
     assert proc.returncode == 1
     assert f"{rec['shard_path']}: sample 5: row {rec['shard_row']}: slot {rec['unit_size'] - 1} holds 7, " \
            f"not pad_id 1" in proc.stderr
-    assert proc.stdout.startswith("[verify] out: 1 problem (")
+    assert proc.stderr.startswith(f"{rec['shard_path']}: its bytes differ from its SHA-256 in checksums")
+    assert proc.stdout.startswith("[verify] out: 2 problems (")  # checksums.sha256 first, then what is wrong
     proc = run_cli(root, "verify", "nowhere")
     assert proc.returncode == 1 and "nowhere: .: does not exist" not in proc.stdout
     assert proc.stderr == "nowhere: does not exist\n"  # the directory by its name, not as "."
@@ -305,15 +306,113 @@ def test_each_corruption_is_caught_and_named(copy, corrupt):
 # --- only the source and the tokenizer can tell ----------------------------------------------------------
 
 
-def test_a_swapped_token_needs_the_source_to_be_caught(copy):
+def test_a_swapped_token_is_caught_by_the_checksums_and_the_source_names_the_sample(copy):
+    """A plausible token (no UNK, no pad) written over another: the files stay consistent with each other, so
+    only checksums.sha256 tells without the source (verify used to say OK); --source still re-encodes."""
     root, out = copy
     rec, arr = record_of(out, 12)
-    arr[rec["shard_row"], 1] = 3 if arr[rec["shard_row"], 1] != 3 else 4  # a plausible token, no UNK, no pad
+    arr[rec["shard_row"], 1] = 3 if arr[rec["shard_row"], 1] != 3 else 4
     arr.flush()
-    assert verify(out).ok  # self-consistent: nothing inside the output can tell
+    r = verify(out)
+    assert problems(r) == [f"{rec['shard_path']}: its bytes differ from its SHA-256 in checksums.sha256 "
+                           "(changed since the build)"]
     r = verify(out, source=True, all=True, root=root)
     assert any(f"{rec['shard_path']}: sample 12: row {rec['shard_row']}: tokens differ" in p and "slot 1" in p
                for p in problems(r)), problems(r)
+
+
+# --- checksums.sha256 ------------------------------------------------------------------------------------
+
+SUMS = "checksums.sha256"
+KINDS = ("shard_", "mask_", "cu_", "sample_index", "histogram", "duplicate_index", "unk_index", "stats",
+         "manifest")
+
+
+@pytest.fixture(scope="module")
+def packed(good) -> str:
+    """good's data as packed rows with loss masks: shards, cu_ boundaries and masks (and both indexes)."""
+    from test_packing import packed_config
+
+    old = os.getcwd()
+    os.chdir(good)
+    try:
+        drive(packed_config(["data/d.jsonl"], row=512, sps=4, train_on=[["response"]], out="packed"))
+    finally:
+        os.chdir(old)
+    return os.path.join(good, "packed")
+
+
+def _flip_one_bit(path: str) -> None:
+    with open(path, "r+b") as f:
+        f.seek(os.path.getsize(path) // 2)
+        byte = f.read(1)[0]
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte ^ 0x01]))
+
+
+def _files(out: str) -> list[str]:
+    return sorted(os.path.relpath(os.path.join(b, n), out).replace(os.sep, "/")
+                  for b, _d, names in os.walk(out) for n in names)
+
+
+def test_checksums_file_is_what_sha256sum_writes_and_checks(good, packed):
+    import hashlib
+    import subprocess
+
+    for out in (os.path.join(good, "out"), packed):
+        data = open(os.path.join(out, SUMS), "rb").read()
+        sha = {rel: hashlib.sha256(open(os.path.join(out, rel), "rb").read()).hexdigest()
+               for rel in _files(out)}
+        want = "".join(f"{sha[rel]}  {rel}\n" for rel in _files(out) if rel != SUMS).encode()
+        assert data == want  # every other file, sorted relative paths with '/', two spaces, LF
+        if shutil.which("sha256sum"):
+            proc = subprocess.run(["sha256sum", "--strict", "-c", SUMS], cwd=out, capture_output=True,
+                                  text=True)
+            assert proc.returncode == 0 and proc.stdout.count(": OK\n") == len(_files(out)) - 1, proc.stdout
+
+
+def test_one_flipped_bit_in_any_file_fails_verify_naming_that_file(good, packed, tmp_path):
+    """Each kind of file of both layouts (shard, mask, cu_, each index, histogram, stats, manifest): one bit
+    flipped, and verify names that file first, from checksums.sha256."""
+    seen = set()
+    for out in (os.path.join(good, "out"), packed):
+        for rel in _files(out):
+            kind = next((k for k in KINDS if os.path.basename(rel).startswith(k)), None)
+            if kind is None or (kind, out) in seen or not os.path.getsize(os.path.join(out, rel)):
+                continue
+            seen.add((kind, out))
+            copy = str(tmp_path / f"{len(seen)}")
+            shutil.copytree(out, copy)
+            _flip_one_bit(os.path.join(copy, rel))
+            r = verify(copy)
+            assert not r.ok and str(r.problems[0]) == (f"{rel}: its bytes differ from its SHA-256 in {SUMS} "
+                                                        "(changed since the build)"), (rel, problems(r)[:3])
+    assert {k for k, _o in seen} == set(KINDS)  # every kind met, in one layout or the other
+
+
+def test_a_missing_or_an_added_file_is_named(copy):
+    _root, out = copy
+    os.unlink(os.path.join(out, "unk_index.jsonl"))
+    open(os.path.join(out, "unit_64", "extra.bin"), "wb").write(b"x")
+    found = problems(verify(out))
+    assert found[:2] == [f"unk_index.jsonl: listed in {SUMS}, missing",
+                         f"unit_64/extra.bin: not listed in {SUMS} (the build did not write it)"], found
+
+
+def test_an_output_written_before_checksums_verifies_with_a_note(copy):
+    """No checksums.sha256 (MintDim wrote none before): every other check runs, the report says so."""
+    root, out = copy
+    os.unlink(os.path.join(out, SUMS))
+    r = verify(out)
+    assert r.ok and r.notes and SUMS in r.notes[0], problems(r)
+    proc = run_cli(root, "verify", "out")
+    assert proc.returncode == 0
+    assert f"[verify] out: note: no {SUMS}: the output was written before" in proc.stderr
+    assert proc.stdout.startswith("[verify] out: OK (34 samples") and "checksummed" not in proc.stdout
+    rec, arr = record_of(out, 5)
+    arr[rec["shard_row"], rec["unit_size"] - 1] = 7  # the structural checks still run
+    arr.flush()
+    assert any("not pad_id" in p for p in problems(verify(out)))
 
 
 def test_source_changed_after_the_build_is_caught(copy):
@@ -449,8 +548,10 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
             rows[5][key] = value
         write_index(changed, "sample_index.jsonl", rows)
         assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None, key
-        report = verify(changed)
-        assert report.ok == (key in ("shard_row", "sample_id")), (key, problems(report))  # 5.0 == 5 for that check
+        found = problems(verify(changed))
+        assert found[0].startswith(f"sample_index.jsonl: its bytes differ from its SHA-256 in {SUMS}"), found
+        rest = found[1:]  # what the line-by-line check finds: nothing for these two (5.0 == 5 for that check)
+        assert (not rest) == (key in ("shard_row", "sample_id")), (key, found)
     # what the line-by-line check lets pass but the array check does not take: another key order or
     # spacing, an unknown key, a trained_tokens that is not an int
     for change in ({"note": 1}, {"trained_tokens": "7"}, {"shard_row": None, "note": 1}, {"order": True},
@@ -469,7 +570,9 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
             assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None
             continue
         assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None, change
-        assert verify(changed).ok, change
+        changed_only = (f"sample_index.jsonl: its bytes differ from its SHA-256 in {SUMS} "
+                        "(changed since the build)")
+        assert problems(verify(changed)) == [changed_only], change  # the index's own checks pass
     with open(os.path.join(changed, "sample_index.jsonl"), "w", encoding="utf-8") as f:
         f.writelines(json.dumps(r) + "\n" for r in original[:3])
         f.write(json.dumps([original[3]]) + "\n")  # a line that is a JSON list, not an object

@@ -116,11 +116,15 @@ def _need_pyarrow() -> None:
 
 
 def verified(out: str, log):
-    """OutputValidationError with verify's first problem when the output fails `mintdim verify`; else
+    """OutputValidationError naming every file that differs from checksums.sha256, or with verify's first
+    problem, when the output fails `mintdim verify`; else
     sample_index.jsonl's columns as verify checked them (verify_common.Index), or None."""
     from .verify import verify_with_index
 
     report, index = verify_with_index(out, log=log)
+    sums = report.checksums
+    if sums is not None and (sums.differ or sums.missing or sums.extra):  # checked first: each file named
+        raise E.OutputValidationError.checksums_differ(out, sums.differ, sums.missing, sums.extra)
     if not report.ok:
         raise E.OutputValidationError.failed_verification(out, report.count, report.problems[0].text(out))
     log(f"[export] verified {out}: {report.samples} samples, {report.shards} shards")

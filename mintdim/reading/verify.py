@@ -8,6 +8,9 @@
 
 Every figure is recomputed from the files themselves, then compared:
 
+- checksums.sha256 (first): every file it lists is read again and its SHA-256 compared; each file that
+  differs, is missing or is not listed is named. An output written before MintDim recorded checksums
+  has none: the report then carries a note, and the checks below run as before.
 - manifest: dtype, bytes per token and vocabulary agree; the unit directories are exactly the
   declared sizes; no UNIT_BUILD_FAILED.md anywhere.
 - sample_index.jsonl: sample ids 0..n-1 in order; unit = smallest declared size >= token_count;
@@ -43,12 +46,13 @@ import orjson
 
 from ..formats import output as fmt
 from ..formats import shards as fs
+from ..formats.checksums import NAME as CHECKSUMS
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import Problem, Report  # noqa: F401  (the report's types, imported from here)
-from .verify_common import (BLOCK_ROWS, HexDigests, Index, check_duplicates, check_empty_files, check_histogram,
-                            check_origin, check_trained, check_unk, compare_stats, is_int, jsonl_rows, overflow_of,
-                            overflow_policy, spec_stats)
+from .verify_common import (BLOCK_ROWS, HexDigests, Index, check_checksums, check_duplicates,
+                            check_empty_files, check_histogram, check_origin, check_trained, check_unk,
+                            compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy, spec_stats)
 from .verify_packed import verify_packed
 from ..progress import Progress, without_cyclic_gc
 from .verify_source import check_source
@@ -95,6 +99,7 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
     if not os.path.isdir(out):
         report.add(".", "not a directory" if os.path.exists(out) else "does not exist")
         return report, None
+    check_checksums(out, report, log)  # first: any changed byte, by file
 
     # --- failure markers, the directory's entries --------------------------------------------------
     for base, dirs, files in os.walk(out):
@@ -121,7 +126,7 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
         full = os.path.join(out, name)
         if _UNIT.match(name) and name not in declared:
             report.add(name, f"unit directory not declared in manifest.json (sizes {sizes})")
-        elif not _UNIT.match(name) and name not in INDEX_FILES:
+        elif not _UNIT.match(name) and name not in INDEX_FILES and name != CHECKSUMS:
             report.add(name, "unexpected entry in the output directory")
         elif name in declared and not os.path.isdir(full):
             report.add(name, "is not a directory")
@@ -450,7 +455,8 @@ def _check_mask(path, rel, unit, members, idx: Index, report: Report, trained_fo
 def main_lines(report: Report, limit: int | None = 50) -> list[str]:
     """What `mintdim verify` prints: each problem (up to `limit`), then the summary."""
     shown = report.problems[:limit] if limit is not None else report.problems
-    lines = [p.text(report.path) for p in shown]
+    lines = [f"[verify] {report.path}: note: {note}" for note in report.notes]
+    lines += [p.text(report.path) for p in shown]
     if report.count > len(lines):
         lines.append(f"... and {report.count - len(lines)} more")
     lines.append(report.summary())
@@ -460,5 +466,7 @@ def main_lines(report: Report, limit: int | None = 50) -> list[str]:
 def to_json(report: Report) -> str:
     return json.dumps({"path": report.path, "ok": report.ok, "problems": report.count, "samples": report.samples,
                        "shards": report.shards, "source_checked": report.source_checked, "encoded": report.encoded,
+                       "checksums": None if report.checksums is None else report.checksums.files,
+                       "notes": report.notes,
                        "list": [{"file": p.file, "sample": p.sample, "message": p.message}
                                 for p in report.problems]}, ensure_ascii=False, indent=1)

@@ -42,6 +42,8 @@ class Report:
     shards: int = 0
     source_checked: bool = False
     encoded: int = 0  # samples re-encoded and compared token by token
+    checksums: object = None  # formats/checksums.py Check: what the checksum pass found (None: not run)
+    notes: list[str] = field(default_factory=list)  # said beside the problems, not problems themselves
     progress: object = field(default=None, repr=False, compare=False)  # a Progress over the shards, or None
 
     def shard_done(self) -> None:
@@ -61,6 +63,8 @@ class Report:
 
     def summary(self) -> str:
         what = f"{self.samples} samples, {self.shards} shards"
+        if self.checksums is not None and self.checksums.present:
+            what += f", {self.checksums.files} files checksummed"
         if self.source_checked:
             what += f", source re-hashed, {self.encoded} samples re-encoded"
         if self.ok:
@@ -162,6 +166,30 @@ def untrained_of(obj: dict, i: int, tc: int, report: Report) -> int:
         report.add(name, f"untrained sample: source_token_count {obj.get('source_token_count')!r} is not a "
                          "non-negative int", i)
     return 3
+
+
+def check_checksums(out: str, report: Report, log=None) -> None:
+    """checksums.sha256: every listed file read again and its SHA-256 compared (formats/checksums.py); each
+    file that differs, is missing or is not listed becomes a problem. An output without the file (written
+    before MintDim recorded one) gets a note, not a problem: the checks that follow still run."""
+    from ..formats import checksums
+    from ..progress import Progress
+
+    name = checksums.NAME
+    found = report.checksums = checksums.check(out, Progress(log, f"[verify] {out}: {name}", 0, "files")
+                                               if log is not None else None)
+    if not found.present:
+        report.notes.append(f"no {name}: the output was written before MintDim recorded one; the other "
+                            "checks ran, but a changed byte that leaves the files consistent goes unseen")
+        return
+    for n in found.malformed:
+        report.add(name, f"line {n} is not `SHA256  PATH` (or names a file twice)")
+    for rel in found.differ:
+        report.add(rel, f"its bytes differ from its SHA-256 in {name} (changed since the build)")
+    for rel in found.missing:
+        report.add(rel, f"listed in {name}, missing")
+    for rel in found.extra:
+        report.add(rel, f"not listed in {name} (the build did not write it)")
 
 
 def jsonl_rows(out: str, name: str, report: Report):

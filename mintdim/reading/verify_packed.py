@@ -28,6 +28,7 @@ import numpy as np
 
 from ..formats import output as fmt
 from ..formats import shards as fs
+from ..formats.checksums import NAME as CHECKSUMS
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import (BLOCK_ROWS, Index, check_duplicates, check_empty_files, check_histogram, check_origin,
@@ -69,7 +70,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
 def _check_entries(out: str, unit: str, report) -> None:
     """The output directory holds the rows' directory and the index files, nothing else."""
     for name in sorted(os.listdir(out)):
-        if name != unit and name not in INDEX_FILES:
+        if name != unit and name not in INDEX_FILES and name != CHECKSUMS:
             report.add(name, "unexpected entry in the output directory (packed rows: only "
                              f"{unit} and the index files)")
     if not os.path.isdir(os.path.join(out, unit)):

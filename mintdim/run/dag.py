@@ -96,7 +96,8 @@ class BuildDAG:
         the errors of an earlier run. A problem: one clear message, and the run stops before its first job."""
         held = None
         try:
-            held = self.guard = guard.BuildGuard(self.build, self.layout).start()
+            locks = guard.BuildGuard(self.build, self.layout, launcher=self.run.get("launcher"))
+            held = self.guard = locks.start()
             held.claim_outputs()
             if self.run.get("launcher"):
                 watch_launcher(self.run["launcher"])

@@ -4,10 +4,14 @@ Three flock(2) locks guard a build. Each is released when its holder exits,
 SIGKILL included, so a kill never leaves a lock that blocks a rerun.
 
 run lock      WORK/<build_id>/run.lock, exclusive, held by the main Snakemake process of
-              a build from the start of execution (`onstart`) to its end. A second run of
+              a build from the start of execution (`onstart`) to its end; it holds that
+              process's pid and, under `mintdim build`, the launcher's. A second run of
               the same build at the same time fails with a clear error: at once, while the
               Snakefile is parsed (a read-only probe), or at its own start if both started
-              together.
+              together. A holder whose launcher is gone (its parent is no longer the recorded
+              launcher: `kill -9` of the launcher's process group, a closed terminal) is
+              stopping (dag.watch_launcher): the next run waits for it and its jobs to end
+              (at most STOPPING_WAIT_S, one console line), then goes on.
 job lock      WORK/<build_id>/jobs.lock, shared, held by every stage job while it runs.
               When the main process of a run was killed, its running jobs live on as
               orphans; the next run of the build waits for them before its first job.
@@ -43,6 +47,11 @@ from .. import errors as E
 from ..formats import records
 
 ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs of a killed run (default 600)
+# seconds a run waits for a run whose launcher is gone to stop: it stops within about 4 s (dag.watch_launcher
+# checks every 0.5 s, dag.stop_group kills its group 3 s after SIGINT); beyond it: "already running"
+STOPPING_WAIT_S = 60.0
+STOPPING = ("[unit-build] waiting for an earlier run of this build to stop (process {pid}; "
+            "its launcher is gone)")
 
 
 def _open(path: str, directory: bool = False) -> int:
@@ -82,11 +91,59 @@ def holders(path: str) -> str:
 
 
 def _read_pid(fd: int) -> str:
+    return _read_holder(fd)[0]
+
+
+def _read_holder(fd: int) -> tuple[str, int | None]:
+    """The run lock's record: the holder's pid ("" if none) and its launcher's (None: none recorded)."""
     try:
-        text = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
-        return text if text.isdigit() else ""
+        lines = os.pread(fd, 64, 0).decode("ascii", "replace").split("\n")
     except OSError:
-        return ""
+        return "", None
+    pid = lines[0].strip()
+    launcher = lines[1].split()[-1] if len(lines) > 1 and lines[1].startswith("launcher ") else ""
+    return (pid if pid.isdigit() else ""), (int(launcher) if launcher.isdigit() else None)
+
+
+def _parent(pid: str) -> int | None:
+    """The parent pid of a live process (None: gone, a zombie, or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == b"Z" else int(fields[1])
+
+
+def _take_run_lock(fd: int, path: str, echo) -> bool:
+    """Take the run lock (exclusive). While its holder is a run whose launcher is gone (it is stopping), or
+    a holder that has not recorded itself yet, wait for it (at most STOPPING_WAIT_S; one line when the wait
+    is for a stopping run), then for that run's jobs (jobs.lock beside it). False: a live run holds it."""
+    t0, told = time.monotonic(), ""
+    while not _try(fd, fcntl.LOCK_EX):
+        pid, launcher = _read_holder(fd)
+        parent = _parent(pid) if pid else None
+        if parent is not None and (launcher is None or parent == launcher):
+            return False  # alive, and so is its launcher (or it has none: a direct `snakemake` run)
+        if time.monotonic() - t0 >= STOPPING_WAIT_S:
+            return False
+        if parent is not None and not told:
+            told = pid
+            echo(STOPPING.format(pid=pid))
+        time.sleep(0.1)
+    if told:  # its jobs end with it (dag.stop_group); one may still be on its way out
+        jobs = _open(os.path.join(os.path.dirname(path), "jobs.lock"))
+        try:
+            while not _try(jobs, fcntl.LOCK_EX) and time.monotonic() - t0 < STOPPING_WAIT_S:
+                time.sleep(0.1)
+            fcntl.flock(jobs, fcntl.LOCK_UN)
+        finally:
+            os.close(jobs)
+    return True
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def run_lock_path(layout) -> str:
@@ -106,10 +163,11 @@ def report_error(err: E.MintDimError, path: str | None) -> None:
 class BuildGuard:
     """The locks of one build, held by its main Snakemake process from `onstart` to its end."""
 
-    def __init__(self, build, layout, echo=None):
+    def __init__(self, build, layout, echo=None, launcher: int | None = None):
         self.build = build
         self.layout = layout
-        self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.echo = echo or _stderr
+        self.launcher = launcher  # the `mintdim build` process that started this run (recorded in the lock)
         self.claimed: set[str] = set()
         self._fds: list[int] = []  # the run lock first, then the output claims
 
@@ -117,7 +175,7 @@ class BuildGuard:
         """Take the run lock, then wait for orphaned jobs of a killed run."""
         path = run_lock_path(self.layout)
         fd = _open(path)
-        if not _try(fd, fcntl.LOCK_EX):
+        if not _take_run_lock(fd, path, self.echo):
             pid = _read_pid(fd) or holders(path)
             os.close(fd)
             raise E.BuildError.already_running(self.layout.root, "" if pid == "unknown" else pid,
@@ -128,7 +186,8 @@ class BuildGuard:
             self.echo(f"[unit-build] taking over the run lock of process {before}, which is no longer running "
                       "(an earlier run of this build was killed)")
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        launcher = f"launcher {self.launcher}\n" if self.launcher else ""
+        os.pwrite(fd, f"{os.getpid()}\n{launcher}".encode(), 0)
         atexit.register(self.release)  # an ending run clears its pid
         self.check_outputs_free()
         self.wait_for_orphans()
@@ -192,14 +251,15 @@ class BuildGuard:
                 pass
 
 
-def probe(build, layout) -> None:
+def probe(build, layout, echo=None) -> None:
     """Before anything is written (the launcher; parsing the Snakefile): is this build or one of its
-    outputs held by a live process? Each lock is only tried and let go at once."""
+    outputs held by a live process? Each lock is only tried and let go at once (after a run whose launcher
+    is gone has stopped: _take_run_lock)."""
     path = run_lock_path(layout)
     if os.path.exists(path):
         fd = _open(path)
         try:
-            if not _try(fd, fcntl.LOCK_EX):
+            if not _take_run_lock(fd, path, echo or _stderr):
                 raise E.BuildError.already_running(layout.root, _read_pid(fd), lang=build.lang)
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:

@@ -113,7 +113,7 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     except E.MintDimError as err:
         raise err.with_lang(build.lang) from None
     layout = Layout(build.work_dir, build.build_id)
-    guard.probe(build, layout)  # this build, or one of its outputs, busy in another live build: stop now
+    guard.probe(build, layout, echo)  # this build, or one of its outputs, busy in another live build: stop
     result = BuildResult(build_id=build.build_id, work_dir=build.work_dir, dry_run=dry_run)
     before = _placements(build)
     if not (todo or rebuild or until or forcerun or report):

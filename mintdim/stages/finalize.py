@@ -2,7 +2,8 @@
 
 The write and aggregate jobs each wrote a directory of their own (Snakemake's outputs of those jobs);
 finalize links them (hard links: no byte is copied, and those directories stay as they were, so finalize
-can run again) into one tree, checks the shard counts, and places the tree by the one state rule of
+can run again) into one tree, checks the shard counts, writes checksums.sha256 (the SHA-256 of every
+other file of the tree, formats/checksums.py), and places the tree by the one state rule of
 mintdim/formats/records.py: a new, empty or failed directory gets it by one rename(2); this config's
 finished output is compared byte for byte (stages forced again must give the same bytes); a finished
 output is replaced only with --rebuild (`replace`), in one step.
@@ -15,10 +16,11 @@ import os
 import shutil
 
 from .. import errors as E
-from ..formats import records
+from ..formats import checksums, records
 from ..formats.layout import older_done
 from ..formats.output import samples_said
 from ..formats.records import atomic_write_text
+from ..progress import Progress
 from .validate import check_unrecorded
 from .written import check_shard_counts
 
@@ -44,6 +46,7 @@ def finalize_output(build, out_index: int, agg_path: str, parts: list[str], tree
         records.finish_placing(build.work_dir, out.absdir)
         st = records.state(build.work_dir, out.absdir)
     records.link_tree(parts, tree)
+    checksums.write(tree, Progress(log, f"[unit-build] checksums {out.dir}", 0, "files"))
     if st.kind == "placed" and mine and not replace:
         # stages forced again (snakemake --forcerun / -R) on this config's finished output: the same
         # inputs give the same bytes; the finished output stays, the new tree goes
