@@ -48,6 +48,8 @@ findings there. Resolve the key in `_entries`; a rule across files goes in
 - `source.take` / `source.seed` (mixing by exact counts): `_take` checks them (the schema declares
   them); `_entries` sets each file's take and the seed; pre-flight refuses a count on a file
   that holds no sample (mintdim/stages/validate.py).
+- `source.on_bad_record` / `source.max_skipped` (the bad-record policy): `_bad_records` words them;
+  `_entries` sets both on a file with skip (None with error, the default: the build id stays).
 
 Extension fields of the entries stay out of the build id while unused
 (`EXTENSION_FIELDS`): a build that does not use them keeps its id.
@@ -104,6 +106,8 @@ class FileEntry:
     allow_empty: bool | None = None  # source.allow_empty: a file with no samples is a warning (None: an error)
     take: int | float | None = None  # source.take: a count (int) or a fraction (float) of the file's samples
     take_seed: int | None = None  # source.seed with take (default 0): seeds the choice (mintdim/sources/take.py)
+    on_bad_record: str | None = None  # source.on_bad_record: "skip" (None: error, the spec's behaviour)
+    max_skipped: int | float | None = None  # with skip: a count (int) or a fraction (float) of the file's records
 
     @property
     def compression(self) -> str | None:
@@ -154,7 +158,8 @@ class BuildConfig:
 
 # fields of extensions (units.pack, source.chat, hf_dir options): in the build id only when set, so
 # builds that do not use them keep the id (and work directory) they had before the extension
-EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options", "allow_empty", "take", "take_seed")
+EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options", "allow_empty", "take", "take_seed",
+                    "on_bad_record", "max_skipped")
 
 
 def _canon(entry) -> dict:
@@ -555,6 +560,24 @@ def _take(cfg, bad) -> None:
         raise E.PipelineValidationError.seed(seed)
 
 
+def _bad_records(cfg, bad) -> None:
+    """source.on_bad_record: per file, error | skip; source.max_skipped: per file, a fraction (a float from 0 to
+    1) or a count (an int >= 0) of its records, only with on_bad_record."""
+    src, n = cfg["source"], len(cfg["source"]["files"])
+    if "max_skipped" in src and "on_bad_record" not in src:
+        raise E.PipelineValidationError.max_skipped_alone()
+    for key, problem in (("on_bad_record", E.PipelineValidationError.on_bad_record),
+                         ("max_skipped", E.PipelineValidationError.max_skipped)):
+        if key not in src:
+            continue
+        value = src[key]
+        if bad.under("source", key) or (key == "max_skipped" and any(
+                isinstance(v, float) and v > 1 for v in value)):
+            raise problem(value)
+        if len(value) not in (1, n):
+            raise E.PipelineValidationError.bad_record_arity(key, n, len(value))
+
+
 def _arity(cfg, bad) -> None:
     units, out = cfg["units"], cfg["output"]
     n = len(cfg["source"]["files"])
@@ -611,7 +634,7 @@ STEPS = [
     _a_mapping, _lang, _unknown_keys, _chat, _missing, _pack,  # what the config is
     _files, _allow_empty, _fields, _templates, _tokenizer, _tokenizer_items, _auto_options, _auto_range, _units_shapes,
     _output_shapes,  # shapes
-    _arity_source, _train_on, _take, _arity,  # mapping arity
+    _arity_source, _train_on, _take, _bad_records, _arity,  # mapping arity
     _unit_values, _output_values, _tokenizer_extension, _work, _chat_tokenizer,  # values
 ]
 
@@ -676,6 +699,8 @@ def _entries(raw: dict) -> BuildConfig:
             entry.train_on = list(_pick(train_on, i)) if train_on else None
         if "take" in src:  # source.take: the plan stage chooses the samples (mintdim/sources/take.py)
             entry.take, entry.take_seed = _pick(src["take"], i), src.get("seed", 0)
+        if _pick(src.get("on_bad_record", ["error"]), i) == "skip":  # the plan stage applies it (stages/plan.py)
+            entry.on_bad_record, entry.max_skipped = "skip", _pick(src.get("max_skipped", [0.01]), i)
         if packs:  # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it
             entry.pack, entry.overflow = _pick(packs, i), _pick(overflows, i)
             entry.sizes = [entry.pack] if entry.overflow == "error" else [NO_LIMIT]

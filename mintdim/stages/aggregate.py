@@ -38,13 +38,33 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dic
                   **({"planned": {"from": "data", **out.auto}} if out.auto else {}),
                   **(packed_layout(out) if packed else {"overflow": out.overflow} if out.overflow else {})},
         "source": {"files": [f.path for f in files], "fields": [f.fields for f in files],
-                   "templates": [f.template for f in files]},
+                   "templates": [f.template for f in files], **_bad_record_policy(files)},
         "output": {"samples_per_shard": out.samples_per_shard},
         "token_dtype": meta.dtype,
         "hash": {"algorithm": "sha256"},
         **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size")}
            if any(f.train_on is not None for f in files) else {}),
     } | _chat_manifest(files, meta) | ({"take": take} if take is not None else {})
+
+
+def _bad_record_policy(files) -> dict:
+    """source.on_bad_record and max_skipped per file, only in an output a file of which skips."""
+    if all(f.on_bad_record != "skip" for f in files):
+        return {}
+    return {"on_bad_record": [f.on_bad_record or "error" for f in files],
+            "max_skipped": [f.max_skipped for f in files]}
+
+
+def _write_skipped(build, plan: dict, stage_dir: str) -> dict:
+    """skipped_index.jsonl and stats.json's skipped_records (and per class), when a file of the output skips."""
+    if "skipped" not in plan:
+        return {}
+    from ..sources import inputs
+
+    rows = {i for i, f in enumerate(build.files) if inputs.kind_of(f.abspath) != inputs.JSONL}
+    per_class = fmt.write_skipped_index(os.path.join(stage_dir, fmt.SKIPPED_INDEX), plan["skipped"],
+                                        [f.path for f in build.files], rows)
+    return {"skipped_records": len(plan["skipped"]["files"]), "skipped_records_by_class": per_class}
 
 
 def _chat_manifest(files, meta) -> dict:
@@ -122,6 +142,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     if packed is not None:  # UNK figures describe the tokens written
         unk_samples, unk_counts, unk_positions = _stored_unk(unk_samples, unk_counts, unk_positions, packed["kept"])
     _write_unk(os.path.join(stage_dir, fmt.UNK_INDEX), unk_samples, unk_counts, unk_positions, hexes, origin)
+    skipped = _write_skipped(build, plan, stage_dir)  # source.on_bad_record: skip
 
     counts = np.bincount(units, minlength=len(sizes))[:len(sizes)].tolist()  # a dropped sample: in no unit
     if packed is not None:
@@ -146,6 +167,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     if packed is not None:  # shards and padding of the rows, and the packing block
         stats.update(_packed_stats(plan, packed, sps))
     stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained))
+    stats.update(skipped)
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None,
                                                                plan.get("take")))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)

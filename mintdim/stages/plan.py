@@ -6,6 +6,8 @@ With source.take, the output's samples are chosen here, where every chunk's
 count is known (mintdim/sources/take.py): the per-sample columns are gathered
 in the chosen order, and the plan records, for the write jobs, where each
 chosen sample's tokens are (take_src, take_units, take_chunks).
+Bad records (source.on_bad_record) are decided here too, first: every chunk
+listed its own, so a file's count is known; the plan keeps those skipped.
 """
 
 from __future__ import annotations
@@ -72,13 +74,14 @@ def _columns(data: dict) -> dict:
 def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print) -> dict:
     out = build.outputs[out_index]
     data = read_chunks(chunk_dirs)
+    skipped = bad_records(build, out, data, log)
     empty = empty_files(build, out, data["per_file"], log)
     taken = None
     if any(build.files[i].take is not None for i in out.files):  # source.take: choose the samples first
         taken = _take(build, out, data)
         data = _gather(data, taken["src"])
     n, lengths = len(data["lengths"]), data["lengths"]
-    columns = _columns(data) | ({"empty_files": empty} if empty else {})
+    columns = _columns(data) | ({"empty_files": empty} if empty else {}) | skipped
     if out.pack:  # units.pack: rows of the row length instead of unit sizes (the plan applies drop/truncate)
         if out.overflow == "error":
             overflow_status(build, out, data, out.pack)
@@ -137,6 +140,7 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
     role_samples: list[tuple[int, dict]] = []  # with source.take: per chunk, role -> per-sample counts
     next_line: dict[int, int] = {}
     per_file: dict[int, int] = {}
+    bad: dict[int, dict] = {}  # file -> its bad records (source.on_bad_record), in input order
     chunk_n = []
     base = 0
     for d in chunk_dirs:
@@ -157,11 +161,12 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
             for role, count in meta["trained_roles"].items():
                 trained_roles[role] = trained_roles.get(role, 0) + int(count)
         role_samples.append((n, {r: inter.unarr(a) for r, a in meta.get("trained_roles_samples", {}).items()}))
+        _bad_of_chunk(bad, meta, first)
         base += n
     cols = {key: _cat(parts[key], np.int64) for key in parts if key != "hashes" and (parts[key] or key != "trained")}
     cols["hashes"] = b"".join(parts["hashes"])
     cols["trained_roles"] = trained_roles
-    cols["per_file"], cols["chunk_n"] = per_file, chunk_n
+    cols["per_file"], cols["chunk_n"], cols["bad"] = per_file, chunk_n, bad
     roles = sorted({r for _n, per in role_samples for r in per})
     cols["role_samples"] = {r: _cat([per.get(r, np.zeros(n, dtype=np.int64)) for n, per in role_samples], np.int64)
                             for r in roles}
@@ -170,6 +175,61 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
 
 def _cat(parts, dtype):
     return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
+
+# --- source.on_bad_record: the records no sample came from (stages/tokenize.py lists each chunk's) -------------
+
+
+def _bad_of_chunk(bad: dict, meta: dict, first: int) -> None:
+    """A chunk's bad records, added to its file's: 1-based lines (or rows), classes, reasons, and the
+    file's first bad record's error."""
+    if "bad_lines" not in meta:
+        return
+    found = bad.setdefault(meta["file"], {"lines": [], "classes": [], "reasons": [], "first": None})
+    found["lines"] += (inter.unarr(meta["bad_lines"]).astype(np.int64) + first).tolist()
+    found["classes"] += meta["bad_classes"]
+    found["reasons"] += meta["bad_reasons"]
+    if found["first"] is None:
+        found["first"] = meta["bad_first"]
+
+
+def _limit(f, records: int) -> int:
+    """The most bad records source.max_skipped lets a file of `records` records hold."""
+    return f.max_skipped if isinstance(f.max_skipped, int) else int(f.max_skipped * records)
+
+
+def bad_records(build, out, data: dict, log=print) -> dict:
+    """source.on_bad_record for each file of the output: `error` (default) fails at its first bad record,
+    counting them all; `skip` leaves them out, failing when a file holds more than max_skipped or nothing
+    else. Returns the plan's `skipped` column when a file of the output skips ({} otherwise)."""
+    rows = {"files": [], "lines": [], "classes": [], "reasons": []}
+    for i in out.files:
+        f, found = build.files[i], data["bad"].get(i)
+        count = len(found["lines"]) if found else 0
+        if count:
+            shown = [(f.path, line, kind) for line, kind in zip(found["lines"][:E.BAD_SHOWN], found["classes"])]
+            records = count + data["per_file"].get(i, 0)
+            if f.on_bad_record != "skip":
+                raise E.bad_records_counted(found["first"], shown, count, f.path, lang=build.lang)
+            if count == records or count > _limit(f, records):
+                raise E.too_many_bad_records(found["first"], shown, _top_reasons(found), count, records,
+                                             f.max_skipped, f.path, lang=build.lang)
+            log(f"[unit-build:warning] {f.path}: {count} bad records skipped of {records} "
+                "(source.on_bad_record: skip; listed in skipped_index.jsonl)")
+            rows["files"] += [i] * count
+            for key in ("lines", "classes", "reasons"):
+                rows[key] += found[key]
+    if all(build.files[i].on_bad_record != "skip" for i in out.files):
+        return {}
+    return {"skipped": rows}
+
+
+def _top_reasons(found: dict) -> list[tuple[int, str, str]]:
+    """(count, class, reason) of a file's bad records, the most frequent first (then in order of appearance)."""
+    counts: dict[tuple[str, str], int] = {}
+    for kind, reason in zip(found["classes"], found["reasons"]):
+        counts[(kind, reason)] = counts.get((kind, reason), 0) + 1
+    return sorted(((n, kind, reason) for (kind, reason), n in counts.items()), key=lambda t: -t[0])
 
 
 # --- source.take: the chosen samples (mintdim/sources/take.py) -------------------------------------------------

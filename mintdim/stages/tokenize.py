@@ -6,8 +6,13 @@ record UNK positions. Writes into its own directory:
   u<size>.msgpack     a msgpack stream, one {lengths, tokens} object per batch, of the samples
                       assigned to that unit (streamed: memory does not grow with the chunk)
   uall.msgpack        (units.sizes: auto) every sample's tokens: sizes are planned later
-Data errors (SourceParseError, SampleSchemaError) stop the job at once with the
-file and line. A sample longer than the largest unit (units.overflow) is not an
+A record's own data error (a bad record: errors.is_bad_record) does not stop the
+job: the meta lists it (local line, class, reason; the chunk's first one as its
+whole error, with the real line), and the plan stage, which sees every chunk,
+applies source.on_bad_record: `error` fails naming them all, `skip` leaves them
+out. With `error`, the records after the first bad one are only read and
+rendered (to count the bad ones), no longer encoded. Other errors stop the job
+at once with the file and line. A sample longer than the largest unit (units.overflow) is not an
 error here: `drop` writes none of its tokens, `truncate` writes its first tokens
 to the largest unit, and `error` records it in the meta like the others and
 stops writing tokens (the plan stage, which sees every chunk, counts them all
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from functools import partial
 import shutil
 import time
 
@@ -63,6 +69,21 @@ class _Accumulator:
         self.role_samples: list[tuple[int, dict]] = []  # with source.take: per batch, role -> per-sample counts
         self.count = 0
         self.tokens = 0
+        self.bad_lines: list[int] = []  # bad records (source.on_bad_record): local lines, classes, reasons
+        self.bad_classes: list[str] = []
+        self.bad_reasons: list[str] = []
+        self.bad_first: dict | None = None  # the chunk's first bad record's error, with its real line
+        self.failed = False  # on_bad_record: error and a bad record: the build fails, nothing more is encoded
+
+
+def bad_record(acc: _Accumulator, err: E.MintDimError, local: int, located) -> None:
+    """A record of the chunk that cannot become a sample: listed in the meta. located: the same error with
+    the record's real line, computed for the chunk's first one only (it reads the file up to the chunk)."""
+    if acc.bad_first is None:
+        acc.bad_first = located().to_dict()
+    acc.bad_lines.append(local)
+    acc.bad_classes.append(err.kind)
+    acc.bad_reasons.append(E.reason_of(err))
 
 
 def apply_overflow(acc: _Accumulator, unit_idx: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -276,16 +297,18 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
             else:
                 text, sample_spans = tpl.render_with_spans(obj, trained_fields)
             digest = sha256(text.encode("utf-8")).digest()
-        except E.MintDimError:
-            # parse again with the real line number, computed only on this error path
-            line = reader.location(local)
-            again = jsonl.declared_values(parse(raw, line), fields, entry.path, line)
-            if entry.chat is not None:  # the same render again, now with the real line number
-                tpl.render_at(again, line, trained_fields is not None)
-            raise
-        except UnicodeEncodeError:
-            raise E.SourceParseError.make(entry.path, reader.location(local), "surrogate") from None
+        except (E.MintDimError, UnicodeEncodeError) as exc:
+            err = exc if isinstance(exc, E.MintDimError) else E.SourceParseError.make(entry.path, 0, "surrogate")
+            if not E.is_bad_record(err):  # the error again with the real line, computed only on this path
+                raise _located(reader, local, raw, entry, tpl, trained_fields is not None) from None
+            bad_record(acc, err, local, partial(_located, reader, local, raw, entry, tpl, trained_fields is not None))
+            acc.failed = acc.failed or entry.on_bad_record != "skip"
+            continue
         processed += len(raw) + 1
+        if acc.failed:  # the build fails: the rest of the chunk is only checked for more bad records
+            if local % batch == 0:
+                stop_check()
+            continue
         texts.append(text)
         lines.append(local)
         hashes.append(digest)
@@ -297,13 +320,26 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
             texts, lines = [], []
             spans = [] if spans is not None else None
             log_progress(log, label, acc.count, time.monotonic() - t0, *reader.progress(processed, acc.count))
-    if texts:
+    if texts and not acc.failed:
         _flush(acc, tok, texts, lines, meta.unk_id, entry, sizes_arr, spans)
     write_chunk(acc, out_dir, entry, chunk_index, reader.span, meta.dtype)
     elapsed = time.monotonic() - t0
     used = engine_of(tok)
     log(f"{label}: {acc.count} samples, {acc.tokens} tokens in {elapsed:.1f} s" + (f" (engine: {used})" if used else ""))
     return {"samples": acc.count, "tokens": acc.tokens}
+
+
+def _located(reader, local: int, raw: bytes, entry, tpl, spans: bool) -> E.MintDimError:
+    """A record's error with its real line: parse, check and render it again with that line. Only a
+    lone surrogate passes them all (it fails the UTF-8 encode after them)."""
+    line = reader.location(local)
+    try:
+        again = jsonl.declared_values(reader.parse(raw, line), entry.fields, entry.path, line)
+        if entry.chat is not None:  # the same render again, now with the real line number
+            tpl.render_at(again, line, spans)
+    except E.MintDimError as err:
+        return err
+    return E.SourceParseError.make(entry.path, line, "surrogate")
 
 
 def log_progress(log, label: str, count: int, elapsed: float, done: int, total: int, unit: str = "MB") -> None:
@@ -339,6 +375,9 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
         **({"trained": inter.arr(_cat(acc.trained, np.int64), np.uint32)} if entry.train_on is not None else {}),
         **({"trained_roles": acc.trained_roles} if entry.chat is not None and entry.train_on is not None else {}),
         **({"trained_roles_samples": _role_samples(acc)} if acc.role_samples else {}),
+        **({"bad_lines": inter.arr(np.asarray(acc.bad_lines, dtype=np.int64), np.uint64),
+            "bad_classes": acc.bad_classes, "bad_reasons": acc.bad_reasons, "bad_first": acc.bad_first}
+           if acc.bad_lines else {}),
     })
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)
