@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
-from conftest import SP_MODEL, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, run_cli, tree_bytes, write_jsonl
+import numpy as np
+
+from conftest import (ASSETS, DATA, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, run_cli, tree_bytes,
+                      write_jsonl)
 from mintdim import errors as E
 
 BAD = {5: b'{"prompt": "a", "response": ', 13: b'{"prompt": "b"}', 26: b'["not", "an", "object"]'}
@@ -155,3 +159,180 @@ def test_policy_config_errors(tmp_path, source, needle):
     with pytest.raises(E.PipelineValidationError) as err:
         resolve(cfg)
     assert needle in err.value.render("en") and needle in err.value.render("vi")
+
+
+def test_suggest_units_applies_the_policy(tmp_path):
+    dirty_file(tmp_path / "d.jsonl")
+    cfg = basic_config(["d.jsonl"], sizes=[[64, 128, 256, 512]])
+    (tmp_path / "c.yaml").write_text(json.dumps(cfg))
+    res = run_cli(tmp_path, "suggest-units", "c.yaml", "-k", "2")
+    assert res.returncode != 0 and "3 bad records" in res.stderr and "d.jsonl:26" in res.stderr
+    cfg["source"].update(on_bad_record=["skip"], max_skipped=[3])
+    (tmp_path / "c.yaml").write_text(json.dumps(cfg))
+    res = run_cli(tmp_path, "suggest-units", "c.yaml", "-k", "2")
+    assert res.returncode == 0, res.stderr
+    assert "37 samples" in res.stdout, res.stdout
+
+
+# --- conversations: records of the wrong shape, refused by the template, or with a message it drops -------------
+
+TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
+ALTERNATING = os.path.join(DATA, "chat", "alternating_roles_chat_template.jinja")
+SHAREGPT_CHAT = {"messages": "conversations", "role": "from", "content": "value",
+                 "roles": {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+                           "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "system": "system"}}
+
+
+def hf(path):
+    import logging
+
+    transformers = pytest.importorskip("transformers")
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    return transformers.AutoTokenizer.from_pretrained(path)
+
+
+def read_tokens(out, row, dtype):
+    """A sample's tokens read straight from its shard (independent of the reader)."""
+    shard = np.fromfile(os.path.join(out, row["shard_path"]), dtype=np.dtype(dtype).newbyteorder("<"))
+    return shard.reshape(-1, row["unit_size"])[row["shard_row"]][:row["token_count"]]
+
+
+def expected_skips(records: list[dict], ref, template: str | None) -> dict[int, str]:
+    """line -> class of each record a build should skip, found with transformers alone: no turn
+    (SampleSchemaError), apply_chat_template raises, or a message's content is not in its rendering
+    (ChatTemplateError)."""
+    roles = SHAREGPT_CHAT["roles"]
+    skips = {}
+    for line, rec in enumerate(records, 1):
+        if not rec["conversations"]:
+            skips[line] = "SampleSchemaError"
+            continue
+        msgs = [{"role": roles[t["from"]], "content": t["value"]} for t in rec["conversations"]]
+        try:
+            text = ref.apply_chat_template(msgs, tokenize=False, chat_template=template)
+        except Exception:
+            skips[line] = "ChatTemplateError"
+            continue
+        if any(m["content"].strip() not in text for m in msgs):
+            skips[line] = "ChatTemplateError"
+    return skips
+
+
+def assert_kept_equal_transformers(out, records: list[dict], ref, template: str | None) -> int:
+    """Every sample's ids equal apply_chat_template's of its record (batched, as transformers takes them)."""
+    roles = SHAREGPT_CHAT["roles"]
+    dtype = read_json(os.path.join(out, "manifest.json"))["token_dtype"]
+    index = read_jsonl(os.path.join(out, "sample_index.jsonl"))
+    for start in range(0, len(index), 256):
+        rows = index[start:start + 256]
+        convs = [[{"role": roles[t["from"]], "content": t["value"]} for t in records[r["source_line"] - 1]
+                  ["conversations"]] for r in rows]
+        want = ref.apply_chat_template(convs, chat_template=template)["input_ids"]
+        for row, ids in zip(rows, want):
+            assert read_tokens(out, row, dtype).tolist() == ids, row["source_line"]
+    return len(index)
+
+
+def skip_chat_build(root, src: str, template: str | None, max_skipped=None, cores: int = 1, **tok):
+    cfg = {"source": {"files": [src], "chat": SHAREGPT_CHAT, "train_on": [["assistant"]],
+                      "on_bad_record": ["skip"], **({"max_skipped": max_skipped} if max_skipped else {})},
+           "tokenizer": {"hf_dir": {"path": tok.pop("path", TOK_DIR),
+                                    **({"chat_template": template} if template else {})}},
+           "units": {"sizes": [[1024, 4096, 32768, 262144]], "build_batch": [256]},
+           "output": {"dir": "out", "samples_per_shard": [2000]}}
+    return cfg, (lambda: build_in(root, cfg, cores=cores))
+
+
+def _turns(*roles_and_texts):
+    return {"conversations": [{"from": r, "value": v} for r, v in roles_and_texts]}
+
+
+CHATS = [_turns(("human", "What is 2 + 3?"), ("gpt", "It is 5.")),
+         {"conversations": []},  # no message
+         _turns(("gpt", "Hello, how can I help?"), ("human", "Add 4 and 4."), ("gpt", "8.")),  # starts with gpt
+         _turns(("system", "You are terse.")),  # only a system message: the template drops it
+         _turns(("system", "You are terse."), ("human", "Name a prime."), ("bing", "Seven.")),
+         _turns(("human", "One"), ("human", "Two"), ("gpt", "Three")),  # two user turns
+         _turns(("human", "Is 9 odd?"), ("chatgpt", "Yes.")),
+         {"conversations": [{"from": "human"}]}]  # a message without content
+
+
+def test_conversations_skipped_are_exactly_those_the_template_cannot_render(tmp_path):
+    write_jsonl(tmp_path / "c.jsonl", CHATS)
+    _cfg, run = skip_chat_build(tmp_path, "c.jsonl", ALTERNATING, max_skipped=[0.75])
+    run()
+    out = str(tmp_path / "out")
+    skipped = {r["source_line"]: r["error"] for r in read_jsonl(os.path.join(out, "skipped_index.jsonl"))}
+    ref = hf(TOK_DIR)
+    with open(ALTERNATING, encoding="utf-8") as f:
+        template = f.read()
+    want = expected_skips([c if c["conversations"] != [{"from": "human"}] else {"conversations": []}
+                           for c in CHATS], ref, template)
+    want[8] = "SampleSchemaError"  # content missing: MintDim's own check of the record's shape
+    assert skipped == want == {2: "SampleSchemaError", 3: "ChatTemplateError", 4: "ChatTemplateError",
+                               6: "ChatTemplateError", 8: "SampleSchemaError"}
+    assert assert_kept_equal_transformers(out, CHATS, ref, template) == 3
+    assert [r["sample_id"] for r in read_jsonl(os.path.join(out, "sample_index.jsonl"))] == [0, 1, 2]
+    assert run_cli(tmp_path, "verify", "out").returncode == 0
+
+
+# --- ShareGPT V3 as published (optional: MINTDIM_ASSETS) ----------------------------------------------------------
+
+
+def sharegpt_v3(tmp_path) -> str:
+    """Every whole record of the published JSON array, one a line (benchmarks/fetch_data.sh writes the same
+    data/sharegpt_v3.jsonl); converted here from the array when only the download is there."""
+    made = os.path.join(ASSETS, "data", "sharegpt_v3.jsonl")
+    if os.path.exists(made):
+        return made
+    raw = os.path.join(ASSETS, "data", "raw", "ShareGPT_V3_unfiltered_cleaned_split.json")
+    if not os.path.exists(raw):
+        pytest.skip(f"{raw} not present")
+    with open(raw, encoding="utf-8") as f:
+        text = f.read()
+    decoder, gap, pos = json.JSONDecoder(), re.compile(r"[\s,]*"), text.index("[") + 1
+    path = str(tmp_path / "sharegpt_v3.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        while True:  # the array is cut short at its end: its whole records
+            pos = gap.match(text, pos).end()
+            try:
+                record, pos = decoder.raw_decode(text, pos)
+            except json.JSONDecodeError:
+                break
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("template, max_skipped", [(None, None), (ALTERNATING, [0.5])], ids=["qwen3", "alternating"])
+def test_real_sharegpt_v3_as_published_builds_with_skip(tmp_path, template, max_skipped):
+    tok_dir = os.path.join(ASSETS, "hf", "qwen3")
+    if not os.path.isdir(tok_dir):
+        pytest.skip(f"{tok_dir} not present")
+    src = sharegpt_v3(tmp_path)
+    with open(src, encoding="utf-8") as f:
+        records = [json.loads(line) for line in f]
+    assert len(records) == 17671 and sum(not r["conversations"] for r in records) == 126
+    assert sum(any(t["from"] not in ("human", "gpt", "system") for t in r["conversations"]) for r in records) == 13
+    ref = hf(tok_dir)
+    text = None
+    if template:
+        with open(template, encoding="utf-8") as f:
+            text = f.read()
+    want = expected_skips(records, ref, text)
+    cfg, run = skip_chat_build(tmp_path, src, template, max_skipped, cores=2, path=tok_dir)
+    res = run()
+    out = str(tmp_path / "out")
+    skipped = {r["source_line"]: r["error"] for r in read_jsonl(os.path.join(out, "skipped_index.jsonl"))}
+    assert skipped == want
+    assert res.outputs[0].stats["skipped_records"] == len(want)
+    assert assert_kept_equal_transformers(out, records, ref, text) == len(records) - len(want)
+    # the same build with the default policy: the first bad record, the count and the first ten lines
+    del cfg["source"]["on_bad_record"]
+    cfg["source"].pop("max_skipped", None)
+    cfg["output"]["dir"] = "out_default"
+    with pytest.raises(E.SampleSchemaError) as err:
+        build_in(tmp_path, cfg, cores=2)
+    en = err.value.render("en")
+    assert "Line: 72" in en and "'conversations' is an empty list" in en
+    assert f"holds {len(want)} bad records" in en and "on_bad_record: [skip]" in en
+    assert [int(m) for m in re.findall(r"^• .*:(\d+) \(\w+\)$", en, re.MULTILINE)] == sorted(want)[:10]

@@ -161,7 +161,7 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
             for role, count in meta["trained_roles"].items():
                 trained_roles[role] = trained_roles.get(role, 0) + int(count)
         role_samples.append((n, {r: inter.unarr(a) for r, a in meta.get("trained_roles_samples", {}).items()}))
-        _bad_of_chunk(bad, meta, first)
+        bad_of_chunk(bad, meta, first)
         base += n
     cols = {key: _cat(parts[key], np.int64) for key in parts if key != "hashes" and (parts[key] or key != "trained")}
     cols["hashes"] = b"".join(parts["hashes"])
@@ -180,7 +180,7 @@ def _cat(parts, dtype):
 # --- source.on_bad_record: the records no sample came from (stages/tokenize.py lists each chunk's) -------------
 
 
-def _bad_of_chunk(bad: dict, meta: dict, first: int) -> None:
+def bad_of_chunk(bad: dict, meta: dict, first: int) -> None:
     """A chunk's bad records, added to its file's: 1-based lines (or rows), classes, reasons, and the
     file's first bad record's error."""
     if "bad_lines" not in meta:
@@ -199,29 +199,37 @@ def _limit(f, records: int) -> int:
 
 
 def bad_records(build, out, data: dict, log=print) -> dict:
-    """source.on_bad_record for each file of the output: `error` (default) fails at its first bad record,
-    counting them all; `skip` leaves them out, failing when a file holds more than max_skipped or nothing
-    else. Returns the plan's `skipped` column when a file of the output skips ({} otherwise)."""
+    """source.on_bad_record for each file of the output (check_bad_records). Returns the plan's `skipped`
+    column when a file of the output skips ({} otherwise)."""
     rows = {"files": [], "lines": [], "classes": [], "reasons": []}
     for i in out.files:
-        f, found = build.files[i], data["bad"].get(i)
-        count = len(found["lines"]) if found else 0
-        if count:
-            shown = [(f.path, line, kind) for line, kind in zip(found["lines"][:E.BAD_SHOWN], found["classes"])]
-            records = count + data["per_file"].get(i, 0)
-            if f.on_bad_record != "skip":
-                raise E.bad_records_counted(found["first"], shown, count, f.path, lang=build.lang)
-            if count == records or count > _limit(f, records):
-                raise E.too_many_bad_records(found["first"], shown, _top_reasons(found), count, records,
-                                             f.max_skipped, f.path, lang=build.lang)
-            log(f"[unit-build:warning] {f.path}: {count} bad records skipped of {records} "
-                "(source.on_bad_record: skip; listed in skipped_index.jsonl)")
-            rows["files"] += [i] * count
+        found = data["bad"].get(i)
+        if found and check_bad_records(build, build.files[i], found, data["per_file"].get(i, 0), log):
+            rows["files"] += [i] * len(found["lines"])
             for key in ("lines", "classes", "reasons"):
                 rows[key] += found[key]
     if all(build.files[i].on_bad_record != "skip" for i in out.files):
         return {}
     return {"skipped": rows}
+
+
+def check_bad_records(build, f, found: dict | None, samples: int, log=print) -> int:
+    """A file's bad records (found: bad_of_chunk's) beside its `samples`: `error` (default) fails at the first,
+    counting them all; `skip` fails when they are more than max_skipped or all of its records, else says how
+    many it leaves out. Returns that count."""
+    count = len(found["lines"]) if found else 0
+    if not count:
+        return 0
+    shown = [(f.path, line, kind) for line, kind in zip(found["lines"][:E.BAD_SHOWN], found["classes"])]
+    records = count + samples
+    if f.on_bad_record != "skip":
+        raise E.bad_records_counted(found["first"], shown, count, f.path, lang=build.lang)
+    if count == records or count > _limit(f, records):
+        raise E.too_many_bad_records(found["first"], shown, _top_reasons(found), count, records, f.max_skipped,
+                                     f.path, lang=build.lang)
+    log(f"[unit-build:warning] {f.path}: {count} bad records skipped of {records} "
+        "(source.on_bad_record: skip; listed in skipped_index.jsonl)")
+    return count
 
 
 def _top_reasons(found: dict) -> list[tuple[int, str, str]]:
