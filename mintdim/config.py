@@ -107,7 +107,7 @@ class FileEntry:
     take: int | float | None = None  # source.take: a count (int) or a fraction (float) of the file's samples
     take_seed: int | None = None  # source.seed with take (default 0): seeds the choice (mintdim/sources/take.py)
     on_bad_record: str | None = None  # source.on_bad_record: "skip" (None: error, the spec's behaviour)
-    max_skipped: int | float | None = None  # with skip: a count (int) or a fraction (float) of the file's records
+    max_skipped: int | float | None = None  # with skip: a count (int) or a fraction (float) of its records
 
     @property
     def compression(self) -> str | None:
@@ -561,8 +561,8 @@ def _take(cfg, bad) -> None:
 
 
 def _bad_records(cfg, bad) -> None:
-    """source.on_bad_record: per file, error | skip; source.max_skipped: per file, a fraction (a float from 0 to
-    1) or a count (an int >= 0) of its records, only with on_bad_record."""
+    """source.on_bad_record: per file, error | skip; source.max_skipped: per file, a fraction (a float
+    from 0 to 1) or a count (an int >= 0) of its records, only with on_bad_record."""
     src, n = cfg["source"], len(cfg["source"]["files"])
     if "max_skipped" in src and "on_bad_record" not in src:
         raise E.PipelineValidationError.max_skipped_alone()
@@ -699,7 +699,7 @@ def _entries(raw: dict) -> BuildConfig:
             entry.train_on = list(_pick(train_on, i)) if train_on else None
         if "take" in src:  # source.take: the plan stage chooses the samples (mintdim/sources/take.py)
             entry.take, entry.take_seed = _pick(src["take"], i), src.get("seed", 0)
-        if _pick(src.get("on_bad_record", ["error"]), i) == "skip":  # the plan stage applies it (stages/plan.py)
+        if _pick(src.get("on_bad_record", ["error"]), i) == "skip":  # stages/plan.py applies it
             entry.on_bad_record, entry.max_skipped = "skip", _pick(src.get("max_skipped", [0.01]), i)
         if packs:  # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it
             entry.pack, entry.overflow = _pick(packs, i), _pick(overflows, i)

@@ -135,33 +135,33 @@ class PipelineValidationError(MintDimError):
     # source.on_bad_record / source.max_skipped (mintdim/config.py _bad_records)
     @classmethod
     def on_bad_record(cls, got, **kw):
-        return cls.invalid(f"source.on_bad_record must be a list of error or skip (one shared by every file, or "
-                           f"one per file), got {got!r}",
-                           f"source.on_bad_record phải là list gồm error hoặc skip (một mục dùng chung, hoặc mỗi "
-                           f"file một mục), hiện tại là {got!r}", **kw)
+        return cls.invalid(f"source.on_bad_record must be a list of error or skip (one shared by every "
+                           f"file, or one per file), got {got!r}",
+                           f"source.on_bad_record phải là list gồm error hoặc skip (một mục dùng chung, "
+                           f"hoặc mỗi file một mục), hiện tại là {got!r}", **kw)
 
     @classmethod
     def max_skipped(cls, got, **kw):
-        return cls.invalid(f"source.max_skipped must be a list of limits, each a fraction of the file's records "
-                           f"(a number from 0 to 1 with a decimal point, e.g. 0.01) or a count (an int >= 0), "
-                           f"got {got!r}",
-                           f"source.max_skipped phải là list giới hạn, mỗi mục là tỉ lệ số bản ghi của file (số "
-                           f"từ 0 đến 1 có dấu thập phân, ví dụ 0.01) hoặc số lượng (số nguyên >= 0), hiện tại là "
-                           f"{got!r}", **kw)
+        return cls.invalid(f"source.max_skipped must be a list of limits, each a fraction of the file's "
+                           f"records (a number from 0 to 1 with a decimal point, e.g. 0.01) or a count (an "
+                           f"int >= 0), got {got!r}",
+                           f"source.max_skipped phải là list giới hạn, mỗi mục là tỉ lệ số bản ghi của file "
+                           f"(số từ 0 đến 1 có dấu thập phân, ví dụ 0.01) hoặc số lượng (số nguyên >= 0), "
+                           f"hiện tại là {got!r}", **kw)
 
     @classmethod
     def bad_record_arity(cls, key: str, n_files: int, n_items: int, **kw):
-        return cls.invalid(f"source.{key}: received {n_files} input files but {n_items} entries (1: shared, "
-                           f"{n_files}: one per file)",
-                           f"source.{key}: nhận {n_files} file đầu vào nhưng có {n_items} mục (1: dùng chung, "
-                           f"{n_files}: mỗi file một mục)", **kw)
+        return cls.invalid(f"source.{key}: received {n_files} input files but {n_items} entries (1: "
+                           f"shared, {n_files}: one per file)",
+                           f"source.{key}: nhận {n_files} file đầu vào nhưng có {n_items} mục (1: dùng "
+                           f"chung, {n_files}: mỗi file một mục)", **kw)
 
     @classmethod
     def max_skipped_alone(cls, **kw):
-        return cls.invalid("source.max_skipped applies only with source.on_bad_record: [skip] (it bounds the records "
-                           "skipped)",
-                           "source.max_skipped chỉ dùng cùng source.on_bad_record: [skip] (nó giới hạn số bản ghi "
-                           "bị bỏ qua)", **kw)
+        return cls.invalid("source.max_skipped applies only with source.on_bad_record: [skip] (it bounds "
+                           "the records skipped)",
+                           "source.max_skipped chỉ dùng cùng source.on_bad_record: [skip] (nó giới hạn "
+                           "số bản ghi bị bỏ qua)", **kw)
 
     @classmethod
     def chunk_mb(cls, got, **kw):
@@ -1327,7 +1327,8 @@ BAD_SHOWN = 10  # bad records listed by file:line when a file's bad records stop
 BAD_REASONS_SHOWN = 5  # the most frequent reasons listed when a file holds more than max_skipped
 # the classes of a record's own data errors (source.on_bad_record: skip leaves such a record out);
 # ChatTemplateError.unlocated is the template's (it rewrites a trained message), never a record's
-BAD_RECORD_CLASSES = ("SourceParseError", "SampleSchemaError", "TemplateFieldMismatchError", "ChatTemplateError")
+BAD_RECORD_CLASSES = ("SourceParseError", "SampleSchemaError", "TemplateFieldMismatchError",
+                      "ChatTemplateError")
 _REASON_LABELS = ("Reason: ", "Problem: ", "Template message: ")
 _PLACE_LABELS = ("File: ", "Line: ", "Row: ", "Message: ")
 
@@ -1351,7 +1352,8 @@ def _bad_list(bad: list[tuple[str, int, str]]) -> str:
     return "\n".join(f"• {path}:{line} ({kind})" for path, line, kind in bad[:BAD_SHOWN])
 
 
-def bad_records_counted(first: dict, bad: list[tuple[str, int, str]], count: int, path: str, **kw) -> MintDimError:
+def bad_records_counted(first: dict, bad: list[tuple[str, int, str]], count: int, path: str,
+                        **kw) -> MintDimError:
     """on_bad_record: error (the default): the first bad record's error, then how many the file holds, the
     first BAD_SHOWN by file:line with their class, and the way to build without them. first: that error's
     to_dict(); bad: (path, line, class) in input order."""
@@ -1359,12 +1361,14 @@ def bad_records_counted(first: dict, bad: list[tuple[str, int, str]], count: int
     many_en = "1 bad record" if count == 1 else f"{count} bad records"
     first_en = f"; the first {BAD_SHOWN}" if count > BAD_SHOWN else ""
     first_vi = f"; {BAD_SHOWN} bản ghi đầu tiên" if count > BAD_SHOWN else ""
-    err.en += (f"\n\n{path} holds {many_en} (records that cannot become a sample){first_en}:\n\n{_bad_list(bad)}"
-               "\n\nTo build without them: source: {on_bad_record: [skip]} leaves them out and lists them in "
-               "skipped_index.jsonl, up to source.max_skipped of a file's records (default [0.01])")
+    err.en += (f"\n\n{path} holds {many_en} (records that cannot become a sample){first_en}:\n\n"
+               f"{_bad_list(bad)}\n\nTo build without them: source: {{on_bad_record: [skip]}} leaves them "
+               "out and lists them in skipped_index.jsonl, up to source.max_skipped of a file's records "
+               "(default [0.01])")
     err.vi += (f"\n\n{path} có {count} bản ghi lỗi (bản ghi không thành sample được){first_vi}:\n\n"
-               f"{_bad_list(bad)}\n\nĐể build không có chúng: source: {{on_bad_record: [skip]}} bỏ chúng và liệt "
-               "kê trong skipped_index.jsonl, tối đa source.max_skipped số bản ghi của một file (mặc định [0.01])")
+               f"{_bad_list(bad)}\n\nĐể build không có chúng: source: {{on_bad_record: [skip]}} bỏ chúng "
+               "và liệt kê trong skipped_index.jsonl, tối đa source.max_skipped số bản ghi của một file "
+               "(mặc định [0.01])")
     return err.with_lang(kw.get("lang", "en"))
 
 
@@ -1376,26 +1380,28 @@ def too_many_bad_records(first: dict, bad: list[tuple[str, int, str]], reasons: 
     err = MintDimError.from_dict(first)
     top = "\n".join(f"• {n} × {kind}: {reason}" for n, kind, reason in reasons[:BAD_REASONS_SHOWN])
     if count == records:
-        err.en += (f"\n\nEvery record of {path} ({records}) is bad: that is a config mistake, not dirty data "
-                   f"(on_bad_record: skip never skips a whole file). Reasons:\n\n{top}\n\nFix: check source.fields "
-                   "and source.templates, or source.chat (messages, role, content, roles) and the chat template")
-        err.vi += (f"\n\nMọi bản ghi của {path} ({records}) đều lỗi: đó là lỗi cấu hình, không phải dữ liệu bẩn "
-                   f"(on_bad_record: skip không bao giờ bỏ cả một file). Lý do:\n\n{top}\n\nCách sửa: kiểm tra "
-                   "source.fields và source.templates, hoặc source.chat (messages, role, content, roles) và chat "
-                   "template")
+        err.en += (f"\n\nEvery record of {path} ({records}) is bad: that is a config mistake, not dirty "
+                   f"data (on_bad_record: skip never skips a whole file). Reasons:\n\n{top}\n\nFix: check "
+                   "source.fields and source.templates, or source.chat (messages, role, content, roles) and "
+                   "the chat template")
+        err.vi += (f"\n\nMọi bản ghi của {path} ({records}) đều lỗi: đó là lỗi cấu hình, không phải dữ "
+                   f"liệu bẩn (on_bad_record: skip không bao giờ bỏ cả một file). Lý do:\n\n{top}\n\n"
+                   "Cách sửa: kiểm tra source.fields và source.templates, hoặc source.chat (messages, role, "
+                   "content, roles) và chat template")
         return err.with_lang(kw.get("lang", "en"))
     allowed_en = f"{limit} of its {records} records" if isinstance(limit, float) else f"{limit} records"
     allowed_vi = f"{limit} số bản ghi ({records})" if isinstance(limit, float) else f"{limit} bản ghi"
-    err.en += (f"\n\n{count} of the {records} records of {path} are bad, more than source.max_skipped allows "
-               f"({allowed_en}). Most frequent reasons:\n\n{top}\n\nThe first {min(count, BAD_SHOWN)}:\n\n"
+    shown = min(count, BAD_SHOWN)
+    err.en += (f"\n\n{count} of the {records} records of {path} are bad, more than source.max_skipped "
+               f"allows ({allowed_en}). Most frequent reasons:\n\n{top}\n\nThe first {shown}:\n\n"
                f"{_bad_list(bad)}\n\nFix: correct the records or the config (source.chat.roles, the chat "
-               "template), or raise source.max_skipped: a fraction of each file's records (e.g. [0.05]) or a count "
-               f"(e.g. [{count}])")
-    err.vi += (f"\n\n{count} trên {records} bản ghi của {path} bị lỗi, nhiều hơn source.max_skipped cho phép "
-               f"({allowed_vi}). Lý do thường gặp nhất:\n\n{top}\n\n{min(count, BAD_SHOWN)} bản ghi đầu tiên:\n\n"
-               f"{_bad_list(bad)}\n\nCách sửa: sửa các bản ghi hoặc cấu hình (source.chat.roles, chat template), "
-               "hoặc tăng source.max_skipped: tỉ lệ số bản ghi của mỗi file (ví dụ [0.05]) hoặc số lượng "
-               f"(ví dụ [{count}])")
+               "template), or raise source.max_skipped: a fraction of each file's records (e.g. [0.05]) or "
+               f"a count (e.g. [{count}])")
+    err.vi += (f"\n\n{count} trên {records} bản ghi của {path} bị lỗi, nhiều hơn source.max_skipped cho "
+               f"phép ({allowed_vi}). Lý do thường gặp nhất:\n\n{top}\n\n{shown} bản ghi đầu tiên:\n\n"
+               f"{_bad_list(bad)}\n\nCách sửa: sửa các bản ghi hoặc cấu hình (source.chat.roles, chat "
+               "template), hoặc tăng source.max_skipped: tỉ lệ số bản ghi của mỗi file (ví dụ [0.05]) hoặc "
+               f"số lượng (ví dụ [{count}])")
     return err.with_lang(kw.get("lang", "en"))
 
 

@@ -16,8 +16,8 @@ import pytest
 
 import numpy as np
 
-from conftest import (ASSETS, DATA, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, run_cli, tree_bytes,
-                      write_jsonl)
+from conftest import (ASSETS, DATA, SP_MODEL, basic_config, build_in, gsm8k_rows, read_json, read_jsonl,
+                      run_cli, tree_bytes, write_jsonl)
 from mintdim import errors as E
 
 BAD = {5: b'{"prompt": "a", "response": ', 13: b'{"prompt": "b"}', 26: b'["not", "an", "object"]'}
@@ -142,6 +142,39 @@ def test_verify_checks_the_skipped_counts(tmp_path):
     assert check.returncode != 0 and "sample" in check.stdout + check.stderr
 
 
+def test_parquet_rows_are_skipped_by_row(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    rows = gsm8k_rows(0, 30)
+    responses = [None if i in (3, 17) else r["response"] for i, r in enumerate(rows)]
+    pq.write_table(pa.table({"prompt": [r["prompt"] for r in rows], "response": responses}),
+                   str(tmp_path / "d.parquet"), row_group_size=8)
+    build_in(tmp_path, skip_config("d.parquet", max_skipped=[2]), cores=2)
+    skipped = read_jsonl(tmp_path / "out" / "skipped_index.jsonl")
+    assert [(r["source_row"], r["error"]) for r in skipped] == [(4, "SampleSchemaError"), (18, "SampleSchemaError")]
+    assert "not a string" in skipped[0]["reason"] and "null" in skipped[0]["reason"]
+    assert [r["source_line"] for r in read_jsonl(tmp_path / "out" / "sample_index.jsonl")] == [
+        i + 1 for i in range(30) if i not in (3, 17)]
+    assert run_cli(tmp_path, "verify", "out").returncode == 0
+
+
+def test_fluent_api_sets_the_policy(tmp_path, monkeypatch):
+    from mintdim import pipeline
+
+    monkeypatch.chdir(tmp_path)
+    src, good = dirty_file(tmp_path / "d.jsonl")
+    job = (pipeline("unit-build").source.jsonl(files=[src], fields=[["prompt", "response"]],
+                                               templates=["{prompt}\n{response}"], on_bad_record=["skip"],
+                                               max_skipped=[3])
+           .tokenizer.sentencepiece({"path": SP_MODEL}).units(sizes=[[64, 128, 256, 512]], build_batch=[64])
+           .output.dir(str(tmp_path / "o"), [100]))
+    assert job.to_config()["source"]["on_bad_record"] == ["skip"]
+    result = job.run()
+    assert result.outputs[0].stats["skipped_records"] == 3
+    assert result.outputs[0].stats["total_samples"] == len(good)
+
+
 @pytest.mark.parametrize("source, needle", [
     ({"on_bad_record": ["drop"]}, "on_bad_record"),
     ({"on_bad_record": "skip"}, "on_bad_record"),
@@ -174,13 +207,14 @@ def test_suggest_units_applies_the_policy(tmp_path):
     assert "37 samples" in res.stdout, res.stdout
 
 
-# --- conversations: records of the wrong shape, refused by the template, or with a message it drops -------------
+# --- conversations: of the wrong shape, refused by the template, or with a message it drops -----------
 
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 ALTERNATING = os.path.join(DATA, "chat", "alternating_roles_chat_template.jinja")
 SHAREGPT_CHAT = {"messages": "conversations", "role": "from", "content": "value",
                  "roles": {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
-                           "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "system": "system"}}
+                           "chatgpt": "assistant", "bing": "assistant", "bard": "assistant",
+                           "system": "system"}}
 
 
 def hf(path):
@@ -249,7 +283,7 @@ def _turns(*roles_and_texts):
 
 CHATS = [_turns(("human", "What is 2 + 3?"), ("gpt", "It is 5.")),
          {"conversations": []},  # no message
-         _turns(("gpt", "Hello, how can I help?"), ("human", "Add 4 and 4."), ("gpt", "8.")),  # starts with gpt
+         _turns(("gpt", "Hello, how can I help?"), ("human", "Add 4 and 4."), ("gpt", "8.")),  # gpt first
          _turns(("system", "You are terse.")),  # only a system message: the template drops it
          _turns(("system", "You are terse."), ("human", "Name a prime."), ("bing", "Seven.")),
          _turns(("human", "One"), ("human", "Two"), ("gpt", "Three")),  # two user turns
@@ -276,7 +310,7 @@ def test_conversations_skipped_are_exactly_those_the_template_cannot_render(tmp_
     assert run_cli(tmp_path, "verify", "out").returncode == 0
 
 
-# --- ShareGPT V3 as published (optional: MINTDIM_ASSETS) ----------------------------------------------------------
+# --- ShareGPT V3 as published (optional: MINTDIM_ASSETS) ---------------------------------------------
 
 
 def sharegpt_v3(tmp_path) -> str:
@@ -303,7 +337,8 @@ def sharegpt_v3(tmp_path) -> str:
     return path
 
 
-@pytest.mark.parametrize("template, max_skipped", [(None, None), (ALTERNATING, [0.5])], ids=["qwen3", "alternating"])
+@pytest.mark.parametrize("template, max_skipped", [(None, None), (ALTERNATING, [0.5])],
+                         ids=["qwen3", "alternating"])
 def test_real_sharegpt_v3_as_published_builds_with_skip(tmp_path, template, max_skipped):
     tok_dir = os.path.join(ASSETS, "hf", "qwen3")
     if not os.path.isdir(tok_dir):
@@ -312,7 +347,8 @@ def test_real_sharegpt_v3_as_published_builds_with_skip(tmp_path, template, max_
     with open(src, encoding="utf-8") as f:
         records = [json.loads(line) for line in f]
     assert len(records) == 17671 and sum(not r["conversations"] for r in records) == 126
-    assert sum(any(t["from"] not in ("human", "gpt", "system") for t in r["conversations"]) for r in records) == 13
+    odd = [r for r in records if any(t["from"] not in ("human", "gpt", "system") for t in r["conversations"])]
+    assert len(odd) == 13
     ref = hf(tok_dir)
     text = None
     if template:

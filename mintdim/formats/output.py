@@ -51,7 +51,8 @@ def write_skipped_index(path: str, skipped: dict, paths: list[str], row_files: s
     count per class."""
     writer = JsonlWriter(path)
     per_class: dict[str, int] = {}
-    for f, line, kind, reason in zip(skipped["files"], skipped["lines"], skipped["classes"], skipped["reasons"]):
+    columns = (skipped["files"], skipped["lines"], skipped["classes"], skipped["reasons"])
+    for f, line, kind, reason in zip(*columns):
         at = "source_row" if f in row_files else "source_line"
         writer.write({"source_file": paths[f], at: int(line), "error": kind, "reason": reason})
         per_class[kind] = per_class.get(kind, 0) + 1

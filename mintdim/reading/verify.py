@@ -46,8 +46,8 @@ from ..formats import shards as fs
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import Problem, Report  # noqa: F401  (the report's types, imported from here)
 from .verify_common import (BLOCK_ROWS, HexDigests, Index, check_duplicates, check_empty_files, check_histogram,
-                            check_origin, check_skipped, check_trained, check_unk, compare_stats, is_int, jsonl_rows,
-                            overflow_of, overflow_policy, spec_stats)
+                            check_origin, check_skipped, check_trained, check_unk, compare_stats, is_int,
+                            jsonl_rows, overflow_of, overflow_policy, spec_stats)
 from .verify_packed import verify_packed
 from ..progress import Progress, without_cyclic_gc
 from .verify_source import check_source

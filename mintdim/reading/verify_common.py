@@ -237,13 +237,16 @@ def check_skipped(out: str, manifest: dict, stats, idx: Index, report: Report) -
                                           "source_line or source_row, error, reason)")
             continue
         if (f, at) <= last:
-            report.add(fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is not after the line before (input order)")
+            report.add(fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is not after the line before "
+                                          "(input order)")
         if (f, at) in origins:
-            report.add(fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is a sample's origin in sample_index.jsonl")
+            report.add(fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is a sample's origin in "
+                                          "sample_index.jsonl")
         last = (f, at)
         per_class[obj["error"]] = per_class.get(obj["error"], 0) + 1
     if isinstance(stats, dict):
-        want = {"skipped_records": sum(per_class.values()), "skipped_records_by_class": dict(sorted(per_class.items()))}
+        want = {"skipped_records": sum(per_class.values()),
+                "skipped_records_by_class": dict(sorted(per_class.items()))}
         for key, value in want.items():
             if stats.get(key) != value:
                 report.add(fmt.STATS, f"{key} is {stats.get(key)!r}, {fmt.SKIPPED_INDEX} gives {value!r}")

@@ -31,8 +31,8 @@ from ..formats import shards as fs
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import (BLOCK_ROWS, Index, check_duplicates, check_empty_files, check_histogram, check_origin,
-                            check_skipped, check_trained, check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy,
-                            spec_stats)
+                            check_skipped, check_trained, check_unk, compare_stats, is_int, jsonl_rows,
+                            overflow_of, overflow_policy, spec_stats)
 from .verify_source import check_source
 
 

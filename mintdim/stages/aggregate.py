@@ -56,7 +56,8 @@ def _bad_record_policy(files) -> dict:
 
 
 def _write_skipped(build, plan: dict, stage_dir: str) -> dict:
-    """skipped_index.jsonl and stats.json's skipped_records (and per class), when a file of the output skips."""
+    """skipped_index.jsonl and stats.json's skipped_records (and per class), when a file of the output
+    skips."""
     if "skipped" not in plan:
         return {}
     from ..sources import inputs

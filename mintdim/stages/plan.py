@@ -177,7 +177,7 @@ def _cat(parts, dtype):
     return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
 
-# --- source.on_bad_record: the records no sample came from (stages/tokenize.py lists each chunk's) -------------
+# --- source.on_bad_record: the records no sample came from (stages/tokenize.py lists a chunk's) -------
 
 
 def bad_of_chunk(bad: dict, meta: dict, first: int) -> None:
@@ -214,9 +214,9 @@ def bad_records(build, out, data: dict, log=print) -> dict:
 
 
 def check_bad_records(build, f, found: dict | None, samples: int, log=print) -> int:
-    """A file's bad records (found: bad_of_chunk's) beside its `samples`: `error` (default) fails at the first,
-    counting them all; `skip` fails when they are more than max_skipped or all of its records, else says how
-    many it leaves out. Returns that count."""
+    """A file's bad records (found: bad_of_chunk's) beside its `samples`: `error` (default) fails at the
+    first, counting them all; `skip` fails when they are more than max_skipped or all of its records, else
+    says how many it leaves out. Returns that count."""
     count = len(found["lines"]) if found else 0
     if not count:
         return 0
@@ -225,15 +225,16 @@ def check_bad_records(build, f, found: dict | None, samples: int, log=print) -> 
     if f.on_bad_record != "skip":
         raise E.bad_records_counted(found["first"], shown, count, f.path, lang=build.lang)
     if count == records or count > _limit(f, records):
-        raise E.too_many_bad_records(found["first"], shown, _top_reasons(found), count, records, f.max_skipped,
-                                     f.path, lang=build.lang)
+        raise E.too_many_bad_records(found["first"], shown, _top_reasons(found), count, records,
+                                     f.max_skipped, f.path, lang=build.lang)
     log(f"[unit-build:warning] {f.path}: {count} bad records skipped of {records} "
         "(source.on_bad_record: skip; listed in skipped_index.jsonl)")
     return count
 
 
 def _top_reasons(found: dict) -> list[tuple[int, str, str]]:
-    """(count, class, reason) of a file's bad records, the most frequent first (then in order of appearance)."""
+    """(count, class, reason) of a file's bad records, the most frequent first (ties: in order of
+    appearance)."""
     counts: dict[tuple[str, str], int] = {}
     for kind, reason in zip(found["classes"], found["reasons"]):
         counts[(kind, reason)] = counts.get((kind, reason), 0) + 1

@@ -76,14 +76,21 @@ class _Accumulator:
         self.failed = False  # on_bad_record: error and a bad record: the build fails, nothing more is encoded
 
 
-def bad_record(acc: _Accumulator, err: E.MintDimError, local: int, located) -> None:
-    """A record of the chunk that cannot become a sample: listed in the meta. located: the same error with
-    the record's real line, computed for the chunk's first one only (it reads the file up to the chunk)."""
+def bad_record(acc: _Accumulator, exc: Exception, local: int, located, entry) -> bool:
+    """A record of the chunk that cannot become a sample (errors.is_bad_record; a lone surrogate that
+    fails the UTF-8 encode is one too): listed in the meta; False for another error. located: the same
+    error with the record's real line, computed for the chunk's first one only (it reads the file up to
+    the chunk). With on_bad_record: error, the chunk encodes nothing more."""
+    err = exc if isinstance(exc, E.MintDimError) else E.SourceParseError.make(entry.path, 0, "surrogate")
+    if not E.is_bad_record(err):
+        return False
     if acc.bad_first is None:
         acc.bad_first = located().to_dict()
     acc.bad_lines.append(local)
     acc.bad_classes.append(err.kind)
     acc.bad_reasons.append(E.reason_of(err))
+    acc.failed = acc.failed or entry.on_bad_record != "skip"
+    return True
 
 
 def apply_overflow(acc: _Accumulator, unit_idx: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -298,11 +305,9 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
                 text, sample_spans = tpl.render_with_spans(obj, trained_fields)
             digest = sha256(text.encode("utf-8")).digest()
         except (E.MintDimError, UnicodeEncodeError) as exc:
-            err = exc if isinstance(exc, E.MintDimError) else E.SourceParseError.make(entry.path, 0, "surrogate")
-            if not E.is_bad_record(err):  # the error again with the real line, computed only on this path
-                raise _located(reader, local, raw, entry, tpl, trained_fields is not None) from None
-            bad_record(acc, err, local, partial(_located, reader, local, raw, entry, tpl, trained_fields is not None))
-            acc.failed = acc.failed or entry.on_bad_record != "skip"
+            again = partial(_located, reader, local, raw, entry, tpl, trained_fields is not None)
+            if not bad_record(acc, exc, local, again, entry):  # raised again with the real line
+                raise again() from None
             continue
         processed += len(raw) + 1
         if acc.failed:  # the build fails: the rest of the chunk is only checked for more bad records
