@@ -143,7 +143,6 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     if packed is not None:  # UNK figures describe the tokens written
         unk_samples, unk_counts, unk_positions = _stored_unk(unk_samples, unk_counts, unk_positions, packed["kept"])
     _write_unk(os.path.join(stage_dir, fmt.UNK_INDEX), unk_samples, unk_counts, unk_positions, hexes, origin)
-    skipped = _write_skipped(build, plan, stage_dir)  # source.on_bad_record: skip
 
     counts = np.bincount(units, minlength=len(sizes))[:len(sizes)].tolist()  # a dropped sample: in no unit
     if packed is not None:
@@ -168,7 +167,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     if packed is not None:  # shards and padding of the rows, and the packing block
         stats.update(_packed_stats(plan, packed, sps))
     stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained))
-    stats.update(skipped)
+    stats.update(_write_skipped(build, plan, stage_dir))  # source.on_bad_record: skip
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None,
                                                                plan.get("take")))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
