@@ -1348,6 +1348,17 @@ def reason_of(err: MintDimError) -> str:
     return " ".join(found[0].split())
 
 
+def relocated(data: dict, line: int) -> dict:
+    """An error's to_dict() told at another line of its file: its Line (Row) paragraph in both languages
+    and its `line`. A tokenize job tells a bad record's line within its chunk; the plan knows the real one."""
+    old = data["line"]
+    out = dict(data, line=line)
+    for key, labels in (("en", ("Line", "Row")), ("vi", ("Dòng", "Hàng"))):
+        for label in labels:
+            out[key] = out[key].replace(f"\n\n{label}: {old}\n\n", f"\n\n{label}: {line}\n\n", 1)
+    return out
+
+
 def _bad_list(bad: list[tuple[str, int, str]]) -> str:
     return "\n".join(f"• {path}:{line} ({kind})" for path, line, kind in bad[:BAD_SHOWN])
 

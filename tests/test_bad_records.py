@@ -90,6 +90,17 @@ def test_skip_is_the_same_bytes_whatever_the_cores_and_chunks(tmp_path):
     assert trees[0]["skipped_index.jsonl"].count(b"\n") == 4
 
 
+def test_the_first_bad_record_of_a_later_chunk_is_named_by_its_line_in_the_file(tmp_path):
+    dirty_file(tmp_path / "d.jsonl", 120, {99: b'{"prompt": 1, "response": "r"}', 104: b"{"})
+    cfg = basic_config(["d.jsonl"], sizes=[[64, 128, 256, 512]], chunk_mb=0.002)  # chunks of 2 KB
+    cfg["lang"] = "both"
+    with pytest.raises(E.SampleSchemaError) as err:
+        build_in(tmp_path, cfg, cores=2)
+    en, vi = err.value.render("en"), err.value.render("vi")
+    assert "\n\nLine: 99\n\n" in en and "\n\nDòng: 99\n\n" in vi and err.value.line == 99
+    assert "2 bad records" in en and "d.jsonl:104 (SourceParseError)" in en
+
+
 def test_more_than_max_skipped_fails_with_the_count_and_reasons(tmp_path):
     src, _good = dirty_file(tmp_path / "d.jsonl")  # 3 of 40: more than the default 0.01 and than 2
     for limit, said in ((None, "0.01 of its 40 records"), ([2], "2 records")):

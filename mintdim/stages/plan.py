@@ -189,8 +189,8 @@ def bad_of_chunk(bad: dict, meta: dict, first: int) -> None:
     found["lines"] += (inter.unarr(meta["bad_lines"]).astype(np.int64) + first).tolist()
     found["classes"] += meta["bad_classes"]
     found["reasons"] += meta["bad_reasons"]
-    if found["first"] is None:
-        found["first"] = meta["bad_first"]
+    if found["first"] is None:  # its line within the chunk (a JSONL chunk's job tells no other)
+        found["first"] = E.relocated(meta["bad_first"], found["lines"][0])
 
 
 def _limit(f, records: int) -> int:

@@ -8,11 +8,11 @@ record UNK positions. Writes into its own directory:
   uall.msgpack        (units.sizes: auto) every sample's tokens: sizes are planned later
 A record's own data error (a bad record: errors.is_bad_record) does not stop the
 job: the meta lists it (local line, class, reason; the chunk's first one as its
-whole error, with the real line), and the plan stage, which sees every chunk,
-applies source.on_bad_record: `error` fails naming them all, `skip` leaves them
-out. With `error`, the records after the first bad one are only read and
-rendered (to count the bad ones), no longer encoded. Other errors stop the job
-at once with the file and line. A sample longer than the largest unit (units.overflow) is not an
+whole error), and the plan stage, which sees every chunk, applies
+source.on_bad_record: `error` fails naming them all, `skip` leaves them out.
+With `error`, the records after the first bad one are only read and rendered
+(to count the bad ones), no longer encoded. Other errors stop the job at once
+with the file and line. A sample longer than the largest unit (units.overflow) is not an
 error here: `drop` writes none of its tokens, `truncate` writes its first tokens
 to the largest unit, and `error` records it in the meta like the others and
 stops writing tokens (the plan stage, which sees every chunk, counts them all
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import partial
 import shutil
 import time
+from functools import partial
 
 import numpy as np
 
@@ -72,15 +72,15 @@ class _Accumulator:
         self.bad_lines: list[int] = []  # bad records (source.on_bad_record): local lines, classes, reasons
         self.bad_classes: list[str] = []
         self.bad_reasons: list[str] = []
-        self.bad_first: dict | None = None  # the chunk's first bad record's error, with its real line
+        self.bad_first: dict | None = None  # the chunk's first bad record's error (_located's line)
         self.failed = False  # on_bad_record: error and a bad record: the build fails, nothing more is encoded
 
 
 def bad_record(acc: _Accumulator, exc: Exception, local: int, located, entry) -> bool:
     """A record of the chunk that cannot become a sample (errors.is_bad_record; a lone surrogate that
     fails the UTF-8 encode is one too): listed in the meta; False for another error. located: the same
-    error with the record's real line, computed for the chunk's first one only (it reads the file up to
-    the chunk). With on_bad_record: error, the chunk encodes nothing more."""
+    error with its line (_located), computed for the chunk's first one only. With on_bad_record: error,
+    the chunk encodes nothing more."""
     err = exc if isinstance(exc, E.MintDimError) else E.SourceParseError.make(entry.path, 0, "surrogate")
     if not E.is_bad_record(err):
         return False
@@ -306,8 +306,8 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
             digest = sha256(text.encode("utf-8")).digest()
         except (E.MintDimError, UnicodeEncodeError) as exc:
             again = partial(_located, reader, local, raw, entry, tpl, trained_fields is not None)
-            if not bad_record(acc, exc, local, again, entry):  # raised again with the real line
-                raise again() from None
+            if not bad_record(acc, exc, local, partial(again, within=True), entry):
+                raise again() from None  # with the real line
             continue
         processed += len(raw) + 1
         if acc.failed:  # the build fails: the rest of the chunk is only checked for more bad records
@@ -334,10 +334,13 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     return {"samples": acc.count, "tokens": acc.tokens}
 
 
-def _located(reader, local: int, raw: bytes, entry, tpl, spans: bool) -> E.MintDimError:
-    """A record's error with its real line: parse, check and render it again with that line. Only a
-    lone surrogate passes them all (it fails the UTF-8 encode after them)."""
-    line = reader.location(local)
+def _located(reader, local: int, raw: bytes, entry, tpl, spans: bool,
+             within: bool = False) -> E.MintDimError:
+    """A record's error with its line: parse, check and render it again with that line. Only a lone
+    surrogate passes them all (it fails the UTF-8 encode after them). within: a JSONL line is told
+    within the chunk (local + 1), not counted from the file's start (reading the file up to the chunk):
+    the plan, which knows where each chunk starts, tells the real one (errors.relocated)."""
+    line = local + 1 if within and isinstance(reader, jsonl.ChunkReader) else reader.location(local)
     try:
         again = jsonl.declared_values(reader.parse(raw, line), entry.fields, entry.path, line)
         if entry.chat is not None:  # the same render again, now with the real line number
