@@ -71,7 +71,7 @@ def test_skip_leaves_bad_records_out_and_lists_them(tmp_path):
     assert stats["skipped_records_by_class"] == {"SampleSchemaError": 1, "SourceParseError": 2}
     assert res.outputs[0].stats["skipped_records"] == 3
     assert stats["total_samples"] == len(good)
-    check = run_cli(tmp_path, "verify", "out")
+    check = run_cli(tmp_path, "verify", "out", "--source", "--all")
     assert check.returncode == 0, check.stdout + check.stderr
     shown = run_cli(tmp_path, "inspect", "out")
     assert "skipped records: 3" in shown.stdout and "skipped_index.jsonl" in shown.stdout
@@ -140,6 +140,17 @@ def test_a_clean_build_keeps_its_bytes_and_files_without_the_policy(tmp_path):
     assert set(trees[2]) - set(trees[0]) == {"skipped_index.jsonl"}
 
 
+def test_verify_source_finds_a_skipped_record_that_is_now_a_sample(tmp_path):
+    src, _good = dirty_file(tmp_path / "d.jsonl")
+    build_in(tmp_path, skip_config(src, max_skipped=[3]), cores=1)
+    path = tmp_path / "d.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[12] = b'{"prompt": "b", "response": "now whole"}\n'  # line 13, skipped by the build
+    path.write_bytes(b"".join(lines))
+    check = run_cli(tmp_path, "verify", "out", "--source")
+    assert check.returncode != 0 and "line 13 is listed in skipped_index.jsonl" in check.stdout + check.stderr
+
+
 def test_verify_checks_the_skipped_counts(tmp_path):
     src, _good = dirty_file(tmp_path / "d.jsonl")
     build_in(tmp_path, skip_config(src, max_skipped=[3]), cores=1)
@@ -167,7 +178,7 @@ def test_parquet_rows_are_skipped_by_row(tmp_path):
     assert "not a string" in skipped[0]["reason"] and "null" in skipped[0]["reason"]
     assert [r["source_line"] for r in read_jsonl(tmp_path / "out" / "sample_index.jsonl")] == [
         i + 1 for i in range(30) if i not in (3, 17)]
-    assert run_cli(tmp_path, "verify", "out").returncode == 0
+    assert run_cli(tmp_path, "verify", "out", "--source", "--all").returncode == 0
 
 
 def test_fluent_api_sets_the_policy(tmp_path, monkeypatch):
@@ -318,7 +329,7 @@ def test_conversations_skipped_are_exactly_those_the_template_cannot_render(tmp_
                                6: "ChatTemplateError", 8: "SampleSchemaError"}
     assert assert_kept_equal_transformers(out, CHATS, ref, template) == 3
     assert [r["sample_id"] for r in read_jsonl(os.path.join(out, "sample_index.jsonl"))] == [0, 1, 2]
-    assert run_cli(tmp_path, "verify", "out").returncode == 0
+    assert run_cli(tmp_path, "verify", "out", "--source", "--all").returncode == 0
 
 
 # --- ShareGPT V3 as published (optional: MINTDIM_ASSETS) ---------------------------------------------

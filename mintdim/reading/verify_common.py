@@ -107,6 +107,7 @@ class Index:
         self.repeat = np.zeros(n, dtype=np.int64)  # source.take: the sample's repeat (0 without take)
         self.trained = np.full(n, -1, dtype=np.int64)  # trained_tokens (source.train_on); -1: not given
         self.files: list[str] = []  # manifest.json's source files, which `file` indexes
+        self.skipped: dict[int, set[int]] = {}  # source.on_bad_record: skip: the lines skipped, per file
 
     def file_name(self, i: int) -> str:
         f = int(self.file[i])
@@ -243,6 +244,7 @@ def check_skipped(out: str, manifest: dict, stats, idx: Index, report: Report) -
             report.add(fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is a sample's origin in "
                                           "sample_index.jsonl")
         last = (f, at)
+        idx.skipped.setdefault(f, set()).add(at)
         per_class[obj["error"]] = per_class.get(obj["error"], 0) + 1
     if isinstance(stats, dict):
         want = {"skipped_records": sum(per_class.values()),
