@@ -7,6 +7,8 @@
 #   DEST/data/sharegpt_pairs.jsonl        ShareGPT prompt/response pairs, 61,223 lines, 107 MB (fields prompt, response)
 #   DEST/data/sharegpt_conversations.jsonl  the conversations whole, ShareGPT shape (conversations: from/value)
 #   DEST/data/sharegpt_messages.jsonl     the same conversations, OpenAI shape (messages: role/content)
+#   DEST/data/sharegpt_v3.jsonl           ShareGPT V3 as published: every whole record of the array, one a line,
+#                                         none removed (17,671; 126 with no turns): dirty data as it comes
 #   DEST/hf/minilm/tokenizer.json         HF WordPiece (MiniLM): unk 100, pad 0
 #   DEST/sp/ai21-j2/j2-tokenizer.model    SentencePiece Unigram, vocab 262144 (uint32)
 #   DEST/hf/llama3.2/tokenizer.json       byte-level BPE (Llama 3.2), no unk
@@ -41,7 +43,7 @@ for m in qwen3 llama3_1; do
 done
 # The array is cut short at its end: read its whole records one by one. Pairs: a human turn followed by a
 # gpt turn; conversations: every conversation with at least one turn, as ShareGPT writes it; messages: the
-# same, roles as OpenAI names them.
+# same, roles as OpenAI names them; v3: every record as published (source.on_bad_record: skip builds it).
 python3 - "$DL/ShareGPT_V3_unfiltered_cleaned_split.json" "$DEST/data" <<'EOF'
 import json, re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
@@ -50,13 +52,15 @@ pos = text.index("[") + 1
 roles = {"human": "user", "gpt": "assistant", "system": "system"}
 with open(f"{sys.argv[2]}/sharegpt_pairs.jsonl", "w", encoding="utf-8") as pairs, \
         open(f"{sys.argv[2]}/sharegpt_conversations.jsonl", "w", encoding="utf-8") as conversations, \
-        open(f"{sys.argv[2]}/sharegpt_messages.jsonl", "w", encoding="utf-8") as messages:
+        open(f"{sys.argv[2]}/sharegpt_messages.jsonl", "w", encoding="utf-8") as messages, \
+        open(f"{sys.argv[2]}/sharegpt_v3.jsonl", "w", encoding="utf-8") as published:
     while True:
         pos = gap.match(text, pos).end()
         try:
             record, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError:
             break
+        published.write(json.dumps(record, ensure_ascii=False) + "\n")
         turns = record.get("conversations") or []
         for index, (ask, answer) in enumerate(zip(turns, turns[1:])):
             if ask["from"] == "human" and answer["from"] == "gpt":

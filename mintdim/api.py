@@ -22,29 +22,34 @@ class _Namespace:
 
 class _Source(_Namespace):
     def jsonl(self, files=None, fields=None, templates=None, train_on=None, take=None, seed=None,
-              allow_empty=None, train_eos=None, drop_untrained=None) -> "Pipeline":
+              allow_empty=None, train_eos=None, drop_untrained=None, on_bad_record=None,
+              max_skipped=None) -> "Pipeline":
         """files: JSONL, Parquet files or datasets directories (mintdim/sources/inputs.py).
         train_on (optional): per file, the fields whose tokens a loss mask trains.
         take (optional): per file, a fraction (float) or a count (int) of its samples; seed seeds the choice.
         allow_empty=True: an input file with no samples is a warning (stats.json empty_files), not a
         SourceParseError.
         train_eos (per file, default [True]): the end-of-turn token written right after a trained field
-        is trained too; drop_untrained (per file, default [False]): samples training no token are left out."""
+        is trained too; drop_untrained (per file, default [False]): samples training no token are left out.
+        on_bad_record (optional): per file, "error" (default) or "skip" (records that cannot become a sample
+        are left out, up to max_skipped: per file, a fraction (float) or a count (int) of its records)."""
         self._p._config["source"] = {"files": files, "fields": fields, "templates": templates, "train_on": train_on,
                                      "take": take, "seed": seed, "allow_empty": allow_empty,
-                                     "train_eos": train_eos, "drop_untrained": drop_untrained}
+                                     "train_eos": train_eos, "drop_untrained": drop_untrained,
+                                     "on_bad_record": on_bad_record, "max_skipped": max_skipped}
         return self._p
 
     def chat(self, files=None, chat=None, train_on=None, fields=None, templates=None, take=None,
-             seed=None, allow_empty=None, drop_untrained=None) -> "Pipeline":
+             seed=None, allow_empty=None, drop_untrained=None, on_bad_record=None, max_skipped=None) -> "Pipeline":
         """Conversations rendered with the model's chat template (source.chat; mintdim/sources/chat.py):
         chat={} is the OpenAI shape, or {"messages": ..., "role": ..., "content": ..., "roles": {...},
         "system": KEY, "extras": [KEYS], "train": KEY, "last_turn": bool}; a list maps by file.
-        train_on: per file, the roles whose turns the loss mask trains (e.g. [["assistant"]]); take, seed and
-        drop_untrained as in jsonl()."""
+        train_on: per file, the roles whose turns the loss mask trains (e.g. [["assistant"]]); take, seed,
+        drop_untrained, on_bad_record and max_skipped as in jsonl()."""
         self._p._config["source"] = {"files": files, "chat": copy.deepcopy(chat), "train_on": train_on,
                                      "fields": fields, "templates": templates, "take": take, "seed": seed,
-                                     "allow_empty": allow_empty, "drop_untrained": drop_untrained}
+                                     "allow_empty": allow_empty, "drop_untrained": drop_untrained,
+                                     "on_bad_record": on_bad_record, "max_skipped": max_skipped}
         return self._p
 
 

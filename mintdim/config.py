@@ -48,6 +48,8 @@ findings there. Resolve the key in `_entries`; a rule across files goes in
 - `source.take` / `source.seed` (mixing by exact counts): `_take` checks them (the schema declares
   them); `_entries` sets each file's take and the seed; pre-flight refuses a count on a file
   that holds no sample (mintdim/stages/validate.py).
+- `source.on_bad_record` / `source.max_skipped` (the bad-record policy): `_bad_records` words them;
+  `_entries` sets both on a file with skip (None with error, the default: the build id stays).
 
 Extension fields of the entries stay out of the build id while unused
 (`EXTENSION_FIELDS`): a build that does not use them keeps its id.
@@ -107,6 +109,8 @@ class FileEntry:
     take_seed: int | None = None  # source.seed with take (default 0): seeds the choice (mintdim/sources/take.py)
     train_eos: bool | None = None  # source.train_eos: False, the end-of-turn token is not trained
     drop_untrained: bool | None = None  # source.drop_untrained: True leaves out samples with no trained token
+    on_bad_record: str | None = None  # source.on_bad_record: "skip" (None: error, the spec's behaviour)
+    max_skipped: int | float | None = None  # with skip: a count (int) or a fraction (float) of its records
 
     @property
     def compression(self) -> str | None:
@@ -158,7 +162,7 @@ class BuildConfig:
 # fields of extensions (units.pack, source.chat, hf_dir options): in the build id only when set, so
 # builds that do not use them keep the id (and work directory) they had before the extension
 EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options", "allow_empty", "take", "take_seed",
-                    "train_eos", "drop_untrained")
+                    "train_eos", "drop_untrained", "on_bad_record", "max_skipped")
 
 
 def _canon(entry) -> dict:
@@ -570,6 +574,22 @@ def _source_flags(cfg, bad) -> None:
             raise E.PipelineValidationError.flag_list(key, value)
         if len(value) not in (1, len(src["files"])):
             raise E.PipelineValidationError.flag_arity(key, len(src["files"]), len(value))
+def _bad_records(cfg, bad) -> None:
+    """source.on_bad_record: per file, error | skip; source.max_skipped: per file, a fraction (a float
+    from 0 to 1) or a count (an int >= 0) of its records, only with on_bad_record."""
+    src, n = cfg["source"], len(cfg["source"]["files"])
+    if "max_skipped" in src and "on_bad_record" not in src:
+        raise E.PipelineValidationError.max_skipped_alone()
+    for key, problem in (("on_bad_record", E.PipelineValidationError.on_bad_record),
+                         ("max_skipped", E.PipelineValidationError.max_skipped)):
+        if key not in src:
+            continue
+        value = src[key]
+        if bad.under("source", key) or (key == "max_skipped" and any(
+                isinstance(v, float) and v > 1 for v in value)):
+            raise problem(value)
+        if len(value) not in (1, n):
+            raise E.PipelineValidationError.bad_record_arity(key, n, len(value))
 
 
 def _arity(cfg, bad) -> None:
@@ -631,7 +651,7 @@ STEPS = [
     _a_mapping, _lang, _unknown_keys, _chat, _missing, _pack,  # what the config is
     _files, _allow_empty, _fields, _templates, _tokenizer, _tokenizer_items, _auto_options, _auto_range, _units_shapes,
     _output_shapes,  # shapes
-    _arity_source, _train_on, _take, _source_flags, _arity,  # mapping arity
+    _arity_source, _train_on, _take, _source_flags, _bad_records, _arity,  # mapping arity
     _unit_values, _output_values, _tokenizer_extension, _work, _chat_tokenizer,  # values
 ]
 
@@ -706,6 +726,8 @@ def _entries(raw: dict) -> BuildConfig:
         _flags(entry, src, i)
         if "take" in src:  # source.take: the plan stage chooses the samples (mintdim/sources/take.py)
             entry.take, entry.take_seed = _pick(src["take"], i), src.get("seed", 0)
+        if _pick(src.get("on_bad_record", ["error"]), i) == "skip":  # stages/plan.py applies it
+            entry.on_bad_record, entry.max_skipped = "skip", _pick(src.get("max_skipped", [0.01]), i)
         if packs:  # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it
             entry.pack, entry.overflow = _pick(packs, i), _pick(overflows, i)
             entry.sizes = [entry.pack] if entry.overflow == "error" else [NO_LIMIT]

@@ -146,6 +146,37 @@ class PipelineValidationError(MintDimError):
         return cls.invalid(f"source.allow_empty must be true or false, got {got!r}",
                            f"source.allow_empty phải là true hoặc false, hiện tại là {got!r}", **kw)
 
+    # source.on_bad_record / source.max_skipped (mintdim/config.py _bad_records)
+    @classmethod
+    def on_bad_record(cls, got, **kw):
+        return cls.invalid(f"source.on_bad_record must be a list of error or skip (one shared by every "
+                           f"file, or one per file), got {got!r}",
+                           f"source.on_bad_record phải là list gồm error hoặc skip (một mục dùng chung, "
+                           f"hoặc mỗi file một mục), hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def max_skipped(cls, got, **kw):
+        return cls.invalid(f"source.max_skipped must be a list of limits, each a fraction of the file's "
+                           f"records (a number from 0 to 1 with a decimal point, e.g. 0.01) or a count (an "
+                           f"int >= 0), got {got!r}",
+                           f"source.max_skipped phải là list giới hạn, mỗi mục là tỉ lệ số bản ghi của file "
+                           f"(số từ 0 đến 1 có dấu thập phân, ví dụ 0.01) hoặc số lượng (số nguyên >= 0), "
+                           f"hiện tại là {got!r}", **kw)
+
+    @classmethod
+    def bad_record_arity(cls, key: str, n_files: int, n_items: int, **kw):
+        return cls.invalid(f"source.{key}: received {n_files} input files but {n_items} entries (1: "
+                           f"shared, {n_files}: one per file)",
+                           f"source.{key}: nhận {n_files} file đầu vào nhưng có {n_items} mục (1: dùng "
+                           f"chung, {n_files}: mỗi file một mục)", **kw)
+
+    @classmethod
+    def max_skipped_alone(cls, **kw):
+        return cls.invalid("source.max_skipped applies only with source.on_bad_record: [skip] (it bounds "
+                           "the records skipped)",
+                           "source.max_skipped chỉ dùng cùng source.on_bad_record: [skip] (nó giới hạn "
+                           "số bản ghi bị bỏ qua)", **kw)
+
     @classmethod
     def chunk_mb(cls, got, **kw):
         return cls.invalid(f"chunk_mb must be a positive number, got {got!r}",
@@ -657,7 +688,7 @@ class ChatTemplateError(MintDimError):
     @classmethod
     def unlocated(cls, path: str, line: int, message: int, role: str, **kw):
         _kind, at_en, at_vi = _at(line)
-        return cls(
+        err = cls(
             f"The loss mask of a trained message cannot be located exactly in the rendered conversation.\n\n"
             f"File: {path}\n\n{at_en}: {line}\n\nMessage: {message} (role {role})\n\n"
             "Problem: the chat template does not render this message's content as a part of it (it rewrites "
@@ -672,6 +703,8 @@ class ChatTemplateError(MintDimError):
             "tin nhắn này",
             file=path, line=line, **kw,
         )
+        err.not_a_record = True  # the template rewrites the text: a fault of the template, not of the record
+        return err
 
     @classmethod
     def dropped(cls, path: str, line: int, message: int | None, role: str, call: str | None, roles,
@@ -1399,6 +1432,99 @@ class UnitValidationError(MintDimError):
         }
         en, vi, key = texts[problem]
         return cls.make(en, vi, keys=[key], **kw)
+
+
+BAD_SHOWN = 10  # bad records listed by file:line when a file's bad records stop the build
+BAD_REASONS_SHOWN = 5  # the most frequent reasons listed when a file holds more than max_skipped
+# the classes of a record's own data errors (source.on_bad_record: skip leaves such a record out);
+# ChatTemplateError.unlocated is the template's (it rewrites a trained message), never a record's
+BAD_RECORD_CLASSES = ("SourceParseError", "SampleSchemaError", "TemplateFieldMismatchError",
+                      "ChatTemplateError")
+_REASON_LABELS = ("Reason: ", "Problem: ", "Template message: ")
+_PLACE_LABELS = ("File: ", "Line: ", "Row: ", "Message: ")
+
+
+def is_bad_record(err: MintDimError) -> bool:
+    """A record's own data error (source.on_bad_record), not the config's, the tokenizer's or the file's."""
+    return err.kind in BAD_RECORD_CLASSES and not getattr(err, "not_a_record", False)
+
+
+def reason_of(err: MintDimError) -> str:
+    """One line saying what is wrong with a record (skipped_index.jsonl `reason`): the Reason, Problem or
+    Template message of its English text; without one, its other parts but the place (file, line)."""
+    parts = err.en.split("\n\n")
+    found = [p[len(label):] for p in parts for label in _REASON_LABELS if p.startswith(label)]
+    if not found:
+        found = ["; ".join(p for p in parts if not p.startswith(_PLACE_LABELS))]
+    return " ".join(found[0].split())
+
+
+def relocated(data: dict, line: int) -> dict:
+    """An error's to_dict() told at another line of its file: its Line (Row) paragraph in both languages
+    and its `line`. A tokenize job tells a bad record's line within its chunk; the plan knows the real one."""
+    old = data["line"]
+    out = dict(data, line=line)
+    for key, labels in (("en", ("Line", "Row")), ("vi", ("Dòng", "Hàng"))):
+        for label in labels:
+            out[key] = out[key].replace(f"\n\n{label}: {old}\n\n", f"\n\n{label}: {line}\n\n", 1)
+    return out
+
+
+def _bad_list(bad: list[tuple[str, int, str]]) -> str:
+    return "\n".join(f"• {path}:{line} ({kind})" for path, line, kind in bad[:BAD_SHOWN])
+
+
+def bad_records_counted(first: dict, bad: list[tuple[str, int, str]], count: int, path: str,
+                        **kw) -> MintDimError:
+    """on_bad_record: error (the default): the first bad record's error, then how many the file holds, the
+    first BAD_SHOWN by file:line with their class, and the way to build without them. first: that error's
+    to_dict(); bad: (path, line, class) in input order."""
+    err = MintDimError.from_dict(first)
+    many_en = "1 bad record" if count == 1 else f"{count} bad records"
+    first_en = f"; the first {BAD_SHOWN}" if count > BAD_SHOWN else ""
+    first_vi = f"; {BAD_SHOWN} bản ghi đầu tiên" if count > BAD_SHOWN else ""
+    err.en += (f"\n\n{path} holds {many_en} (records that cannot become a sample){first_en}:\n\n"
+               f"{_bad_list(bad)}\n\nTo build without them: source: {{on_bad_record: [skip]}} leaves them "
+               "out and lists them in skipped_index.jsonl, up to source.max_skipped of a file's records "
+               "(default [0.01])")
+    err.vi += (f"\n\n{path} có {count} bản ghi lỗi (bản ghi không thành sample được){first_vi}:\n\n"
+               f"{_bad_list(bad)}\n\nĐể build không có chúng: source: {{on_bad_record: [skip]}} bỏ chúng "
+               "và liệt kê trong skipped_index.jsonl, tối đa source.max_skipped số bản ghi của một file "
+               "(mặc định [0.01])")
+    return err.with_lang(kw.get("lang", "en"))
+
+
+def too_many_bad_records(first: dict, bad: list[tuple[str, int, str]], reasons: list[tuple[int, str, str]],
+                         count: int, records: int, limit, path: str, **kw) -> MintDimError:
+    """on_bad_record: skip, and a file holds more bad records than max_skipped allows (or nothing else):
+    the first bad record's error, the count, the most frequent reasons ((count, class, reason)), the
+    first BAD_SHOWN, and what to change."""
+    err = MintDimError.from_dict(first)
+    top = "\n".join(f"• {n} × {kind}: {reason}" for n, kind, reason in reasons[:BAD_REASONS_SHOWN])
+    if count == records:
+        err.en += (f"\n\nEvery record of {path} ({records}) is bad: that is a config mistake, not dirty "
+                   f"data (on_bad_record: skip never skips a whole file). Reasons:\n\n{top}\n\nFix: check "
+                   "source.fields and source.templates, or source.chat (messages, role, content, roles) and "
+                   "the chat template")
+        err.vi += (f"\n\nMọi bản ghi của {path} ({records}) đều lỗi: đó là lỗi cấu hình, không phải dữ "
+                   f"liệu bẩn (on_bad_record: skip không bao giờ bỏ cả một file). Lý do:\n\n{top}\n\n"
+                   "Cách sửa: kiểm tra source.fields và source.templates, hoặc source.chat (messages, role, "
+                   "content, roles) và chat template")
+        return err.with_lang(kw.get("lang", "en"))
+    allowed_en = f"{limit} of its {records} records" if isinstance(limit, float) else f"{limit} records"
+    allowed_vi = f"{limit} số bản ghi ({records})" if isinstance(limit, float) else f"{limit} bản ghi"
+    shown = min(count, BAD_SHOWN)
+    err.en += (f"\n\n{count} of the {records} records of {path} are bad, more than source.max_skipped "
+               f"allows ({allowed_en}). Most frequent reasons:\n\n{top}\n\nThe first {shown}:\n\n"
+               f"{_bad_list(bad)}\n\nFix: correct the records or the config (source.chat.roles, the chat "
+               "template), or raise source.max_skipped: a fraction of each file's records (e.g. [0.05]) or "
+               f"a count (e.g. [{count}])")
+    err.vi += (f"\n\n{count} trên {records} bản ghi của {path} bị lỗi, nhiều hơn source.max_skipped cho "
+               f"phép ({allowed_vi}). Lý do thường gặp nhất:\n\n{top}\n\n{shown} bản ghi đầu tiên:\n\n"
+               f"{_bad_list(bad)}\n\nCách sửa: sửa các bản ghi hoặc cấu hình (source.chat.roles, chat "
+               "template), hoặc tăng source.max_skipped: tỉ lệ số bản ghi của mỗi file (ví dụ [0.05]) hoặc "
+               f"số lượng (ví dụ [{count}])")
+    return err.with_lang(kw.get("lang", "en"))
 
 
 OVERFLOW_SHOWN = 10  # over-long samples listed by file:line in UnitOverflowError

@@ -1225,7 +1225,10 @@ def test_sample_schema_non_string_field_direct_snakemake_vi(tmp_path):
     assert "Traceback" not in err
     expected = E.SampleSchemaError.not_string("./data/x.jsonl", 4, "prompt", "number").render("vi")
     assert expected.startswith("SampleSchemaError: ") and "Dòng: 4" in expected
-    assert err.rstrip().endswith(expected), "the MintDim message, in Vietnamese, must come last"
+    # the spec's text, then the file's count of bad records (source.on_bad_record), last
+    counted = expected + ("\n\n./data/x.jsonl có 1 bản ghi lỗi (bản ghi không thành sample được):\n\n"
+                          "• ./data/x.jsonl:4 (SampleSchemaError)\n\n")
+    assert counted in err and err.rstrip().endswith("(mặc định [0.01])"), "the MintDim message, in Vietnamese, last"
     assert_failed_outputs(ws, {"out": [16, 32, 64, 128]}, "SampleSchemaError")
 
 

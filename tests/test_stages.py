@@ -24,6 +24,7 @@ from mintdim.formats import records
 from mintdim.config import resolve
 from mintdim.formats import output as indexes, shards
 from mintdim.formats.layout import Layout
+from mintdim.stages.plan import plan_output
 from mintdim.stages.tokenize import tokenize_chunk
 from mintdim.stages.validate import outputs_to_build, preflight
 from stagekit import drive
@@ -64,12 +65,18 @@ def test_finalize_refuses_shards_the_plan_does_not_count(tmp_path, monkeypatch):
 
 
 def tokenize_all(raw: dict) -> None:
-    """Only the tokenize stage over every chunk (data errors surface here)."""
+    """The tokenize stage over every chunk, then each output's plan: a record's data error is listed by the
+    tokenize job of its chunk and raised by the plan, which counts the file's (source.on_bad_record)."""
     build, metas = preflight(raw)
     lay = Layout(build.work_dir, build.build_id)
+    dirs: dict[int, list[str]] = {}
     for f in build.files:
         for k in range(len(inputs.chunk_bounds(f.abspath, build.chunk_mb))):
             tokenize_chunk(build, metas, f.index, k, lay.tok_dir(f.index, k), log=lambda m: None)
+            dirs.setdefault(f.output, []).append(lay.tok_dir(f.index, k))
+    for o, chunk_dirs in dirs.items():
+        os.makedirs(os.path.dirname(lay.plan(o)), exist_ok=True)
+        plan_output(build, o, chunk_dirs, lay.plan(o), lay.plan_units(o), log=lambda m: None)
 
 
 # --- an independent expectation, from the input lines -------------------------------------

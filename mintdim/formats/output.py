@@ -6,6 +6,7 @@
     sample_index.jsonl     one line per sample, in sample_id order
     duplicate_index.jsonl  groups of samples whose rendered text has the same SHA-256
     unk_index.jsonl        samples whose tokens hold unk_id, with 0-based positions
+    skipped_index.jsonl    (source.on_bad_record: skip) the records no sample came from, in input order
 
 (the unit directories beside them: formats/shards.py). JSON is written UTF-8 with
 sorted-free, stable key order (the spec's order); JSONL one object per line. Nothing here
@@ -30,6 +31,33 @@ SAMPLE_INDEX = "sample_index.jsonl"
 DUPLICATE_INDEX = "duplicate_index.jsonl"
 UNK_INDEX = "unk_index.jsonl"
 INDEX_FILES = (MANIFEST, HISTOGRAM, STATS, SAMPLE_INDEX, DUPLICATE_INDEX, UNK_INDEX)
+SKIPPED_INDEX = "skipped_index.jsonl"  # only in an output a file of which has source.on_bad_record: skip
+
+
+def skips(manifest) -> bool:
+    """Does the output list its skipped records (a file of it with source.on_bad_record: skip)?"""
+    source = manifest.get("source") if isinstance(manifest, dict) else None
+    return isinstance(source, dict) and "skip" in (source.get("on_bad_record") or ())
+
+
+def index_files(manifest) -> tuple[str, ...]:
+    """The JSON and JSONL files of an output beside its unit directories, as its manifest declares them."""
+    return INDEX_FILES + ((SKIPPED_INDEX,) if skips(manifest) else ())
+
+
+def write_skipped_index(path: str, skipped: dict, paths: list[str], row_files: set[int]) -> dict[str, int]:
+    """skipped_index.jsonl: one line per skipped record, in input order: source_file, source_line (a JSONL
+    file) or source_row (row_files: Parquet, datasets), error (the class), reason (one line). Returns the
+    count per class."""
+    writer = JsonlWriter(path)
+    per_class: dict[str, int] = {}
+    columns = (skipped["files"], skipped["lines"], skipped["classes"], skipped["reasons"])
+    for f, line, kind, reason in zip(*columns):
+        at = "source_row" if f in row_files else "source_line"
+        writer.write({"source_file": paths[f], at: int(line), "error": kind, "reason": reason})
+        per_class[kind] = per_class.get(kind, 0) + 1
+    writer.close()
+    return dict(sorted(per_class.items()))
 
 _JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 

@@ -62,6 +62,7 @@ def lengths_from_output(out_dir: str) -> tuple[np.ndarray, list[int] | None]:
 def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, np.ndarray, list[int] | None]]:
     """Tokenize every input of a config with the build's tokenize stage; lengths per output."""
     from ..formats import intermediate as inter
+    from ..stages.plan import bad_of_chunk, check_bad_records
     from ..stages.tokenize import tokenize_chunk
     from ..stages.validate import preflight
 
@@ -79,13 +80,17 @@ def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, 
     try:
         per_output: dict[int, list[np.ndarray]] = {o.index: [] for o in build.outputs}
         for f in build.files:
-            parts = []
+            parts, bad, line = [], {}, 1
             for k, bounds in enumerate(inputs.chunk_bounds(f.abspath, build.chunk_mb)):
                 d = os.path.join(tmp, f"f{f.index}_c{k}")
                 tokenize_chunk(build, metas, f.index, k, d, threads=threads, log=lambda *a: None, bounds=bounds)
-                parts.append(inter.unarr(inter.read(inter.meta_path(d))["lengths"]))
+                meta = inter.read(inter.meta_path(d))
+                parts.append(inter.unarr(meta["lengths"]))
+                bad_of_chunk(bad, meta, line)  # source.on_bad_record, as the build's plan applies it
+                line += meta["newlines"]
                 shutil.rmtree(d)
             lengths = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+            check_bad_records(build, f, bad.get(f.index), len(lengths), log=lambda *a: None)
             if f.take is not None:  # source.take: the lengths of the samples the build would hold
                 from ..sources import take
 

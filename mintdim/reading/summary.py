@@ -132,7 +132,13 @@ def _summarize_units(ds) -> dict:
         "unit_sizes": list(ds.sizes),
         **({"overflow": st["overflow"]} if "overflow" in st else {}),  # units.overflow drop | truncate
         **({"empty_files": st["empty_files"]} if "empty_files" in st else {}),  # source.allow_empty
+        **_skipped(st),  # source.on_bad_record: skip
     }
+
+
+def _skipped(st: dict) -> dict:
+    """stats.json's skipped records (source.on_bad_record: skip), when the output has them."""
+    return {key: st[key] for key in ("skipped_records", "skipped_records_by_class") if key in st}
 
 
 def _pct(x: float, digits: int = 1) -> str:
@@ -213,6 +219,10 @@ def format_summary(s: dict) -> str:
         lines[2:2] = [f"  empty files {', '.join(s['empty_files'])} (source.allow_empty)"]
     if "trained_tokens" in s:
         lines.insert(3, _trained_line(s))
+    if "skipped_records" in s:  # source.on_bad_record: skip
+        by_class = ", ".join(f"{k}: {v:,}" for k, v in s["skipped_records_by_class"].items())
+        lines[2:2] = [f"  skipped records: {s['skipped_records']:,}" + (f" ({by_class})" if by_class else "")
+                      + ", listed in skipped_index.jsonl (source.on_bad_record: skip)"]
     header, rows = stats_rows(s)
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     for r in [header] + rows:
@@ -276,4 +286,5 @@ def _summarize_packed(ds) -> dict:
         "units": [unit], "histogram": length_histogram(lengths, [L]), "unit_sizes": [L],
         "packing": {"row_length": L, "rows": ds.num_rows, "efficiency": tokens / slots if slots else 1.0,
                     "lower_bound_rows": -(-tokens // L), "overflow": pk["overflow"]},
+        **_skipped(st),  # source.on_bad_record: skip
     }

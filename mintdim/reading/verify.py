@@ -47,12 +47,11 @@ import orjson
 from ..formats import output as fmt
 from ..formats import shards as fs
 from ..formats.checksums import NAME as CHECKSUMS
-from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import Problem, Report  # noqa: F401  (the report's types, imported from here)
 from .verify_common import (BLOCK_ROWS, HexDigests, Index, check_checksums, check_duplicates,
-                            check_empty_files, check_histogram, check_origin, check_trained, check_unk,
-                            compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy, spec_stats)
+                            check_empty_files, check_histogram, check_origin, check_skipped, check_trained,
+                            check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy, spec_stats)
 from .verify_packed import verify_packed
 from ..progress import Progress, without_cyclic_gc
 from .verify_source import check_source
@@ -126,7 +125,7 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
         full = os.path.join(out, name)
         if _UNIT.match(name) and name not in declared:
             report.add(name, f"unit directory not declared in manifest.json (sizes {sizes})")
-        elif not _UNIT.match(name) and name not in INDEX_FILES and name != CHECKSUMS:
+        elif not _UNIT.match(name) and name not in fmt.index_files(manifest) and name != CHECKSUMS:
             report.add(name, "unexpected entry in the output directory")
         elif name in declared and not os.path.isdir(full):
             report.add(name, "is not a directory")
@@ -156,6 +155,7 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
 
     dup_groups = check_duplicates(out, idx, files, report)
     check_unk(out, idx, files, found_unk, report)
+    check_skipped(out, manifest, stats, idx, report)  # source.on_bad_record: skip
     if isinstance(stats, dict):
         _check_stats(stats, idx, dist, sizes, sps, dtype, dup_groups, found_unk, policy, files, report)
     elif stats is not None:

@@ -112,6 +112,7 @@ class Index:
         self.repeat = np.zeros(n, dtype=np.int64)  # source.take: the sample's repeat (0 without take)
         self.trained = np.full(n, -1, dtype=np.int64)  # trained_tokens (source.train_on); -1: not given
         self.files: list[str] = []  # manifest.json's source files, which `file` indexes
+        self.skipped: dict[int, set[int]] = {}  # source.on_bad_record: skip: the lines skipped, per file
 
     def file_name(self, i: int) -> str:
         f = int(self.file[i])
@@ -260,6 +261,43 @@ def check_empty_files(stats: dict, idx: Index, files: list, report: Report) -> N
     empty = [f for f, c in zip(files, per_file) if c == 0]
     if stats.get("empty_files", []) != empty:
         report.add("stats.json", f"empty_files is {stats.get('empty_files')!r}, sample_index.jsonl gives {empty!r}")
+
+
+def check_skipped(out: str, manifest: dict, stats, idx: Index, report: Report) -> None:
+    """skipped_index.jsonl (source.on_bad_record: skip): each line a record of a source file with its
+    line (or row), class and reason, in input order, none of them a sample's origin; stats.json's
+    skipped_records and skipped_records_by_class count them. Without skip, neither is there."""
+    if not fmt.skips(manifest):
+        if isinstance(stats, dict) and "skipped_records" in stats:
+            report.add(fmt.STATS, "skipped_records, but manifest.json declares no source.on_bad_record: skip")
+        return
+    files, per_class, last = idx.files, {}, (-1, 0)
+    origins = set(zip(idx.file.tolist(), idx.line.tolist()))
+    for n, obj in jsonl_rows(out, fmt.SKIPPED_INDEX, report):
+        if obj is None:
+            continue
+        at = obj.get("source_line", obj.get("source_row"))
+        f = files.index(obj.get("source_file")) if obj.get("source_file") in files else -1
+        if f < 0 or not is_int(at) or at < 1 or not isinstance(obj.get("error"), str) \
+                or not isinstance(obj.get("reason"), str):
+            report.add(fmt.SKIPPED_INDEX, f"line {n}: not a skipped record of a source file (source_file, "
+                                          "source_line or source_row, error, reason)")
+            continue
+        if (f, at) <= last:
+            report.add(fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is not after the line before "
+                                          "(input order)")
+        if (f, at) in origins:
+            report.add(fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is a sample's origin in "
+                                          "sample_index.jsonl")
+        last = (f, at)
+        idx.skipped.setdefault(f, set()).add(at)
+        per_class[obj["error"]] = per_class.get(obj["error"], 0) + 1
+    if isinstance(stats, dict):
+        want = {"skipped_records": sum(per_class.values()),
+                "skipped_records_by_class": dict(sorted(per_class.items()))}
+        for key, value in want.items():
+            if stats.get(key) != value:
+                report.add(fmt.STATS, f"{key} is {stats.get(key)!r}, {fmt.SKIPPED_INDEX} gives {value!r}")
 
 
 def check_trained(idx: Index, found, stats, report: Report, manifest=None) -> None:

@@ -32,8 +32,8 @@ from ..formats.checksums import NAME as CHECKSUMS
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from .verify_common import (BLOCK_ROWS, Index, check_duplicates, check_empty_files, check_histogram, check_origin,
-                            check_trained, check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy,
-                            spec_stats)
+                            check_skipped, check_trained, check_unk, compare_stats, is_int, jsonl_rows,
+                            overflow_of, overflow_policy, spec_stats)
 from .verify_source import check_source
 
 
@@ -47,7 +47,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
         return report
     policy = overflow_policy(manifest, report)
     has_masks = "loss_mask" in manifest
-    _check_entries(out, fs.unit_dir(L), report)
+    _check_entries(out, fs.unit_dir(L), report, fmt.index_files(manifest))
     idx = _read_index(out, L, sps, files, policy, report)
     report.samples = len(idx.tc)
     rows = _recompute_rows(idx, L, report)
@@ -58,6 +58,7 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
     check_histogram(histogram, dist, "the samples written", report)
     dup_groups = check_duplicates(out, idx, files, report)
     check_unk(out, idx, files, found_unk, report)
+    check_skipped(out, manifest, stats, idx, report)  # source.on_bad_record: skip
     if isinstance(stats, dict):
         _check_stats(stats, idx, rows.count, L, dist, m, dup_groups, found_unk, policy, report)
     elif stats is not None:
@@ -67,10 +68,10 @@ def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source:
     return report
 
 
-def _check_entries(out: str, unit: str, report) -> None:
+def _check_entries(out: str, unit: str, report, index_files=INDEX_FILES) -> None:
     """The output directory holds the rows' directory and the index files, nothing else."""
     for name in sorted(os.listdir(out)):
-        if name != unit and name not in INDEX_FILES and name != CHECKSUMS:
+        if name != unit and name not in index_files and name != CHECKSUMS:
             report.add(name, "unexpected entry in the output directory (packed rows: only "
                              f"{unit} and the index files)")
     if not os.path.isdir(os.path.join(out, unit)):

@@ -1,7 +1,9 @@
 """`mintdim verify --source`: the source files read again (any input kind), every sample re-rendered
 and re-hashed against sample_index.jsonl (under source.take: the samples its take and seed choose),
 and a sample of the samples (or all) re-encoded with the tokenizer and compared with what the
-shards hold. Both layouts call `check_source` (verify.py, verify_packed.py)."""
+shards hold. A record skipped_index.jsonl lists (source.on_bad_record: skip) must still be one that
+cannot become a sample, and holds no sample id. Both layouts call `check_source` (verify.py,
+verify_packed.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import hashlib
 import os
 import random
 
+from ..formats import output as fmt
 from ..formats import shards as fs
 from .verify_common import Index, Report, is_int
 
@@ -76,6 +79,7 @@ def _rendered(path, decl, names, chat, tpl, idx: Index, fi: int, sid: int, chose
     from ..sources import inputs, jsonl
 
     wanted = {int(idx.line[i]) for i in chosen if idx.file[i] == fi}
+    skipped = idx.skipped.get(fi, set())  # source.on_bad_record: skip
     try:
         reader = inputs.open_whole(path, decl, names, chat)
         for local, raw in reader:
@@ -85,8 +89,13 @@ def _rendered(path, decl, names, chat, tpl, idx: Index, fi: int, sid: int, chose
                 text = tpl.render(obj)
                 digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
             except (E.MintDimError, UnicodeEncodeError) as err:
+                if int(line) in skipped:  # a bad record the build left out: no sample
+                    continue
                 report.add(decl, f"{_where(line)} is no longer a valid sample: {str(err).splitlines()[0]}")
                 yield line, None, None
+                continue
+            if int(line) in skipped:
+                report.add(decl, f"{_where(line)} is listed in {fmt.SKIPPED_INDEX} but renders as a sample")
                 continue
             yield line, digest, text if int(line) in wanted else None
     except E.MintDimError as err:

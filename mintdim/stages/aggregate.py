@@ -44,13 +44,35 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dic
         "source": {"files": [f.path for f in files], "fields": [f.fields for f in files],
                    "templates": [f.template for f in files],
                    **({"drop_untrained": [bool(f.drop_untrained) for f in files]}  # only in builds that use it
-                      if any(f.drop_untrained for f in files) else {})},
+                      if any(f.drop_untrained for f in files) else {}),
+                   **_bad_record_policy(files)},
         "output": {"samples_per_shard": out.samples_per_shard},
         "token_dtype": meta.dtype,
         "hash": {"algorithm": "sha256"},
         **({"loss_mask": loss_mask_layout(files, "row_length" if packed else "unit_size", build, end_markers)}
            if any(f.train_on is not None for f in files) else {}),
     } | _chat_manifest(files, meta) | ({"take": take} if take is not None else {})
+
+
+def _bad_record_policy(files) -> dict:
+    """source.on_bad_record and max_skipped per file, only in an output a file of which skips."""
+    if all(f.on_bad_record != "skip" for f in files):
+        return {}
+    return {"on_bad_record": [f.on_bad_record or "error" for f in files],
+            "max_skipped": [f.max_skipped for f in files]}
+
+
+def _write_skipped(build, plan: dict, stage_dir: str) -> dict:
+    """skipped_index.jsonl and stats.json's skipped_records (and per class), when a file of the output
+    skips."""
+    if "skipped" not in plan:
+        return {}
+    from ..sources import inputs
+
+    rows = {i for i, f in enumerate(build.files) if inputs.kind_of(f.abspath) != inputs.JSONL}
+    per_class = fmt.write_skipped_index(os.path.join(stage_dir, fmt.SKIPPED_INDEX), plan["skipped"],
+                                        [f.path for f in build.files], rows)
+    return {"skipped_records": len(plan["skipped"]["files"]), "skipped_records_by_class": per_class}
 
 
 def _chat_manifest(files, meta) -> dict:
@@ -84,6 +106,16 @@ def loss_mask_layout(files, width: str = "unit_size", build=None, end_markers: d
                    "space; source.train_eos)" if eot else ""),
         **({"end_of_turn": eot} if eot else {}),
     }
+
+
+def _write_duplicates(path: str, digests, hexes: str, origin) -> list:
+    """duplicate_index.jsonl: a line per hash that 2 or more samples share; returns the groups."""
+    groups = duplicate_groups(digests)
+    writer = JsonlWriter(path)
+    for record in fmt.duplicate_records(groups, lambda s: hexes[64 * s:64 * s + 64], origin):
+        writer.write(record)
+    writer.close()
+    return groups
 
 
 def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths: list[str] | None, stage_dir: str,
@@ -123,11 +155,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
                            overflow=None if cut is None else (cut["status"], lengths), repeats=repeats)
 
     origin = fmt.origin_of(paths, file_ids, lines, repeats)
-    writer = JsonlWriter(os.path.join(stage_dir, fmt.DUPLICATE_INDEX))
-    groups = duplicate_groups(digests)
-    for record in fmt.duplicate_records(groups, lambda s: hexes[64 * s:64 * s + 64], origin):
-        writer.write(record)
-    writer.close()
+    groups = _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), digests, hexes, origin)
     unk_samples = inter.unarr(plan["unk_samples"])
     unk_counts = inter.unarr(plan["unk_counts"])
     unk_positions = inter.unarr(plan["unk_positions"])
@@ -158,6 +186,7 @@ def aggregate_output(build, metas, out_index: int, plan_path: str, written_paths
     if packed is not None:  # shards and padding of the rows, and the packing block
         stats.update(_packed_stats(plan, packed, sps))
     stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained, packed))
+    stats.update(_write_skipped(build, plan, stage_dir))  # source.on_bad_record: skip
     warn_untrained(log, out, stats)
     write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, sizes, packed is not None,
                                                                plan.get("take"), plan.get("end_markers")))

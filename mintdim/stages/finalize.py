@@ -105,5 +105,7 @@ def summary_lines(build, layout) -> list[str]:
             continue
         dist = ", ".join(f"{k}: {v}" for k, v in stats["unit_distribution"].items())
         lines.append(f"[unit-build] output {out.dir}: {samples_said(stats)}, "
-                     f"{stats['total_tokens']} tokens ({dist})")
+                     f"{stats['total_tokens']} tokens ({dist})"
+                     + (f"; {stats['skipped_records']} bad records skipped (skipped_index.jsonl)"
+                        if "skipped_records" in stats else ""))  # source.on_bad_record: skip
     return lines

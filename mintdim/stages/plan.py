@@ -6,6 +6,8 @@ With source.take, the output's samples are chosen here, where every chunk's
 count is known (mintdim/sources/take.py): the per-sample columns are gathered
 in the chosen order, and the plan records, for the write jobs, where each
 chosen sample's tokens are (take_src, take_units, take_chunks).
+Bad records (source.on_bad_record) are decided here too, first: every chunk
+listed its own, so a file's count is known; the plan keeps those skipped.
 """
 
 from __future__ import annotations
@@ -99,13 +101,14 @@ def _columns(data: dict) -> dict:
 def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print) -> dict:
     out = build.outputs[out_index]
     data = read_chunks(chunk_dirs)
+    skipped = bad_records(build, out, data, log)
     empty = empty_files(build, out, data["per_file"], log)
     taken = None
     if any(build.files[i].take is not None for i in out.files):  # source.take: choose the samples first
         taken = _take(build, out, data)
         data = _gather(data, taken["src"])
     n, lengths = len(data["lengths"]), data["lengths"]
-    columns = _columns(data) | ({"empty_files": empty} if empty else {})
+    columns = _columns(data) | ({"empty_files": empty} if empty else {}) | skipped
     if out.pack:  # units.pack: rows of the row length instead of unit sizes (the plan applies drop/truncate)
         if out.overflow == "error":
             overflow_status(build, out, data, out.pack)
@@ -176,6 +179,7 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
     end_markers: dict[str, list[str]] = {}
     next_line: dict[int, int] = {}
     per_file: dict[int, int] = {}
+    bad: dict[int, dict] = {}  # file -> its bad records (source.on_bad_record), in input order
     chunk_n = []
     base = 0
     for d in chunk_dirs:
@@ -198,11 +202,12 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
         role_samples.append((n, {r: inter.unarr(a) for r, a in meta.get("trained_roles_samples", {}).items()}))
         if meta.get("end_markers"):  # source.train_eos: the end-of-turn tokens each file's template trains
             end_markers[str(f)] = meta["end_markers"]
+        bad_of_chunk(bad, meta, first)
         base += n
     cols = {key: _cat(parts[key], np.int64) for key in parts if key != "hashes" and (parts[key] or key != "trained")}
     cols["hashes"] = b"".join(parts["hashes"])
     cols["trained_roles"] = trained_roles
-    cols["per_file"], cols["chunk_n"], cols["end_markers"] = per_file, chunk_n, end_markers
+    cols["per_file"], cols["chunk_n"], cols["end_markers"], cols["bad"] = per_file, chunk_n, end_markers, bad
     roles = sorted({r for _n, per in role_samples for r in per})
     cols["role_samples"] = {r: _cat([per.get(r, np.zeros(n, dtype=np.int64)) for n, per in role_samples], np.int64)
                             for r in roles}
@@ -211,6 +216,70 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
 
 def _cat(parts, dtype):
     return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
+
+# --- source.on_bad_record: the records no sample came from (stages/tokenize.py lists a chunk's) -------
+
+
+def bad_of_chunk(bad: dict, meta: dict, first: int) -> None:
+    """A chunk's bad records, added to its file's: 1-based lines (or rows), classes, reasons, and the
+    file's first bad record's error."""
+    if "bad_lines" not in meta:
+        return
+    found = bad.setdefault(meta["file"], {"lines": [], "classes": [], "reasons": [], "first": None})
+    found["lines"] += (inter.unarr(meta["bad_lines"]).astype(np.int64) + first).tolist()
+    found["classes"] += meta["bad_classes"]
+    found["reasons"] += meta["bad_reasons"]
+    if found["first"] is None:  # its line within the chunk (a JSONL chunk's job tells no other)
+        found["first"] = E.relocated(meta["bad_first"], found["lines"][0])
+
+
+def _limit(f, records: int) -> int:
+    """The most bad records source.max_skipped lets a file of `records` records hold."""
+    return f.max_skipped if isinstance(f.max_skipped, int) else int(f.max_skipped * records)
+
+
+def bad_records(build, out, data: dict, log=print) -> dict:
+    """source.on_bad_record for each file of the output (check_bad_records). Returns the plan's `skipped`
+    column when a file of the output skips ({} otherwise)."""
+    rows = {"files": [], "lines": [], "classes": [], "reasons": []}
+    for i in out.files:
+        found = data["bad"].get(i)
+        if found and check_bad_records(build, build.files[i], found, data["per_file"].get(i, 0), log):
+            rows["files"] += [i] * len(found["lines"])
+            for key in ("lines", "classes", "reasons"):
+                rows[key] += found[key]
+    if all(build.files[i].on_bad_record != "skip" for i in out.files):
+        return {}
+    return {"skipped": rows}
+
+
+def check_bad_records(build, f, found: dict | None, samples: int, log=print) -> int:
+    """A file's bad records (found: bad_of_chunk's) beside its `samples`: `error` (default) fails at the
+    first, counting them all; `skip` fails when they are more than max_skipped or all of its records, else
+    says how many it leaves out. Returns that count."""
+    count = len(found["lines"]) if found else 0
+    if not count:
+        return 0
+    shown = [(f.path, line, kind) for line, kind in zip(found["lines"][:E.BAD_SHOWN], found["classes"])]
+    records = count + samples
+    if f.on_bad_record != "skip":
+        raise E.bad_records_counted(found["first"], shown, count, f.path, lang=build.lang)
+    if count == records or count > _limit(f, records):
+        raise E.too_many_bad_records(found["first"], shown, _top_reasons(found), count, records,
+                                     f.max_skipped, f.path, lang=build.lang)
+    log(f"[unit-build:warning] {f.path}: {count} bad records skipped of {records} "
+        "(source.on_bad_record: skip; listed in skipped_index.jsonl)")
+    return count
+
+
+def _top_reasons(found: dict) -> list[tuple[int, str, str]]:
+    """(count, class, reason) of a file's bad records, the most frequent first (ties: in order of
+    appearance)."""
+    counts: dict[tuple[str, str], int] = {}
+    for kind, reason in zip(found["classes"], found["reasons"]):
+        counts[(kind, reason)] = counts.get((kind, reason), 0) + 1
+    return sorted(((n, kind, reason) for (kind, reason), n in counts.items()), key=lambda t: -t[0])
 
 
 # --- source.take: the chosen samples (mintdim/sources/take.py) -------------------------------------------------

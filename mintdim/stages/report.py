@@ -30,6 +30,8 @@ def render_html(s: dict) -> str:
                        f"{s['packing']['overflow']['truncated']:,} truncated")] if s.get("packing") else []),
         *([("overflow", f"{s['overflow']['policy']}: {s['overflow']['dropped']:,} dropped, "
                         f"{s['overflow']['truncated']:,} truncated")] if s.get("overflow") else []),
+        *([("skipped records", f"{s['skipped_records']:,}, listed in skipped_index.jsonl "
+                                f"(source.on_bad_record: skip)")] if "skipped_records" in s else []),
         ("dtype", f"{s['token_dtype']} ({s['bytes_per_token']} bytes/token, little-endian)"),
         ("tokenizer", f"{tok.get('type')} {tok.get('path')} (vocab {tok.get('vocab_size')}, "
                       f"pad_id {tok.get('pad_id')}, unk_id {tok.get('unk_id')})"),

@@ -6,8 +6,13 @@ record UNK positions. Writes into its own directory:
   u<size>.msgpack     a msgpack stream, one {lengths, tokens} object per batch, of the samples
                       assigned to that unit (streamed: memory does not grow with the chunk)
   uall.msgpack        (units.sizes: auto) every sample's tokens: sizes are planned later
-Data errors (SourceParseError, SampleSchemaError) stop the job at once with the
-file and line. A sample longer than the largest unit (units.overflow) is not an
+A record's own data error (a bad record: errors.is_bad_record) does not stop the
+job: the meta lists it (local line, class, reason; the chunk's first one as its
+whole error), and the plan stage, which sees every chunk, applies
+source.on_bad_record: `error` fails naming them all, `skip` leaves them out.
+With `error`, the records after the first bad one are only read and rendered
+(to count the bad ones), no longer encoded. Other errors stop the job at once
+with the file and line. A sample longer than the largest unit (units.overflow) is not an
 error here: `drop` writes none of its tokens, `truncate` writes its first tokens
 to the largest unit, and `error` records it in the meta like the others and
 stops writing tokens (the plan stage, which sees every chunk, counts them all
@@ -20,6 +25,7 @@ import hashlib
 import os
 import shutil
 import time
+from functools import partial
 
 import numpy as np
 
@@ -64,6 +70,28 @@ class _Accumulator:
         self.role_samples: list[tuple[int, dict]] = []  # with source.take: per batch, role -> per-sample counts
         self.count = 0
         self.tokens = 0
+        self.bad_lines: list[int] = []  # bad records (source.on_bad_record): local lines, classes, reasons
+        self.bad_classes: list[str] = []
+        self.bad_reasons: list[str] = []
+        self.bad_first: dict | None = None  # the chunk's first bad record's error (_located's line)
+        self.failed = False  # on_bad_record: error and a bad record: the build fails, nothing more is encoded
+
+
+def bad_record(acc: _Accumulator, exc: Exception, local: int, located, entry) -> bool:
+    """A record of the chunk that cannot become a sample (errors.is_bad_record; a lone surrogate that
+    fails the UTF-8 encode is one too): listed in the meta; False for another error. located: the same
+    error with its line (_located), computed for the chunk's first one only. With on_bad_record: error,
+    the chunk encodes nothing more."""
+    err = exc if isinstance(exc, E.MintDimError) else E.SourceParseError.make(entry.path, 0, "surrogate")
+    if not E.is_bad_record(err):
+        return False
+    if acc.bad_first is None:
+        acc.bad_first = located().to_dict()
+    acc.bad_lines.append(local)
+    acc.bad_classes.append(err.kind)
+    acc.bad_reasons.append(E.reason_of(err))
+    acc.failed = acc.failed or entry.on_bad_record != "skip"
+    return True
 
 
 def apply_overflow(acc: _Accumulator, unit_idx: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -286,16 +314,16 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
             else:
                 text, sample_spans = tpl.render_with_spans(obj, trained_fields, ends)
             digest = sha256(text.encode("utf-8")).digest()
-        except E.MintDimError:
-            # parse again with the real line number, computed only on this error path
-            line = reader.location(local)
-            again = jsonl.declared_values(parse(raw, line), fields, entry.path, line)
-            if entry.chat is not None:  # the same render again, now with the real line number
-                tpl.render_at(again, line, trained_fields is not None)
-            raise
-        except UnicodeEncodeError:
-            raise E.SourceParseError.make(entry.path, reader.location(local), "surrogate") from None
+        except (E.MintDimError, UnicodeEncodeError) as exc:
+            again = partial(_located, reader, local, raw, entry, tpl, trained_fields is not None)
+            if not bad_record(acc, exc, local, partial(again, within=True), entry):
+                raise again() from None  # with the real line
+            continue
         processed += len(raw) + 1
+        if acc.failed:  # the build fails: the rest of the chunk is only checked for more bad records
+            if local % batch == 0:
+                stop_check()
+            continue
         texts.append(text)
         lines.append(local)
         hashes.append(digest)
@@ -307,7 +335,7 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
             texts, lines = [], []
             spans = [] if spans is not None else None
             log_progress(log, label, acc.count, time.monotonic() - t0, *reader.progress(processed, acc.count))
-    if texts:
+    if texts and not acc.failed:
         _flush(acc, tok, texts, lines, meta.unk_id, entry, sizes_arr, spans)
     write_chunk(acc, out_dir, entry, chunk_index, reader.span, meta.dtype)
     elapsed = time.monotonic() - t0
@@ -329,6 +357,22 @@ def _template_of(entry, tok):
         return tpl, ()
     ends = tpl.end_spans(frozenset(entry.train_on), field_end_markers(tok))
     return tpl, (ends if any(e is not None for e in ends) else ())
+
+
+def _located(reader, local: int, raw: bytes, entry, tpl, spans: bool,
+             within: bool = False) -> E.MintDimError:
+    """A record's error with its line: parse, check and render it again with that line. Only a lone
+    surrogate passes them all (it fails the UTF-8 encode after them). within: a JSONL line is told
+    within the chunk (local + 1), not counted from the file's start (reading the file up to the chunk):
+    the plan, which knows where each chunk starts, tells the real one (errors.relocated)."""
+    line = local + 1 if within and isinstance(reader, jsonl.ChunkReader) else reader.location(local)
+    try:
+        again = jsonl.declared_values(reader.parse(raw, line), entry.fields, entry.path, line)
+        if entry.chat is not None:  # the same render again, now with the real line number
+            tpl.render_at(again, line, spans)
+    except E.MintDimError as err:
+        return err
+    return E.SourceParseError.make(entry.path, line, "surrogate")
 
 
 def log_progress(log, label: str, count: int, elapsed: float, done: int, total: int, unit: str = "MB") -> None:
@@ -365,6 +409,9 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
         **({"trained_roles": acc.trained_roles} if entry.chat is not None and entry.train_on is not None else {}),
         **({"trained_roles_samples": _role_samples(acc)} if acc.role_samples else {}),
         **({"end_markers": acc.end_markers} if acc.end_markers else {}),
+        **({"bad_lines": inter.arr(np.asarray(acc.bad_lines, dtype=np.int64), np.uint64),
+            "bad_classes": acc.bad_classes, "bad_reasons": acc.bad_reasons, "bad_first": acc.bad_first}
+           if acc.bad_lines else {}),
     })
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)
