@@ -514,7 +514,8 @@ def _masked_trees(tmp_path, monkeypatch, cfg_of) -> dict:
 
 def test_loss_mask_build_on_the_engine_equals_the_library_build(small, tmp_path, monkeypatch):
     """train_on: the engine encodes, and shards, masks and indexes are byte-identical to the library's build."""
-    rows = [json.loads(line) for line in open(GSM8K, encoding="utf-8")][:300]
+    with open(GSM8K, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f][:300]
     rows += [{"question": t, "answer": h + t[:30]} for t in adversarial() if t.strip() for h in HARD[:3]]
 
     def cfg(mode):
@@ -549,7 +550,8 @@ def test_chat_masks_on_the_engine_equal_the_library_build(tmp_path, monkeypatch)
              for k, h in enumerate(HARD)]
     convs += [[{"role": "system", "content": "Trả lời ngắn"}, {"role": "user", "content": t[:200]},
                {"role": "assistant", "content": "<think>\n思考 😀\n</think>\n\n" + t[:100]}] for t in adversarial()]
-    chats = [json.loads(line) for line in open(os.path.join(DATA, "chat", "gsm8k_chat.jsonl"), encoding="utf-8")][:100]
+    with open(os.path.join(DATA, "chat", "gsm8k_chat.jsonl"), encoding="utf-8") as f:
+        chats = [json.loads(line) for line in f][:100]
     rows = [{"messages": c} for c in convs] + [{"messages": r["messages"]} for r in chats]
     src = write_jsonl(tmp_path / "c.jsonl", rows)
     from mintdim.sources.chat import ChatRenderer

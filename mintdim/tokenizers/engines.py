@@ -308,6 +308,7 @@ class TiktokenEncoder:
         self._core = tiktoken.Encoding("mintdim", pat_str=pattern, mergeable_ranks=mergeable,
                                        special_tokens=specials)._core_bpe
         self.offsets_reason = offsets_reason
+        self._widths = None  # _byte_lengths as a numpy array, on first use
         # each id's byte length (an added token: its text's UTF-8), for offsets without a second encode
         self._byte_lengths = array.array("I", bytes(4 * (max([*mergeable.values(), *specials.values(), -1]) + 1)))
         for token, i in mergeable.items():
@@ -373,12 +374,13 @@ class TiktokenEncoder:
         flat, lengths: its ids flattened."""
         import numpy as np
 
+        if self._widths is None:
+            self._widths = np.frombuffer(self._byte_lengths, dtype=np.uint32).astype(np.int64)
         library = [k for k, e in enumerate(encoded) if not isinstance(e, list)]  # the library's Encodings
-        widths = np.frombuffer(self._byte_lengths, dtype=np.uint32)[flat].astype(np.int64)
-        sample_of = np.repeat(np.arange(len(texts)), lengths)
+        widths = self._widths[flat]
         if library:  # their spans are the library's: none of their bytes are counted here
-            widths[np.isin(sample_of, library)] = 0
-        starts, ends = char_spans(texts, widths, lengths, sample_of, library)
+            widths[np.isin(np.repeat(np.arange(len(texts)), lengths), library)] = 0
+        starts, ends = char_spans(texts, widths, lengths, library)
         firsts = np.cumsum(lengths) - lengths
         for k in library:
             spans = np.asarray(encoded[k].offsets, dtype=np.int64).reshape(-1, 2)
@@ -387,35 +389,37 @@ class TiktokenEncoder:
         return starts, ends
 
 
-def char_spans(texts: list[str], widths, lengths, sample_of, skip=()):
+def char_spans(texts: list[str], widths, lengths, skip=()):
     """Character spans (starts, ends) of consecutive tokens of `texts` whose UTF-8 byte lengths are
-    `widths` (lengths: tokens per text; sample_of: each token's text): a token starts at the character
-    holding its first byte and ends after the one holding its last. ValueError when a text's tokens do
-    not spell its bytes (the texts in `skip`, whose widths are 0, aside: their spans are garbage)."""
+    `widths` (lengths: tokens per text): a token starts at the character holding its first byte and
+    ends after the one holding its last. ValueError when a text's tokens do not spell its bytes (the
+    texts in `skip`, whose widths are 0, aside: their spans are garbage)."""
     import numpy as np
 
     ascii_only = all(t.isascii() for t in texts)
-    text_bytes = np.fromiter(map(len, texts) if ascii_only else (len(t.encode("utf-8")) for t in texts),
-                             dtype=np.int64, count=len(texts))
+    utf8 = None if ascii_only else [t.encode("utf-8") for t in texts]
+    text_bytes = np.fromiter(map(len, texts if ascii_only else utf8), dtype=np.int64, count=len(texts))
     counted = text_bytes.copy()
     counted[list(skip)] = 0
-    spelled = np.bincount(sample_of, weights=widths, minlength=len(texts)).astype(np.int64)
-    if not np.array_equal(spelled, counted):  # never expected: the ids spell the text
+    ends_at = np.zeros(len(widths) + 1, dtype=np.int64)
+    np.cumsum(widths, out=ends_at[1:])
+    last = np.cumsum(lengths)
+    if not np.array_equal(ends_at[last] - ends_at[last - lengths], counted):  # never expected: ids spell the text
         raise ValueError("engine offsets: the tokens' bytes do not add up to the text")
-    # each token's first byte in the texts' concatenated UTF-8: bytes counted before it, plus the skipped
-    first_byte = np.cumsum(widths) - widths + np.repeat(np.cumsum(text_bytes - counted) - (text_bytes - counted),
-                                                         lengths)
+    first_byte = ends_at[:-1]  # each token's first byte in the texts' concatenated UTF-8
+    if skip:  # plus the bytes of the skipped texts before it
+        uncounted = text_bytes - counted
+        first_byte = first_byte + np.repeat(np.cumsum(uncounted) - uncounted, lengths)
     last_byte = first_byte + widths - 1
+    text_chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) if utf8 else text_bytes
+    base = np.repeat(np.cumsum(text_chars) - text_chars, lengths)
     if ascii_only:
-        char_first, char_last = first_byte, last_byte
-    else:  # a byte's character: its index less the continuation bytes (10xxxxxx) at or before it
-        data = np.frombuffer("".join(texts).encode("utf-8"), dtype=np.uint8)
-        continuation = np.flatnonzero((data & 0xC0) == 0x80)
-        char_first = first_byte - np.searchsorted(continuation, first_byte, side="right")
-        char_last = last_byte - np.searchsorted(continuation, last_byte, side="right")
-    text_chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    base = (np.cumsum(text_chars) - text_chars)[sample_of]
-    return char_first - base, char_last + 1 - base
+        return first_byte - base, last_byte + 1 - base
+    # a byte's character: its index less the continuation bytes (10xxxxxx) up to it
+    data = np.frombuffer(b"".join(utf8), dtype=np.uint8)
+    continued = np.cumsum((data & 0xC0) == 0x80, dtype=np.int32 if len(data) < 2**31 else np.int64)
+    last_byte = np.maximum(last_byte, 0)  # a skipped text's tokens (width 0) at the very start
+    return first_byte - continued[first_byte] - base, last_byte - continued[last_byte] + 1 - base
 
 
 def _own_library(path: str | None, tokenizer_json: str | None):
