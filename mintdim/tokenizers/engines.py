@@ -378,10 +378,10 @@ class TiktokenEncoder:
             self._widths = np.frombuffer(self._byte_lengths, dtype=np.uint32).astype(np.int64)
         library = [k for k, e in enumerate(encoded) if not isinstance(e, list)]  # the library's Encodings
         widths = self._widths[flat]
-        if library:  # their spans are the library's: none of their bytes are counted here
-            widths[np.isin(np.repeat(np.arange(len(texts)), lengths), library)] = 0
-        starts, ends = char_spans(texts, widths, lengths, library)
         firsts = np.cumsum(lengths) - lengths
+        for k in library:  # their spans are the library's: none of their bytes are counted here
+            widths[firsts[k]:firsts[k] + lengths[k]] = 0
+        starts, ends = char_spans(texts, widths, lengths, library)
         for k in library:
             spans = np.asarray(encoded[k].offsets, dtype=np.int64).reshape(-1, 2)
             at = slice(int(firsts[k]), int(firsts[k]) + len(spans))
@@ -396,30 +396,37 @@ def char_spans(texts: list[str], widths, lengths, skip=()):
     texts in `skip`, whose widths are 0, aside: their spans are garbage)."""
     import numpy as np
 
-    ascii_only = all(t.isascii() for t in texts)
-    utf8 = None if ascii_only else [t.encode("utf-8") for t in texts]
-    text_bytes = np.fromiter(map(len, texts if ascii_only else utf8), dtype=np.int64, count=len(texts))
+    wide = [k for k, t in enumerate(texts) if not t.isascii()]  # bytes and characters differ only there
+    utf8 = {k: texts[k].encode("utf-8") for k in wide}
+    text_bytes = np.fromiter((len(utf8[k]) if k in utf8 else len(t) for k, t in enumerate(texts)),
+                             dtype=np.int64, count=len(texts))
     counted = text_bytes.copy()
     counted[list(skip)] = 0
     ends_at = np.zeros(len(widths) + 1, dtype=np.int64)
     np.cumsum(widths, out=ends_at[1:])
-    last = np.cumsum(lengths)
-    if not np.array_equal(ends_at[last] - ends_at[last - lengths], counted):  # never expected: ids spell the text
+    firsts = np.cumsum(lengths) - lengths
+    if not np.array_equal(ends_at[firsts + lengths] - ends_at[firsts], counted):  # never expected
         raise ValueError("engine offsets: the tokens' bytes do not add up to the text")
-    first_byte = ends_at[:-1]  # each token's first byte in the texts' concatenated UTF-8
-    if skip:  # plus the bytes of the skipped texts before it
-        uncounted = text_bytes - counted
-        first_byte = first_byte + np.repeat(np.cumsum(uncounted) - uncounted, lengths)
-    last_byte = first_byte + widths - 1
-    text_chars = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) if utf8 else text_bytes
-    base = np.repeat(np.cumsum(text_chars) - text_chars, lengths)
-    if ascii_only:
-        return first_byte - base, last_byte + 1 - base
-    # a byte's character: its index less the continuation bytes (10xxxxxx) up to it
-    data = np.frombuffer(b"".join(utf8), dtype=np.uint8)
-    continued = np.cumsum((data & 0xC0) == 0x80, dtype=np.int32 if len(data) < 2**31 else np.int64)
-    last_byte = np.maximum(last_byte, 0)  # a skipped text's tokens (width 0) at the very start
-    return first_byte - continued[first_byte] - base, last_byte - continued[last_byte] + 1 - base
+    # each token's first byte in its text: an ASCII text's characters are its bytes
+    starts = ends_at[:-1] - np.repeat(ends_at[firsts], lengths)
+    ends = starts + widths
+    if wide:
+        wide_lengths = lengths[wide]
+        at = np.repeat(firsts[wide] - (np.cumsum(wide_lengths) - wide_lengths), wide_lengths)
+        at += np.arange(len(at))  # the tokens of the texts that are not ASCII
+        # their bytes concatenated: a byte's character there is its index less the continuation bytes
+        # (10xxxxxx) up to it; less the characters of the texts before, its character in its text
+        data = np.frombuffer(b"".join(utf8[k] for k in wide), dtype=np.uint8)
+        continued = np.cumsum((data & 0xC0) == 0x80, dtype=np.int32 if len(data) < 2**31 else np.int64)
+        wide_bytes = text_bytes[wide]
+        wide_chars = np.fromiter((len(texts[k]) for k in wide), dtype=np.int64, count=len(wide))
+        byte_base = np.repeat(np.cumsum(wide_bytes) - wide_bytes, wide_lengths)
+        char_base = np.repeat(np.cumsum(wide_chars) - wide_chars, wide_lengths)
+        first = starts[at] + byte_base
+        last = np.maximum(first + widths[at] - 1, 0)  # a skipped text's tokens (width 0) at the very start
+        starts[at] = first - continued[first] - char_base
+        ends[at] = last - continued[last] + 1 - char_base
+    return starts, ends
 
 
 def _own_library(path: str | None, tokenizer_json: str | None):
