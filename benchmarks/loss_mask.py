@@ -56,8 +56,8 @@ def main() -> None:
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--runs", type=int, default=3)
     args = p.parse_args()
-    kind = "hf_dir" if os.path.isdir(args.tokenizer) else "sentencepiece" if args.tokenizer.endswith(".model") \
-        else "hf_json"
+    kind = "sentencepiece" if args.tokenizer.endswith(".model") else "hf_json"
+    kind = "hf_dir" if os.path.isdir(args.tokenizer) else kind
     options = {"pad_token": args.pad_token} if kind == "hf_dir" and args.pad_token else {}
     base = {
         "source": {"files": [os.path.abspath(args.data)], "fields": [args.fields.split(",")],

@@ -443,8 +443,9 @@ def test_a_fresh_work_dir_does_not_check_the_file_again(small, tmp_path, monkeyp
 # ---- offsets (loss masks) from the engine's ids ----
 
 HARD = ["héllo wörld", "e\u0301 cafe\u0301 caf\u00e9", "😀😀 👨\u200d👩\u200d👧 🏳\ufe0f\u200d🌈 x",
-        "早上好，世界。漢字とかなカナ、한국어", "Chào buổi sáng, tiếng Việt có dấu", " 😀", "\U0010FFFF\U000F0000 z",
-        "<|im_start|>assistant\n答え😀<|im_end|>\n", "x<|im_start|>ü<tool_call>é", "a\u00a0b\u2003c\u3000d\u0085e"]
+        "早上好，世界。漢字とかなカナ、한국어", "Chào buổi sáng, tiếng Việt có dấu", " 😀",
+        "\U0010FFFF\U000F0000 z", "<|im_start|>assistant\n答え😀<|im_end|>\n", "x<|im_start|>ü<tool_call>é",
+        "a\u00a0b\u2003c\u3000d\u0085e"]
 
 
 def library_offsets(path: str, texts: list[str]):
@@ -453,7 +454,7 @@ def library_offsets(path: str, texts: list[str]):
 
 
 def assert_same_offsets(tok, path: str, texts: list[str], batch: int = 512) -> int:
-    """encode_batch_with_offsets of a tokenizer on the engine: the library's ids and (start, end) per token."""
+    """encode_batch_with_offsets of a tokenizer on the engine: the library's ids, (start, end) per token."""
     tokens = 0
     for i in range(0, len(texts), batch):
         part = texts[i:i + batch]
@@ -490,11 +491,11 @@ def test_a_post_processor_that_trims_offsets_keeps_the_library_offsets(small, tm
     texts = ["one  two three", " x", "  y"] + HARD
     assert_same_offsets(tok, path, texts)
     untrimmed = load("hf_json", small["gpt2"], engine="auto").encode_batch_with_starts(texts)[2].tolist()
-    assert untrimmed != tok.encode_batch_with_starts(texts)[2].tolist()  # the bytes' arithmetic would be wrong
+    assert untrimmed != tok.encode_batch_with_starts(texts)[2].tolist()  # the bytes' arithmetic: wrong here
 
 
 def _masked_trees(tmp_path, monkeypatch, cfg_of) -> dict:
-    """Output files and manifest of the same masked build with the engine (MINTDIM_ENGINE=auto) and without."""
+    """Output files and manifest of one masked build with the engine (MINTDIM_ENGINE=auto) and without."""
     trees, manifests = {}, {}
     for mode in ("auto", "tokenizers"):
         monkeypatch.setenv("MINTDIM_ENGINE", mode)
@@ -513,14 +514,15 @@ def _masked_trees(tmp_path, monkeypatch, cfg_of) -> dict:
 
 
 def test_loss_mask_build_on_the_engine_equals_the_library_build(small, tmp_path, monkeypatch):
-    """train_on: the engine encodes, and shards, masks and indexes are byte-identical to the library's build."""
+    """train_on: the engine encodes; shards, masks and indexes are byte-identical to the library's build."""
     with open(GSM8K, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f][:300]
     rows += [{"question": t, "answer": h + t[:30]} for t in adversarial() if t.strip() for h in HARD[:3]]
 
     def cfg(mode):
         c = basic_config([write_jsonl(tmp_path / "in.jsonl", rows)], fields=[["question", "answer"]],
-                         templates=["{question} {answer}\n"], tokenizer={"hf_json": {"path": small["llama3-nfc"]}},
+                         templates=["{question} {answer}\n"],
+                         tokenizer={"hf_json": {"path": small["llama3-nfc"]}},
                          sizes=[[64, 256, 8192]], out=f"out-{mode}", work_dir=f"work-{mode}")
         c["source"]["train_on"] = [["answer"]]
         return c
@@ -549,7 +551,8 @@ def test_chat_masks_on_the_engine_equal_the_library_build(tmp_path, monkeypatch)
     convs = [[{"role": "user", "content": h}, {"role": "assistant", "content": HARD[-1 - k] + " " + h}]
              for k, h in enumerate(HARD)]
     convs += [[{"role": "system", "content": "Trả lời ngắn"}, {"role": "user", "content": t[:200]},
-               {"role": "assistant", "content": "<think>\n思考 😀\n</think>\n\n" + t[:100]}] for t in adversarial()]
+               {"role": "assistant", "content": "<think>\n思考 😀\n</think>\n\n" + t[:100]}]
+              for t in adversarial()]
     with open(os.path.join(DATA, "chat", "gsm8k_chat.jsonl"), encoding="utf-8") as f:
         chats = [json.loads(line) for line in f][:100]
     rows = [{"messages": c} for c in convs] + [{"messages": r["messages"]} for r in chats]
@@ -558,11 +561,13 @@ def test_chat_masks_on_the_engine_equal_the_library_build(tmp_path, monkeypatch)
 
     r = ChatRenderer(tok.chat_template, tok.special_tokens, {"messages": "messages", "role": "role",
                                                               "content": "content"})
-    assert assert_same_offsets(tok, os.path.join(d, "tokenizer.json"), [r.render(o, src, 0) for o in rows]) > 10_000
+    rendered = [r.render(o, src, 0) for o in rows]
+    assert assert_same_offsets(tok, os.path.join(d, "tokenizer.json"), rendered) > 10_000
 
     def cfg(mode):
         return {"source": {"files": [src], "chat": {}, "train_on": [["assistant"]]},
-                "tokenizer": {"hf_dir": {"path": d}}, "units": {"sizes": [[256, 1024, 8192]], "build_batch": [16]},
+                "tokenizer": {"hf_dir": {"path": d}},
+                "units": {"sizes": [[256, 1024, 8192]], "build_batch": [16]},
                 "output": {"dir": f"out-{mode}", "samples_per_shard": [40]}, "work_dir": f"work-{mode}"}
 
     _masked_trees(tmp_path, monkeypatch, cfg)
@@ -645,10 +650,12 @@ def test_real_files_on_full_sharegpt_pairs(name):
 
 SHAREGPT_CHAT = {"messages": "conversations", "role": "from", "content": "value",
                  "roles": {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
-                           "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "system": "system"}}
+                           "chatgpt": "assistant", "bing": "assistant", "bard": "assistant",
+                           "system": "system"}}
 
 
-@pytest.mark.parametrize("name, extra", [("qwen3", {}), ("llama3_1", {"pad_token": "<|reserved_special_token_0|>"})])
+@pytest.mark.parametrize("name, extra", [("qwen3", {}),
+                                         ("llama3_1", {"pad_token": "<|reserved_special_token_0|>"})])
 def test_real_conversation_masks_on_the_engine_equal_the_library(tmp_path, monkeypatch, name, extra):
     """300 ShareGPT conversations (many not ASCII), rendered with their trained spans by the model's own
     template: the engine's offsets and the masks they give equal the library's, bit for bit, and the

@@ -310,7 +310,8 @@ class TiktokenEncoder:
         self.offsets_reason = offsets_reason
         self._widths = None  # _byte_lengths as a numpy array, on first use
         # each id's byte length (an added token: its text's UTF-8), for offsets without a second encode
-        self._byte_lengths = array.array("I", bytes(4 * (max([*mergeable.values(), *specials.values(), -1]) + 1)))
+        size = max([*mergeable.values(), *specials.values(), -1]) + 1
+        self._byte_lengths = array.array("I", bytes(4 * size))
         for token, i in mergeable.items():
             self._byte_lengths[i] = len(token)
         for text, i in specials.items():
@@ -602,8 +603,8 @@ def _write_cache(cache_file: str, content: str, mergeable: dict[bytes, int], pat
 
 
 def _eligible_spec(path: str | None, text: str | None = None):
-    """(mergeable ranks as bytes -> id, pattern, specials, normalizer, offsets_reason) of an eligible file, else
-    NotEligible."""
+    """(mergeable ranks as bytes -> id, pattern, specials, normalizer, offsets_reason) of an eligible
+    file, else NotEligible."""
     if text is None:
         with open(os.fspath(path), encoding="utf-8") as f:
             text = f.read()
@@ -663,7 +664,8 @@ def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir
             for cache_file in files:  # only a cache: an unwritable one is skipped
                 _write_cache(cache_file, content, *found)
         *tables, offsets_reason = found
-        return TiktokenEncoder(*tables, library=library, threads=threads, offsets_reason=offsets_reason), TIKTOKEN
+        encoder = TiktokenEncoder(*tables, library=library, threads=threads, offsets_reason=offsets_reason)
+        return encoder, TIKTOKEN
     except NotEligible as exc:
         return None, str(exc)
     except Exception as exc:  # tiktoken refusing the pattern or the ranks: stay on the library
