@@ -160,6 +160,9 @@ def main() -> None:
     print(f"\nmedians of {args.runs}: raw encode {med['raw']:.2f} s; mintdim build {med['build']:.2f} s = "
           f"{med['build'] / med['raw']:.3f}x; with train_on assistant {med['build+masks']:.2f} s = "
           f"{med['build+masks'] / med['raw']:.3f}x")
+    print("spread (min-max wall): " + ", ".join(f"{k} {min(v):.2f}-{max(v):.2f} s" for k, v in res.items())
+          + "; with masks / without, per round: "
+          + " ".join(f"{m / b:.3f}" for m, b in zip(res["build+masks"], res["build"])))
     if args.limit:
         os.unlink(data)
     mc = {k: statistics.median(v) for k, v in cpu.items()}

@@ -17,7 +17,7 @@ import os
 
 import pytest
 
-from conftest import GSM8K, HF_JSON, basic_config, build_in, read_json, write_jsonl
+from conftest import DATA, GSM8K, HF_JSON, basic_config, build_in, read_json, write_jsonl
 
 tokenizers = pytest.importorskip("tokenizers")
 pytest.importorskip("tiktoken")
@@ -440,14 +440,137 @@ def test_a_fresh_work_dir_does_not_check_the_file_again(small, tmp_path, monkeyp
     assert output("a") == output("c")
 
 
-def test_loss_mask_build_keeps_the_library(small, tmp_path):
-    """train_on needs the library's offsets: no engine in that build's manifest."""
-    cfg = basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
-                       tokenizer={"hf_json": {"path": small["gpt2"]}}, sizes=[[512]], out="out")
-    cfg["source"]["train_on"] = [["answer"]]
-    build_in(tmp_path, cfg)
-    manifest = read_json(os.path.join(str(tmp_path), "out", "manifest.json"))
-    assert "engine" not in manifest["tokenizer"] and manifest["loss_mask"]["train_on"] == [["answer"]]
+# ---- offsets (loss masks) from the engine's ids ----
+
+HARD = ["héllo wörld", "e\u0301 cafe\u0301 caf\u00e9", "😀😀 👨\u200d👩\u200d👧 🏳\ufe0f\u200d🌈 x",
+        "早上好，世界。漢字とかなカナ、한국어", "Chào buổi sáng, tiếng Việt có dấu", " 😀",
+        "\U0010FFFF\U000F0000 z", "<|im_start|>assistant\n答え😀<|im_end|>\n", "x<|im_start|>ü<tool_call>é",
+        "a\u00a0b\u2003c\u3000d\u0085e"]
+
+
+def library_offsets(path: str, texts: list[str]):
+    encs = library(path).encode_batch(texts, add_special_tokens=False)
+    return [e.ids for e in encs], [list(e.offsets) for e in encs]
+
+
+def assert_same_offsets(tok, path: str, texts: list[str], batch: int = 512) -> int:
+    """encode_batch_with_offsets of a tokenizer on the engine: the library's ids, (start, end) per token."""
+    tokens = 0
+    for i in range(0, len(texts), batch):
+        part = texts[i:i + batch]
+        flat, lengths, starts, ends = tok.encode_batch_with_offsets(part)
+        ids, offsets = library_offsets(path, part)
+        assert flat.tolist() == [x for one in ids for x in one] and lengths.tolist() == list(map(len, ids))
+        pairs = [p for one in offsets for p in one]
+        for k, (got, want) in enumerate(zip(zip(starts.tolist(), ends.tolist()), pairs)):
+            assert got == tuple(want), (k, part, got, want)
+        tokens += len(flat)
+    return tokens
+
+
+@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2", "deepseek-splits"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_engine_offsets_equal_the_library(small, name, threads):
+    """Each token's character span from the engine's ids equals the library's offsets: multi-byte characters
+    split across tokens, added tokens in text, texts the NFC normalizer changes (the library's own)."""
+    tok = load("hf_json", small[name], engine="auto", threads=threads)
+    assert tok.offsets_engine == "tiktoken"
+    texts = gsm8k_texts()[:300] + adversarial() + HARD + code_point_texts(step=17)
+    assert assert_same_offsets(tok, small[name], texts) > 100_000
+    _flat, _lengths, starts = tok.encode_batch_with_starts(HARD)
+    assert starts.tolist() == [o[0] for one in library_offsets(small[name], HARD)[1] for o in one]
+
+
+def test_a_post_processor_that_trims_offsets_keeps_the_library_offsets(small, tmp_path):
+    """ByteLevel(trim_offsets=true) moves a token's start past its leading space: the engine still gives the
+    ids, the offsets come from the library."""
+    path = _edited(small["gpt2"], tmp_path / "trim.json", lambda s: s.update(post_processor={
+        "type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}))
+    tok = load("hf_json", path, engine="auto")
+    assert tok.engine == "tiktoken" and tok.offsets_engine is None
+    texts = ["one  two three", " x", "  y"] + HARD
+    assert_same_offsets(tok, path, texts)
+    untrimmed = load("hf_json", small["gpt2"], engine="auto").encode_batch_with_starts(texts)[2].tolist()
+    assert untrimmed != tok.encode_batch_with_starts(texts)[2].tolist()  # the bytes' arithmetic: wrong here
+
+
+def _masked_trees(tmp_path, monkeypatch, cfg_of) -> dict:
+    """Output files and manifest of one masked build with the engine (MINTDIM_ENGINE=auto) and without."""
+    trees, manifests = {}, {}
+    for mode in ("auto", "tokenizers"):
+        monkeypatch.setenv("MINTDIM_ENGINE", mode)
+        build_in(tmp_path, cfg_of(mode))
+        out = str(tmp_path / f"out-{mode}")
+        manifests[mode] = read_json(os.path.join(out, "manifest.json"))
+        trees[mode] = {k: v for k, v in _tree(out).items() if k != "manifest.json"}
+    assert trees["auto"] == trees["tokenizers"]
+    assert any(k.split("/")[-1].startswith("mask_") for k in trees["auto"])
+    assert manifests["auto"]["tokenizer"].pop("engine") == "tiktoken"
+    assert "engine" not in manifests["tokenizers"]["tokenizer"]
+    for m in manifests.values():
+        m["source"] = m["output"] = None
+    assert manifests["auto"] == manifests["tokenizers"]
+    return trees["auto"]
+
+
+def test_loss_mask_build_on_the_engine_equals_the_library_build(small, tmp_path, monkeypatch):
+    """train_on: the engine encodes; shards, masks and indexes are byte-identical to the library's build."""
+    with open(GSM8K, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f][:300]
+    rows += [{"question": t, "answer": h + t[:30]} for t in adversarial() if t.strip() for h in HARD[:3]]
+
+    def cfg(mode):
+        c = basic_config([write_jsonl(tmp_path / "in.jsonl", rows)], fields=[["question", "answer"]],
+                         templates=["{question} {answer}\n"],
+                         tokenizer={"hf_json": {"path": small["llama3-nfc"]}},
+                         sizes=[[64, 256, 8192]], out=f"out-{mode}", work_dir=f"work-{mode}")
+        c["source"]["train_on"] = [["answer"]]
+        return c
+
+    _masked_trees(tmp_path, monkeypatch, cfg)
+
+
+def _eligible_qwen3_template(tmp_path) -> str:
+    """The shipped Qwen3-template directory with its added tokens `normalized: false`, as Qwen3's own file
+    has them (the shipped copy's normalized ones, with an NFC normalizer, keep it on the library)."""
+    import shutil
+
+    d = tmp_path / "qwen3-template"
+    shutil.copytree(os.path.join(DATA, "tokenizers", "qwen3-template-bpe"), d)
+    _edited(str(d / "tokenizer.json"), d / "tokenizer.json",
+            lambda s: [a.update(normalized=False) for a in s["added_tokens"]])
+    return str(d)
+
+
+def test_chat_masks_on_the_engine_equal_the_library_build(tmp_path, monkeypatch):
+    """Conversations with train_on (Qwen3's template): hard non-ASCII text, emoji, CJK, the template's
+    special tokens: engine offsets equal the library's, and the masked build is byte-identical."""
+    d = _eligible_qwen3_template(tmp_path)
+    tok = load("hf_dir", d, engine="auto")
+    assert tok.offsets_engine == "tiktoken"
+    convs = [[{"role": "user", "content": h}, {"role": "assistant", "content": HARD[-1 - k] + " " + h}]
+             for k, h in enumerate(HARD)]
+    convs += [[{"role": "system", "content": "Trả lời ngắn"}, {"role": "user", "content": t[:200]},
+               {"role": "assistant", "content": "<think>\n思考 😀\n</think>\n\n" + t[:100]}]
+              for t in adversarial()]
+    with open(os.path.join(DATA, "chat", "gsm8k_chat.jsonl"), encoding="utf-8") as f:
+        chats = [json.loads(line) for line in f][:100]
+    rows = [{"messages": c} for c in convs] + [{"messages": r["messages"]} for r in chats]
+    src = write_jsonl(tmp_path / "c.jsonl", rows)
+    from mintdim.sources.chat import ChatRenderer
+
+    r = ChatRenderer(tok.chat_template, tok.special_tokens, {"messages": "messages", "role": "role",
+                                                              "content": "content"})
+    rendered = [r.render(o, src, 0) for o in rows]
+    assert assert_same_offsets(tok, os.path.join(d, "tokenizer.json"), rendered) > 10_000
+
+    def cfg(mode):
+        return {"source": {"files": [src], "chat": {}, "train_on": [["assistant"]]},
+                "tokenizer": {"hf_dir": {"path": d}},
+                "units": {"sizes": [[256, 1024, 8192]], "build_batch": [16]},
+                "output": {"dir": f"out-{mode}", "samples_per_shard": [40]}, "work_dir": f"work-{mode}"}
+
+    _masked_trees(tmp_path, monkeypatch, cfg)
 
 
 # ---- real model files (skipped without ../assets, MINTDIM_ASSETS) ----
@@ -523,3 +646,54 @@ def test_real_files_on_full_sharegpt_pairs(name):
         texts = [(lambda o: f"{o['prompt']}\n{o['response']}")(json.loads(line)) for line in f]
     assert len(texts) == 61223
     assert_same_ids(path, texts, threads=2, batch=4096)
+
+
+SHAREGPT_CHAT = {"messages": "conversations", "role": "from", "content": "value",
+                 "roles": {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+                           "chatgpt": "assistant", "bing": "assistant", "bard": "assistant",
+                           "system": "system"}}
+
+
+@pytest.mark.parametrize("name, extra", [("qwen3", {}),
+                                         ("llama3_1", {"pad_token": "<|reserved_special_token_0|>"})])
+def test_real_conversation_masks_on_the_engine_equal_the_library(tmp_path, monkeypatch, name, extra):
+    """300 ShareGPT conversations (many not ASCII), rendered with their trained spans by the model's own
+    template: the engine's offsets and the masks they give equal the library's, bit for bit, and the
+    masked build (train_on assistant) is byte-identical with and without the engine."""
+    import random
+
+    import numpy as np
+
+    from mintdim.sources.chat import ChatRenderer
+    from mintdim.stages.tokenize import chat_trained
+
+    d = os.path.dirname(real(f"hf/{name}/tokenizer.json"))
+    data = os.path.join(ASSETS, "data", "sharegpt_conversations.jsonl")
+    if not os.path.isfile(data):
+        pytest.skip("no ShareGPT conversations")
+    with open(data, encoding="utf-8") as f:
+        lines = f.readlines()
+    rows = [json.loads(line) for line in random.Random(37).sample(lines, 300)]
+    rows = [r for r in rows if all(m.get("from") in SHAREGPT_CHAT["roles"] for m in r["conversations"])]
+    tok = load("hf_dir", d, engine="auto", threads=2, **extra)
+    assert tok.offsets_engine == "tiktoken"
+    r = ChatRenderer(tok.chat_template, tok.special_tokens, SHAREGPT_CHAT, ["assistant"], tok.added_special())
+    texts, spans = zip(*(r.render_with_spans(o, data, 0) for o in rows))
+    assert sum(not t.isascii() for t in texts) > 50
+    flat, lengths, starts, ends = tok.encode_batch_with_offsets(list(texts))
+    ids, offsets = library_offsets(os.path.join(d, "tokenizer.json"), list(texts))
+    pairs = np.asarray([p for one in offsets for p in one], dtype=np.int64).reshape(-1, 2)
+    assert flat.tolist() == [x for one in ids for x in one]
+    assert np.array_equal(starts, pairs[:, 0]) and np.array_equal(ends, pairs[:, 1])
+    got, got_roles = chat_trained(starts, ends, lengths, list(spans))
+    want, want_roles = chat_trained(pairs[:, 0], pairs[:, 1], lengths, list(spans))
+    assert np.array_equal(got, want) and got_roles == want_roles and got.sum() > 100_000
+    src = write_jsonl(tmp_path / "c.jsonl", rows)
+
+    def cfg(mode):
+        return {"source": {"files": [src], "chat": SHAREGPT_CHAT, "train_on": [["assistant"]]},
+                "tokenizer": {"hf_dir": {"path": d, **extra}},
+                "units": {"sizes": [[1024, 4096, 32768, 262144]], "build_batch": [64]},
+                "output": {"dir": f"out-{mode}", "samples_per_shard": [100]}, "work_dir": f"work-{mode}"}
+
+    _masked_trees(tmp_path, monkeypatch, cfg)

@@ -34,9 +34,8 @@ def manifest(build, meta, out, sizes: list[int], packed: bool = False, take: dic
         "tokenizer": {"type": meta.type, "path": meta.path, "vocab_size": meta.vocab_size,
                       "unk_id": meta.unk_id, "pad_id": meta.pad_id,
                       **({"trained": meta.trained} if getattr(meta, "trained", None) else {}),
-                      # extension: only when a fast engine encoded some of this output's texts (mintdim/tokenizers/engines.py)
-                      **({"engine": meta.engine} if getattr(meta, "engine", None)
-                         and any(f.train_on is None for f in files) else {})},
+                      # extension: only when a fast engine encoded the texts (mintdim/tokenizers/engines.py)
+                      **({"engine": meta.engine} if getattr(meta, "engine", None) else {})},
         "token_storage": {"dtype": meta.dtype, "bytes_per_token": meta.bytes_per_token, "byte_order": "little"},
         "units": {"sizes": sizes, "build_batch": batches[0] if len(set(batches)) == 1 else batches,
                   **({"planned": {"from": "data", **out.auto}} if out.auto else {}),

@@ -265,8 +265,8 @@ def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str
 def tokenizer_args(build, metas, entry) -> tuple[str, str, dict]:
     """How a tokenize job of this input loads its tokenizer: (kind, path, load()'s other arguments but
     threads)."""
-    # pre-flight's verdict on a fast engine (None: the library); loss masks need the library's offsets
-    engine = getattr(metas[entry.tokenizer_abspath], "engine", None) if entry.train_on is None else None
+    # pre-flight's verdict on a fast engine (None: the library); it gives loss masks' offsets too
+    engine = getattr(metas[entry.tokenizer_abspath], "engine", None)
     return entry.tokenizer_kind, entry.tokenizer_abspath, dict(
         engine=engine, engine_cache=cache_dirs(build.work_dir) if engine else None, **(entry.tokenizer_options or {}))
 

@@ -47,11 +47,22 @@ between added tokens: a text that the file's own normalizer leaves unchanged
 segment unchanged too, so tiktoken encodes it as it is; any other text is
 encoded by the library.
 
-Offsets (loss masks) are not computed: callers keep the library for them.
+Offsets (loss masks) follow from the ids, with no second encode (TiktokenEncoder.offsets).
+`tokenizers` gives each token the span of the original characters its bytes came from: ByteLevel maps
+every byte of a character to that character's whole range, and a token's span is the union of its
+bytes' ranges. So a token starts at the character holding its first byte and ends after the character
+holding its last byte (two tokens that split a character both get that character), an added token
+matched in the text has the span of its match, and a token's bytes are its vocabulary entry's bytes
+(tiktoken's pieces never cross the pre-tokenizer's splits, and the bytes of a text's tokens, in order,
+are the text's UTF-8 bytes: checked per text). A text the NFC normalizer changes is encoded by the
+library, offsets and all. This holds when the post-processor leaves offsets as encoded (none,
+ByteLevel without trim_offsets, TemplateProcessing, which adds nothing with add_special_tokens=False);
+a file whose post-processor trims them keeps the library's offsets (_offsets_reason).
 """
 
 from __future__ import annotations
 
+import array
 import json
 import os
 
@@ -150,6 +161,26 @@ def _normalizer(norm) -> str | None:
         if len(inner) <= 1:
             return inner[0] if inner else None
     raise NotEligible(f"normalizer {kind}")
+
+
+# post-processors that leave a single text's offsets as encoded, with add_special_tokens=False
+_OFFSET_KEEPING = ("TemplateProcessing",)
+
+
+def _offsets_reason(post) -> str:
+    """"" when the file's post-processor leaves offsets as the encode gives them (the engine's offsets
+    are then the library's), else why not: ByteLevel or RobertaProcessing with trim_offsets move a
+    token's start past its leading spaces; anything else is not vouched for."""
+    if post is None:
+        return ""
+    kind = post.get("type") if isinstance(post, dict) else None
+    if kind == "Sequence":
+        return next(filter(None, map(_offsets_reason, post.get("processors") or [])), "")
+    if kind == "ByteLevel" and not post.get("trim_offsets"):
+        return ""
+    if kind in _OFFSET_KEEPING:
+        return ""
+    return f"post-processor {kind}" + (" with trim_offsets" if post.get("trim_offsets") else "")
 
 
 def _model_checks(model: dict) -> None:
@@ -261,7 +292,9 @@ def buildable_ranks(vocab: dict[str, int], merges: list, ignore_merges: bool) ->
 
 
 class TiktokenEncoder:
-    """Encodes like the file's `tokenizers` Tokenizer with add_special_tokens=False (ids only).
+    """Encodes like the file's `tokenizers` Tokenizer with add_special_tokens=False: ids, and with
+    offsets() each token's character span (when offsets_reason is "": the post-processor
+    leaves offsets alone).
 
     library: a no-argument callable returning the file's `tokenizers` Tokenizer, called only when
     a text needs it (NFC normalizer and a text it changes)."""
@@ -269,11 +302,20 @@ class TiktokenEncoder:
     name = TIKTOKEN
 
     def __init__(self, mergeable: dict[bytes, int], pattern: str, specials: dict[str, int], normalizer: str | None,
-                 library=None, threads: int = 1):
+                 library=None, threads: int = 1, offsets_reason: str = "post-processor not checked"):
         import tiktoken
 
         self._core = tiktoken.Encoding("mintdim", pat_str=pattern, mergeable_ranks=mergeable,
                                        special_tokens=specials)._core_bpe
+        self.offsets_reason = offsets_reason
+        self._widths = None  # _byte_lengths as a numpy array, on first use
+        # each id's byte length (an added token: its text's UTF-8), for offsets without a second encode
+        size = max([*mergeable.values(), *specials.values(), -1]) + 1
+        self._byte_lengths = array.array("I", bytes(4 * size))
+        for token, i in mergeable.items():
+            self._byte_lengths[i] = len(token)
+        for text, i in specials.items():
+            self._byte_lengths[i] = len(text.encode("utf-8"))
         self._allowed = set(specials)
         self._normalize = None
         if normalizer == "NFC":
@@ -295,7 +337,9 @@ class TiktokenEncoder:
 
             self._pool = ThreadPoolExecutor(self.threads)
 
-    def _encode_list(self, texts: list[str]) -> list[list[int]]:
+    def _encode_list(self, texts: list[str], offsets: bool = False) -> list:
+        """Each text's ids; a text the normalizer changes is the library's: its ids, or with `offsets`
+        its Encoding (ids and offsets)."""
         encode, allowed, normalize = self._core.encode, self._allowed, self._normalize
         if normalize is None:
             return [encode(t, allowed) for t in texts]
@@ -308,18 +352,82 @@ class TiktokenEncoder:
                 changed.append(len(out))
                 out.append(None)
         if changed:
-            encs = self._library().encode_batch_fast([texts[i] for i in changed], add_special_tokens=False)
+            library = self._library()
+            batch = library.encode_batch if offsets else library.encode_batch_fast
+            encs = batch([texts[i] for i in changed], add_special_tokens=False)
             for i, e in zip(changed, encs):
-                out[i] = e.ids
+                out[i] = e if offsets else e.ids
         return out
 
-    def encode_ids(self, texts: list[str]) -> list[list[int]]:
-        """tiktoken's Rust encode releases the GIL: `threads` slices of the batch run in parallel."""
+    def encode_ids(self, texts: list[str], offsets: bool = False) -> list:
+        """tiktoken's Rust encode releases the GIL: `threads` slices of the batch run in parallel.
+        offsets: the library's Encoding, not ids, for a text the normalizer changes (_encode_list)."""
         if self._pool is None or len(texts) < 2 * self.threads:
-            return self._encode_list(texts)
+            return self._encode_list(texts, offsets)
         step = -(-len(texts) // self.threads)
-        parts = self._pool.map(self._encode_list, [texts[i:i + step] for i in range(0, len(texts), step)])
+        slices = [texts[i:i + step] for i in range(0, len(texts), step)]
+        parts = self._pool.map(self._encode_list, slices, [offsets] * len(slices))
         return [ids for part in parts for ids in part]
+
+    def offsets(self, texts: list[str], encoded: list, flat, lengths):
+        """(starts, ends): each token's character span in its text, as the library's `encode_batch` gives
+        it (module docstring), from the ids and their byte lengths. encoded: encode_ids(texts, offsets=True);
+        flat, lengths: its ids flattened."""
+        import numpy as np
+
+        if self._widths is None:
+            self._widths = np.frombuffer(self._byte_lengths, dtype=np.uint32).astype(np.int64)
+        library = [k for k, e in enumerate(encoded) if not isinstance(e, list)]  # the library's Encodings
+        widths = self._widths[flat]
+        firsts = np.cumsum(lengths) - lengths
+        for k in library:  # their spans are the library's: none of their bytes are counted here
+            widths[firsts[k]:firsts[k] + lengths[k]] = 0
+        starts, ends = char_spans(texts, widths, lengths, library)
+        for k in library:
+            spans = np.asarray(encoded[k].offsets, dtype=np.int64).reshape(-1, 2)
+            at = slice(int(firsts[k]), int(firsts[k]) + len(spans))
+            starts[at], ends[at] = spans[:, 0], spans[:, 1]
+        return starts, ends
+
+
+def char_spans(texts: list[str], widths, lengths, skip=()):
+    """Character spans (starts, ends) of consecutive tokens of `texts` whose UTF-8 byte lengths are
+    `widths` (lengths: tokens per text): a token starts at the character holding its first byte and
+    ends after the one holding its last. ValueError when a text's tokens do not spell its bytes (the
+    texts in `skip`, whose widths are 0, aside: their spans are garbage)."""
+    import numpy as np
+
+    wide = [k for k, t in enumerate(texts) if not t.isascii()]  # bytes and characters differ only there
+    utf8 = {k: texts[k].encode("utf-8") for k in wide}
+    text_bytes = np.fromiter((len(utf8[k]) if k in utf8 else len(t) for k, t in enumerate(texts)),
+                             dtype=np.int64, count=len(texts))
+    counted = text_bytes.copy()
+    counted[list(skip)] = 0
+    ends_at = np.zeros(len(widths) + 1, dtype=np.int64)
+    np.cumsum(widths, out=ends_at[1:])
+    firsts = np.cumsum(lengths) - lengths
+    if not np.array_equal(ends_at[firsts + lengths] - ends_at[firsts], counted):  # never expected
+        raise ValueError("engine offsets: the tokens' bytes do not add up to the text")
+    # each token's first byte in its text: an ASCII text's characters are its bytes
+    starts = ends_at[:-1] - np.repeat(ends_at[firsts], lengths)
+    ends = starts + widths
+    if wide:
+        wide_lengths = lengths[wide]
+        at = np.repeat(firsts[wide] - (np.cumsum(wide_lengths) - wide_lengths), wide_lengths)
+        at += np.arange(len(at))  # the tokens of the texts that are not ASCII
+        # their bytes concatenated: a byte's character there is its index less the continuation bytes
+        # (10xxxxxx) up to it; less the characters of the texts before, its character in its text
+        data = np.frombuffer(b"".join(utf8[k] for k in wide), dtype=np.uint8)
+        continued = np.cumsum((data & 0xC0) == 0x80, dtype=np.int32 if len(data) < 2**31 else np.int64)
+        wide_bytes = text_bytes[wide]
+        wide_chars = np.fromiter((len(texts[k]) for k in wide), dtype=np.int64, count=len(wide))
+        byte_base = np.repeat(np.cumsum(wide_bytes) - wide_bytes, wide_lengths)
+        char_base = np.repeat(np.cumsum(wide_chars) - wide_chars, wide_lengths)
+        first = starts[at] + byte_base
+        last = np.maximum(first + widths[at] - 1, 0)  # a skipped text's tokens (width 0) at the very start
+        starts[at] = first - continued[first] - char_base
+        ends[at] = last - continued[last] + 1 - char_base
+    return starts, ends
 
 
 def _own_library(path: str | None, tokenizer_json: str | None):
@@ -342,7 +450,7 @@ def _own_library(path: str | None, tokenizer_json: str | None):
     return get
 
 
-CACHE_VERSION = 2  # 2: entries keyed by content + versions, in a checksummed envelope
+CACHE_VERSION = 3  # 2: entries keyed by content + versions, in a checksummed envelope; 3: offsets_reason
 CACHE_ENV = "MINTDIM_CACHE_DIR"
 
 
@@ -476,25 +584,27 @@ def _read_cache(cache_file: str, content: str):
             return None
         starts = [0] + ends[:-1]
         return ({blob[a:b]: i for a, b, i in zip(starts, ends, ids)}, data["pattern"], data["specials"],
-                data["normalizer"])
+                data["normalizer"], str(data["offsets_reason"]))
     except (ValueError, TypeError, KeyError, msgpack.UnpackException):
         return None
 
 
-def _write_cache(cache_file: str, content: str, mergeable: dict[bytes, int], pattern, specials, normalizer) -> None:
+def _write_cache(cache_file: str, content: str, mergeable: dict[bytes, int], pattern, specials, normalizer,
+                 offsets_reason: str) -> None:
     import msgpack
     import numpy as np
 
     tokens = list(mergeable)
     data = {"version": CACHE_VERSION, "content": content, "pattern": pattern, "specials": specials,
-            "normalizer": normalizer, "tokens": b"".join(tokens),
+            "normalizer": normalizer, "offsets_reason": offsets_reason, "tokens": b"".join(tokens),
             "lengths": np.asarray([len(t) for t in tokens], dtype=np.uint16).tobytes(),
             "ids": np.asarray([mergeable[t] for t in tokens], dtype=np.uint32).tobytes()}
     write_entry(cache_file, msgpack.packb(data, use_bin_type=True))
 
 
 def _eligible_spec(path: str | None, text: str | None = None):
-    """(mergeable ranks as bytes -> id, pattern, specials, normalizer) of an eligible file, else NotEligible."""
+    """(mergeable ranks as bytes -> id, pattern, specials, normalizer, offsets_reason) of an eligible
+    file, else NotEligible."""
     if text is None:
         with open(os.fspath(path), encoding="utf-8") as f:
             text = f.read()
@@ -512,7 +622,7 @@ def _eligible_spec(path: str | None, text: str | None = None):
     ranks = buildable_ranks(vocab, merges, bool(model.get("ignore_merges")))
     decode = {c: b for b, c in bytes_to_unicode().items()}
     mergeable = {bytes(decode[c] for c in t): i for t, i in ranks.items()}
-    return mergeable, pattern, specials, normalizer
+    return mergeable, pattern, specials, normalizer, _offsets_reason(spec.get("post_processor"))
 
 
 def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir: str | list[str] | None = None,
@@ -553,7 +663,9 @@ def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir
             found = _eligible_spec(path, tokenizer_json)
             for cache_file in files:  # only a cache: an unwritable one is skipped
                 _write_cache(cache_file, content, *found)
-        return TiktokenEncoder(*found, library=library, threads=threads), TIKTOKEN
+        *tables, offsets_reason = found
+        encoder = TiktokenEncoder(*tables, library=library, threads=threads, offsets_reason=offsets_reason)
+        return encoder, TIKTOKEN
     except NotEligible as exc:
         return None, str(exc)
     except Exception as exc:  # tiktoken refusing the pattern or the ranks: stay on the library

@@ -19,7 +19,7 @@ import json
 import os
 
 from .engines import bytes_to_unicode
-from .library import HFJsonTokenizer, flatten
+from .library import HFJsonTokenizer
 
 TOKENIZER_FILE = "tokenizer.json"
 CONFIG_FILE = "tokenizer_config.json"
@@ -199,17 +199,3 @@ class HFDirTokenizer(HFJsonTokenizer):
                 shown.append(name)
                 per_rank[rank(name)] = per_rank.get(rank(name), 0) + 1
         return shown, len(ranked)
-
-    def encode_batch_with_offsets(self, texts: list[str]):
-        """(flat ids, lengths, starts, ends): each token's character span in its text, from the same
-        encode call as the ids (loss masks of conversations)."""
-        from itertools import chain
-
-        import numpy as np
-
-        encs = self.tok.encode_batch(texts, add_special_tokens=False)
-        flat, lengths = flatten([e.ids for e in encs])
-        # one pass over the (start, end) pairs, chained in C: two generator passes cost ~10% of the encode
-        pairs = np.fromiter(chain.from_iterable(chain.from_iterable(e.offsets for e in encs)), dtype=np.int64,
-                            count=2 * len(flat)).reshape(-1, 2)
-        return flat, lengths, pairs[:, 0], pairs[:, 1]
