@@ -625,9 +625,11 @@ def _output_values(cfg, bad) -> None:
 
 def _tokenizer_extension(cfg, bad) -> None:
     ((kind, value),) = cfg["tokenizer"].items()
+    if kind not in EXTENSIONS:  # train_bpe names no path (it writes `out`); directory kinds have no extension
+        return
     for item in _listed(value):
         path = item["path"]
-        if kind in EXTENSIONS and not path.endswith(EXTENSIONS[kind]):
+        if not path.endswith(EXTENSIONS[kind]):
             raise E.TokenizerValidationError.extension(
                 kind, path, directory=os.path.isdir(path),
                 has_tokenizer_json=os.path.isfile(os.path.join(path, "tokenizer.json")))

@@ -1,6 +1,7 @@
 """What a job tells: throttled progress lines for long stages (count, share done, rate and ETA), the
 job's log (JobLog: a file, and the console), and its timing record (write_timing); without_cyclic_gc for
-the loops that time a job's work (many small objects, no reference cycle).
+the loops that time a job's work (many small objects, no reference cycle); samples_said, how the
+console names an output's samples.
 
 Nothing is printed during the first `every` seconds, then at most one line every
 `every` seconds, so a short job stays silent and a cluster log gets a few lines
@@ -190,3 +191,16 @@ def without_cyclic_gc():
     finally:
         if enabled:
             gc.enable()
+
+
+def samples_said(stats: dict) -> str:
+    """How the console names an output's samples from its stats.json: those in the shards
+    (unit_distribution), and the ones left out of them, when any (total_samples counts every
+    sample read): "987 samples (332 dropped: units.overflow)"."""
+    kept = sum(stats["unit_distribution"].values())
+    dropped = stats["total_samples"] - kept
+    if dropped <= 0:
+        return f"{stats['total_samples']} samples"
+    overflow = stats.get("overflow") or stats.get("packing", {}).get("overflow") or {}
+    why = ": units.overflow" if overflow.get("dropped") == dropped else ""
+    return f"{kept} samples ({dropped} dropped{why})"

@@ -376,6 +376,16 @@ def _tree(root: str) -> dict[str, bytes]:
     return out
 
 
+def _tree_but_manifest(root: str) -> dict[str, bytes]:
+    """The output's files but manifest.json (it names the engine), checksums.sha256 without its line."""
+    tree = _tree(root)
+    del tree["manifest.json"]
+    sums = tree.pop("checksums.sha256").splitlines(keepends=True)
+    tree["checksums.sha256"] = b"".join(x for x in sums if not x.endswith(b"  manifest.json\n"))
+    assert len(sums) == len(tree)  # every file listed, the manifest's line taken out
+    return tree
+
+
 def test_build_with_engine_equals_library_build(small, tmp_path, monkeypatch):
     """Shards and indexes byte-identical with and without the engine; the manifest says which was used."""
     rows = [json.loads(line) for line in open(GSM8K, encoding="utf-8")]
@@ -390,7 +400,7 @@ def test_build_with_engine_equals_library_build(small, tmp_path, monkeypatch):
         build_in(tmp_path, cfg)
         out = str(tmp_path / f"out-{mode}")
         manifests[mode] = read_json(os.path.join(out, "manifest.json"))
-        trees[mode] = {k: v for k, v in _tree(out).items() if k != "manifest.json"}
+        trees[mode] = _tree_but_manifest(out)
     assert trees["auto"] == trees["tokenizers"] and len(trees["auto"]) > 5
     assert manifests["auto"]["tokenizer"].pop("engine") == "tiktoken"
     assert "engine" not in manifests["tokenizers"]["tokenizer"]
@@ -502,7 +512,7 @@ def _masked_trees(tmp_path, monkeypatch, cfg_of) -> dict:
         build_in(tmp_path, cfg_of(mode))
         out = str(tmp_path / f"out-{mode}")
         manifests[mode] = read_json(os.path.join(out, "manifest.json"))
-        trees[mode] = {k: v for k, v in _tree(out).items() if k != "manifest.json"}
+        trees[mode] = _tree_but_manifest(out)
     assert trees["auto"] == trees["tokenizers"]
     assert any(k.split("/")[-1].startswith("mask_") for k in trees["auto"])
     assert manifests["auto"]["tokenizer"].pop("engine") == "tiktoken"

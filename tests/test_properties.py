@@ -376,9 +376,10 @@ def test_fuzz_reader_and_renderer_give_a_sample_or_a_spec_error_with_file_and_li
 @BUILDS
 @given(lines=st.lists(hostile_line(), min_size=1, max_size=10), compress=st.sampled_from([None, "gz"]))
 def test_fuzz_tokenize_stage_never_raises_anything_else(word_tokenizer, lines, compress):
-    """The real tokenize stage on hostile files: it finishes, or stops at the first bad line with a
-    spec error naming the file and that line (never a traceback of another kind)."""
+    """The real tokenize and plan stages on hostile files: they finish, or the plan stops at the first bad
+    line with a spec error naming the file and that line (never a traceback of another kind)."""
     from mintdim.formats.layout import Layout
+    from mintdim.stages.plan import plan_output
     from mintdim.stages.tokenize import tokenize_chunk
     from mintdim.stages.validate import preflight
 
@@ -414,9 +415,11 @@ def test_fuzz_tokenize_stage_never_raises_anything_else(word_tokenizer, lines, c
                 return
             b, metas = preflight(cfg)
             lay = Layout(b.work_dir, b.build_id)
-            try:
+            try:  # the job lists its chunk's bad records; the plan, which sees the whole file, raises
                 tokenize_chunk(b, metas, 0, 0, lay.tok_dir(0, 0), bounds=(0, os.path.getsize(name)),
                                log=lambda m: None)
+                os.makedirs(os.path.dirname(lay.plan(0)), exist_ok=True)
+                plan_output(b, 0, [lay.tok_dir(0, 0)], lay.plan(0), lay.plan_units(0), log=lambda m: None)
             except (E.SourceParseError, E.SampleSchemaError) as err:
                 assert first_bad is not None, str(err)
                 assert (type(err).__name__, err.line, err.file) == (first_bad[0], first_bad[1], name), str(err)

@@ -135,11 +135,15 @@ def test_not_a_model_directory_and_missing_path(models, tmp_path, monkeypatch):
     assert info.value.render("en").startswith("TokenizerValidationError: Unsupported tokenizer format.")
     assert "./empty_dir" in info.value.render("en") and "unitoken" in info.value.render("en")
     for path, parent in (("./file.json", "."), (os.path.join(models["byte"], "vocab.json"), models["byte"])):
-        with pytest.raises(E.TokenizerValidationError) as info:  # a model file: its directory is the fix
+        with pytest.raises(E.TokenizerValidationError) as info:
             job(path).validate()
         en = info.value.render("en")
         assert f"Problem: unitoken expects a tokenizer directory, but path {path} is a file" in en
-        assert f"Fix: name its directory: tokenizer: {{unitoken: {{path: {parent}}}}}" in en
+        if parent == ".":  # not a model's directory: what one holds, not a fix that fails next
+            assert ". is not a unitoken model directory: it has no ffbpe.json" in en
+            assert "Fix: name its directory" not in en
+        else:  # a model file: its directory is the fix
+            assert f"Fix: name its directory: tokenizer: {{unitoken: {{path: {parent}}}}}" in en
     with pytest.raises(E.MintDimFileNotFoundError) as info:
         job("./no/such/model").validate()
     assert "Context: tokenizer" in info.value.render("en")

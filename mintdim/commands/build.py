@@ -20,7 +20,7 @@ def shipped_profile(profile: str | None) -> str | None:
 
 def run(args) -> int:
     from ..config import load_config_file
-    from ..formats.output import samples_said
+    from ..progress import samples_said
     from ..run import runner
 
     raw = load_config_file(args.config)

@@ -68,19 +68,6 @@ def read_json(out_dir: str, name: str):
         return orjson.loads(f.read())
 
 
-def samples_said(stats: dict) -> str:
-    """How the console names an output's samples from its stats.json: those in the shards
-    (unit_distribution), and the ones left out of them, when any (total_samples counts every
-    sample read): "987 samples (332 dropped: units.overflow)"."""
-    kept = sum(stats["unit_distribution"].values())
-    dropped = stats["total_samples"] - kept
-    if dropped <= 0:
-        return f"{stats['total_samples']} samples"
-    overflow = stats.get("overflow") or stats.get("packing", {}).get("overflow") or {}
-    why = ": units.overflow" if overflow.get("dropped") == dropped else ""
-    return f"{kept} samples ({dropped} dropped{why})"
-
-
 def iter_jsonl(path: str):
     """(line number, raw line) of every non-blank line of a JSONL index."""
     with open(path, "rb") as f:

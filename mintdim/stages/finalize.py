@@ -18,9 +18,8 @@ import shutil
 from .. import errors as E
 from ..formats import checksums, records
 from ..formats.layout import older_done
-from ..formats.output import samples_said
 from ..formats.records import atomic_write_text
-from ..progress import Progress
+from ..progress import Progress, samples_said
 from .validate import check_unrecorded
 from .written import check_shard_counts
 
