@@ -41,10 +41,16 @@ def _one(spec: dict) -> dict:
     t0 = time.perf_counter()
     p = packing.plan(lengths, spec["row"], spec["overflow"])
     seconds = time.perf_counter() - t0
-    return {"samples": int(len(lengths)), "row": spec["row"], "rows": p.n_rows, "lower_bound": p.lower_bound,
-            "efficiency": p.efficiency, "seconds": seconds,
-            "over_row": int(np.count_nonzero(p.status != 0)),
-            "peak_rss_mb": peak_rss_mb() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "samples": int(len(lengths)),
+        "row": spec["row"],
+        "rows": p.n_rows,
+        "lower_bound": p.lower_bound,
+        "efficiency": p.efficiency,
+        "seconds": seconds,
+        "over_row": int(np.count_nonzero(p.status != 0)),
+        "peak_rss_mb": peak_rss_mb() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def main() -> int:
@@ -58,15 +64,25 @@ def main() -> int:
     if args.one:
         print(json.dumps(_one(json.loads(args.one))))
         return 0
-    print(f"{'samples':>10} {'row':>6} {'rows':>9} {'lower bd':>9} {'excess':>8} {'efficiency':>10} "
-          f"{'over row':>8} {'seconds':>8} {'peak RSS':>9}")
+    print(
+        f"{'samples':>10} {'row':>6} {'rows':>9} {'lower bd':>9} {'excess':>8} {'efficiency':>10} "
+        f"{'over row':>8} {'seconds':>8} {'peak RSS':>9}"
+    )
     for row in args.rows:
         spec = {"samples": args.samples, "row": row, "overflow": args.overflow, "output": args.output}
-        got = json.loads(subprocess.run([sys.executable, __file__, "--one", json.dumps(spec)], check=True,
-                                        capture_output=True, text=True).stdout)
+        got = json.loads(
+            subprocess.run(
+                [sys.executable, __file__, "--one", json.dumps(spec)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
         excess = got["rows"] / got["lower_bound"] - 1 if got["lower_bound"] else 0.0
-        print(f"{got['samples']:>10,} {row:>6} {got['rows']:>9,} {got['lower_bound']:>9,} {excess:>8.4%} "
-              f"{got['efficiency']:>10.4%} {got['over_row']:>8,} {got['seconds']:>7.2f}s {got['peak_rss_mb']:>7.0f}MB")
+        print(
+            f"{got['samples']:>10,} {row:>6} {got['rows']:>9,} {got['lower_bound']:>9,} {excess:>8.4%} "
+            f"{got['efficiency']:>10.4%} {got['over_row']:>8,} {got['seconds']:>7.2f}s {got['peak_rss_mb']:>7.0f}MB"
+        )
     return 0
 
 

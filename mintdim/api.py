@@ -21,9 +21,20 @@ class _Namespace:
 
 
 class _Source(_Namespace):
-    def jsonl(self, files=None, fields=None, templates=None, train_on=None, take=None, seed=None,
-              allow_empty=None, train_eos=None, drop_untrained=None, on_bad_record=None,
-              max_skipped=None) -> "Pipeline":
+    def jsonl(
+        self,
+        files=None,
+        fields=None,
+        templates=None,
+        train_on=None,
+        take=None,
+        seed=None,
+        allow_empty=None,
+        train_eos=None,
+        drop_untrained=None,
+        on_bad_record=None,
+        max_skipped=None,
+    ) -> "Pipeline":
         """files: JSONL, Parquet files or datasets directories (mintdim/sources/inputs.py).
         train_on (optional): per file, the fields whose tokens a loss mask trains.
         take (optional): per file, a fraction (float) or a count (int) of its samples; seed seeds the choice.
@@ -33,23 +44,53 @@ class _Source(_Namespace):
         is trained too; drop_untrained (per file, default [False]): samples training no token are left out.
         on_bad_record (optional): per file, "error" (default) or "skip" (records that cannot become a sample
         are left out, up to max_skipped: per file, a fraction (float) or a count (int) of its records)."""
-        self._p._config["source"] = {"files": files, "fields": fields, "templates": templates, "train_on": train_on,
-                                     "take": take, "seed": seed, "allow_empty": allow_empty,
-                                     "train_eos": train_eos, "drop_untrained": drop_untrained,
-                                     "on_bad_record": on_bad_record, "max_skipped": max_skipped}
+        self._p._config["source"] = {
+            "files": files,
+            "fields": fields,
+            "templates": templates,
+            "train_on": train_on,
+            "take": take,
+            "seed": seed,
+            "allow_empty": allow_empty,
+            "train_eos": train_eos,
+            "drop_untrained": drop_untrained,
+            "on_bad_record": on_bad_record,
+            "max_skipped": max_skipped,
+        }
         return self._p
 
-    def chat(self, files=None, chat=None, train_on=None, fields=None, templates=None, take=None,
-             seed=None, allow_empty=None, drop_untrained=None, on_bad_record=None, max_skipped=None) -> "Pipeline":
+    def chat(
+        self,
+        files=None,
+        chat=None,
+        train_on=None,
+        fields=None,
+        templates=None,
+        take=None,
+        seed=None,
+        allow_empty=None,
+        drop_untrained=None,
+        on_bad_record=None,
+        max_skipped=None,
+    ) -> "Pipeline":
         """Conversations rendered with the model's chat template (source.chat; mintdim/sources/chat.py):
         chat={} is the OpenAI shape, or {"messages": ..., "role": ..., "content": ..., "roles": {...},
         "system": KEY, "extras": [KEYS], "train": KEY, "last_turn": bool}; a list maps by file.
         train_on: per file, the roles whose turns the loss mask trains (e.g. [["assistant"]]); take, seed,
         drop_untrained, on_bad_record and max_skipped as in jsonl()."""
-        self._p._config["source"] = {"files": files, "chat": copy.deepcopy(chat), "train_on": train_on,
-                                     "fields": fields, "templates": templates, "take": take, "seed": seed,
-                                     "allow_empty": allow_empty, "drop_untrained": drop_untrained,
-                                     "on_bad_record": on_bad_record, "max_skipped": max_skipped}
+        self._p._config["source"] = {
+            "files": files,
+            "chat": copy.deepcopy(chat),
+            "train_on": train_on,
+            "fields": fields,
+            "templates": templates,
+            "take": take,
+            "seed": seed,
+            "allow_empty": allow_empty,
+            "drop_untrained": drop_untrained,
+            "on_bad_record": on_bad_record,
+            "max_skipped": max_skipped,
+        }
         return self._p
 
 
@@ -87,7 +128,9 @@ class _Output(_Namespace):
 
 
 class Pipeline:
-    def __init__(self, name: str, *, lang: str = "en", work_dir: str | None = None, chunk_mb: float | None = None):
+    def __init__(
+        self, name: str, *, lang: str = "en", work_dir: str | None = None, chunk_mb: float | None = None
+    ):
         self.name = name
         self._config: dict = {}
         if lang != "en":
@@ -123,17 +166,34 @@ class Pipeline:
 
         return preflight(self.to_config())[0]
 
-    def run(self, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
-            dry_run: bool = False, rebuild: bool = False, report: bool = False):
+    def run(
+        self,
+        cores: int | None = None,
+        profile: str | None = None,
+        keep_intermediates: bool = False,
+        dry_run: bool = False,
+        rebuild: bool = False,
+        report: bool = False,
+    ):
         """rebuild: replace a finished output MintDim wrote (docs/reliability.md), as `mintdim build --rebuild`.
         report: also write each output's report, as `mintdim build --report`."""
         from .run.runner import run_build
 
-        return run_build(self.to_config(), cores=cores, profile=profile, keep_intermediates=keep_intermediates,
-                         dry_run=dry_run, rebuild=rebuild, report=report, how="job.run(rebuild=True)")
+        return run_build(
+            self.to_config(),
+            cores=cores,
+            profile=profile,
+            keep_intermediates=keep_intermediates,
+            dry_run=dry_run,
+            rebuild=rebuild,
+            report=report,
+            how="job.run(rebuild=True)",
+        )
 
 
 def pipeline(name: str, **options) -> Pipeline:
     if name not in PIPELINES:
-        raise E.PipelineValidationError.unknown_pipeline(name, list(PIPELINES), lang=options.get("lang", "en"))
+        raise E.PipelineValidationError.unknown_pipeline(
+            name, list(PIPELINES), lang=options.get("lang", "en")
+        )
     return Pipeline(name, **options)

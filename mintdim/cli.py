@@ -47,10 +47,12 @@ class _Parser(argparse.ArgumentParser):
 
 def make_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="mintdim", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="mintdim",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="MintDim: low-padding fixed-width token shards from JSONL, Parquet and datasets directories.\n\n"
-                    "Builds run the packaged Snakemake workflow; `mintdim COMMAND --help` describes each command.",
-        epilog=EPILOG)
+        "Builds run the packaged Snakemake workflow; `mintdim COMMAND --help` describes each command.",
+        epilog=EPILOG,
+    )
     parser.add_argument("--version", action="version", version=f"mintdim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

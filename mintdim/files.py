@@ -25,9 +25,9 @@ class PieceWriter(FileIO):
         view = memoryview(data).cast("B")
         try:
             for at in range(0, len(view), WRITE_PIECE):
-                piece = view[at:at + WRITE_PIECE]
+                piece = view[at : at + WRITE_PIECE]
                 while piece:
-                    piece = piece[super().write(piece):]  # after a short write, the next call raises
+                    piece = piece[super().write(piece) :]  # after a short write, the next call raises
         except OSError as exc:
             raise OSError(exc.errno, exc.strerror or str(exc), self.name) from None
         return len(view)

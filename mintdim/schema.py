@@ -33,10 +33,12 @@ def _build(part: str):
     if part:
         schema = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{part}"}
     base = jsonschema.Draft202012Validator
-    types = base.TYPE_CHECKER.redefine_many({
-        "integer": lambda _, v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda _, v: isinstance(v, (int, float)) and not isinstance(v, bool) and v == v,
-    })
+    types = base.TYPE_CHECKER.redefine_many(
+        {
+            "integer": lambda _, v: isinstance(v, int) and not isinstance(v, bool),
+            "number": lambda _, v: isinstance(v, (int, float)) and not isinstance(v, bool) and v == v,
+        }
+    )
     return jsonschema.validators.extend(base, type_checker=types)(schema)
 
 
@@ -56,7 +58,7 @@ class Findings:
 
     def under(self, *path) -> list:
         """Violations of the value at this path or inside it."""
-        return [e for p, e in self.errors if p[:len(path)] == path]
+        return [e for p, e in self.errors if p[: len(path)] == path]
 
     def first(self):
         """The violation listed first by path (what the schema alone reports)."""

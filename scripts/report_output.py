@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Rule report: stats table and token-length plot of one finished output (for snakemake --report)."""
+
 import argparse
 import os
 import traceback

@@ -51,8 +51,12 @@ def test_escaped_nul_in_a_field_is_text_raw_nul_is_a_parse_error(tmp_path):
     ok = tmp_path / "nul.jsonl"
     ok.write_bytes(b'{"prompt": "a\\u0000b", "response": "c"}\n')
     assert read_all(str(ok), "nul.jsonl") == [(1, "a\x00b\nc")]
-    for line in (b'{"prompt": "a\x00b", "response": "c"}', b'{"prompt": "a",\x00 "response": "c"}', b"\x00",
-                 b'\x00{"prompt": "a", "response": "c"}'):
+    for line in (
+        b'{"prompt": "a\x00b", "response": "c"}',
+        b'{"prompt": "a",\x00 "response": "c"}',
+        b"\x00",
+        b'\x00{"prompt": "a", "response": "c"}',
+    ):
         err = parse_error(tmp_path, b'{"prompt": "x", "response": "y"}\n' + line + b"\n")
         assert err.line == 2 and "Reason: invalid JSON syntax" in str(err)
 
@@ -125,8 +129,13 @@ def test_a_single_200_mb_line_builds_with_bounded_memory(tmp_path):
     """A 200 MB line (a huge field that is not declared) between two small ones, split into 64 MB
     chunks: every line lands once, with its number, and the whole in-process build stays within a
     few times the line's size."""
-    proc = subprocess.run([sys.executable, "-c", _BIG, os.path.join(REPO, "tests"), "200", SP_MODEL],
-                          cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _BIG, os.path.join(REPO, "tests"), "200", SP_MODEL],
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     rows = read_jsonl(tmp_path / "out" / "sample_index.jsonl")

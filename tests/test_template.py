@@ -121,8 +121,13 @@ def parse_error_placeholder(text: str) -> str:
 def test_field_mismatch_both_ways(tmp_path):
     path = str(tmp_path / "x.jsonl")
     with pytest.raises(E.TemplateFieldMismatchError) as info:
-        resolve(basic_config([path], fields=[["instruction", "input", "output"]],
-                             templates=["{instruction}\n\n{prompt}\n\n{output}"]))
+        resolve(
+            basic_config(
+                [path],
+                fields=[["instruction", "input", "output"]],
+                templates=["{instruction}\n\n{prompt}\n\n{output}"],
+            )
+        )
     assert "Field causing template mismatch: prompt" in str(info.value)
     assert "template uses {prompt}, but fields does not declare it" in str(info.value)
     with pytest.raises(E.TemplateFieldMismatchError) as info:

@@ -18,8 +18,9 @@ from mintdim.tokenizers import engines
 
 
 def _config(data, tokenizer, tag):
-    return basic_config([data], tokenizer=tokenizer, sizes=[[64, 128, 256, 2048]], out=f"out-{tag}",
-                        work_dir=f"work-{tag}")
+    return basic_config(
+        [data], tokenizer=tokenizer, sizes=[[64, 128, 256, 2048]], out=f"out-{tag}", work_dir=f"work-{tag}"
+    )
 
 
 def _outputs(root, tag) -> dict[str, bytes]:

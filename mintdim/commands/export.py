@@ -34,15 +34,25 @@ def run(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "export", help="write a finished output as a Hugging Face datasets directory or a Megatron indexed dataset",
+        "export",
+        help="write a finished output as a Hugging Face datasets directory or a Megatron indexed dataset",
         description="\n\n".join(textwrap.fill(par, 100) for par in DESCRIPTION),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Exit codes: 0 exported, 1 not a finished output, verification failed, DEST exists or a write "
-               "failed (one clear message; nothing left at DEST), 2 usage error.")
+        "failed (one clear message; nothing left at DEST), 2 usage error.",
+    )
     p.add_argument("output", help="output directory of a finished build (output.dir in the config)")
-    p.add_argument("--format", required=True, choices=["hf", "megatron"],
-                   help="hf: a datasets directory; megatron: PREFIX.bin/.idx (+ PREFIX_mask.bin/.idx)")
-    p.add_argument("--to", required=True, metavar="DEST",
-                   help="hf: the directory to create; megatron: the path prefix (PREFIX) of the files")
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=["hf", "megatron"],
+        help="hf: a datasets directory; megatron: PREFIX.bin/.idx (+ PREFIX_mask.bin/.idx)",
+    )
+    p.add_argument(
+        "--to",
+        required=True,
+        metavar="DEST",
+        help="hf: the directory to create; megatron: the path prefix (PREFIX) of the files",
+    )
     lang_option(p)
     p.set_defaults(func=run)

@@ -73,7 +73,9 @@ class Unit:
 
     def mask_shard(self, k: int) -> np.memmap:
         """Bit-packed loss masks of shard k: (records, ceil(size/8)) uint8, little bit order."""
-        return self._ds._memmap(fs.mask_path(self.shard_paths[k]), fs.mask_width(self.size), np.dtype(np.uint8))
+        return self._ds._memmap(
+            fs.mask_path(self.shard_paths[k]), fs.mask_width(self.size), np.dtype(np.uint8)
+        )
 
     @property
     def sample_ids(self) -> np.ndarray:
@@ -91,7 +93,9 @@ class Dataset:
         self.dtype = np.dtype(m["token_dtype"]).newbyteorder("<")
         self.pad_id = int(m["tokenizer"]["pad_id"])
         unk = m["tokenizer"]["unk_id"]
-        self.unk_id = int(unk) if unk is not None else None  # None: an hf_dir tokenizer with no UNK (byte-level)
+        self.unk_id = (
+            int(unk) if unk is not None else None
+        )  # None: an hf_dir tokenizer with no UNK (byte-level)
         self.vocab_size = int(m["tokenizer"]["vocab_size"])
         self.sizes: list[int] = [int(s) for s in m["units"]["sizes"]]
         self.samples_per_shard = int(m["output"]["samples_per_shard"])
@@ -182,7 +186,9 @@ class Dataset:
         units = np.searchsorted(sizes, unit_sizes).astype(np.int16)
         units[dropped] = len(sizes)
         kept = ~dropped
-        if np.any(kept) and (units[kept].max() >= len(sizes) or np.any(sizes[units[kept]] != unit_sizes[kept])):
+        if np.any(kept) and (
+            units[kept].max() >= len(sizes) or np.any(sizes[units[kept]] != unit_sizes[kept])
+        ):
             raise E.OutputValidationError.index_unit_size(self.path)
         # within a unit, records are in sample_id order: a sample's row is its rank in its unit
         rows = np.zeros(n, dtype=np.int64)
@@ -199,7 +205,7 @@ class Dataset:
         units, _rows, _counts = self._lookup()
         order = np.argsort(units, kind="stable")
         bounds = np.searchsorted(units[order], np.arange(len(self.sizes) + 1))
-        return [order[bounds[u]:bounds[u + 1]].astype(np.int64) for u in range(len(self.sizes))]
+        return [order[bounds[u] : bounds[u + 1]].astype(np.int64) for u in range(len(self.sizes))]
 
     @property
     def token_counts(self) -> np.ndarray:
@@ -220,8 +226,10 @@ class Dataset:
         if u >= len(self.units):
             if sid in self.untrained_ids:
                 raise ValueError(LEFT_OUT % sid)
-            raise ValueError(f"sample {sid} was dropped (units.overflow: drop): it is longer than the largest "
-                             f"unit size {self.sizes[-1]}")
+            raise ValueError(
+                f"sample {sid} was dropped (units.overflow: drop): it is longer than the largest "
+                f"unit size {self.sizes[-1]}"
+            )
         return self.units[u]
 
     def locate(self, sample_id: int) -> tuple[int, str, int]:
@@ -259,8 +267,9 @@ class Dataset:
         bits = np.unpackbits(unit.mask_shard(shard)[row], bitorder="little")
         return bits[: int(counts[sid])].astype(bool)
 
-    def span(self, start: int, stop: int, out: np.ndarray | None = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def span(
+        self, start: int, stop: int, out: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Samples start..stop-1 without padding: (token counts (int64), their tokens one after another,
         their loss-mask bits (bool) likewise, or None without source.train_on). A sample dropped for its
         length (units.overflow: drop) counts 0 tokens. `out`: an array of any integer dtype, at least as
@@ -282,8 +291,10 @@ class Dataset:
             pair = views.get((u, k))
             if pair is None:
                 unit = self.units[u]
-                pair = views[u, k] = (unit.shard(k).view(np.ndarray),
-                                      unit.mask_shard(k).view(np.ndarray) if bits is not None else None)
+                pair = views[u, k] = (
+                    unit.shard(k).view(np.ndarray),
+                    unit.mask_shard(k).view(np.ndarray) if bits is not None else None,
+                )
             records, masks = pair
             parts.append(records[row, :n])
             if masks is not None:

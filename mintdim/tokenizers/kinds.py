@@ -48,13 +48,23 @@ def _hf_dir(path: str, threads: int = 1, **options):
     return HFDirTokenizer(path, threads=threads, **options)
 
 
-_CLASSES = {"sentencepiece": SentencePieceTokenizer, "hf_json": HFJsonTokenizer, "unitoken": _unitoken,
-            "hf_dir": _hf_dir}
+_CLASSES = {
+    "sentencepiece": SentencePieceTokenizer,
+    "hf_json": HFJsonTokenizer,
+    "unitoken": _unitoken,
+    "hf_dir": _hf_dir,
+}
 ENGINE_KINDS = ("hf_json", "hf_dir")  # kinds whose tokenizer.json may be encoded by a fast engine
 
 
-def load(kind: str, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None,
-         **options):
+def load(
+    kind: str,
+    path: str,
+    threads: int = 1,
+    engine: str | None = None,
+    engine_cache: str | None = None,
+    **options,
+):
     """Load a tokenizer of a known kind. Raises whatever the library raises on a bad file.
     engine, engine_cache: hf_json and hf_dir (HFJsonTokenizer): "auto" (pre-flight: check the file),
     "tiktoken" (a build job: pre-flight's check passed) or None (the library: every other caller,

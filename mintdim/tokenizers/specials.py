@@ -34,9 +34,11 @@ import tempfile
 from .. import errors as E
 
 DEFAULTS = {"pad": "<pad>", "unk": "<unk>"}
-PROBE_TEXT = ("MintDim packs samples into fixed-width units: 128, 192, 256 tokens.\n"
-              "  Indented line\twith a tab, symbols {}[]()<>!?#$%&*+-=/\\|~^`@ and numbers 3.14159, 1e-9.\n"
-              "Tiếng Việt có dấu: Thư viện tokenizer. 中文：分词器。 日本語のテキスト。 Ünïcödé — “quotes” 🙂\n\n")
+PROBE_TEXT = (
+    "MintDim packs samples into fixed-width units: 128, 192, 256 tokens.\n"
+    "  Indented line\twith a tab, symbols {}[]()<>!?#$%&*+-=/\\|~^`@ and numbers 3.14159, 1e-9.\n"
+    "Tiếng Việt có dấu: Thư viện tokenizer. 中文：分词器。 日本語のテキスト。 Ünïcödé — “quotes” 🙂\n\n"
+)
 
 
 TokenizerToolError = E.TokenizerToolError  # importable from here as before
@@ -132,8 +134,9 @@ def _hf_json(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, int]]:
         added[k] = new_id
     if "pad" in added:
         padding = tok.padding
-        tok.enable_padding(pad_id=added["pad"], pad_token=wanted["pad"],
-                           direction=(padding or {}).get("direction", "right"))
+        tok.enable_padding(
+            pad_id=added["pad"], pad_token=wanted["pad"], direction=(padding or {}).get("direction", "right")
+        )
     data = json.loads(tok.to_str())
     if "unk" in added:
         model = data["model"]
@@ -228,9 +231,15 @@ def add_specials(src: str, dst: str, pad: str | None = None, unk: str | None = N
         if os.path.isdir(dst):
             os.rmdir(dst)
         os.replace(staged, dst)
-    return {"kind": kind, "added": {f"{k}_id": v for k, v in added.items()},
-            "tokens": {f"{k}_id": wanted[k] for k in added}, "vocab_size": [old.vocab_size, new.vocab_size],
-            "unk_id": new.unk_id, "pad_id": new.pad_id, "checked_texts": 1 + len(check_texts)}
+    return {
+        "kind": kind,
+        "added": {f"{k}_id": v for k, v in added.items()},
+        "tokens": {f"{k}_id": wanted[k] for k in added},
+        "vocab_size": [old.vocab_size, new.vocab_size],
+        "unk_id": new.unk_id,
+        "pad_id": new.pad_id,
+        "checked_texts": 1 + len(check_texts),
+    }
 
 
 def _check(kind: str, old, new, added: dict[str, int], texts: list[str]) -> None:
@@ -280,4 +289,3 @@ def read_check_texts(path: str, limit: int = 2000) -> list[str]:
                     line = "\n".join(v for v in obj.values() if isinstance(v, str))
             texts.append(line)
     return texts
-
