@@ -108,6 +108,7 @@ def open_jsonl(path: str):
         return gzip.open(path, "rb")
     if path.endswith(".zst"):
         import io
+
         import zstandard
 
         return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, "rb")))
@@ -1066,6 +1067,7 @@ def byte_compile_mintdim() -> None:
     compiles the package from source again (~25 ms per job, ~0.2 s per build), which no
     installed copy would do."""
     import compileall
+
     import mintdim
     from mintdim.paths import workflow_root
 

@@ -179,7 +179,7 @@ def main(argv=None) -> int:
                     ),
                     flush=True,
                 )
-            report["tokenizers"][tokenizer] = summary = print_summary(tokenizer, rows)
+            report["tokenizers"][tokenizer] = print_summary(tokenizer, rows)
         finally:
             b.cleanup()
     if args.json:
@@ -197,7 +197,7 @@ def print_summary(tokenizer: str, rows: dict[str, list[dict]]) -> dict:
         f"ids {'IDENTICAL' if len(digests) == 1 else 'DIFFERENT'} (sha256 {sorted(digests)[0][:16]}...), "
         f"token totals {'equal' if len(tokens) == 1 else 'DIFFER: ' + str(tokens)}"
     )
-    print(f"| row | wall s | / hf-fast | CPU s | peak RSS MB |\n|---|---|---|---|---|")
+    print("| row | wall s | / hf-fast | CPU s | peak RSS MB |\n|---|---|---|---|---|")
     out = {"ids_identical": len(digests) == 1, "tokens_equal": len(tokens) == 1, "rows": {}}
     for name, ms in rows.items():
         if not ms:

@@ -214,7 +214,7 @@ def main(argv=None) -> int:
             print(
                 f"kill {i:2d} ({at}): at {k['killed_at']:5.1f} s during {','.join(k['running']) or '-'}; "
                 f"{'nothing running' if not k['left'] else 'STILL RUNNING: ' + '; '.join(k['left'])} "
-                f"after {k['gone_after']:.1f} s; next build {'byte-identical' if ok else 'DIFFERS rc=%d' % again.returncode}",
+                f"after {k['gone_after']:.1f} s; next build {'byte-identical' if ok else f'DIFFERS rc={again.returncode}'}",
                 flush=True,
             )
             if not ok:

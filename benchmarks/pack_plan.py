@@ -29,9 +29,9 @@ def _one(spec: dict) -> dict:
     import numpy as np
 
     sys.path.insert(0, ROOT)
-    from mintdim.units import packing
     from mintdim.formats import output as fmt
     from mintdim.progress import peak_rss_mb
+    from mintdim.units import packing
 
     if spec.get("output"):
         lengths = fmt.token_counts(spec["output"])

@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from mintdim.units import packing, padding
 from mintdim.reading.suggest import lengths_from_config
+from mintdim.units import packing, padding
 
 
 def hand_sizes(k: int, longest: int) -> list[int]:

@@ -74,7 +74,7 @@ def mintdim_commit(doc: str = DOC) -> str:
 def machine_meta(argv: list[str], doc: str = DOC) -> dict:
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     return {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cores": os.cpu_count(),
         "cpu": cpu_model(),
         "commit": mintdim_commit(doc),
@@ -214,7 +214,7 @@ def run_set(args, argv: list[str]) -> dict:
                 res = json.load(f)
             res["label"] = item["label"]
             results.append(res)
-    meta["finished"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    meta["finished"] = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return {"meta": meta, "results": results}
 
 

@@ -34,4 +34,4 @@ def __dir__():
 
 
 # `open` stays out of __all__ so that `from mintdim import *` never shadows the builtin
-__all__ = ["pipeline", "read", "suggest_units", "verify", "export", "__version__"] + list(_ERROR_CLASSES)
+__all__ = ["pipeline", "read", "suggest_units", "verify", "export", "__version__"] + list(_ERROR_CLASSES)  # noqa: F405  (_LAZY names)

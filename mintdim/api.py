@@ -16,7 +16,7 @@ PIPELINES = ("unit-build",)
 class _Namespace:
     """`.source`, `.tokenizer`, `.output`: groups of steps that return the pipeline."""
 
-    def __init__(self, pipeline: "Pipeline"):
+    def __init__(self, pipeline: Pipeline):
         self._p = pipeline
 
 
@@ -34,7 +34,7 @@ class _Source(_Namespace):
         drop_untrained=None,
         on_bad_record=None,
         max_skipped=None,
-    ) -> "Pipeline":
+    ) -> Pipeline:
         """files: JSONL, Parquet files or datasets directories (mintdim/sources/inputs.py).
         train_on (optional): per file, the fields whose tokens a loss mask trains.
         take (optional): per file, a fraction (float) or a count (int) of its samples; seed seeds the choice.
@@ -72,7 +72,7 @@ class _Source(_Namespace):
         drop_untrained=None,
         on_bad_record=None,
         max_skipped=None,
-    ) -> "Pipeline":
+    ) -> Pipeline:
         """Conversations rendered with the model's chat template (source.chat; mintdim/sources/chat.py):
         chat={} is the OpenAI shape, or {"messages": ..., "role": ..., "content": ..., "roles": {...},
         "system": KEY, "extras": [KEYS], "train": KEY, "last_turn": bool}; a list maps by file.
@@ -95,26 +95,26 @@ class _Source(_Namespace):
 
 
 class _Tokenizer(_Namespace):
-    def sentencepiece(self, config) -> "Pipeline":
+    def sentencepiece(self, config) -> Pipeline:
         self._p._config["tokenizer"] = {"sentencepiece": copy.deepcopy(config)}
         return self._p
 
-    def hf_json(self, config) -> "Pipeline":
+    def hf_json(self, config) -> Pipeline:
         self._p._config["tokenizer"] = {"hf_json": copy.deepcopy(config)}
         return self._p
 
-    def hf_dir(self, config) -> "Pipeline":
+    def hf_dir(self, config) -> Pipeline:
         """A model's tokenizer directory (tokenizer.json + tokenizer_config.json [+ chat template]):
         {"path": DIR, "pad_token": "<existing token>", "chat_template": FILE} (both optional)."""
         self._p._config["tokenizer"] = {"hf_dir": copy.deepcopy(config)}
         return self._p
 
-    def unitoken(self, config) -> "Pipeline":
+    def unitoken(self, config) -> Pipeline:
         """A BPE model directory saved by ffbpe: {"path": DIR} (ffbpe.json, vocab.json, merges.txt)."""
         self._p._config["tokenizer"] = {"unitoken": copy.deepcopy(config)}
         return self._p
 
-    def train_bpe(self, config) -> "Pipeline":
+    def train_bpe(self, config) -> Pipeline:
         """Train a BPE tokenizer on the build's own rendered samples first (mintdim/tokenizers/training.py):
         {"vocab_size": 32000, "out": DIR, "unit": "byte", "hot_pair_window_size": None}."""
         self._p._config["tokenizer"] = {"train_bpe": copy.deepcopy(config)}
@@ -122,7 +122,7 @@ class _Tokenizer(_Namespace):
 
 
 class _Output(_Namespace):
-    def dir(self, path=None, samples_per_shard=None) -> "Pipeline":
+    def dir(self, path=None, samples_per_shard=None) -> Pipeline:
         self._p._config["output"] = {"dir": path, "samples_per_shard": samples_per_shard}
         return self._p
 
@@ -143,7 +143,7 @@ class Pipeline:
         self.tokenizer = _Tokenizer(self)
         self.output = _Output(self)
 
-    def units(self, sizes=None, build_batch=None, **planning) -> "Pipeline":
+    def units(self, sizes=None, build_batch=None, **planning) -> Pipeline:
         """sizes: a list of lists (declared), or "auto" with planning options k, multiple_of,
         min_size, max_size, cost: sizes then minimise padding for the data (mintdim.units.padding).
         Packed rows instead of sizes: pack=[4096] (row lengths), e.g. .units(pack=[4096], build_batch=[4096]).

@@ -14,7 +14,6 @@ from . import __version__
 from . import errors as E
 from .commands import COMMANDS
 
-
 EPILOG = """examples:
   mintdim build my.yaml --cores 4                       build (config keys: config/README.md)
   mintdim build my.yaml --dry-run                       show the planned jobs, run nothing

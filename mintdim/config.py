@@ -67,9 +67,8 @@ import math
 import os
 from dataclasses import asdict, dataclass, field
 
-from . import __version__
+from . import __version__, schema
 from . import errors as E
-from . import schema
 from .sources import template as T
 from .tokenizers import training
 from .tokenizers.kinds import EXTENSIONS, KINDS

@@ -92,7 +92,7 @@ class MintDimError(Exception):
             return f"[english] {en}\n\n[vietnam] {vi}"
         return en
 
-    def with_lang(self, lang: str) -> "MintDimError":
+    def with_lang(self, lang: str) -> MintDimError:
         self.lang = lang if lang in LANGS else "en"
         self.args = (self.render(self.lang),)
         return self
@@ -104,7 +104,7 @@ class MintDimError(Exception):
         return {"kind": self.kind, "en": self.en, "vi": self.vi, "file": self.file, "line": self.line}
 
     @staticmethod
-    def from_dict(data: dict, lang: str = "en") -> "MintDimError":
+    def from_dict(data: dict, lang: str = "en") -> MintDimError:
         cls = ERROR_CLASSES.get(data.get("kind"), MintDimError)
         err = cls.__new__(cls)
         MintDimError.__init__(

@@ -21,7 +21,7 @@ def _validator(part: str | None = None):
     return _build(part or "")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _build(part: str):
     import jsonschema  # here: every workflow job imports this module, only a config check validates
     import yaml

@@ -3,11 +3,11 @@
 
 import argparse
 import os
+import sys
 import traceback
 
-import sys
-
 import _door  # noqa: F401
+
 from mintdim.progress import JobLog, write_timing
 from mintdim.stages.report import write_report
 

@@ -17,9 +17,9 @@ import uuid
 
 import pytest
 import yaml
+from conftest import SNAKEFILE, SP_MODEL, gsm8k_rows, tree_bytes
 
 from mintdim.reading.verify import verify
-from conftest import SNAKEFILE, SP_MODEL, gsm8k_rows, tree_bytes
 
 SIZES = [256, 512]
 TAG_ENV = "MINTDIM_TEST_RUN_TAG"  # set for a launcher in a test: every process of its build inherits it

@@ -14,11 +14,9 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import (
     DATA,
     REPO,
-    SP_MODEL,
     basic_config,
     build_in,
     gsm8k_rows,
@@ -31,10 +29,11 @@ from conftest import (
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from test_stages import drive  # noqa: E402
+
 from mintdim import errors as E  # noqa: E402
 from mintdim.reading.verify import verify  # noqa: E402
 from mintdim.sources import inputs  # noqa: E402
-from test_stages import drive  # noqa: E402
 
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 CHATS = os.path.join(DATA, "chat", "gsm8k_chat.jsonl")

@@ -12,10 +12,8 @@ import json
 import os
 import re
 
-import pytest
-
 import numpy as np
-
+import pytest
 from conftest import (
     ASSETS,
     DATA,
@@ -29,6 +27,7 @@ from conftest import (
     tree_bytes,
     write_jsonl,
 )
+
 from mintdim import errors as E
 
 BAD = {5: b'{"prompt": "a", "response": ', 13: b'{"prompt": "b"}', 26: b'["not", "an", "object"]'}

@@ -21,8 +21,8 @@ import shutil
 import numpy as np
 import pytest
 import yaml
-
 from conftest import DATA, build_in, build_shipped, read_json, read_jsonl, read_mask, run_cli, write_jsonl
+
 from mintdim import errors as E
 from mintdim.config import resolve
 

@@ -20,8 +20,8 @@ import os
 import random
 
 import pytest
-
 from conftest import DATA, build_in, read_json, read_jsonl, read_mask, run_cli, write_jsonl
+
 from mintdim import errors as E
 from mintdim.config import resolve
 
@@ -555,7 +555,7 @@ def test_tool_call_with_null_content_renders_as_transformers(ref):
             "31 degrees.",
             "<|im_end|>",
         ]
-    with pytest.raises(Exception):  # transformers itself cannot render content null with Qwen3's template
+    with pytest.raises(Exception):  # noqa: B017  transformers itself cannot render content null with Qwen3's template
         ref.apply_chat_template(base, tools=TOOLS[:1], tokenize=False)
 
 

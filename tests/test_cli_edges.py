@@ -8,9 +8,7 @@ import os
 
 import pytest
 import yaml
-
 from conftest import GSM8K
-
 
 # --- case 4: `tokenizer train --template '{question}\n\n{answer}'` ---------------------------------
 
@@ -277,6 +275,7 @@ def test_torch_loader_without_torch_names_the_extra(built, monkeypatch):
 
 def test_unknown_config_keys_get_a_did_you_mean():
     from conftest import basic_config
+
     from mintdim import errors as E
     from mintdim.config import resolve
 
@@ -325,8 +324,9 @@ def test_workflow_path_prints_the_snakefile_that_build_runs(tmp_path):
 
 
 def test_build_until_a_stage_keeps_its_files_then_the_build_completes(tmp_path):
-    from test_reliability import build, cli, msgpack_left, project
     from conftest import tree_bytes
+    from test_reliability import build, cli, msgpack_left, project
+
     from mintdim.reading.verify import verify
 
     root = project(tmp_path)
@@ -343,8 +343,9 @@ def test_build_until_a_stage_keeps_its_files_then_the_build_completes(tmp_path):
 
 def test_a_direct_snakemake_console_is_short_and_names_its_log(tmp_path):
     """It printed ~200 lines for 9 jobs (then), the whole config as JSON inside the validate command among them."""
-    from test_reliability import project, snakemake_cmd
     import subprocess
+
+    from test_reliability import project, snakemake_cmd
 
     root = project(tmp_path)
     cmd = [c for c in snakemake_cmd(root) if c not in ("--workflow-profile", "none")]  # as a user runs it

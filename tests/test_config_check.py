@@ -17,11 +17,11 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import GSM8K, HF_JSON, REPO
-from mintdim import config, errors as E
+
+from mintdim import config, schema
+from mintdim import errors as E
 from mintdim.units import packing
-from mintdim import schema
 
 
 def base():

@@ -19,16 +19,26 @@ import shutil
 
 import pytest
 import sentencepiece as spm
+from conftest import (
+    SP_MODEL,
+    basic_config,
+    build_in,
+    gsm8k_rows,
+    read_json,
+    read_jsonl,
+    read_mask,
+    run_cli,
+    tree_bytes,
+    write_jsonl,
+)
+from stagekit import drive
 
 import mintdim
-from conftest import SP_MODEL, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, read_mask, run_cli
-from conftest import tree_bytes, write_jsonl
 from mintdim import errors as E
 from mintdim.reading.suggest import suggest_units
 from mintdim.reading.verify import verify
 from mintdim.sources import jsonl
 from mintdim.stages.validate import preflight
-from stagekit import drive
 
 SIZES = [96, 160, 192]
 N_ROWS = 80

@@ -16,19 +16,17 @@ import json
 import os
 
 import pytest
-
 from conftest import DATA, GSM8K, HF_JSON, basic_config, build_in, read_json, write_jsonl
 
 tokenizers = pytest.importorskip("tokenizers")
 pytest.importorskip("tiktoken")
 
+from conftest import ASSETS  # noqa: E402
 from tokenizers import AddedToken, Regex, Tokenizer, normalizers, pre_tokenizers, trainers  # noqa: E402
 from tokenizers import models as hf_models  # noqa: E402
 
 from mintdim.tokenizers import engines  # noqa: E402
 from mintdim.tokenizers.kinds import load  # noqa: E402
-
-from conftest import ASSETS  # noqa: E402
 
 SLOW = os.environ.get("MINTDIM_SLOW") == "1"
 LLAMA3_PATTERN = (

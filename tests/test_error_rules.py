@@ -13,9 +13,10 @@ import os
 import re
 
 import pytest
-
 from conftest import DATA, basic_config, write_jsonl
-from mintdim import config, errors as E
+
+from mintdim import config
+from mintdim import errors as E
 from mintdim.stages.validate import preflight
 
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")

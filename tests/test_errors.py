@@ -16,12 +16,6 @@ import subprocess
 
 import pytest
 import yaml
-
-import mintdim
-from mintdim import errors as E
-from mintdim import pipeline
-from mintdim.run import runner
-
 from conftest import (
     GSM8K,
     HF_JSON,
@@ -33,6 +27,10 @@ from conftest import (
     run_snakemake,
     write_jsonl,
 )
+
+import mintdim
+from mintdim import errors as E
+from mintdim import pipeline
 
 # --------------------------------------------------------------------------------------------------------------
 # helpers

@@ -20,14 +20,14 @@ import struct
 import numpy as np
 import pytest
 import yaml
-
-import mintdim
 from conftest import HF_JSON, REPO, basic_config, read_json, read_jsonl, read_mask, run_cli, tree_bytes
-from mintdim import errors as E
-from mintdim.reading.packed_reader import IGNORE
 from test_packing import drive as drive_packed
 from test_packing import packed_config, rows_file
 from test_stages import drive as drive_bucketed
+
+import mintdim
+from mintdim import errors as E
+from mintdim.reading.packed_reader import IGNORE
 
 datasets = pytest.importorskip("datasets")
 pytest.importorskip("pyarrow")

@@ -6,17 +6,16 @@ job runs where it can."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 import pytest
-import yaml
-
 from buildkit import build, cli, project  # noqa: F401  (cli: later tests)
 from conftest import DATA, GSM8K, HF_JSON, basic_config, write_jsonl
+
 from mintdim import errors as E
 from mintdim.stages.validate import preflight
 

@@ -12,14 +12,13 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO, SP_MODEL, basic_config, read_jsonl
 from test_stages import drive
 
 from mintdim import errors as E
+from mintdim.reading.verify import verify
 from mintdim.sources import jsonl
 from mintdim.sources.template import parse
-from mintdim.reading.verify import verify
 
 
 def read_all(path: str, display: str, fields=("prompt", "response"), template="{prompt}\n{response}"):
@@ -176,7 +175,7 @@ def test_a_file_of_valid_oddities_builds_and_verifies_against_its_source(tmp_pat
     drive(basic_config(["odd.jsonl"], sizes=[[16, 64, 256]], sps=[3]))
     rows = read_jsonl("out/sample_index.jsonl")
     assert [r["source_line"] for r in rows] == [1, 2, 4, 5, 6, 7, 8, 9]
-    assert rows[3]["hash"] == __import__("hashlib").sha256("dup\nlast wins".encode()).hexdigest()
+    assert rows[3]["hash"] == __import__("hashlib").sha256(b"dup\nlast wins").hexdigest()
     report = verify("out", source=True, all=True)
     assert report.ok, [str(p) for p in report.problems]
     assert report.encoded == 8

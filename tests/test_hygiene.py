@@ -12,7 +12,6 @@ import tomllib
 
 import pytest
 import yaml
-
 from conftest import GSM8K, HF_JSON, REPO, SNAKEFILE, run_cli
 
 from mintdim.commands import COMMANDS

@@ -8,12 +8,11 @@ import os
 import random
 
 import pytest
+from conftest import write_jsonl
 
 from mintdim import errors as E
 from mintdim.sources import jsonl
 from mintdim.sources.jsonl import BOM, ChunkReader, chunk_bounds, declared_values, parse_object
-
-from conftest import write_jsonl
 
 _WS = b" \t\r\n"
 MB = 1024 * 1024
@@ -118,7 +117,7 @@ def test_random_files_against_naive_split(tmp_path):
     rng = random.Random(20240517)
     for trial in range(120):
         parts = []
-        for i in range(rng.randint(0, 15)):
+        for _ in range(rng.randint(0, 15)):
             r = rng.random()
             if r < 0.12:
                 parts.append(b"")
@@ -491,6 +490,7 @@ def test_build_splits_large_files_across_cores_only_when_jobs_are_too_few(tmp_pa
     """One 20 MB file at --cores 2: two tokenize jobs. Two such files: one job each (a split
     would only add tokenizer loads). Only file sizes matter: sparse files."""
     from conftest import basic_config
+
     from mintdim.run.dag import BuildDAG
 
     monkeypatch.chdir(tmp_path)

@@ -10,9 +10,9 @@ import os
 import numpy as np
 import pytest
 import sentencepiece as spm
+from conftest import HF_JSON, SP_MODEL, basic_config, build_in, read_json, read_jsonl, read_mask, write_jsonl
 from tokenizers import Tokenizer
 
-from conftest import HF_JSON, SP_MODEL, basic_config, build_in, read_json, read_jsonl, read_mask, write_jsonl
 from mintdim import errors as E
 from mintdim.config import resolve
 

@@ -16,11 +16,6 @@ import shutil
 import numpy as np
 import pytest
 import sentencepiece as spm
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-import mintdim
-import mintdim.formats.output
 from conftest import (
     SP_MODEL,
     assert_not_finished,
@@ -34,13 +29,18 @@ from conftest import (
     tree_bytes,
     write_jsonl,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from stagekit import drive
+
+import mintdim
+import mintdim.formats.output
 from mintdim import errors as E
-from mintdim.units import packing
 from mintdim.config import resolve
 from mintdim.formats import shards as fs
 from mintdim.reading.packed_reader import IGNORE, PackedDataset
-from stagekit import drive
 from mintdim.reading.verify import verify
+from mintdim.units import packing
 
 ROW = 384
 
@@ -311,7 +311,6 @@ def test_overflow_error_drop_and_indexes(tmp_path, monkeypatch):
     assert sum(len(ds.row_sample_ids(r)) for r in range(ds.num_rows)) == 60 - len(dropped)
     assert verify("o_drop", source=True, all=True).ok
     from mintdim.reading.summary import format_summary, summarize
-
     from mintdim.stages.report import render_html
 
     text = format_summary(summarize("o_drop"))
@@ -360,7 +359,6 @@ def test_conversations_pack_too(tmp_path, monkeypatch):
     """The shipped conversation example (config/chat.yaml: chat template, loss on assistant turns)
     with packed rows: masks, per-role counts, verify."""
     import yaml
-
     from conftest import REPO
 
     monkeypatch.chdir(tmp_path)

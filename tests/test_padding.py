@@ -5,13 +5,13 @@ import json
 
 import numpy as np
 import pytest
+from conftest import HF_JSON, basic_config, build_in, read_json, read_jsonl, run_cli, write_jsonl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import HF_JSON, basic_config, build_in, read_json, read_jsonl, run_cli, write_jsonl
 from mintdim import errors as E
-from mintdim.units import padding as P
 from mintdim import suggest_units
+from mintdim.units import padding as P
 
 
 def brute_force(values, counts, k, multiple_of=1, min_size=None, max_size=None, cost="linear"):

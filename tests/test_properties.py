@@ -19,17 +19,16 @@ import tempfile
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-
 from conftest import basic_config, read_json, read_jsonl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_stages import drive
 
 from mintdim import errors as E
-from mintdim.sources import jsonl
 from mintdim.config import resolve
-from mintdim.sources.template import TemplateSyntaxError, parse
 from mintdim.reading.verify import verify
+from mintdim.sources import jsonl
+from mintdim.sources.template import TemplateSyntaxError, parse
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BUILDS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -20,7 +20,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from buildkit import (
     SIZES,
     Launch,
@@ -37,11 +36,11 @@ from buildkit import (
 from conftest import SNAKEFILE, tree_bytes
 
 from mintdim import errors as E
-from mintdim.run import guard
 from mintdim.formats import records
 from mintdim.formats.layout import Layout
 from mintdim.progress import BENCH_COLUMNS, JobLog
 from mintdim.reading.verify import verify
+from mintdim.run import guard
 
 FAILED = records.FAILED_MARKER
 
@@ -1060,7 +1059,7 @@ def _snapshot(*dirs) -> dict:
 
     seen = {}
     for top in dirs:
-        for base, subdirs, files in os.walk(top):
+        for base, _subdirs, files in os.walk(top):
             seen[base] = "dir"
             for name in files:
                 path = os.path.join(base, name)

@@ -9,7 +9,6 @@ import time
 
 import pytest
 import yaml
-
 from buildkit import Launch, build, logs_text, out_tree, project, reference  # noqa: F401  (reference: a fixture)
 from conftest import REPO
 

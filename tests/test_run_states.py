@@ -35,10 +35,11 @@ import tempfile
 import time
 
 import yaml
-from hypothesis import HealthCheck, Phase, settings, strategies as st
+from buildkit import Launch, build, config, out_tree, rows, write_rows
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from buildkit import Launch, build, config, out_tree, rows, write_rows
 from mintdim.reading.verify import verify
 
 EXAMPLES = int(os.environ.get("MINTDIM_STATES_EXAMPLES", "5"))

@@ -5,10 +5,10 @@ import os
 import jsonschema
 import pytest
 import yaml
-
 from conftest import REPO, basic_config, run_cli
-from mintdim import errors as E
+
 from mintdim import config
+from mintdim import errors as E
 from mintdim.paths import schema_file
 
 

@@ -19,9 +19,8 @@ import sys
 import time
 
 import pytest
-
-from conftest import REPO, SNAKEFILE, tree_bytes
 from buildkit import project
+from conftest import REPO, SNAKEFILE, tree_bytes
 from slurmkit import free_port, slurm_cluster  # noqa: F401 (the fixture)
 
 BUILD_TIMEOUT_S = 150  # a hang (a status command that never answers) fails here instead of waiting for ever

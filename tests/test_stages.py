@@ -15,21 +15,20 @@ import re
 import numpy as np
 import pytest
 import sentencepiece as spm
+from conftest import GSM8K, HF_JSON, SP_MODEL, basic_config, read_json, read_jsonl, tree_bytes
+from stagekit import drive
 from tokenizers import Tokenizer
 
 from mintdim import __version__
 from mintdim import errors as E
-from mintdim.sources import inputs, jsonl
-from mintdim.formats import records
 from mintdim.config import resolve
-from mintdim.formats import output as indexes, shards
+from mintdim.formats import output as indexes
+from mintdim.formats import records, shards
 from mintdim.formats.layout import Layout
+from mintdim.sources import inputs, jsonl
 from mintdim.stages.plan import plan_output
 from mintdim.stages.tokenize import tokenize_chunk
 from mintdim.stages.validate import outputs_to_build, preflight
-from stagekit import drive
-
-from conftest import GSM8K, HF_JSON, SP_MODEL, basic_config, read_json, read_jsonl, tree_bytes
 
 KB_AS_MB = 1024 / (1024 * 1024)
 SHARD_LINE = re.compile(
@@ -216,7 +215,7 @@ def test_output_tree(main_build):
         "unk_index.jsonl",
     } <= names
     assert {f"unit_{s}" for s in SIZES} <= names
-    for base, _dirs, files in os.walk(main_build["out"]):
+    for _base, _dirs, files in os.walk(main_build["out"]):
         assert records.FAILED_MARKER not in files
 
 

@@ -14,14 +14,13 @@ import os
 
 import numpy as np
 import pytest
-
 from conftest import basic_config, build_in, gsm8k_rows, read_json, read_jsonl, tree_bytes, write_jsonl
+from test_stages import drive
 
 import mintdim
 from mintdim import errors as E
 from mintdim.reading.suggest import suggest_units
 from mintdim.reading.verify import verify
-from test_stages import drive
 
 SIZES = [[128, 256, 512, 1024]]
 

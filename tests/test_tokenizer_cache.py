@@ -10,7 +10,6 @@ import os
 import shutil
 
 import pytest
-
 from conftest import HF_JSON, SP_MODEL, basic_config, build_in, read_json, tree_bytes
 
 from mintdim.stages import validate

@@ -8,12 +8,11 @@ import json
 import numpy as np
 import pytest
 import sentencepiece as spm
+from conftest import GSM8K, HF_JSON, SP_MODEL
 from tokenizers import Tokenizer
 
 from mintdim.tokenizers import kinds as T
 from mintdim.tokenizers.kinds import HFJsonTokenizer, SentencePieceTokenizer, dtype_for_vocab, load
-
-from conftest import GSM8K, HF_JSON, SP_MODEL
 
 
 def gsm8k_texts(n: int = 30) -> list[str]:

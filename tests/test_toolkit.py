@@ -17,7 +17,6 @@ import sys
 import numpy as np
 import pytest
 import yaml
-
 from conftest import (
     GSM8K,
     HF_JSON,
@@ -31,8 +30,8 @@ from conftest import (
 )
 
 import mintdim
-from mintdim.reading import reader
 from mintdim.progress import Progress
+from mintdim.reading import reader
 
 SIZES = [128, 256, 512]
 SPS = 200

@@ -15,16 +15,20 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import (
+    ASSETS,  # noqa: E402
+    GSM8K,
+    HF_JSON,
+    read_json,
+    read_jsonl,
+    write_jsonl,
+)
 
 from mintdim import errors as E
 from mintdim import pipeline
 from mintdim.tokenizers import training
 from mintdim.tokenizers.kinds import load
 from mintdim.tokenizers.unitoken import SENTINEL
-
-from conftest import GSM8K, HF_JSON, read_json, read_jsonl, write_jsonl
-
-from conftest import ASSETS  # noqa: E402
 
 
 def gsm8k_texts(n: int | None = None) -> list[str]:
@@ -199,7 +203,7 @@ def test_token_starts_for_loss_masks(models, tmp_path):
     short = gsm8k_texts(20)
     flat, lengths, starts = uni.encode_batch_with_starts(short)
     ends = np.cumsum(lengths)
-    for text, end, n in zip(short, ends, lengths):
+    for _text, end, n in zip(short, ends, lengths):
         ids = flat[end - n : end].tolist()
         assert starts[end - n : end].tolist() == [len(uni.decode(ids[:k])) for k in range(n)]
 

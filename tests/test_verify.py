@@ -10,10 +10,9 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import SP_MODEL, basic_config, gsm8k_rows, read_json, read_jsonl, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import gsm8k_rows, SP_MODEL, basic_config, read_json, read_jsonl, run_cli
 from test_stages import drive
 
 from mintdim.reading.verify import Report, main_lines, verify
@@ -766,7 +765,7 @@ def test_the_shard_checks_find_what_a_row_by_row_check_finds():
     from mintdim.reading import verify as V
 
     rng = np.random.default_rng(0)
-    for trial in range(300):
+    for _trial in range(300):
         n, width = int(rng.integers(1, 9)), int(rng.integers(1, 7))
         block = rng.choice([0, 0, 0, 5, 7], size=(n, width)).astype(np.uint16)  # pad 0, unk 7
         tc = rng.integers(0, width + 1, size=n)

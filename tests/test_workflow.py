@@ -11,26 +11,25 @@ from __future__ import annotations
 
 import glob
 import gzip
-import io
 import hashlib
+import io
 import json
 import os
 import re
 import shutil
 import socket
 import sys
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
 import yaml
-
 from conftest import (
-    gsm8k_rows,
     HF_JSON,
     SP_MODEL,
     basic_config,
     build_in,
+    gsm8k_rows,
     read_json,
     read_jsonl,
     run_cli,
@@ -71,14 +70,14 @@ def render(template: str, row: dict) -> str:
     return re.sub(r"\{\{|\}\}|\{([^{}]+)\}", sub, template)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sp(path: str):
     import sentencepiece as spm
 
     return spm.SentencePieceProcessor(model_file=path)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hf(path: str):
     from tokenizers import Tokenizer
 
@@ -291,7 +290,7 @@ def shard_lines(text: str, units, dirs=()) -> list[tuple[int, int, int, str | No
     unit_alt = "|".join(str(u) for u in sorted(units, key=lambda u: -len(str(u))))
     found = []
     for m in re.finditer(
-        r"\[unit-build\] shard=(\d{6}) samples=(\d+) bytes=\d+\.\d MiB unit=(%s)" % unit_alt, text
+        r"\[unit-build\] shard=(\d{6}) samples=(\d+) bytes=\d+\.\d MiB unit=(" + unit_alt + ")", text
     ):
         rest = text[m.end() :]
         out = None

@@ -27,8 +27,7 @@ def _print(result: dict, as_json: bool, line: str) -> None:
 
 def _corpus(args):
     """A build-like object whose files are what to render, and the indexes to read."""
-    from ..config import check_template, resolve
-    from ..config import load_config_file
+    from ..config import check_template, load_config_file, resolve
 
     if args.config:
         build = resolve(load_config_file(args.config))

@@ -410,7 +410,7 @@ def _file_runs(data: bytes, win, pos, quoted: list[bytes], first: int = 0):
     fi = np.empty(len(pos), dtype=np.int64)
     lo = 0
     for k, q in enumerate(quoted[first:], first):
-        holds = lambda i: data[pos[i] : pos[i] + len(q)] == q  # noqa: E731
+        holds = lambda i: data[pos[i] : pos[i] + len(q)] == q  # noqa: E731,B023  (used in this iteration)
         end = lo + bisect.bisect_left(range(lo, len(pos)), True, key=lambda i: not holds(i))
         if not (win[pos[lo:end], : len(q)] == np.frombuffer(q, dtype=np.uint8)).all():
             return None

@@ -43,8 +43,8 @@ from ..formats import hf_datasets as hfd
 from ..formats import megatron
 from ..formats import output as fmt
 from ..progress import Progress
-from .packed_reader import IGNORE, PackedDataset
 from .base import load_output
+from .packed_reader import IGNORE, PackedDataset
 from .reader import open as open_output
 
 FORMATS = ("hf", "megatron")
@@ -178,7 +178,7 @@ class Staging:
             os.mkdir(d)
             self.made.append(d)
 
-    def __enter__(self) -> "Staging":
+    def __enter__(self) -> Staging:
         return self
 
     def __exit__(self, exc_type, exc, tb):

@@ -48,7 +48,7 @@ read = open
 class Unit:
     """The shards of one unit size: `shards[k]` is a read-only memmap of shape (records, size)."""
 
-    def __init__(self, dataset: "Dataset", size: int, num_samples: int, shard_paths: list[str]):
+    def __init__(self, dataset: Dataset, size: int, num_samples: int, shard_paths: list[str]):
         self._ds = dataset
         self.size = size
         self.num_samples = num_samples
@@ -220,7 +220,7 @@ class Dataset:
     def _check_id(self, sample_id) -> int:
         return check_sample_id(sample_id, self.num_samples)
 
-    def _unit_of(self, sid: int) -> "Unit":
+    def _unit_of(self, sid: int) -> Unit:
         """The unit of a sample; ValueError for one dropped for its length (units.overflow: drop)."""
         u = int(self._lookup()[0][sid])
         if u >= len(self.units):
@@ -332,7 +332,7 @@ class Dataset:
 
     # -- batches --------------------------------------------------------------------------------
 
-    def sampler(self, batch_size: int, **kw) -> "BucketBatchSampler":
+    def sampler(self, batch_size: int, **kw) -> BucketBatchSampler:
         """A bucketed batch sampler over this dataset (see BucketBatchSampler)."""
         return BucketBatchSampler(self, batch_size, **kw)
 

@@ -12,8 +12,8 @@ import os
 import numpy as np
 
 from .. import errors as E
-from .reader import open as open_dataset
 from ..tokenizers.kinds import load
+from .reader import open as open_dataset
 
 GREEN, DIM, RESET = "\033[1;32m", "\033[2m", "\033[0m"
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import errors as E
+from ..formats import output as fmt
 from ..sources import inputs
 from ..units import padding
-from ..formats import output as fmt
 
 
 @dataclass

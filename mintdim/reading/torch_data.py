@@ -15,13 +15,13 @@ Or the parts: `TokenDataset` (a map-style Dataset indexed by sample_id) with
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Sampler
 from torch.utils.data import Dataset as _TorchDataset
 from torch.utils.data._utils.collate import default_collate
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: the readers import this module (lazily), never the reverse
     from .base import Batch, BucketBatchSampler

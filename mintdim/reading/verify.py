@@ -48,11 +48,13 @@ from ..formats import output as fmt
 from ..formats import shards as fs
 from ..formats.checksums import NAME as CHECKSUMS
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
-from .verify_common import Problem, Report  # noqa: F401  (the report's types, imported from here)
-from .verify_common import (
+from ..progress import Progress, without_cyclic_gc
+from .verify_common import (  # noqa: F401  (the report's types, imported from here)
     BLOCK_ROWS,
     HexDigests,
     Index,
+    Problem,
+    Report,
     check_checksums,
     check_duplicates,
     check_empty_files,
@@ -69,7 +71,6 @@ from .verify_common import (
     spec_stats,
 )
 from .verify_packed import verify_packed
-from ..progress import Progress, without_cyclic_gc
 from .verify_source import check_source
 
 _SHARD = fs.SHARD_RE  # names and layout come from the format modules; every figure is recomputed here

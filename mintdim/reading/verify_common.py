@@ -132,7 +132,7 @@ def overflow_policy(manifest: dict, report: Report) -> str:
     return policy
 
 
-def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str, report: "Report") -> int:
+def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str, report: Report) -> int:
     """A sample_index.jsonl line's overflow keys, checked against the manifest's policy (units.overflow):
     0 a whole sample (no overflow key, no source_token_count), 1 dropped (token_count 0), 2 truncated
     (token_count = limit); a cut sample's source_token_count is above `limit` (`where` names it)."""

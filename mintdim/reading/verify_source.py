@@ -49,6 +49,7 @@ def _source_texts(manifest, idx: Index, report: Report, chosen: set, root: str) 
     index; returns the rendered texts of the `chosen` samples. A file under source.take: its samples
     are also the ones its take and seed choose (mintdim/sources/take.py), with their repeats."""
     import numpy as np
+
     from ..sources import inputs
     from ..sources import template as T
 

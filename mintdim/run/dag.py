@@ -24,13 +24,12 @@ import time
 import yaml
 
 from .. import errors as E
-from . import guard
-from ..sources import inputs
-from ..formats import records
 from ..config import resolve
+from ..formats import records
 from ..formats.layout import Layout
-from . import failure
+from ..sources import inputs
 from ..stages.validate import outputs_to_build, preflight, schema_checked, write_cache
+from . import failure, guard
 
 RUN_KEY = "mintdim_run"
 # launcher: pid of the `mintdim build` process (Snakemake stops its jobs and ends when it is gone);

@@ -172,7 +172,7 @@ class BuildGuard:
         self.claimed: set[str] = set()
         self._fds: list[int] = []  # the run lock first, then the output claims
 
-    def start(self) -> "BuildGuard":
+    def start(self) -> BuildGuard:
         """Take the run lock, then wait for orphaned jobs of a killed run."""
         path = run_lock_path(self.layout)
         fd = _open(path)

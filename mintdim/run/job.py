@@ -17,9 +17,9 @@ import traceback
 
 from .. import errors as E
 from ..faults import kill_point
-from .guard import job_lock
-from ..progress import JobLog, write_timing
 from ..formats.records import atomic_write_text
+from ..progress import JobLog, write_timing
+from .guard import job_lock
 
 
 class BuildStopped(Exception):

@@ -29,11 +29,11 @@ import time
 from dataclasses import dataclass, field
 
 from .. import errors as E
-from . import failure, guard
-from .dag import RUN_KEY, signal_group, stop_group
 from ..formats import records
 from ..formats.layout import Layout
 from ..paths import snakefile
+from . import failure, guard
+from .dag import RUN_KEY, signal_group, stop_group
 
 # MintDim's own lines and Snakemake's progress: what the console shows of Snakemake's log (display only)
 _SHOWN = re.compile(rb"\[unit-build|^\d+ of \d+ steps|^Nothing to be done")

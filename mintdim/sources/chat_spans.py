@@ -224,7 +224,7 @@ def read_pieces(text: str, other: str, marks: list[str], optional: list[bool], v
             found[k] = (pos, end_limit)
             break
         nxt = pieces[idx + 1]
-        q = _one_reading(text, pos, nxt, lambda region: valid(k, region))
+        q = _one_reading(text, pos, nxt, lambda region: valid(k, region))  # noqa: B023  (called at once)
         if q is None:
             return None
         found[k] = (pos, q)

@@ -12,8 +12,6 @@ import os
 import numpy as np
 
 from .. import __version__
-from ..units import padding
-from ..units.packing import LEFT_OUT
 from ..formats import intermediate as inter
 from ..formats import output as fmt
 from ..formats.output import (
@@ -25,6 +23,8 @@ from ..formats.output import (
 )
 from ..formats.records import atomic_write_text
 from ..progress import Progress
+from ..units import padding
+from ..units.packing import LEFT_OUT
 from .write import fresh_dir
 
 UNTRAINED_SHOWN = 10  # ids of samples that train no token in the console's warning

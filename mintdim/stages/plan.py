@@ -19,11 +19,11 @@ import time
 import numpy as np
 
 from .. import errors as E
+from ..formats import intermediate as inter
+from ..formats.records import atomic_write_text
 from ..sources import inputs
 from ..units import padding
 from ..units.packing import LEFT_OUT, UNTRAINED
-from ..formats import intermediate as inter
-from ..formats.records import atomic_write_text
 
 
 def empty_files(build, out, per_file: dict[int, int], log=print) -> list[int]:

@@ -30,15 +30,13 @@ from functools import partial
 import numpy as np
 
 from .. import errors as E
+from ..formats import intermediate as inter
+from ..progress import without_cyclic_gc
 from ..sources import inputs, jsonl
 from ..sources import template as T
-from ..formats import intermediate as inter
-from ..units import padding
-from ..progress import without_cyclic_gc
 from ..tokenizers.engines import cache_dirs
-from ..tokenizers.kinds import engine_of, field_end_markers, load
-from ..tokenizers.kinds import use_threads
-
+from ..tokenizers.kinds import engine_of, field_end_markers, load, use_threads
+from ..units import padding
 
 UNBOUNDED = 2**40
 

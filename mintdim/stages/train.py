@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import os
 
-from ..tokenizers import training
 from ..config import resolve
 from ..formats.records import atomic_write_text
+from ..tokenizers import training
 from ..tokenizers.kinds import use_threads
 
 

@@ -13,13 +13,12 @@ import json
 import os
 from dataclasses import asdict, dataclass
 
-from .. import __version__
+from .. import __version__, schema
 from .. import errors as E
+from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
 from ..formats import records
-from .. import schema
 from ..sources import inputs
 from ..sources import template as T
-from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
 from ..tokenizers import training
 from ..tokenizers.engines import (
     cache_dirs,
@@ -33,10 +32,12 @@ from ..tokenizers.kinds import (
     DIRECTORY_KINDS,
     dtype_for_vocab,
     engine_of,
-    exists as tokenizer_exists,
     load,
     missing_files,
     stat_key,
+)
+from ..tokenizers.kinds import (
+    exists as tokenizer_exists,
 )
 
 
@@ -230,7 +231,7 @@ def _write_facts(cache: dict) -> None:
     _CONTENT.clear()
 
 
-def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
+def write_cache(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> None:
     """Remember what pre-flight learned of each tokenizer file (by size and mtime), and that this
     config passed the schema, so the validate job neither loads a large model a second time nor
     imports the schema validator. Only after pre-flight passed."""
@@ -314,7 +315,7 @@ def _check_directory_kind(f) -> None:
         raise E.MintDimFileNotFoundError.tokenizer_dir_file(kind, path, os.getcwd())
 
 
-def _load_checked(f, engines_dir: str | list[str] | None = None) -> tuple["TokenizerMeta", object]:
+def _load_checked(f, engines_dir: str | list[str] | None = None) -> tuple[TokenizerMeta, object]:
     try:
         tok = load(
             f.tokenizer_kind,

@@ -10,10 +10,10 @@ import shutil
 import numpy as np
 
 from ..formats import intermediate as inter
+from ..formats.records import EMPTY_MARKER, atomic_write_text
 from ..formats.shards import PackedWriter, ShardWriter, shard_line, shard_warning
 from ..formats.shards import unit_dir as unit_dir_name
 from ..progress import Progress
-from ..formats.records import EMPTY_MARKER, atomic_write_text
 
 
 def empty_unit_text(unit: int) -> str:

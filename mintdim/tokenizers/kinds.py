@@ -13,7 +13,6 @@ import os
 
 from .library import HFJsonTokenizer, SentencePieceTokenizer
 
-
 KINDS = ("sentencepiece", "hf_json", "unitoken", "hf_dir")
 EXTENSIONS = {"sentencepiece": ".model", "hf_json": ".json"}  # unitoken, hf_dir: model directories
 DIRECTORY_KINDS = ("unitoken", "hf_dir")

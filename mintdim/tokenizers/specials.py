@@ -26,7 +26,6 @@ UNK/PAD found where expected.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import tempfile
@@ -273,7 +272,7 @@ def _added_strings(kind: str, new, added: dict[str, int]) -> list[str]:
 def read_check_texts(path: str, limit: int = 2000) -> list[str]:
     """Texts for a check: JSONL (every string value of each line, joined) or plain text (each line)."""
     texts = []
-    with io.open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         for line in f:
             if len(texts) >= limit:
                 break

@@ -25,7 +25,6 @@ import json
 import os
 import shutil
 import tempfile
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
