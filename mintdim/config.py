@@ -838,7 +838,8 @@ def _entries(raw: dict) -> BuildConfig:
             entry.take, entry.take_seed = _pick(src["take"], i), src.get("seed", 0)
         if _pick(src.get("on_bad_record", ["error"]), i) == "skip":  # stages/plan.py applies it
             entry.on_bad_record, entry.max_skipped = "skip", _pick(src.get("max_skipped", [0.01]), i)
-        if packs:  # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it
+        if packs:
+            # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it
             entry.pack, entry.overflow = _pick(packs, i), _pick(overflows, i)
             entry.sizes = [entry.pack] if entry.overflow == "error" else [NO_LIMIT]
         elif (
@@ -847,22 +848,7 @@ def _entries(raw: dict) -> BuildConfig:
             entry.overflow = _pick(overflows, i)
         if absdir not in out_index:
             out_index[absdir] = len(outputs)
-            outputs.append(
-                OutputEntry(
-                    index=len(outputs),
-                    dir=out_dir,
-                    absdir=absdir,
-                    files=[],
-                    tokenizer_kind=entry.tokenizer_kind,
-                    tokenizer_path=tok_path,
-                    tokenizer_abspath=entry.tokenizer_abspath,
-                    auto=auto,
-                    sizes=[entry.pack] if packs else entry.sizes,
-                    pack=entry.pack,
-                    overflow=entry.overflow,
-                    samples_per_shard=entry.samples_per_shard,
-                )
-            )
+            outputs.append(_output_entry(len(outputs), out_dir, absdir, entry, tok_path, auto, packs))
         entry.output = out_index[absdir]
         outputs[entry.output].files.append(i)
         outputs[entry.output].build_batches.append(entry.build_batch)
@@ -874,6 +860,24 @@ def _entries(raw: dict) -> BuildConfig:
         work_dir=raw.get("work_dir", DEFAULT_WORK_DIR),
         chunk_mb=float(raw.get("chunk_mb", DEFAULT_CHUNK_MB)),
         raw=raw,
+    )
+
+
+def _output_entry(index: int, out_dir: str, absdir: str, entry, tok_path: str, auto, packs) -> OutputEntry:
+    """The output that `entry`, its first file, opens: its directory, tokenizer and units."""
+    return OutputEntry(
+        index=index,
+        dir=out_dir,
+        absdir=absdir,
+        files=[],
+        tokenizer_kind=entry.tokenizer_kind,
+        tokenizer_path=tok_path,
+        tokenizer_abspath=entry.tokenizer_abspath,
+        auto=auto,
+        sizes=[entry.pack] if packs else entry.sizes,
+        pack=entry.pack,
+        overflow=entry.overflow,
+        samples_per_shard=entry.samples_per_shard,
     )
 
 

@@ -192,7 +192,13 @@ def register(sub) -> None:
     )
     p.set_defaults(func=run, parser=p)
     tools = p.add_subparsers(dest="tool_name", metavar="TOOL")
+    _register_train(tools)
+    _register_export(tools)
+    _register_add_specials(tools)
 
+
+def _register_train(tools) -> None:
+    """`mintdim tokenizer train`: its options."""
     t = tools.add_parser(
         "train",
         epilog=EXIT_CODES,
@@ -235,6 +241,9 @@ def register(sub) -> None:
     lang_option(t)
     t.set_defaults(tool=run_train)
 
+
+def _register_export(tools) -> None:
+    """`mintdim tokenizer export`: its options."""
     x = tools.add_parser(
         "export",
         epilog=EXIT_CODES,
@@ -253,6 +262,9 @@ def register(sub) -> None:
     lang_option(x)
     x.set_defaults(tool=run_export)
 
+
+def _register_add_specials(tools) -> None:
+    """`mintdim tokenizer add-specials`: its options."""
     a = tools.add_parser(
         "add-specials",
         epilog=EXIT_CODES,

@@ -140,13 +140,7 @@ def _verify(
         return report, None
     check_checksums(out, report, log)  # first: any changed byte, by file
 
-    # --- failure markers, the directory's entries --------------------------------------------------
-    for base, dirs, files in os.walk(out):
-        dirs.sort()
-        if FAILED_MARKER in files:
-            rel = os.path.relpath(os.path.join(base, FAILED_MARKER), out)
-            report.add(rel, "failure marker: the build failed or did not finish; this is not a usable output")
-
+    _check_failure_markers(out, report)
     manifest = _load_json(out, fmt.MANIFEST, report)
     histogram = _load_json(out, fmt.HISTOGRAM, report)
     stats = _load_json(out, fmt.STATS, report)
@@ -160,19 +154,7 @@ def _verify(
         ), None
     has_masks = "loss_mask" in manifest  # source.train_on: mask_XXXXXX.bin beside every shard
     policy = overflow_policy(manifest, report)  # units.overflow with unit sizes
-
-    entries = sorted(os.listdir(out))
-    declared = {fs.unit_dir(s) for s in sizes}
-    for name in entries:
-        full = os.path.join(out, name)
-        if _UNIT.match(name) and name not in declared:
-            report.add(name, f"unit directory not declared in manifest.json (sizes {sizes})")
-        elif not _UNIT.match(name) and name not in fmt.index_files(manifest) and name != CHECKSUMS:
-            report.add(name, "unexpected entry in the output directory")
-        elif name in declared and not os.path.isdir(full):
-            report.add(name, "is not a directory")
-    for d in sorted(declared - set(entries)):
-        report.add(d, "declared unit directory is missing")
+    _check_entries(out, manifest, sizes, report)
 
     # --- sample_index.jsonl ------------------------------------------------------------------------
     idx = _read_sample_index(out, report, sizes, sps, files, policy)
@@ -206,6 +188,31 @@ def _verify(
     if source:
         check_source(out, manifest, idx, per_unit, sizes, sps, dtype, report, all, sample, root, seed)
     return report, idx
+
+
+def _check_failure_markers(out: str, report: Report) -> None:
+    """A failure marker anywhere in the output: the build failed or did not finish."""
+    for base, dirs, files in os.walk(out):
+        dirs.sort()
+        if FAILED_MARKER in files:
+            rel = os.path.relpath(os.path.join(base, FAILED_MARKER), out)
+            report.add(rel, "failure marker: the build failed or did not finish; this is not a usable output")
+
+
+def _check_entries(out: str, manifest: dict, sizes, report: Report) -> None:
+    """The output directory's entries: the declared unit directories, the index files, nothing else."""
+    entries = sorted(os.listdir(out))
+    declared = {fs.unit_dir(s) for s in sizes}
+    for name in entries:
+        full = os.path.join(out, name)
+        if _UNIT.match(name) and name not in declared:
+            report.add(name, f"unit directory not declared in manifest.json (sizes {sizes})")
+        elif not _UNIT.match(name) and name not in fmt.index_files(manifest) and name != CHECKSUMS:
+            report.add(name, "unexpected entry in the output directory")
+        elif name in declared and not os.path.isdir(full):
+            report.add(name, "is not a directory")
+    for d in sorted(declared - set(entries)):
+        report.add(d, "declared unit directory is missing")
 
 
 def _check_unit(

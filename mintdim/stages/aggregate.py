@@ -192,7 +192,6 @@ def aggregate_output(
     lines = inter.unarr(plan["lines"])
     lengths = inter.unarr(plan["lengths"])
     units = inter.unarr(plan["units"])
-    rows = inter.unarr(plan["rows"])
     digests = np.frombuffer(plan["hashes"], dtype=np.uint8).reshape(n, 32)
     hexes = plan["hashes"].hex()
     paths = [f.path for f in build.files]
@@ -205,55 +204,15 @@ def aggregate_output(
     cut = _cut(plan) if packed is None else None  # unit sizes with units.overflow drop | truncate
     if packed is not None:  # units.pack
         trained = packed["trained"]
-        write_packed_sample_index(
-            os.path.join(stage_dir, fmt.SAMPLE_INDEX),
-            hexes,
-            lengths,
-            packed["kept"],
-            packed["status"],
-            sizes[0],
-            rows,
-            packed["offsets"],
-            sps,
-            file_ids,
-            paths,
-            lines,
-            None if trained is None else trained.tolist(),
-            progress,
-            repeats,
-        )
-    else:
-        write_sample_index(
-            os.path.join(stage_dir, fmt.SAMPLE_INDEX),
-            hexes,
-            lengths if cut is None else cut["kept"],
-            sizes,
-            units,
-            rows,
-            sps,
-            file_ids,
-            paths,
-            lines,
-            trained,
-            progress,
-            overflow=None if cut is None else (cut["status"], lengths),
-            repeats=repeats,
-        )
+    index_path = os.path.join(stage_dir, fmt.SAMPLE_INDEX)
+    _write_index_of_samples(index_path, plan, hexes, paths, sps, packed, cut, trained, repeats, progress)
 
     origin = fmt.origin_of(paths, file_ids, lines, repeats)
     groups = _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), digests, hexes, origin)
-    unk_samples = inter.unarr(plan["unk_samples"])
-    unk_counts = inter.unarr(plan["unk_counts"])
-    unk_positions = inter.unarr(plan["unk_positions"])
-    if packed is not None:  # UNK figures describe the tokens written
-        unk_samples, unk_counts, unk_positions = _stored_unk(
-            unk_samples, unk_counts, unk_positions, packed["kept"]
-        )
-    _write_unk(os.path.join(stage_dir, fmt.UNK_INDEX), unk_samples, unk_counts, unk_positions, hexes, origin)
-
-    counts = np.bincount(units, minlength=len(sizes))[: len(sizes)].tolist()  # a dropped sample: in no unit
-    if packed is not None:
-        counts = [int(np.count_nonzero(~np.isin(packed["status"], LEFT_OUT)))]
+    unk_samples, unk_counts = _write_unk_index(
+        os.path.join(stage_dir, fmt.UNK_INDEX), plan, packed, hexes, origin
+    )
+    counts = _samples_per_unit(units, sizes, packed)
     distribution = {str(s): int(c) for s, c in zip(sizes, counts)}
     write_json(os.path.join(stage_dir, fmt.HISTOGRAM), distribution)
     kept = packed["kept"] if packed is not None else lengths if cut is None else cut["kept"]
@@ -288,6 +247,68 @@ def aggregate_output(
         f"{stats['duplicate_groups']} duplicate groups, {stats['samples_with_unk']} samples with UNK"
     )
     return stats
+
+
+def _write_index_of_samples(path, plan, hexes, paths, sps, packed, cut, trained, repeats, progress) -> None:
+    """The sample index of the output: of its packed rows (units.pack) or of its units."""
+    file_ids, lines = inter.unarr(plan["files"]), inter.unarr(plan["lines"])
+    lengths, rows = inter.unarr(plan["lengths"]), inter.unarr(plan["rows"])
+    if packed is not None:
+        write_packed_sample_index(
+            path,
+            hexes,
+            lengths,
+            packed["kept"],
+            packed["status"],
+            plan["sizes"][0],
+            rows,
+            packed["offsets"],
+            sps,
+            file_ids,
+            paths,
+            lines,
+            None if trained is None else trained.tolist(),
+            progress,
+            repeats,
+        )
+    else:
+        write_sample_index(
+            path,
+            hexes,
+            lengths if cut is None else cut["kept"],
+            plan["sizes"],
+            inter.unarr(plan["units"]),
+            rows,
+            sps,
+            file_ids,
+            paths,
+            lines,
+            trained,
+            progress,
+            overflow=None if cut is None else (cut["status"], lengths),
+            repeats=repeats,
+        )
+
+
+def _write_unk_index(path, plan, packed, hexes, origin) -> tuple[np.ndarray, np.ndarray]:
+    """The UNK index of the output; returns the samples with UNK and their UNK counts (with units.pack,
+    of the tokens written)."""
+    unk_samples = inter.unarr(plan["unk_samples"])
+    unk_counts = inter.unarr(plan["unk_counts"])
+    unk_positions = inter.unarr(plan["unk_positions"])
+    if packed is not None:  # UNK figures describe the tokens written
+        unk_samples, unk_counts, unk_positions = _stored_unk(
+            unk_samples, unk_counts, unk_positions, packed["kept"]
+        )
+    _write_unk(path, unk_samples, unk_counts, unk_positions, hexes, origin)
+    return unk_samples, unk_counts
+
+
+def _samples_per_unit(units, sizes, packed) -> list[int]:
+    """The number of samples written in each unit (one count, of the samples packed, with units.pack)."""
+    if packed is not None:
+        return [int(np.count_nonzero(~np.isin(packed["status"], LEFT_OUT)))]
+    return np.bincount(units, minlength=len(sizes))[: len(sizes)].tolist()  # a dropped sample: in no unit
 
 
 def _extension_stats(

@@ -121,51 +121,15 @@ def plan_output(
     n, lengths = len(data["lengths"]), data["lengths"]
     columns = _columns(data) | ({"empty_files": empty} if empty else {}) | skipped
     if out.pack:  # units.pack: rows of the row length instead of unit sizes (the plan applies drop/truncate)
-        if out.overflow == "error":
-            overflow_status(build, out, data, out.pack)
-        if taken is not None:
-            columns.update(_take_columns(taken, np.zeros(len(taken["lengths"]), dtype=np.int64)))
-        return _plan_packed(
-            out,
-            out_index,
-            int(n),
-            lengths,
-            plan_path,
-            units_path,
-            log,
-            columns,
-            data["trained_roles"],
-            untrained_mask(build, data),
-        )
+        return _plan_output_packed(build, out_index, data, taken, columns, plan_path, units_path, log)
     limit = out.sizes[-1] if out.sizes is not None else padding.largest_size(out.auto)
     cut = overflow_status(build, out, data, limit)  # drop / truncate: the tokenize stage applied them
     cut = untrained_status(cut, untrained_mask(build, data), lengths)  # so did it source.drop_untrained
     kept = lengths if cut is None else cut[1]
-    if out.sizes is None:  # units.sizes: auto -> the exact padding-optimal sizes for this output's lengths
-        written = kept if cut is None else kept[~np.isin(cut[0], LEFT_OUT)]
-        sizes = plan_sizes(written, out.auto, log)
-        units_arr = np.searchsorted(np.asarray(sizes, dtype=np.int64), kept, side="left")
-        if cut is not None:
-            units_arr[np.isin(cut[0], LEFT_OUT)] = len(sizes)  # in no unit
-    else:
-        sizes = out.sizes
-        units_arr = data["units"]
-    if taken is not None:  # each source sample's unit among these sizes: the write jobs find its tokens so
-        columns.update(
-            _take_columns(
-                taken,
-                taken["units"]
-                if out.sizes is not None
-                else np.searchsorted(np.asarray(sizes, dtype=np.int64), taken["lengths"], side="left"),
-            )
-        )
-    # row of each sample inside its unit, counted in sample_id order
-    rows = np.zeros(len(units_arr), dtype=np.int64)
-    counts = []
-    for u in range(len(sizes)):
-        sel = np.flatnonzero(units_arr == u)
-        rows[sel] = np.arange(len(sel))
-        counts.append(int(len(sel)))
+    sizes, units_arr = _assign_units(out, data, cut, kept, log)
+    if taken is not None:
+        columns.update(_take_columns(taken, _units_of_taken(out, taken, sizes)))
+    rows, counts = _rows_in_units(units_arr, len(sizes))
     sps = out.samples_per_shard
     roles = data["trained_roles"]
     if cut is not None:  # the per-role counts are of whole samples: exact only when none was cut
@@ -205,6 +169,59 @@ def plan_output(
         + _cut_note(cut, limit, out.overflow)
     )
     return summary
+
+
+def _plan_output_packed(build, out_index, data, taken, columns, plan_path, units_path, log) -> dict:
+    """plan_output for units.pack: rows of the row length instead of unit sizes (the plan applies
+    drop/truncate)."""
+    out = build.outputs[out_index]
+    if out.overflow == "error":
+        overflow_status(build, out, data, out.pack)
+    if taken is not None:
+        columns.update(_take_columns(taken, np.zeros(len(taken["lengths"]), dtype=np.int64)))
+    return _plan_packed(
+        out,
+        out_index,
+        int(len(data["lengths"])),
+        data["lengths"],
+        plan_path,
+        units_path,
+        log,
+        columns,
+        data["trained_roles"],
+        untrained_mask(build, data),
+    )
+
+
+def _assign_units(out, data, cut, kept, log) -> tuple[list[int], np.ndarray]:
+    """The output's unit sizes and each sample's unit (an index into them; len(sizes) for a sample left
+    out). units.sizes: auto -> the exact padding-optimal sizes for this output's lengths."""
+    if out.sizes is not None:
+        return out.sizes, data["units"]
+    written = kept if cut is None else kept[~np.isin(cut[0], LEFT_OUT)]
+    sizes = plan_sizes(written, out.auto, log)
+    units_arr = np.searchsorted(np.asarray(sizes, dtype=np.int64), kept, side="left")
+    if cut is not None:
+        units_arr[np.isin(cut[0], LEFT_OUT)] = len(sizes)  # in no unit
+    return sizes, units_arr
+
+
+def _units_of_taken(out, taken, sizes) -> np.ndarray:
+    """source.take: each source sample's unit among these sizes (the write jobs find its tokens so)."""
+    if out.sizes is not None:
+        return taken["units"]
+    return np.searchsorted(np.asarray(sizes, dtype=np.int64), taken["lengths"], side="left")
+
+
+def _rows_in_units(units_arr, n_units: int) -> tuple[np.ndarray, list[int]]:
+    """The row of each sample inside its unit, counted in sample_id order, and each unit's sample count."""
+    rows = np.zeros(len(units_arr), dtype=np.int64)
+    counts = []
+    for u in range(n_units):
+        sel = np.flatnonzero(units_arr == u)
+        rows[sel] = np.arange(len(sel))
+        counts.append(int(len(sel)))
+    return rows, counts
 
 
 def _cut_note(cut, limit: int, overflow) -> str:

@@ -14,10 +14,10 @@ import os
 from ..reading.summary import format_summary, stats_rows, summarize, text_histogram
 
 
-def render_html(s: dict) -> str:
-    esc = html.escape
+def _summary_figures(s: dict) -> list[tuple[str, str]]:
+    """The (name, value) rows of the page's first table: the output's figures in words."""
     tok = s["tokenizer"]
-    figures = [
+    return [
         ("output", s["path"]),
         ("samples", f"{s['samples']:,}"),
         ("tokens", f"{s['tokens']:,}"),
@@ -71,6 +71,11 @@ def render_html(s: dict) -> str:
         ("duplicates", f"{s['duplicate_groups']:,} groups, {s['duplicate_samples']:,} samples"),
         ("UNK", f"{s['samples_with_unk']:,} samples, {s['unk_tokens']:,} tokens"),
     ]
+
+
+def render_html(s: dict) -> str:
+    esc = html.escape
+    figures = _summary_figures(s)
     header, rows = stats_rows(s)
     out = [
         "<!DOCTYPE html>",

@@ -328,13 +328,7 @@ def _tokenize_chunk(
     tok = load(kind, path, threads=threads, **options)
     tpl, ends = _template_of(entry, tok)
     fields = entry.fields
-    if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
-        limit = padding.largest_size(build.outputs[entry.output].auto) or UNBOUNDED
-        acc = _Accumulator([limit], meta.dtype, [inter.ALL], _partial(out_dir), entry.overflow)
-    else:
-        acc = _Accumulator(
-            entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir), entry.overflow
-        )
+    acc = _accumulator_of(build, entry, meta, out_dir)
     sizes_arr = np.asarray(acc.sizes, dtype=np.int64)
     acc.end_markers = tpl.end_texts(frozenset(entry.train_on), ends) if ends else []  # for the manifest
     reader = inputs.open_chunk(entry.abspath, start, end, entry.path, fields, entry.chat)
@@ -386,13 +380,26 @@ def _tokenize_chunk(
     if texts and not acc.failed:
         _flush(acc, tok, texts, lines, meta.unk_id, entry, sizes_arr, spans)
     write_chunk(acc, out_dir, entry, chunk_index, reader.span, meta.dtype)
-    elapsed = time.monotonic() - t0
+    _log_chunk_done(log, label, acc, tok, time.monotonic() - t0)
+    return {"samples": acc.count, "tokens": acc.tokens}
+
+
+def _accumulator_of(build, entry, meta, out_dir: str) -> _Accumulator:
+    """What collects the chunk's tokens, one part per unit size of the file's output."""
+    if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
+        limit = padding.largest_size(build.outputs[entry.output].auto) or UNBOUNDED
+        return _Accumulator([limit], meta.dtype, [inter.ALL], _partial(out_dir), entry.overflow)
+    return _Accumulator(
+        entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir), entry.overflow
+    )
+
+
+def _log_chunk_done(log, label: str, acc, tok, elapsed: float) -> None:
     used = engine_of(tok)
     log(
         f"{label}: {acc.count} samples, {acc.tokens} tokens in {elapsed:.1f} s"
         + (f" (engine: {used})" if used else "")
     )
-    return {"samples": acc.count, "tokens": acc.tokens}
 
 
 def _template_of(entry, tok):
