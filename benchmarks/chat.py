@@ -215,8 +215,9 @@ def main() -> None:
         os.unlink(data)
     mc = {k: statistics.median(v) for k, v in cpu.items()}
     print(
-        f"CPU medians: raw encode {mc['raw']:.2f} s; build {mc['build']:.2f} s = {mc['build'] / mc['raw']:.3f}x; "
-        f"with masks {mc['build+masks']:.2f} s = {mc['build+masks'] / mc['raw']:.3f}x"
+        f"CPU medians: raw encode {mc['raw']:.2f} s; build {mc['build']:.2f} s = "
+        f"{mc['build'] / mc['raw']:.3f}x; with masks {mc['build+masks']:.2f} s = "
+        f"{mc['build+masks'] / mc['raw']:.3f}x"
     )
     if args.baseline:
         for name in ("build", "build+masks"):

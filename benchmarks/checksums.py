@@ -90,12 +90,14 @@ def report(rows: list[dict]) -> None:
         )
     added = [r["verify"] - r["verify_nosums"] for r in rows]
     print(
-        f"  checksum pass in verify: {statistics.median(added):+.3f} s ({min(added):+.3f} to {max(added):+.3f})"
+        f"  checksum pass in verify: {statistics.median(added):+.3f} s ({min(added):+.3f} to "
+        f"{max(added):+.3f})"
     )
     if "base_finalize" in rows[0]:
         added = [r["finalize"] - r["base_finalize"] for r in rows]
         print(
-            f"  finalize vs baseline: {statistics.median(added):+.3f} s ({min(added):+.3f} to {max(added):+.3f})"
+            f"  finalize vs baseline: {statistics.median(added):+.3f} s ({min(added):+.3f} to "
+            f"{max(added):+.3f})"
         )
 
 

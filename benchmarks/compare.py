@@ -42,7 +42,8 @@ T_PEAK_RSS = GIB  # peak RSS of the whole build's process tree
 T_MEM_GROWTH = 1.2  # peak RSS at 4x input / at 1x
 
 
-# --------------------------------------------------------------------------- helpers shared by parent and children
+# ---------------------------------------------------------------------------
+# helpers shared by parent and children
 
 
 def parse_template(text: str):
@@ -161,7 +162,8 @@ def write_json(path: str, obj) -> None:
         json.dump(obj, f, indent=2)
 
 
-# --------------------------------------------------------------------------- children (run as `compare.py _child KIND SPEC.json`)
+# ---------------------------------------------------------------------------
+# children (run as `compare.py _child KIND SPEC.json`)
 
 
 def child_raw(spec: dict) -> None:
@@ -527,7 +529,8 @@ class Bench:
                         obj[first] = f"[{j}] " + obj[first]
                         out.write(orjson.dumps(obj) + b"\n")
         print(
-            f"[prep] wrote {k}x input {path} ({os.path.getsize(path) / MB:.1f} MB) in {time.perf_counter() - t0:.1f} s",
+            f"[prep] wrote {k}x input {path} ({os.path.getsize(path) / MB:.1f} MB) in "
+            f"{time.perf_counter() - t0:.1f} s",
             flush=True,
         )
         return path
@@ -703,7 +706,10 @@ def peer_status(name: str, kind: str) -> str | None:
     if importlib.util.find_spec(mod) is None:
         return f"`{mod}` is not installed (pip install -e '.[bench]')"
     if name == "datatrove" and kind != "hf_json":
-        return "DocumentTokenizer only takes a Hugging Face tokenizer (tokenizer.json), not a SentencePiece .model"
+        return (
+            "DocumentTokenizer only takes a Hugging Face tokenizer (tokenizer.json), not a SentencePiece "
+            ".model"
+        )
     return None
 
 
@@ -782,8 +788,8 @@ def print_table(rows: list[tuple[str, dict]], raw_wall: float, raw_tokens: int |
             check = f"{tok:,} != raw {raw_tokens:,}"
         print(
             f"{name:<16} {fmt(s['wall_s']):>9} {fmt(ratio, '{:.3f}'):>7} {fmt(s['cpu_s']):>9} "
-            f"{fmt(s['peak_rss_mb'], '{:.0f}'):>8} {fmt(s['peak_pss_mb'], '{:.0f}'):>8} {fmt(fixed):>8}  {check}"
-            + (f"  ({s['ok_runs']}/{s['runs']} runs ok)" if s["ok_runs"] != s["runs"] else "")
+            f"{fmt(s['peak_rss_mb'], '{:.0f}'):>8} {fmt(s['peak_pss_mb'], '{:.0f}'):>8} {fmt(fixed):>8}  "
+            f"{check}" + (f"  ({s['ok_runs']}/{s['runs']} runs ok)" if s["ok_runs"] != s["runs"] else "")
         )
 
 

@@ -170,8 +170,8 @@ def main(argv=None) -> int:
                 b.tokenizer = os.path.abspath(tokenizer)
                 hf, tk = rows["hf-fast"][-1], rows["tiktoken"][-1]
                 print(
-                    f"[{os.path.basename(os.path.dirname(tokenizer))} round {r + 1}] hf-fast {hf['wall_s']:.2f} s, "
-                    f"tiktoken {tk['wall_s']:.2f} s, "
+                    f"[{os.path.basename(os.path.dirname(tokenizer))} round {r + 1}] hf-fast "
+                    f"{hf['wall_s']:.2f} s, tiktoken {tk['wall_s']:.2f} s, "
                     + ", ".join(
                         f"{k} {v[-1]['wall_s']:.2f} s"
                         for k, v in rows.items()
@@ -193,9 +193,10 @@ def print_summary(tokenizer: str, rows: dict[str, list[dict]]) -> dict:
     digests = {m["ids_sha256"] for k in ("hf-fast", "tiktoken") for m in rows[k]}
     tokens = {m.get("total_tokens") for ms in rows.values() for m in ms}
     print(
-        f"\n{tokenizer}: {hf[0]['samples']} samples, {hf[0]['total_tokens']} tokens; medians of {len(hf)} runs; "
-        f"ids {'IDENTICAL' if len(digests) == 1 else 'DIFFERENT'} (sha256 {sorted(digests)[0][:16]}...), "
-        f"token totals {'equal' if len(tokens) == 1 else 'DIFFER: ' + str(tokens)}"
+        f"\n{tokenizer}: {hf[0]['samples']} samples, {hf[0]['total_tokens']} tokens; medians of {len(hf)} "
+        f"runs; ids {'IDENTICAL' if len(digests) == 1 else 'DIFFERENT'} (sha256 "
+        f"{sorted(digests)[0][:16]}...), token totals "
+        f"{'equal' if len(tokens) == 1 else 'DIFFER: ' + str(tokens)}"
     )
     print("| row | wall s | / hf-fast | CPU s | peak RSS MB |\n|---|---|---|---|---|")
     out = {"ids_identical": len(digests) == 1, "tokens_equal": len(tokens) == 1, "rows": {}}

@@ -214,15 +214,16 @@ def main(argv=None) -> int:
             print(
                 f"kill {i:2d} ({at}): at {k['killed_at']:5.1f} s during {','.join(k['running']) or '-'}; "
                 f"{'nothing running' if not k['left'] else 'STILL RUNNING: ' + '; '.join(k['left'])} "
-                f"after {k['gone_after']:.1f} s; next build {'byte-identical' if ok else f'DIFFERS rc={again.returncode}'}",
+                f"after {k['gone_after']:.1f} s; next build "
+                f"{'byte-identical' if ok else f'DIFFERS rc={again.returncode}'}",
                 flush=True,
             )
             if not ok:
                 print(again.stderr[-2000:], flush=True)
             shutil.rmtree(root, ignore_errors=True)
         print(
-            f"\n{gone}/{len(plan)} nothing left running after 10 s; {same}/{len(plan)} next build byte-identical; "
-            f"{in_finalize} kills while the finalize job ran"
+            f"\n{gone}/{len(plan)} nothing left running after 10 s; {same}/{len(plan)} next build "
+            f"byte-identical; {in_finalize} kills while the finalize job ran"
         )
         return 0 if gone == same == len(plan) else 1
     finally:

@@ -81,7 +81,8 @@ def main() -> int:
         excess = got["rows"] / got["lower_bound"] - 1 if got["lower_bound"] else 0.0
         print(
             f"{got['samples']:>10,} {row:>6} {got['rows']:>9,} {got['lower_bound']:>9,} {excess:>8.4%} "
-            f"{got['efficiency']:>10.4%} {got['over_row']:>8,} {got['seconds']:>7.2f}s {got['peak_rss_mb']:>7.0f}MB"
+            f"{got['efficiency']:>10.4%} {got['over_row']:>8,} {got['seconds']:>7.2f}s "
+            f"{got['peak_rss_mb']:>7.0f}MB"
         )
     return 0
 

@@ -320,8 +320,8 @@ def render(data: dict) -> str:
         + (f", load average at start {load[0]:.2f}" if load else "")
         + ". Wall seconds; `= 1.08x` is the ratio "
         "to the raw encode (the tokenizer's own batch encode of the same rendered texts); fixed cost is the "
-        "build minus raw; speedup is `--cores 1` / `--cores N` (in brackets the raw encode's own, 1 thread / N "
-        "threads); peak RSS is the build's whole process tree; "
+        "build minus raw; speedup is `--cores 1` / `--cores N` (in brackets the raw encode's own, 1 thread / "
+        "N threads); peak RSS is the build's whole process tree; "
         "`-` not run, `n/a` the peer cannot run here or with this tokenizer. "
         + (
             f"`before` is {meta['baseline']} in the same rounds (`--baseline`). "

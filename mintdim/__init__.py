@@ -14,7 +14,8 @@ _LAZY = {
     "suggest_units": ".reading.suggest",
     "open": ".reading.reader",  # mintdim.open(OUT) reads a finished output
     "read": ".reading.reader",
-    "verify": ".reading.verify",  # mintdim.verify(OUT) checks an output; `from mintdim.reading.verify import Report`
+    # mintdim.verify(OUT) checks an output; `from mintdim.reading.verify import Report`
+    "verify": ".reading.verify",
     "export": ".reading.export",  # mintdim.export(OUT, "hf" | "megatron", DEST): files trainers load
 }
 

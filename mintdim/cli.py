@@ -48,8 +48,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mintdim",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="MintDim: low-padding fixed-width token shards from JSONL, Parquet and datasets directories.\n\n"
-        "Builds run the packaged Snakemake workflow; `mintdim COMMAND --help` describes each command.",
+        description="MintDim: low-padding fixed-width token shards from JSONL, Parquet and datasets "
+        "directories.\n\nBuilds run the packaged Snakemake workflow; `mintdim COMMAND --help` describes "
+        "each command.",
         epilog=EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"mintdim {__version__}")

@@ -264,9 +264,9 @@ def check_schema(raw) -> None:
         resolve(raw)
 
 
-# --- steps before resolution, in the fixed order ----------------------------------------------------------------
-# Each takes the config and the schema's findings (`bad`); a step that words findings runs after every step that
-# guarantees the shapes it reads.
+# --- steps before resolution, in the fixed order ------------------------------------------------------------
+# Each takes the config and the schema's findings (`bad`); a step that
+# words findings runs after every step that guarantees the shapes it reads.
 
 
 def _a_mapping(cfg, bad) -> None:
@@ -752,7 +752,7 @@ STEPS = [
 ]
 
 
-# --- resolution: one entry per file, one per output directory ---------------------------------------------------
+# --- resolution: one entry per file, one per output directory -----------------------------------------------
 
 
 def _auto(units: dict) -> dict | None:
@@ -839,7 +839,8 @@ def _entries(raw: dict) -> BuildConfig:
         if _pick(src.get("on_bad_record", ["error"]), i) == "skip":  # stages/plan.py applies it
             entry.on_bad_record, entry.max_skipped = "skip", _pick(src.get("max_skipped", [0.01]), i)
         if packs:
-            # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it
+            # the tokenize stage bounds a sample by the row only
+            # with overflow: error; else the plan applies it
             entry.pack, entry.overflow = _pick(packs, i), _pick(overflows, i)
             entry.sizes = [entry.pack] if entry.overflow == "error" else [NO_LIMIT]
         elif (
@@ -881,7 +882,7 @@ def _output_entry(index: int, out_dir: str, absdir: str, entry, tok_path: str, a
     )
 
 
-# --- rules on the resolved entries, in the fixed order -----------------------------------------------------------
+# --- rules on the resolved entries, in the fixed order ------------------------------------------------------
 
 
 def _shared_outputs(build: BuildConfig) -> None:

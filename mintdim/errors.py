@@ -466,7 +466,10 @@ class MintDimFileNotFoundError(MintDimError):
             "và state.json (liệt kê các file Arrow theo thứ tự)."
         )
         if dataset_dict:
-            err.en += f"\n\nThis directory holds a DatasetDict (dataset_dict.json): give one split's directory, e.g. {d}/train."
+            err.en += (
+                "\n\nThis directory holds a DatasetDict (dataset_dict.json): give one split's directory, "
+                f"e.g. {d}/train."
+            )
             err.vi += (
                 f"\n\nThư mục này chứa một DatasetDict (dataset_dict.json): hãy chỉ định thư mục của một "
                 f"split, ví dụ {d}/train."
@@ -557,7 +560,8 @@ class SourceParseError(MintDimError):
             **kw,
         )
 
-    # Parquet files and datasets directories (mintdim/sources/arrow.py): a Row, and the column when one is at fault
+    # Parquet files and datasets directories (mintdim/sources/arrow.py):
+    # a Row, and the column when one is at fault
     @classmethod
     def row(cls, path: str, row: Row, en_reason: str, vi_reason: str, column: str | None = None, **kw):
         col_en = f"\n\nColumn: {column}" if column is not None else ""
@@ -704,8 +708,10 @@ class SampleSchemaError(MintDimError):
         where_vi = f"\n\nTin nhắn: {message}" if message is not None else ""
         kind, at_en, at_vi = _at(line)
         return cls(
-            f"{kind} conversation is not valid.\n\nFile: {path}\n\n{at_en}: {line}{where_en}\n\nProblem: {problem_en}",
-            f"Hội thoại {kind} không hợp lệ.\n\nFile: {path}\n\n{at_vi}: {line}{where_vi}\n\nVấn đề: {problem_vi}",
+            f"{kind} conversation is not valid.\n\nFile: {path}\n\n{at_en}: {line}{where_en}\n\n"
+            f"Problem: {problem_en}",
+            f"Hội thoại {kind} không hợp lệ.\n\nFile: {path}\n\n{at_vi}: {line}{where_vi}\n\n"
+            f"Vấn đề: {problem_vi}",
             file=path,
             line=line,
             **kw,
@@ -970,14 +976,14 @@ class ChatTemplateError(MintDimError):
             f"File: {path}\n\n{at_en}: {line}\n\nMessage: {message} (role {role})\n\n"
             "Problem: the chat template does not render this message's content as a part of it (it rewrites "
             "the text), so MintDim cannot tell which tokens to train; no mask is guessed\n\n"
-            "Fix: use a template that renders the content verbatim (or with {% generation %} tags), or do not "
-            "train this message",
-            f"Không xác định chính xác được loss mask của một tin nhắn được train trong hội thoại đã render.\n\n"
-            f"File: {path}\n\n{at_vi}: {line}\n\nTin nhắn: {message} (role {role})\n\n"
-            "Vấn đề: chat template không render nội dung tin nhắn này thành một phần của nó (template viết lại "
-            "văn bản), nên MintDim không biết token nào cần train; MintDim không đoán mask\n\n"
-            "Cách sửa: dùng template render nguyên văn nội dung (hoặc có thẻ {% generation %}), hoặc không train "
-            "tin nhắn này",
+            "Fix: use a template that renders the content verbatim (or with {% generation %} tags), or do "
+            "not train this message",
+            "Không xác định chính xác được loss mask của một tin nhắn được train trong hội thoại đã "
+            f"render.\n\nFile: {path}\n\n{at_vi}: {line}\n\nTin nhắn: {message} (role {role})\n\n"
+            "Vấn đề: chat template không render nội dung tin nhắn này thành một phần của nó (template viết "
+            "lại văn bản), nên MintDim không biết token nào cần train; MintDim không đoán mask\n\n"
+            "Cách sửa: dùng template render nguyên văn nội dung (hoặc có thẻ {% generation %}), hoặc không "
+            "train tin nhắn này",
             file=path,
             line=line,
             **kw,
@@ -1006,7 +1012,10 @@ class ChatTemplateError(MintDimError):
         named_en = f" (the template names the roles {', '.join(roles)})" if roles else ""
         named_vi = f" (template có các role {', '.join(roles)})" if roles else ""
         if call:
-            fix_en = "use a chat template that writes tool calls: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}"
+            fix_en = (
+                "use a chat template that writes tool calls: tokenizer: {hf_dir: {path: ..., chat_template: "
+                "FILE}}"
+            )
             fix_vi = (
                 "dùng chat template có viết tool call: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}"
             )
@@ -1020,12 +1029,14 @@ class ChatTemplateError(MintDimError):
                 f"tin nhắn của role này, liệt kê nó: source.chat.drop_roles: [{role}]"
             )
         return cls(
-            f"A message is missing from the rendered conversation: the chat template dropped it.\n\nFile: {path}\n\n"
-            f"Line: {line}\n\nMessage: {where} (role {role})\n\nProblem: {what_en} is not in the rendered "
-            f"conversation{named_en}; MintDim never drops a message silently\n\nFix: {fix_en}",
+            "A message is missing from the rendered conversation: the chat template dropped it.\n\n"
+            f"File: {path}\n\nLine: {line}\n\nMessage: {where} (role {role})\n\n"
+            f"Problem: {what_en} is not in the rendered conversation{named_en}; MintDim never drops a "
+            f"message silently\n\nFix: {fix_en}",
             f"Một tin nhắn bị thiếu trong hội thoại đã render: chat template đã bỏ nó.\n\nFile: {path}\n\n"
-            f"Dòng: {line}\n\nTin nhắn: {where} (role {role})\n\nVấn đề: {what_vi} không có trong hội thoại đã "
-            f"render{named_vi}; MintDim không bao giờ âm thầm bỏ một tin nhắn\n\nCách sửa: {fix_vi}",
+            f"Dòng: {line}\n\nTin nhắn: {where} (role {role})\n\n"
+            f"Vấn đề: {what_vi} không có trong hội thoại đã render{named_vi}; MintDim không bao giờ âm thầm "
+            f"bỏ một tin nhắn\n\nCách sửa: {fix_vi}",
             file=path,
             line=line,
             **kw,
@@ -1035,8 +1046,9 @@ class ChatTemplateError(MintDimError):
     def missing(cls, tokenizer: str, **kw):
         return cls(
             f"No chat template was found for source.chat.\n\nTokenizer: {tokenizer}\n\n"
-            "Looked for: chat_template.jinja beside tokenizer.json, chat_template in tokenizer_config.json\n\n"
-            "Fix: name a Jinja template file: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}",
+            "Looked for: chat_template.jinja beside tokenizer.json, chat_template in "
+            "tokenizer_config.json\n\nFix: name a Jinja template file: tokenizer: {hf_dir: {path: ..., "
+            "chat_template: FILE}}",
             f"Không tìm thấy chat template cho source.chat.\n\nTokenizer: {tokenizer}\n\n"
             "Đã tìm: chat_template.jinja cạnh tokenizer.json, chat_template trong tokenizer_config.json\n\n"
             "Cách sửa: chỉ định file template Jinja: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}",
@@ -1126,7 +1138,8 @@ _TOK_COMPONENT_RULES = {
         ],
         [
             "kind: đúng một trong sentencepiece, hf_json, unitoken, train_bpe, hf_dir",
-            "kind hf_dir (thư mục tokenizer của model) cho source.chat: chat template của nó render hội thoại",
+            "kind hf_dir (thư mục tokenizer của model) cho source.chat: chat template của nó render hội "
+            "thoại",
         ],
     ),
 }
@@ -1159,8 +1172,10 @@ class TokenizerValidationError(MintDimError):
     @classmethod
     def unknown_keys(cls, keys: list[str], **kw):
         return cls.config(
-            f"tokenizer config has unknown keys: {keys!r}. unk_id and pad_id are loaded from the tokenizer library.",
-            f"config tokenizer có key không hợp lệ: {keys!r}. unk_id và pad_id được lấy từ thư viện tokenizer.",
+            f"tokenizer config has unknown keys: {keys!r}. unk_id and pad_id are loaded from the tokenizer "
+            "library.",
+            f"config tokenizer có key không hợp lệ: {keys!r}. unk_id và pad_id được lấy từ thư viện "
+            "tokenizer.",
             **kw,
         )
 
@@ -1490,14 +1505,32 @@ class TokenizerSpecialTokenError(MintDimError):
     @classmethod
     def dir_pad(cls, path: str, candidates: list[str], total: int, declared: str | None = None, **kw):
         """hf_dir: the directory declares no pad_token (Llama-3.1), or the config's pad_token is no token."""
-        en = f"Tokenizer library did not expose a required special token.\n\nSpecial token: pad_id\n\nTokenizer: {path}"
-        vi = f"Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: pad_id\n\nTokenizer: {path}"
+        en = (
+            "Tokenizer library did not expose a required special token.\n\nSpecial token: pad_id\n\n"
+            f"Tokenizer: {path}"
+        )
+        vi = (
+            "Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: pad_id\n\n"
+            f"Tokenizer: {path}"
+        )
         if declared is not None:
-            en += f"\n\nProblem: pad_token {_quoted(declared)} is not a token of this tokenizer (no new id is added)"
-            vi += f"\n\nVấn đề: pad_token {_quoted(declared)} không phải token của tokenizer này (không thêm id mới)"
+            en += (
+                f"\n\nProblem: pad_token {_quoted(declared)} is not a token of this tokenizer (no new id is "
+                "added)"
+            )
+            vi += (
+                f"\n\nVấn đề: pad_token {_quoted(declared)} không phải token của tokenizer này (không thêm "
+                "id mới)"
+            )
         else:
-            en += "\n\nProblem: the directory declares no pad_token (tokenizer_config.json, special_tokens_map.json)"
-            vi += "\n\nVấn đề: thư mục không khai báo pad_token (tokenizer_config.json, special_tokens_map.json)"
+            en += (
+                "\n\nProblem: the directory declares no pad_token (tokenizer_config.json, "
+                "special_tokens_map.json)"
+            )
+            vi += (
+                "\n\nVấn đề: thư mục không khai báo pad_token (tokenizer_config.json, "
+                "special_tokens_map.json)"
+            )
         shown = ", ".join(_quoted(c) for c in candidates)
         more = f" (and {total - len(candidates)} more)" if total > len(candidates) else ""
         more_vi = f" (và {total - len(candidates)} token khác)" if total > len(candidates) else ""
@@ -1508,7 +1541,8 @@ class TokenizerSpecialTokenError(MintDimError):
         )
         vi += (
             f"\n\nCác special token hiện có có thể dùng để pad: {shown or 'không có'}{more_vi}\n\n"
-            f"Cách sửa: chỉ định một token trong khối tokenizer: hf_dir: {{path: {path}, pad_token: {example}}}"
+            f"Cách sửa: chỉ định một token trong khối tokenizer: hf_dir: {{path: {path}, pad_token: "
+            f"{example}}}"
         )
         return cls(en, vi, **kw)
 
@@ -1639,7 +1673,8 @@ class FieldMappingError(_MappingError):
         rules = [cls.TRAIN_ON_RULES[k] for k in kinds]
         return cls(
             f"Invalid train_on config.\n\nProblem: {en_problem}\n\nRules:\n\n{_bullets(r[0] for r in rules)}",
-            f"Cấu hình train_on không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n{_bullets(r[1] for r in rules)}",
+            f"Cấu hình train_on không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n"
+            f"{_bullets(r[1] for r in rules)}",
             **kw,
         )
 
@@ -1683,7 +1718,8 @@ class FieldMappingError(_MappingError):
     def train_on_role(cls, index: int, name: str, produced: list[str], **kw):
         return cls.train_on_invalid(
             f"train_on[{index}] names role {name!r}, which source.chat.roles never produces {produced!r}",
-            f"train_on[{index}] có role {name!r}, không thuộc các role mà source.chat.roles tạo ra {produced!r}",
+            f"train_on[{index}] có role {name!r}, không thuộc các role mà source.chat.roles tạo ra "
+            f"{produced!r}",
             ("roles",),
             **kw,
         )
@@ -1748,13 +1784,13 @@ class OutputMappingError(_MappingError):
             f"A file is declared twice for one output directory.\n\nOutput directory: {output}\n"
             f"File: {path} (source.files items {first} and {second}, counting from 0)\n\n"
             "The indexes name a sample's file by its path as declared, so the two could not be told apart: "
-            "mintdim verify and mintdim export would refuse the output. To use the samples twice: source.take "
-            "(2.0 takes every sample twice), a copy or a link of the file under another name, or another "
-            "output directory.",
+            "mintdim verify and mintdim export would refuse the output. To use the samples twice: "
+            "source.take (2.0 takes every sample twice), a copy or a link of the file under another name, or "
+            "another output directory.",
             f"Một file được khai báo hai lần cho cùng một thư mục output.\n\nThư mục output: {output}\n"
             f"File: {path} (phần tử {first} và {second} của source.files, đếm từ 0)\n\n"
-            "Các index ghi file của mỗi sample bằng đường dẫn như đã khai báo, nên không thể phân biệt hai lần "
-            "khai báo: mintdim verify và mintdim export sẽ từ chối output. Để dùng các sample hai lần: "
+            "Các index ghi file của mỗi sample bằng đường dẫn như đã khai báo, nên không thể phân biệt hai "
+            "lần khai báo: mintdim verify và mintdim export sẽ từ chối output. Để dùng các sample hai lần: "
             "source.take (2.0 lấy mỗi sample hai lần), một bản sao hoặc link của file với tên khác, hoặc một "
             "thư mục output khác.",
             **kw,
@@ -1822,8 +1858,8 @@ class TemplateTokenizerError(MintDimError):
     @classmethod
     def make(cls, file_index: int, template: str, literal: str | None = None, **kw):
         en = (
-            f"Template static parts produce UNK when encoded by the tokenizer.\n\nFile index: {file_index}\n\n"
-            f"Template: {_quoted(template)}\n\n"
+            "Template static parts produce UNK when encoded by the tokenizer.\n\n"
+            f"File index: {file_index}\n\nTemplate: {_quoted(template)}\n\n"
             "Problem: template literal characters are not fully covered by tokenizer vocabulary\n\n"
             "Fix: adjust template literal characters or use a tokenizer that covers them"
         )
@@ -1874,8 +1910,8 @@ _UNIT_KEY_RULES = {
             "overflows (units.overflow)"
         ],
         [
-            "max_size là số nguyên dương, không nhỏ hơn min_size: không size nào được lập lớn hơn nó; mẫu dài "
-            "hơn bị tràn (units.overflow)"
+            "max_size là số nguyên dương, không nhỏ hơn min_size: không size nào được lập lớn hơn nó; mẫu "
+            "dài hơn bị tràn (units.overflow)"
         ],
     ),
     "cost": (
@@ -2224,7 +2260,8 @@ class OutputValidationError(MintDimError):
         return cls(
             f"Output directory already exists and is not empty.\n\nDirectory: {directory}\n\n"
             "Use a new output directory.",
-            f"Thư mục output đã tồn tại và không rỗng.\n\nThư mục: {directory}\n\nHãy dùng thư mục output mới.",
+            f"Thư mục output đã tồn tại và không rỗng.\n\nThư mục: {directory}\n\n"
+            "Hãy dùng thư mục output mới.",
             **kw,
         )
 
@@ -2284,7 +2321,10 @@ class OutputValidationError(MintDimError):
     @classmethod
     def train_out_not_empty(cls, directory: str, **kw):
         err = cls.not_empty(directory, **kw)
-        err.en += "\n\ntokenizer.train_bpe.out is where the trained tokenizer is saved; MintDim never overwrites it."
+        err.en += (
+            "\n\ntokenizer.train_bpe.out is where the trained tokenizer is saved; MintDim never overwrites "
+            "it."
+        )
         err.vi += (
             "\n\ntokenizer.train_bpe.out là nơi lưu tokenizer được train; MintDim không bao giờ ghi đè nó."
         )
@@ -2310,12 +2350,12 @@ class OutputValidationError(MintDimError):
         return cls(
             f"Output directory holds this config's finished output, built from inputs that have changed "
             f"since.\n\nDirectory: {directory}\n\nChanged (content):\n\n{what}\n\n"
-            f"Nothing was built. To rebuild it from the current inputs, run {en_how} (replaces only this output, "
-            "which MintDim wrote, once the new one is complete), or delete the directory first.",
+            f"Nothing was built. To rebuild it from the current inputs, run {en_how} (replaces only this "
+            "output, which MintDim wrote, once the new one is complete), or delete the directory first.",
             f"Thư mục output chứa output đã hoàn tất của config này, nhưng dữ liệu đầu vào đã thay đổi "
             f"từ đó.\n\nThư mục: {directory}\n\nĐã thay đổi (nội dung):\n\n{what}\n\n"
-            f"Chưa build gì. Để build lại từ dữ liệu hiện tại, hãy chạy {vi_how} (chỉ thay output này, do MintDim "
-            "ghi, khi output mới đã hoàn tất), hoặc xoá thư mục trước.",
+            f"Chưa build gì. Để build lại từ dữ liệu hiện tại, hãy chạy {vi_how} (chỉ thay output này, do "
+            "MintDim ghi, khi output mới đã hoàn tất), hoặc xoá thư mục trước.",
             **kw,
         )
 
@@ -2326,12 +2366,13 @@ class OutputValidationError(MintDimError):
         vi_what = f"\n\nThay đổi trong config từ lần build đó:\n\n{_bullets(changes)}" if changes else ""
         return cls(
             f"Output directory holds the finished output of another MintDim config (build {build_id}).\n\n"
-            f"Directory: {directory}{en_what}\n\nNothing was built. Use a new output directory; or, to replace that "
-            f"output, run {en_how} (replaces only what MintDim wrote there, once the new output is complete), "
-            "or delete it.",
+            f"Directory: {directory}{en_what}\n\nNothing was built. Use a new output directory; or, to "
+            f"replace that output, run {en_how} (replaces only what MintDim wrote there, once the new output "
+            "is complete), or delete it.",
             f"Thư mục output chứa output đã hoàn tất của một config MintDim khác (build {build_id}).\n\n"
-            f"Thư mục: {directory}{vi_what}\n\nChưa build gì. Hãy dùng thư mục output mới; hoặc, để thay output "
-            f"đó, chạy {vi_how} (chỉ thay những gì MintDim đã ghi, khi output mới đã hoàn tất), hoặc xoá nó.",
+            f"Thư mục: {directory}{vi_what}\n\nChưa build gì. Hãy dùng thư mục output mới; hoặc, để thay "
+            f"output đó, chạy {vi_how} (chỉ thay những gì MintDim đã ghi, khi output mới đã hoàn tất), hoặc "
+            "xoá nó.",
             **kw,
         )
 
@@ -2347,10 +2388,10 @@ class OutputValidationError(MintDimError):
             "once the new output is complete. Or delete it yourself."
         )
         err.vi += (
-            f"\n\nThư mục chứa một output MintDim mà thư mục làm việc này không có ghi chép (thư mục làm việc "
-            f"đã bị xoá, hoặc nó được build ở nơi khác). Để thay nó, hãy chạy {vi_how}: chỉ thay khi `mintdim "
-            "verify` thấy đó là output MintDim hoàn chỉnh và không có gì khác, khi output mới đã hoàn tất. "
-            "Hoặc tự xoá nó."
+            "\n\nThư mục chứa một output MintDim mà thư mục làm việc này không có ghi chép (thư mục làm "
+            f"việc đã bị xoá, hoặc nó được build ở nơi khác). Để thay nó, hãy chạy {vi_how}: chỉ thay khi "
+            "`mintdim verify` thấy đó là output MintDim hoàn chỉnh và không có gì khác, khi output mới đã "
+            "hoàn tất. Hoặc tự xoá nó."
         )
         return err.with_lang(err.lang)
 
@@ -2390,7 +2431,8 @@ class OutputValidationError(MintDimError):
             **kw,
         )
 
-    # --- a directory the reader cannot read as a finished output (mintdim/reading/reader.py, packed_reader.py) --
+    # --- a directory the reader cannot read as a finished output --------------------------------------------
+    # (mintdim/reading/reader.py, packed_reader.py)
 
     @classmethod
     def not_finished(cls, path: str, en_problem: str, vi_problem: str, **kw):
@@ -2548,7 +2590,10 @@ def _checksum_sections(differ, missing, extra, path: str) -> tuple[str, str]:
 class TokenDTypeValidationError(MintDimError):
     @classmethod
     def make(cls, vocab_size: int | None = None, **kw):
-        en = "Tokenizer vocabulary is too large for supported token dtypes.\n\nSupported dtypes:\n\n• uint16\n• uint32"
+        en = (
+            "Tokenizer vocabulary is too large for supported token dtypes.\n\nSupported dtypes:\n\n• uint16\n"
+            "• uint32"
+        )
         vi = (
             "Vocab của tokenizer quá lớn so với dtype token được hỗ trợ.\n\nCác dtype hiện hỗ trợ:\n\n"
             "• uint16\n• uint32"
@@ -2574,7 +2619,8 @@ class SamplesPerShardError(MintDimError):
     def make(cls, en_problem: str, vi_problem: str, **kw):
         return cls(
             f"Invalid samples_per_shard.\n\nProblem: {en_problem}\n\nRules:\n\n{_bullets(_SPS_RULES_EN)}",
-            f"samples_per_shard không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n{_bullets(_SPS_RULES_VI)}",
+            f"samples_per_shard không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n"
+            f"{_bullets(_SPS_RULES_VI)}",
             **kw,
         )
 
@@ -2733,8 +2779,8 @@ class BuildError(MintDimError):
             "Free space (or set work_dir / output.dir on a larger disk), then run the same command again.\n\n"
             f"Logs: {logs}",
             f"Hệ thống file mà build ghi vào đã đầy.\n\nĐường dẫn: {where}\n\n"
-            "Hãy giải phóng dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng lệnh này."
-            f"\n\nLogs: {logs}",
+            "Hãy giải phóng dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng "
+            f"lệnh này.\n\nLogs: {logs}",
             **kw,
         )
 
@@ -2924,7 +2970,8 @@ class ExportError(MintDimError):
     @classmethod
     def exists(cls, path: str, **kw):
         return cls(
-            f"{path} already exists; mintdim export never overwrites a file. Choose a new --to, or move it away.",
+            f"{path} already exists; mintdim export never overwrites a file. Choose a new --to, or move it "
+            "away.",
             f"{path} đã tồn tại; mintdim export không bao giờ ghi đè file. Hãy chọn --to mới, hoặc chuyển nó "
             "đi chỗ khác.",
             **kw,
@@ -3017,7 +3064,8 @@ class TokenizerToolError(MintDimError):
     @classmethod
     def taken(cls, token: str, old_id, **kw):
         return cls(
-            f"{token!r} is already in the vocabulary (id {old_id}); choose a string that is not, e.g. <|pad|>",
+            f"{token!r} is already in the vocabulary (id {old_id}); choose a string that is not, e.g. "
+            "<|pad|>",
             f"{token!r} đã có trong vocab (id {old_id}); hãy chọn chuỗi chưa có, ví dụ <|pad|>",
             **kw,
         )

@@ -538,7 +538,8 @@ def test_every_bad_record_reads_the_same_in_both_languages():
         (
             {"conversations": [{"from": "human", "value": ["plain"]}]},
             0,
-            'content part of type \'string\': only text parts ({"type": "text", "text": ...}) can be rendered',
+            'content part of type \'string\': only text parts ({"type": "text", "text": ...}) can be '
+            "rendered",
             'phần content kiểu \'string\': chỉ render được phần text ({"type": "text", "text": ...})',
         ),
     ]
@@ -605,7 +606,8 @@ def test_a_span_that_cannot_be_located_is_an_error_never_a_guess():
         with pytest.raises(E.ChatTemplateError) as err:
             fn(rec, "x.jsonl", 5)
         assert "Message: 0 (role user)" in err.value.render("en") and "Line: 5" in err.value.render("en")
-    # a template that writes the content and more that depends on it: the content is there, its span is not exact
+    # a template that writes the content and more that depends
+    # on it: the content is there, its span is not exact
     counted = (
         "{% for m in messages %}<|{{ m.role }}|>{{ m.content }} ({{ m.content | length }})<|end|>{% endfor %}"
     )
@@ -818,18 +820,21 @@ def test_generation_tags_equal_return_assistant_tokens_mask(tmp_path, ref):
     # generation block, the body, any tool calls and <|im_end|>
     for old, new in [
         (
-            "{{- '<|im_start|>' + message.role + '\\n<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n'"
-            " + content.lstrip('\\n') }}",
-            "{%- set body = '<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n' + content.lstrip('\\n') %}",
+            "{{- '<|im_start|>' + message.role + '\\n<think>\\n' + reasoning_content.strip('\\n') + "
+            "'\\n</think>\\n\\n' + content.lstrip('\\n') }}",
+            "{%- set body = '<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n' + "
+            "content.lstrip('\\n') %}",
         ),
         ("{{- '<|im_start|>' + message.role + '\\n' + content }}", "{%- set body = content %}"),
         (
             "        {%- if message.tool_calls %}",
-            "        {{- '<|im_start|>' + message.role + '\\n' }}{% generation %}{{- body }}\n        {%- if message.tool_calls %}",
+            "        {{- '<|im_start|>' + message.role + '\\n' }}{% generation %}{{- body }}\n"
+            "        {%- if message.tool_calls %}",
         ),
         (
             "        {{- '<|im_end|>\\n' }}\n    {%- elif message.role == \"tool\" %}",
-            "        {{- '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}\n    {%- elif message.role == \"tool\" %}",
+            "        {{- '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}\n"
+            '    {%- elif message.role == "tool" %}',
         ),
     ]:
         assert old in tagged, old
@@ -869,7 +874,7 @@ def test_shipped_chat_example_builds(tmp_path):
     assert "roles: system, user, assistant*, user, assistant* (* trained)" in res.stdout
 
 
-# --- real tokenizers and ShareGPT (optional: ../assets, MINTDIM_ASSETS) -------------------------------------------
+# --- real tokenizers and ShareGPT (optional: ../assets, MINTDIM_ASSETS) -------------------------------------
 
 
 def _real(name):

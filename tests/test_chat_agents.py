@@ -255,20 +255,20 @@ def test_a_dropped_system_prompt_key_and_the_whole_error_in_both_languages():
     with pytest.raises(E.ChatTemplateError) as err:
         r.render({"sys": "Be brief.", "messages": [{"role": "user", "content": "hi"}]}, "data/c.jsonl", 3)
     assert err.value.render("en") == (
-        "ChatTemplateError: A message is missing from the rendered conversation: the chat template dropped it.\n\n"
-        "File: data/c.jsonl\n\nLine: 3\n\nMessage: system prompt 'sys' (role system)\n\n"
+        "ChatTemplateError: A message is missing from the rendered conversation: the chat template dropped "
+        "it.\n\nFile: data/c.jsonl\n\nLine: 3\n\nMessage: system prompt 'sys' (role system)\n\n"
         "Problem: its content is not in the rendered conversation (the template names the roles system); "
         "MintDim never drops a message silently\n\n"
-        "Fix: map the role to one the template renders (source.chat.roles), or, to let the template drop this "
-        "role's messages, list it: source.chat.drop_roles: [system]"
+        "Fix: map the role to one the template renders (source.chat.roles), or, to let the template drop "
+        "this role's messages, list it: source.chat.drop_roles: [system]"
     )
     assert err.value.render("vi") == (
         "ChatTemplateError: Một tin nhắn bị thiếu trong hội thoại đã render: chat template đã bỏ nó.\n\n"
         "File: data/c.jsonl\n\nDòng: 3\n\nTin nhắn: system prompt 'sys' (role system)\n\n"
         "Vấn đề: nội dung của tin nhắn không có trong hội thoại đã render (template có các role system); "
         "MintDim không bao giờ âm thầm bỏ một tin nhắn\n\n"
-        "Cách sửa: ánh xạ role sang một role mà template render (source.chat.roles), hoặc, để template bỏ các "
-        "tin nhắn của role này, liệt kê nó: source.chat.drop_roles: [system]"
+        "Cách sửa: ánh xạ role sang một role mà template render (source.chat.roles), hoặc, để template bỏ "
+        "các tin nhắn của role này, liệt kê nó: source.chat.drop_roles: [system]"
     )
 
 

@@ -188,7 +188,8 @@ EXPECTED = {
     "collision_before_templates": (
         "SamplesPerShardError",
         "Problem: files that share output out must share samples_per_shard (d/a.jsonl: 10, d/b.jsonl: 20)",
-        "Vấn đề: các file dùng chung output out phải dùng chung samples_per_shard (d/a.jsonl: 10, d/b.jsonl: 20)",
+        "Vấn đề: các file dùng chung output out phải dùng chung samples_per_shard (d/a.jsonl: 10, "
+        "d/b.jsonl: 20)",
     ),
     "integers_are_ints": (
         "UnitValidationError",
@@ -207,9 +208,10 @@ EXPECTED = {
     ),
     "templates_before_unworded": (
         "TemplateFieldMismatchError",
-        "Field causing template mismatch: response Reason: fields declares response, but template does not use "
+        "Field causing template mismatch: response Reason: fields declares response, but template does not "
+        "use {response}",
+        "Field gây lệch template: response Lý do: fields khai báo response, nhưng template không dùng "
         "{response}",
-        "Field gây lệch template: response Lý do: fields khai báo response, nhưng template không dùng {response}",
     ),
     "unworded_in_jsonschema_words": (
         "PipelineValidationError",
@@ -228,10 +230,10 @@ EXPECTED = {
     ),
     "chat_item_before_missing": (
         "PipelineValidationError",
-        "Problem: unknown keys in source.chat: ['speaker'] (known: messages, role, content, roles, system, extras, "
-        "train, last_turn, drop_roles, reasoning, chat_template_kwargs)",
-        "Vấn đề: key không hợp lệ trong source.chat: ['speaker'] (hợp lệ: messages, role, content, roles, system, "
+        "Problem: unknown keys in source.chat: ['speaker'] (known: messages, role, content, roles, system, "
         "extras, train, last_turn, drop_roles, reasoning, chat_template_kwargs)",
+        "Vấn đề: key không hợp lệ trong source.chat: ['speaker'] (hợp lệ: messages, role, content, roles, "
+        "system, extras, train, last_turn, drop_roles, reasoning, chat_template_kwargs)",
     ),
     "chat_arity_empty_list": (
         "PipelineValidationError",
@@ -281,8 +283,8 @@ EXPECTED = {
     ),
     "chat_needs_hf_dir": (
         "TokenizerValidationError",
-        "Problem: source.chat renders conversations with the model's chat template: use the hf_dir tokenizer kind "
-        "(a tokenizer directory), not hf_json",
+        "Problem: source.chat renders conversations with the model's chat template: use the hf_dir tokenizer "
+        "kind (a tokenizer directory), not hf_json",
         "Vấn đề: source.chat render hội thoại bằng chat template của model: dùng loại tokenizer hf_dir "
         "(thư mục tokenizer), không phải hf_json",
     ),
@@ -298,9 +300,10 @@ EXPECTED = {
     ),
     "hf_dir_templates_before_two_pads": (
         "TemplateFieldMismatchError",
-        "Field causing template mismatch: response Reason: fields declares response, but template does not use "
+        "Field causing template mismatch: response Reason: fields declares response, but template does not "
+        "use {response}",
+        "Field gây lệch template: response Lý do: fields khai báo response, nhưng template không dùng "
         "{response}",
-        "Field gây lệch template: response Lý do: fields khai báo response, nhưng template không dùng {response}",
     ),
     "hf_dir_two_pads": (
         "TokenizerValidationError",
@@ -335,7 +338,8 @@ EXPECTED = {
     "pack_sizes_collide_as_declared": (
         "UnitMappingError",
         "Output directory: out\n\nFiles and their unit sizes:\n\n• d/a.jsonl: [4096]\n• d/b.jsonl: [8192]",
-        "Thư mục output: out\n\nCác file và unit sizes của chúng:\n\n• d/a.jsonl: [4096]\n• d/b.jsonl: [8192]",
+        "Thư mục output: out\n\nCác file và unit sizes của chúng:\n\n• d/a.jsonl: [4096]\n"
+        "• d/b.jsonl: [8192]",
     ),
     "pack_overflow_collide": (
         "UnitMappingError",

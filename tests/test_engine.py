@@ -52,9 +52,11 @@ def adversarial() -> list[str]:
         "\r\n\r\n  \r\n",
         "\t\t x",
         "a\u00a0b\u2003c\u3000d\u2028e\u2029f\u0085g",
-        "e\u0301 cafe\u0301 caf\u00e9 \u212b \u212a elvin \u1100\u1161\u11a8 \ud55c\uae00",  # NFC changes these
+        "e\u0301 cafe\u0301 caf\u00e9 \u212b \u212a elvin \u1100\u1161\u11a8 "
+        "\ud55c\uae00",  # NFC changes these
         "<|im_start|>\u0338 >\u0338 <\u0338",  # NFC composes '>' + U+0338 into U+226F
-        "\U0001f468\u200d\U0001f469\u200d\U0001f467 \U0001f3f3\ufe0f\u200d\U0001f308 \u0915\u094d\u200d\u0937",
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467 \U0001f3f3\ufe0f\u200d\U0001f308 "
+        "\u0915\u094d\u200d\u0937",
         "漢字とかなカナ、한국어, 中文標點。「引用」 ｆｕｌｌｗｉｄｔｈ １２３",
         "עברית שלום, العربية مرحبا \u200f\u202e reversed \u202c",
         "Ελληνικά, русский язык, ქართული, हिन्दी, தமிழ், ไทย ภาษา",

@@ -32,7 +32,7 @@ import mintdim
 from mintdim import errors as E
 from mintdim import pipeline
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # helpers
 
 
@@ -145,7 +145,7 @@ def missing_text(keys):
     )
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # error classes are importable from mintdim and mintdim.errors
 
 
@@ -178,7 +178,7 @@ def test_error_class_importable(name):
     assert issubclass(cls, E.MintDimError) and issubclass(cls, Exception)
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # PipelineValidationError
 
 
@@ -228,7 +228,7 @@ def test_unknown_pipeline_name():
     assert info.value.render("vi") != info.value.render("en")
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # MintDimFileNotFoundError
 
 
@@ -237,8 +237,10 @@ def test_missing_source_file_spec_text(ws):
     err = preflight_error(ws, cfg, E.MintDimFileNotFoundError)
     assert_spec_text(
         err,
-        "MintDimFileNotFoundError: Required file was not found.\n\nContext: source\n\nMissing file: ./data/train.jsonl",
-        "MintDimFileNotFoundError: Không tìm thấy file cần dùng.\n\nContext: source\n\nFile thiếu: ./data/train.jsonl",
+        "MintDimFileNotFoundError: Required file was not found.\n\nContext: source\n\n"
+        "Missing file: ./data/train.jsonl",
+        "MintDimFileNotFoundError: Không tìm thấy file cần dùng.\n\nContext: source\n\n"
+        "File thiếu: ./data/train.jsonl",
     )
 
 
@@ -268,7 +270,7 @@ def test_missing_hf_tokenizer_file(ws):
     assert "File thiếu: ./tokenizer/tokenizer.json" in err.render("vi")
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # TokenizerValidationError
 
 TOK_RULES_EN = (
@@ -295,8 +297,8 @@ def test_tokenizer_manual_pad_id_spec_text(ws):
     assert_spec_text(
         err,
         "TokenizerValidationError: Invalid tokenizer config.\n\nComponent: config\n\n"
-        "Problem: tokenizer config has unknown keys: ['pad_id']. unk_id and pad_id are loaded from the tokenizer "
-        f"library.\n\n{TOK_RULES_EN}",
+        "Problem: tokenizer config has unknown keys: ['pad_id']. unk_id and pad_id are loaded from the "
+        f"tokenizer library.\n\n{TOK_RULES_EN}",
         "TokenizerValidationError: Cấu hình tokenizer không hợp lệ.\n\nThành phần: config\n\n"
         "Vấn đề: config tokenizer có key không hợp lệ: ['pad_id']. unk_id và pad_id được lấy từ thư viện "
         f"tokenizer.\n\n{TOK_RULES_VI}",
@@ -388,7 +390,7 @@ def test_tokenizer_corrupt_file(ws, kind, name, content):
     assert f"./tok/{name}" in err.render("vi")
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # TokenizerSpecialTokenError
 
 
@@ -453,7 +455,7 @@ def test_hf_json_without_unk(ws):
     assert_spec_text(err, SPECIAL_EN + "Special token: unk_id", SPECIAL_VI + "Special token: unk_id")
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # mapping arity: 3 files, 2 of something
 
 
@@ -653,7 +655,7 @@ def test_mapping_arity_accepts_one_or_n(ws):
     assert len(build.outputs) == 3
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # collisions: files that share one output directory
 
 
@@ -721,7 +723,7 @@ def test_no_collision_for_same_resolved_tokenizer_or_differing_build_batch(ws):
     assert len(build.outputs) == 1 and build.outputs[0].files == [0, 1]
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # TemplateFieldMismatchError
 
 
@@ -738,11 +740,13 @@ def test_template_undeclared_placeholder_spec_text(ws):
         "TemplateFieldMismatchError: Source file: ./data/train.jsonl\n\n"
         "API declaration for this file: fields = ['instruction', 'input', 'output'] "
         'template = "{instruction}\\n\\n{prompt}\\n\\n{output}"\n\n'
-        "Field causing template mismatch: prompt Reason: template uses {prompt}, but fields does not declare it",
+        "Field causing template mismatch: prompt Reason: template uses {prompt}, but fields does not "
+        "declare it",
         "TemplateFieldMismatchError: File nguồn: ./data/train.jsonl\n\n"
         "Khai báo API cho file này: fields = ['instruction', 'input', 'output'] "
         'template = "{instruction}\\n\\n{prompt}\\n\\n{output}"\n\n'
-        "Field gây lệch template: prompt Lý do: template dùng {prompt}, nhưng fields không khai báo field này",
+        "Field gây lệch template: prompt Lý do: template dùng {prompt}, nhưng fields không khai báo field "
+        "này",
     )
 
 
@@ -816,7 +820,7 @@ def test_template_syntax_errors(ws, template, offender):
     assert f"template = {json.dumps(template, ensure_ascii=False)}" in en
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # TemplateTokenizerError (tier 1)
 
 
@@ -864,7 +868,7 @@ def test_template_literals_covered_pass(ws):
     assert build.files[0].template == "Question: {prompt}\n\nAnswer: {response}"
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # UnitValidationError
 
 UNIT_EN = (
@@ -920,7 +924,7 @@ def test_unit_validation(ws, sizes, build_batch):
     assert_spec_text(err, UNIT_EN, UNIT_VI)
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # OutputValidationError
 
 
@@ -962,7 +966,7 @@ def test_output_empty_existing_dir_is_accepted(ws):
     assert build.outputs[0].dir == "./out"
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # TokenDTypeValidationError
 
 
@@ -997,7 +1001,7 @@ def test_dtype_error_raised_by_preflight(ws, monkeypatch):
     assert err.render("en").startswith("TokenDTypeValidationError: Tokenizer vocabulary is too large")
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # shapes and types: the error class of the block
 
 
@@ -1067,7 +1071,7 @@ def test_preflight_error_is_deterministic(ws):
     assert len(texts) == 1
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # lang in-process
 
 
@@ -1096,7 +1100,7 @@ def test_unknown_pipeline_in_vietnamese():
     assert str(info.value) == info.value.render("vi")
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # the same config errors through a YAML config: direct snakemake, and the CLI
 
 
@@ -1133,7 +1137,8 @@ def test_config_error_direct_snakemake(tmp_path, case):
         cls, text = (
             E.TemplateFieldMismatchError,
             (
-                "Field causing template mismatch: answer Reason: template uses {answer}, but fields does not declare it"
+                "Field causing template mismatch: answer Reason: template uses {answer}, but fields does not "
+                "declare it"
             ),
         )
     else:
@@ -1225,7 +1230,8 @@ def test_cli_lang_vi_from_config(tmp_path):
     proc = run_cli(ws, "build", name, "--cores", "1")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith(
-        "MintDimFileNotFoundError: Không tìm thấy file cần dùng.\n\nContext: source\n\nFile thiếu: ./data/train.jsonl"
+        "MintDimFileNotFoundError: Không tìm thấy file cần dùng.\n\nContext: source\n\n"
+        "File thiếu: ./data/train.jsonl"
     )
     assert "Required file was not found" not in proc.stderr
 
@@ -1240,7 +1246,7 @@ def test_cli_lang_both_option(tmp_path):
     assert "\n\n[vietnam] " + UNIT_VI in err
 
 
-# --------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # data errors, end to end
 
 
@@ -1458,11 +1464,11 @@ def test_sample_schema_missing_field_spec_text_via_fluent_api(ws_data):
         job.run(cores=2)
     assert_spec_text(
         info.value,
-        "SampleSchemaError: JSONL sample is missing declared fields.\n\nFile: ./data/alpaca.jsonl\n\nLine: 18\n\n"
-        "Declared fields: instruction input output\n\nMissing fields: input\n\n"
+        "SampleSchemaError: JSONL sample is missing declared fields.\n\nFile: ./data/alpaca.jsonl\n\n"
+        "Line: 18\n\nDeclared fields: instruction input output\n\nMissing fields: input\n\n"
         "Available keys: instruction output metadata",
-        "SampleSchemaError: Sample JSONL thiếu fields đã khai báo.\n\nFile: ./data/alpaca.jsonl\n\nDòng: 18\n\n"
-        "Fields đã khai báo: instruction input output\n\nFields bị thiếu: input\n\n"
+        "SampleSchemaError: Sample JSONL thiếu fields đã khai báo.\n\nFile: ./data/alpaca.jsonl\n\n"
+        "Dòng: 18\n\nFields đã khai báo: instruction input output\n\nFields bị thiếu: input\n\n"
         "Keys hiện có: instruction output metadata",
     )
     assert str(info.value) == info.value.render("vi")  # lang="vi" reaches the caller's exception

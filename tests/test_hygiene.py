@@ -349,7 +349,7 @@ def test_aggregate_runs_beside_the_write_jobs_and_finalize_waits_for_both(tmp_pa
     assert {("write", "aggregate"), ("write", "finalize"), ("aggregate", "finalize")} <= edges
 
 
-# --- the README's "Repository layout" matches the tree -------------------------------------------------------------
+# --- the README's "Repository layout" matches the tree ------------------------------------------------------
 
 
 def _layout_block() -> list[str]:

@@ -228,7 +228,8 @@ def test_the_table_lives_in_docs_performance_not_in_the_readme():
         doc = f.read()
     if R.START not in doc and R.END not in doc:
         pytest.skip(
-            "docs/performance.md holds no table markers yet (readme_table.py refuses to measure until it does)"
+            "docs/performance.md holds no table markers yet (readme_table.py refuses to measure until it "
+            "does)"
         )
     R.check_markers(doc, "docs/performance.md")
 

@@ -453,7 +453,8 @@ def test_deterministic_whatever_the_chunking(main_build, tmp_path, monkeypatch):
     assert m_a["units"]["build_batch"] == 5 and m_b["units"]["build_batch"] == 64
     m_a["units"].pop("build_batch"), m_b["units"].pop("build_batch")
     assert m_a == m_b
-    # checksums.sha256 lists manifest.json's own digest, which differs with build_batch: every other line agrees
+    # checksums.sha256 lists manifest.json's own digest,
+    # which differs with build_batch: every other line agrees
     sums_a, sums_b = (
         [x for x in t.pop("checksums.sha256").splitlines() if not x.endswith(b"  manifest.json")]
         for t in (a, b)
@@ -891,7 +892,7 @@ def test_duplicate_groups_unit():
     assert [g.tolist() for g in indexes.duplicate_groups(np.stack([a, b, a, d("y"), b]))] == [[0, 2], [1, 4]]
 
 
-# --- mintdim.formats.records ------------------------------------------------------------------------------------
+# --- mintdim.formats.records --------------------------------------------------------------------------------
 
 
 def _build_for(out_dirs, sizes=(8, 16)):
@@ -1016,7 +1017,8 @@ def test_rerun_after_kill_inside_finalize_is_accepted(tmp_path, monkeypatch):
     monkeypatch.setattr(records, "write_record", real)
     assert os.path.isfile("o/stats.json")  # the finished tree was already moved into place
     build = resolve(cfg)
-    # this same build's own completed output: a rerun must not call it "not empty", and its finalize records it
+    # this same build's own completed output: a rerun must
+    # not call it "not empty", and its finalize records it
     st = records.state(build.work_dir, os.path.abspath("o"))
     assert st.kind == "placing" and st.entry["build_id"] == build.build_id
     assert outputs_to_build(preflight(cfg)[0]) == [0]
@@ -1025,7 +1027,7 @@ def test_rerun_after_kill_inside_finalize_is_accepted(tmp_path, monkeypatch):
     assert records.state(build.work_dir, os.path.abspath("o")).kind == "placed" and tree_bytes("o") == before
 
 
-# --- unit assignment boundaries (a word-level tokenizer: token_count == number of words) ---------------------
+# --- unit assignment boundaries (a word-level tokenizer: token_count == number of words) --------------------
 
 
 def test_unit_assignment_boundaries(tmp_path, monkeypatch):

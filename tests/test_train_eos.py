@@ -338,7 +338,7 @@ def test_train_eos_and_drop_untrained_errors_are_clear_and_bilingual(value, need
         assert f"source.{key}" in err.value.render("vi")
 
 
-# --- samples with nothing to train ----------------------------------------------------------------------------
+# --- samples with nothing to train --------------------------------------------------------------------------
 
 CUT_ROWS = [
     {"prompt": "Add 2 and 3.", "response": "The answer is 5."},

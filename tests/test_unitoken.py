@@ -85,7 +85,7 @@ def models(tmp_path_factory):
     return {"byte": byte, "unicode": uni, "nopad": nopad}
 
 
-# --- the kind ------------------------------------------------------------------------------------------------
+# --- the kind -----------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("unit", ["byte", "unicode"])
@@ -208,7 +208,7 @@ def test_token_starts_for_loss_masks(models, tmp_path):
         assert starts[end - n : end].tolist() == [len(uni.decode(ids[:k])) for k in range(n)]
 
 
-# --- training ------------------------------------------------------------------------------------------------
+# --- training -----------------------------------------------------------------------------------------------
 
 
 def test_hot_pair_window_gives_the_same_model(tmp_path):
@@ -359,7 +359,7 @@ def test_train_bpe_build_then_the_same_build_from_the_saved_model(tmp_path, monk
     assert "trained" not in read_json(tmp_path / "out2" / "manifest.json")["tokenizer"]
 
 
-# --- export ---------------------------------------------------------------------------------------------------
+# --- export -------------------------------------------------------------------------------------------------
 
 
 def test_export_to_tokenizer_json_gives_identical_ids_on_real_text(models, tmp_path):
@@ -381,7 +381,7 @@ def test_export_to_tokenizer_json_gives_identical_ids_on_real_text(models, tmp_p
         export(models["unicode"], str(tmp_path / "uni.json"))
 
 
-# --- add-specials ---------------------------------------------------------------------------------------------
+# --- add-specials -------------------------------------------------------------------------------------------
 
 
 def _sp_model(tmp_path, model_type: str) -> str:
@@ -532,7 +532,7 @@ def test_add_specials_real_tokenizers(tmp_path, parts, kind, added):
     assert sha(src) == before
 
 
-# --- the command ----------------------------------------------------------------------------------------------
+# --- the command --------------------------------------------------------------------------------------------
 
 
 def test_cli_tokenizer_train_export_add_specials(tmp_path, monkeypatch, capsys):

@@ -10,15 +10,16 @@ from . import lang_option
 DESCRIPTION = [
     "Verify a finished output directory (as `mintdim verify OUT`), then write it in a format trainers load "
     "without code.",
-    "--format hf: a Hugging Face `datasets` directory: datasets.load_from_disk(DEST) (needs pyarrow: pip install "
-    "'mintdim[arrow]'). A bucketed output gives one row per sample: input_ids (no padding), labels (-100 where "
-    "source.train_on does not train the token), sample_id. A packed output gives one row per packed row, without "
-    "its padding: input_ids, labels (-100 on untrained tokens and on each sample's first token), position_ids "
-    "(restarting at each sample), seq_lengths and sample_ids, so that TRL's padding-free collator and "
-    "flash-attention models keep the samples apart.",
-    "--format megatron: Megatron-Core's indexed dataset, PREFIX.bin + PREFIX.idx: one sequence and one document "
-    "per sample, in sample_id order, unpadded. That format has no loss mask: with source.train_on the masks are "
-    "written beside it in the same layout, PREFIX_mask.bin + PREFIX_mask.idx (uint8, 1 = a trained token).",
+    "--format hf: a Hugging Face `datasets` directory: datasets.load_from_disk(DEST) (needs pyarrow: pip "
+    "install 'mintdim[arrow]'). A bucketed output gives one row per sample: input_ids (no padding), labels "
+    "(-100 where source.train_on does not train the token), sample_id. A packed output gives one row per "
+    "packed row, without its padding: input_ids, labels (-100 on untrained tokens and on each sample's first "
+    "token), position_ids (restarting at each sample), seq_lengths and sample_ids, so that TRL's "
+    "padding-free collator and flash-attention models keep the samples apart.",
+    "--format megatron: Megatron-Core's indexed dataset, PREFIX.bin + PREFIX.idx: one sequence and one "
+    "document per sample, in sample_id order, unpadded. That format has no loss mask: with source.train_on "
+    "the masks are written beside it in the same layout, PREFIX_mask.bin + PREFIX_mask.idx (uint8, 1 = a "
+    "trained token).",
     "Nothing is overwritten: an existing DEST (a file, or a directory that is not empty) or PREFIX file is "
     "refused. Files are written under temporary names and moved into place when complete; after a failure "
     "nothing is left at DEST.",

@@ -59,7 +59,8 @@ def run(args) -> int:
         print(f"{a.output}: {a.samples} samples, {a.distinct_lengths} distinct token lengths")
         if a.current_sizes:
             print(
-                f"  current   sizes {a.current_sizes}: padding {_pct(a.current.padding_ratio if a.current else None)}"
+                f"  current   sizes {a.current_sizes}: padding "
+                f"{_pct(a.current.padding_ratio if a.current else None)}"
             )
         print(
             f"  suggested sizes {s.sizes}: padding {_pct(s.report.padding_ratio)} "
@@ -71,8 +72,9 @@ def run(args) -> int:
             print(f"  note: {s.note}")
         for p in a.packed or []:
             print(
-                f"  packed    rows of {p['row_length']}: padding {_pct(p['padding_ratio'])} ({p['pad_tokens']} pad "
-                f"tokens in {p['total_slots']} slots; {p['rows']} rows, lower bound {p['lower_bound_rows']}"
+                f"  packed    rows of {p['row_length']}: padding {_pct(p['padding_ratio'])} "
+                f"({p['pad_tokens']} pad tokens in {p['total_slots']} slots; {p['rows']} rows, lower bound "
+                f"{p['lower_bound_rows']}"
                 + (
                     f"; {p['longer_than_row']} samples longer than a row left out)"
                     if p["longer_than_row"]
@@ -86,8 +88,8 @@ def register(sub) -> None:
     p = sub.add_parser(
         "suggest-units",
         help="unit sizes that minimise padding (exact), for an output or a config",
-        description="Find the K unit sizes that minimise total padded token slots for the exact token lengths "
-        "of a finished output (its sample_index.jsonl) or of a config (tokenized by the build's own "
+        description="Find the K unit sizes that minimise total padded token slots for the exact token "
+        "lengths of a finished output (its sample_index.jsonl) or of a config (tokenized by the build's own "
         "tokenize stage). The answer is optimal (dynamic programme over the distinct lengths).",
     )
     p.add_argument("source", help="an output directory, or a YAML config file")

@@ -22,7 +22,7 @@ def _print(result: dict, as_json: bool, line: str) -> None:
     print(json.dumps(result, indent=1, ensure_ascii=False) if as_json else line)
 
 
-# --- train -------------------------------------------------------------------------------------------------------
+# --- train --------------------------------------------------------------------------------------------------
 
 
 def _corpus(args):
@@ -133,7 +133,7 @@ def run_train(args) -> int:
     return 0
 
 
-# --- export ------------------------------------------------------------------------------------------------------
+# --- export -------------------------------------------------------------------------------------------------
 
 
 def run_export(args) -> int:
@@ -152,7 +152,7 @@ def run_export(args) -> int:
     return 0
 
 
-# --- add-specials ------------------------------------------------------------------------------------------------
+# --- add-specials -------------------------------------------------------------------------------------------
 
 
 def run_add_specials(args) -> int:
@@ -203,8 +203,8 @@ def _register_train(tools) -> None:
         "train",
         epilog=EXIT_CODES,
         help="train a BPE tokenizer on rendered samples (ffbpe)",
-        description="Train a BPE tokenizer (ffbpe) with <unk> (id 0) and <pad> (id 1) reserved, on the rendered "
-        "samples of a config's source files (--config: each file through its template), of JSONL "
+        description="Train a BPE tokenizer (ffbpe) with <unk> (id 0) and <pad> (id 1) reserved, on the "
+        "rendered samples of a config's source files (--config: each file through its template), of JSONL "
         "files (--jsonl with --fields and --template), or on plain text (--text: each non-blank line "
         "a record). Counting streams; nothing is held in memory but the word counts. Writes the model "
         "directory OUT (ffbpe.json, vocab.json, merges.txt, mintdim-train.json); use it as "

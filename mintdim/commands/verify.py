@@ -33,14 +33,14 @@ def register(sub) -> None:
     p = sub.add_parser(
         "verify",
         help="check an output directory against itself (and its source files)",
-        description="Check a finished output directory without trusting it: shard sizes (records x unit_size x "
-        "bytes_per_token), padding after token_count, tokens inside the vocabulary, and that "
+        description="Check a finished output directory without trusting it: shard sizes (records x unit_size "
+        "x bytes_per_token), padding after token_count, tokens inside the vocabulary, and that "
         "sample_index, histogram, stats, duplicate and UNK indexes agree with each other and with the "
         "shards. With --source, also read the source files again (paths as the manifest declares them, "
         "from --root), re-render and re-hash every line, and re-encode a sample of the samples "
         "(--sample N, or --all) to compare their tokens with the shard records. Changes nothing.",
-        epilog="Each problem is printed with its file (and sample). Exit codes: 0 no problem, 1 problems found, "
-        "2 usage error.",
+        epilog="Each problem is printed with its file (and sample). Exit codes: 0 no problem, 1 problems "
+        "found, 2 usage error.",
     )
     p.add_argument("output", help="output directory of a finished build (output.dir in the config)")
     p.add_argument("--source", action="store_true", help="re-read, re-render and re-hash the source files")

@@ -14,8 +14,8 @@ def register(sub) -> None:
     p = sub.add_parser(
         "workflow-path",
         help="print the installed Snakefile's path (for a direct snakemake run)",
-        description="Print the path of the Snakefile that `mintdim build` runs (inside the installed package, or "
-        "the checkout), so Snakemake can run it directly, e.g. to debug one stage: "
+        description="Print the path of the Snakefile that `mintdim build` runs (inside the installed "
+        "package, or the checkout), so Snakemake can run it directly, e.g. to debug one stage: "
         'snakemake -s "$(mintdim workflow-path)" --configfile my.yaml --cores 2 --until plan --notemp',
     )
     p.add_argument(

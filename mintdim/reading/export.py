@@ -380,7 +380,8 @@ def _export_megatron(ds, prefix: str, log) -> ExportResult:
                 writers.append(megatron.Writer(tmp[megatron.bin_path(masks)], megatron.MASK_DTYPE))
             tokens = 0
             spans = blocks(weights, BLOCK_TOKENS)
-            # one buffer for every block's tokens: fresh arrays cost their page faults again, block after block
+            # one buffer for every block's tokens: fresh arrays
+            # cost their page faults again, block after block
             buf = np.empty(
                 max((int(ds.token_counts[a:b].sum()) for a, b in spans), default=0), dtype=ds.dtype
             )

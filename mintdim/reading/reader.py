@@ -119,7 +119,10 @@ class Dataset:
 
     def __repr__(self) -> str:
         units = ", ".join(f"{u.size}: {u.num_samples}" for u in self.units)
-        return f"mintdim.Dataset({self.path!r}, samples={self.num_samples}, dtype={self.dtype.name}, units={{{units}}})"
+        return (
+            f"mintdim.Dataset({self.path!r}, samples={self.num_samples}, dtype={self.dtype.name}, "
+            f"units={{{units}}})"
+        )
 
     def __len__(self) -> int:
         return self.num_samples

@@ -236,7 +236,8 @@ def format_summary(s: dict) -> str:
         f"  dtype       {s['token_dtype']} ({s['bytes_per_token']} bytes/token, little-endian), "
         f"pad_id {tok.get('pad_id')}, unk_id {tok.get('unk_id')}",
         f"  tokenizer   {tok.get('type')} {tok.get('path')} (vocab {tok.get('vocab_size'):,})",
-        f"  shards      {s['shards']} files, {_mib(s['bytes'])}, {s['samples_per_shard']:,} {'rows' if s.get('packing') else 'samples'} per shard",
+        f"  shards      {s['shards']} files, {_mib(s['bytes'])}, {s['samples_per_shard']:,} "
+        f"{'rows' if s.get('packing') else 'samples'} per shard",
         f"  duplicates  {s['duplicate_groups']:,} groups, {s['duplicate_samples']:,} samples",
         f"  UNK         {s['samples_with_unk']:,} samples, {s['unk_tokens']:,} tokens "
         f"({_pct(s['unk_tokens'] / s['tokens']) if s['tokens'] else '0.0%'} of tokens)",

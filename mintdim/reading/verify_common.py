@@ -512,7 +512,7 @@ def check_unk(out: str, idx: Index, files, found_unk: dict[int, list[int]], repo
             report.add(name, f"unk_positions {have}, the shard record has unk_id at {want}", sid)
 
 
-# --- histogram.json, stats.json ----------------------------------------------------------------------------------
+# --- histogram.json, stats.json -----------------------------------------------------------------------------
 
 
 def check_histogram(histogram, dist: dict, what: str, report: Report) -> None:

@@ -105,7 +105,7 @@ def _check_entries(out: str, unit: str, report, index_files=INDEX_FILES) -> None
         report.add(unit, "the rows' directory is missing")
 
 
-# --- sample_index.jsonl ------------------------------------------------------------------------------------------
+# --- sample_index.jsonl -------------------------------------------------------------------------------------
 
 
 class _Placed(Index):
@@ -174,7 +174,7 @@ def _place(idx: _Placed, i: int, loc: tuple, unit: str, sps: int, report) -> Non
         idx.row[i], idx.offset[i] = k * sps + row, offset
 
 
-# --- the rows, recomputed from the index -------------------------------------------------------------------------
+# --- the rows, recomputed from the index --------------------------------------------------------------------
 
 
 @dataclass
@@ -243,7 +243,7 @@ def _check_row(r: int, ids, offset, ends, L: int, report) -> None:
         )
 
 
-# --- shards, boundaries, masks -----------------------------------------------------------------------------------
+# --- shards, boundaries, masks ------------------------------------------------------------------------------
 
 
 def _check_row_files(out: str, m, L: int, idx: _Placed, rows: _Rows, has_masks: bool, report):
@@ -379,7 +379,7 @@ def _check_masks(
             trained_found[sid] = int(bits[r - r0, idx.offset[sid] : rows.ends[sid]].sum())
 
 
-# --- stats.json, the source --------------------------------------------------------------------------------------
+# --- stats.json, the source ---------------------------------------------------------------------------------
 
 
 def _check_stats(

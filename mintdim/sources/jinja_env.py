@@ -120,8 +120,8 @@ def _template_namespace():
         def _check_name(name):
             if isinstance(name, str) and name.startswith("_"):
                 raise jinja2.exceptions.SecurityError(
-                    f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}. "
-                    "Please rename the attribute."
+                    "Chat templates cannot store underscore-prefixed attributes on a namespace, but got "
+                    f"{name!r}. Please rename the attribute."
                 )
 
     return TemplateNamespace

@@ -391,8 +391,8 @@ def packed_layout(out) -> dict:
         "row_length": out.pack,
         "overflow": out.overflow,
         "pack": {
-            "rows": "unit_<row_length>/shard_XXXXXX.bin: rows of row_length tokens, the samples of a row back to "
-            "back in sample_id order, then pad_id; samples_per_shard rows per shard",
+            "rows": "unit_<row_length>/shard_XXXXXX.bin: rows of row_length tokens, the samples of a row "
+            "back to back in sample_id order, then pad_id; samples_per_shard rows per shard",
             "boundaries": "unit_<row_length>/cu_XXXXXX.bin beside each shard, int32 little-endian: R + 1 row "
             "pointers ptr (R rows in the shard), then per row its cumulative sequence lengths "
             "[0, ..., tokens in the row]; row r's are cu[ptr[r]:ptr[r + 1]] of the values after "

@@ -372,7 +372,7 @@ def _top_reasons(found: dict) -> list[tuple[int, str, str]]:
     return sorted(((n, kind, reason) for (kind, reason), n in counts.items()), key=lambda t: -t[0])
 
 
-# --- source.take: the chosen samples (mintdim/sources/take.py) -------------------------------------------------
+# --- source.take: the chosen samples (mintdim/sources/take.py) ----------------------------------------------
 
 
 def _take(build, out, cols: dict) -> dict:

@@ -28,9 +28,9 @@ def _summary_figures(s: dict) -> list[tuple[str, str]]:
                 (
                     "packing",
                     f"{s['packing']['rows']:,} rows of {s['packing']['row_length']:,}: efficiency "
-                    f"{100 * s['packing']['efficiency']:.3f}% (lower bound {s['packing']['lower_bound_rows']:,} "
-                    f"rows); overflow {s['packing']['overflow']['policy']}: "
-                    f"{s['packing']['overflow']['dropped']:,} dropped, "
+                    f"{100 * s['packing']['efficiency']:.3f}% (lower bound "
+                    f"{s['packing']['lower_bound_rows']:,} rows); overflow "
+                    f"{s['packing']['overflow']['policy']}: {s['packing']['overflow']['dropped']:,} dropped, "
                     f"{s['packing']['overflow']['truncated']:,} truncated",
                 )
             ]
@@ -66,7 +66,8 @@ def _summary_figures(s: dict) -> list[tuple[str, str]]:
         ),
         (
             "shards",
-            f"{s['shards']} files, {s['bytes'] / 2**20:.1f} MiB, {s['samples_per_shard']:,} samples per shard",
+            f"{s['shards']} files, {s['bytes'] / 2**20:.1f} MiB, {s['samples_per_shard']:,} samples per "
+            "shard",
         ),
         ("duplicates", f"{s['duplicate_groups']:,} groups, {s['duplicate_samples']:,} samples"),
         ("UNK", f"{s['samples_with_unk']:,} samples, {s['unk_tokens']:,} tokens"),
@@ -158,6 +159,7 @@ def write_report(done_path: str, report_dir: str, log=print) -> dict:
         log(f"[unit-build] report {done['output']}: {report_dir} (stats.html, lengths.png)")
     else:
         log(
-            f"[unit-build] report {done['output']}: {report_dir} (stats.html; no plot: matplotlib not installed)"
+            f"[unit-build] report {done['output']}: {report_dir} (stats.html; no plot: matplotlib not "
+            "installed)"
         )
     return summary

@@ -24,7 +24,8 @@ def run(raw: dict, index: int, marker_path: str, log=print, threads: int = 1) ->
     group = training.groups(build)[index]
     if training.state(build, group) == "ready":
         log(
-            f"[unit-build] train: reusing the tokenizer in {group.out} (trained from the same files and options)"
+            f"[unit-build] train: reusing the tokenizer in {group.out} (trained from the same files and "
+            "options)"
         )
         record = training.read_record(group.out_abs)
     else:

@@ -86,7 +86,7 @@ def _wanted(tok, pad: str | None, unk: str | None) -> dict[str, str]:
     return asked
 
 
-# --- SentencePiece ---------------------------------------------------------------------------------------------
+# --- SentencePiece ------------------------------------------------------------------------------------------
 
 
 def _sentencepiece(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, int]]:
@@ -114,7 +114,7 @@ def _sentencepiece(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, i
     return model.SerializeToString(), added
 
 
-# --- tokenizer.json --------------------------------------------------------------------------------------------
+# --- tokenizer.json -----------------------------------------------------------------------------------------
 
 
 def _hf_json(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, int]]:
@@ -155,7 +155,7 @@ def _hf_json(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, int]]:
     return json.dumps(data, ensure_ascii=False).encode("utf-8"), added
 
 
-# --- unitoken model directory ----------------------------------------------------------------------------------
+# --- unitoken model directory -------------------------------------------------------------------------------
 
 
 def _unitoken(src: str, staging: str, wanted: dict[str, str]) -> dict[str, int]:
@@ -187,7 +187,7 @@ def _unitoken(src: str, staging: str, wanted: dict[str, str]) -> dict[str, int]:
     return added
 
 
-# --- the command ------------------------------------------------------------------------------------------------
+# --- the command --------------------------------------------------------------------------------------------
 
 
 def _vocab_of(kind: str, tok) -> dict:

@@ -73,7 +73,7 @@ def check_entries(files, outputs, work_dir: str) -> None:
             raise bad.train_out_is_input(f.tokenizer_path)
 
 
-# --- groups: one trained tokenizer per distinct out ----------------------------------------------------------
+# --- groups: one trained tokenizer per distinct out ---------------------------------------------------------
 
 
 @dataclass
@@ -116,7 +116,7 @@ def sources(build, index: int) -> list[str]:
     return [build.files[i].abspath for i in groups(build)[index].files]
 
 
-# --- what a model was trained from ---------------------------------------------------------------------------
+# --- what a model was trained from --------------------------------------------------------------------------
 
 
 def ffbpe_version() -> str:
@@ -208,7 +208,7 @@ def check_pending(f) -> None:
         raise E.TokenDTypeValidationError.make(f.tokenizer_train["vocab_size"])
 
 
-# --- streaming the rendered texts ----------------------------------------------------------------------------
+# --- streaming the rendered texts ---------------------------------------------------------------------------
 
 
 class TextStats:
@@ -252,7 +252,7 @@ def iter_rendered(build, file_indexes, stats: TextStats | None = None, log=None)
                 )
 
 
-# --- training --------------------------------------------------------------------------------------------------
+# --- training -----------------------------------------------------------------------------------------------
 
 
 def train_texts(
