@@ -2,8 +2,8 @@
 """What checksums.sha256 costs: `mintdim verify OUT` with and without its checksum pass, and the finalize job.
 
     python benchmarks/checksums.py --data ../assets/data/sharegpt_pairs.jsonl --fields prompt,response \\
-        --template '{prompt}\\n{response}' --tokenizer ../assets/hf/minilm/tokenizer.json --cores 2 --runs 5 \\
-        [--baseline-tree DIR]
+        --template '{prompt}\\n{response}' --tokenizer ../assets/hf/minilm/tokenizer.json \\
+        --cores 2 --runs 5 [--baseline-tree DIR]
 
 Each round builds the output afresh (`mintdim build`, as export.py does), then times `mintdim verify OUT`
 and `mintdim verify` of the same files without checksums.sha256 (a copy of hard links: the same bytes, the

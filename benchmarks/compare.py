@@ -138,7 +138,8 @@ def tokenizer_kind(path: str) -> str:
 
 
 def load_encoder(kind: str, path: str, threads: int):
-    """A function list[str] -> list[list[int]] (or list of encodings' ids), no special tokens, no truncation."""
+    """A function list[str] -> list[list[int]] (or list of
+    encodings' ids), no special tokens, no truncation."""
     if kind == "sentencepiece":
         import sentencepiece as spm
 
@@ -300,7 +301,8 @@ def child_main(kind: str, spec_path: str) -> None:
 
 
 def _pss_bytes(pid: int) -> int:
-    """Proportional set size from /proc (shared pages split between the processes sharing them); 0 if unreadable."""
+    """Proportional set size from /proc (shared pages split between
+    the processes sharing them); 0 if unreadable."""
     try:
         with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
             for line in f:
@@ -536,8 +538,8 @@ class Bench:
         return path
 
     def datatrove_prep(self, data: str):
-        """A tokenizer.json copy without truncation/padding/post-processor, and the input in N line-split parts
-        (datatrove parallelises over files only)."""
+        """A tokenizer.json copy without truncation/padding/post-processor, and the input in N line-split
+        parts (datatrove parallelises over files only)."""
         if self.dt_tokenizer is None:
             with open(self.tokenizer, encoding="utf-8") as f:
                 tj = json.load(f)
@@ -733,7 +735,8 @@ def summarize(runs: list[dict]) -> dict:
 
 
 def verdict(value, target, better: str, unit: str = "", fmt: str = "{:.2f}") -> str:
-    """'met' / 'MISSED' with the margin, for a value that must be <= (better='low') or >= (better='high') target."""
+    """'met' / 'MISSED' with the margin, for a value that must be
+    <= (better='low') or >= (better='high') target."""
     if value is None:
         return "n/a"
     v, t = fmt.format(value) + unit, fmt.format(target) + unit

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Packing plan (units.pack) speed, memory and quality: synthetic lengths, and optionally real ones.
 
-    python benchmarks/pack_plan.py                                    # 10M synthetic lengths, rows 4096 and 8192
+    python benchmarks/pack_plan.py                                   # 10M synthetic lengths, rows 4096, 8192
     python benchmarks/pack_plan.py --samples 1000000 --rows 2048 4096
-    python benchmarks/pack_plan.py --output artifacts/sharegpt_units  # the token counts of a finished output
+    python benchmarks/pack_plan.py --output artifacts/sharegpt_units # the token counts of a finished output
 
 Synthetic lengths are lognormal (mu 5.3, sigma 1.1, plus 1; seed 0), close to ShareGPT pairs'
 shape, with samples longer than a row truncated to it (overflow: truncate). Each plan runs in a

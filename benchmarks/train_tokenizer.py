@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Training a tokenizer from the dataset: MintDim's train stage vs Hugging Face's and SentencePiece's trainers,
-and encode throughput of the unitoken kind vs its tokenizer.json export.
+"""Training a tokenizer from the dataset: MintDim's train stage vs Hugging Face's and SentencePiece's
+trainers, and encode throughput of the unitoken kind vs its tokenizer.json export.
 
     python benchmarks/train_tokenizer.py --data ../assets/data/sharegpt_pairs.jsonl --fields prompt,response \
         --template '{prompt}\\n{response}' --vocab-size 32000 [--limit-mb 32] [--cores 2] \
@@ -12,7 +12,8 @@ trains to the same vocabulary size with <unk> and <pad> reserved:
   mintdim        mintdim.stages.train.run: the body of the `train_tokenizer` Snakemake job (streaming rendered
                  samples into ffbpe's native word counter, BpeTrainer byte-level, save, record)
   mintdim-window the same with hot_pair_window_size (--window, default 4096): bounded trainer memory
-  hf             tokenizers: ByteLevel(add_prefix_space=False) + BpeTrainer(initial_alphabet=ByteLevel.alphabet())
+  hf             tokenizers: ByteLevel(add_prefix_space=False)
+                 + BpeTrainer(initial_alphabet=ByteLevel.alphabet())
                  via train_from_iterator over the same rendered texts (RAYON_NUM_THREADS=cores)
   sentencepiece  SentencePieceTrainer.train(sentence_iterator=..., model_type=bpe, byte_fallback=True,
                  num_threads=cores, max_sentence_length large enough for every sample)

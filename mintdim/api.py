@@ -175,7 +175,8 @@ class Pipeline:
         rebuild: bool = False,
         report: bool = False,
     ):
-        """rebuild: replace a finished output MintDim wrote (docs/reliability.md), as `mintdim build --rebuild`.
+        """rebuild: replace a finished output MintDim wrote (docs/reliability.md), as
+        `mintdim build --rebuild`.
         report: also write each output's report, as `mintdim build --report`."""
         from .run.runner import run_build
 

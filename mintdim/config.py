@@ -365,7 +365,8 @@ def _absent(cfg: dict, key: str) -> bool:
 
 
 def _required(bad, key: str) -> bool:
-    """Does the schema flag this key: its value, the key absent (or its block absent), or its block not a mapping?"""
+    """Does the schema flag this key: its value, the key absent (or
+    its block absent), or its block not a mapping?"""
     path = tuple(key.split("."))
     if bad.under(*path):
         return True
@@ -503,7 +504,8 @@ ITEM_PROBLEMS = {
 
 
 def check_train_item(item) -> dict:
-    """`mintdim tokenizer train`'s options, checked as a train_bpe item of a config is; returns its options."""
+    """`mintdim tokenizer train`'s options, checked as a
+    train_bpe item of a config is; returns its options."""
     bad = schema.findings(item, "train_value")
     if bad:
         raise _train_item_problem(item, (), bad) or schema.unworded(bad)

@@ -17,7 +17,8 @@ from .paths import schema_file
 
 
 def _validator(part: str | None = None):
-    """The validator of the whole config, or of one of its $defs (e.g. train_value); built once per process."""
+    """The validator of the whole config, or of one of its $defs
+    (e.g. train_value); built once per process."""
     return _build(part or "")
 
 

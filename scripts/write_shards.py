@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Rule write: the padded shards of some unit sizes (slots: 0 = smallest of the output's sizes) of one output."""
+"""Rule write: the padded shards of some unit sizes (slots: 0 =
+smallest of the output's sizes) of one output."""
 
 import sys
 

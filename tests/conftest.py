@@ -135,7 +135,8 @@ def tree_bytes(root) -> dict[str, bytes]:
 
 
 def assert_not_finished(err, out, en: str, vi: str) -> None:
-    """err (an OutputValidationError) says, in both languages, that `out` is not a finished output because of en/vi."""
+    """err (an OutputValidationError) says, in both languages, that
+    `out` is not a finished output because of en/vi."""
     assert err.render("en") == (
         "OutputValidationError: Invalid output directory.\n\n"
         f"Problem: {out} is not a finished MintDim output: {en}"

@@ -15,7 +15,8 @@ from conftest import GSM8K
 
 def test_train_template_escapes_mean_what_the_config_yaml_means(tmp_path, monkeypatch, capsys):
     """docs/tokenizers.md types the template in single quotes: the shell passes a backslash and an n.
-    It must train on newlines, as the config's "{question}\\n\\n{answer}" does (it trained on a literal `\\n`)."""
+    It must train on newlines, as the config's "{question}\\n\\n{answer}" does (it trained on a literal
+    `\\n`)."""
     from mintdim.cli import main
 
     monkeypatch.chdir(tmp_path)
@@ -342,7 +343,8 @@ def test_build_until_a_stage_keeps_its_files_then_the_build_completes(tmp_path):
 
 
 def test_a_direct_snakemake_console_is_short_and_names_its_log(tmp_path):
-    """It printed ~200 lines for 9 jobs (then), the whole config as JSON inside the validate command among them."""
+    """It printed ~200 lines for 9 jobs (then), the whole config as JSON inside the validate command among
+    them."""
     import subprocess
 
     from test_reliability import project, snakemake_cmd

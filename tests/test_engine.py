@@ -1,12 +1,13 @@
-"""The fast byte-level BPE engine (mintdim/tokenizers/engines.py): tiktoken gives the library's own ids, or is not used.
+"""The fast byte-level BPE engine (mintdim/tokenizers/engines.py): tiktoken gives the library's own ids,
+or is not used.
 
 CI: byte-level BPE tokenizers trained here on the shipped GSM8K file (a Llama-3 Split pattern with
 NFC, and GPT-2's ByteLevel regex), compared with `tokenizers` on GSM8K, adversarial strings and
 every Unicode code point in several contexts (the regex dialects: Oniguruma in `tokenizers`,
 fancy-regex in tiktoken); files the engine must refuse; a build with and without the engine.
-With ../assets beside the repository (MINTDIM_ASSETS; benchmarks/fetch_data.sh fetches them): Llama-3.2, Llama-3.1 and Qwen3 on adversarial strings, the
-multilingual gettext catalogues of this machine (/usr/share/locale) and, with MINTDIM_SLOW=1,
-the full ShareGPT pairs.
+With ../assets beside the repository (MINTDIM_ASSETS; benchmarks/fetch_data.sh fetches them):
+Llama-3.2, Llama-3.1 and Qwen3 on adversarial strings, the multilingual gettext catalogues under
+/usr/share/locale and, with MINTDIM_SLOW=1, the full ShareGPT pairs.
 """
 
 from __future__ import annotations

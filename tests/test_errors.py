@@ -2,8 +2,8 @@
 
 Pre-flight errors run in-process through the fluent API (no Snakemake starts:
 `subprocess.Popen` is guarded, and the Snakemake process `mintdim build` starts before its
-pre-flight is a stand-in that fails the test if it is ever handed a command line). A few run through a YAML config with a direct
-`snakemake` run and through `mintdim build`. Data errors run end to end.
+pre-flight is a stand-in that fails the test if it is ever handed a command line). A few run through a
+YAML config with a direct `snakemake` run and through `mintdim build`. Data errors run end to end.
 """
 
 from __future__ import annotations

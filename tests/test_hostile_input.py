@@ -117,8 +117,8 @@ def peak_kb():                            # started at the pytest process's size
     return mb * 1024 if mb is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 base = peak_kb()
 t = time.monotonic()
-drive(basic_config(["big.jsonl"], tokenizer={"sentencepiece": {"path": sys.argv[3]}}, sizes=[[16, 64]], sps=[2],
-                   chunk_mb=64))
+drive(basic_config(["big.jsonl"], tokenizer={"sentencepiece": {"path": sys.argv[3]}},
+                   sizes=[[16, 64]], sps=[2], chunk_mb=64))
 print(json.dumps({"seconds": time.monotonic() - t,
                   "peak_mb": peak_kb() / 1024, "base_mb": base / 1024}))
 """

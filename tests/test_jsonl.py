@@ -70,7 +70,8 @@ def test_chunk_bounds_partition_the_file(tmp_path):
 
 def test_chunk_bounds_keep_every_core_busy(tmp_path):
     """A chunk count is a multiple of the cores once a file is split; with `spread` a file of
-    MIN_SPLIT_MB or more is split across the cores even when it fits one chunk; a smaller one stays one job."""
+    MIN_SPLIT_MB or more is split across the cores even when it
+    fits one chunk; a smaller one stays one job."""
     from mintdim.sources.jsonl import MIN_SPLIT_MB
 
     small = _write(tmp_path, "s.jsonl", b'{"t":"x"}\n' * 1000)

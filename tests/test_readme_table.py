@@ -235,7 +235,8 @@ def test_the_table_lives_in_docs_performance_not_in_the_readme():
 
 
 def test_the_recorded_command_names_no_path_of_the_machine():
-    """The command under the table is one any checkout runs: where results, scratch and assets go is left out."""
+    """The command under the table is one any checkout runs:
+    where results, scratch and assets go is left out."""
     argv = [
         "--assets",
         "/data/me/assets",

@@ -1054,7 +1054,8 @@ def test_parsing_the_snakefile_writes_nothing_the_jobs_read_and_sniffs_no_argv(t
 
 
 def _snapshot(*dirs) -> dict:
-    """Every file and directory under dirs with its size, mtime and content hash (what a parse could change)."""
+    """Every file and directory under dirs with its size, mtime
+    and content hash (what a parse could change)."""
     import hashlib
 
     seen = {}

@@ -1,4 +1,5 @@
-"""Tokenizer loading: special ids from the library, in-file padding/truncation off, exact batch encodes, dtype."""
+"""Tokenizer loading: special ids from the library, in-file
+padding/truncation off, exact batch encodes, dtype."""
 
 from __future__ import annotations
 

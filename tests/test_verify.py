@@ -1,5 +1,5 @@
-"""`mintdim verify OUT [--source [--all]]` and `mintdim.reading.verify.verify()`: a finished output checks clean,
-and each way of corrupting it (shards, indexes, stats, markers, the source files) is caught and named
+"""`mintdim verify OUT [--source [--all]]` and `mintdim.reading.verify.verify()`: a finished output checks
+clean, and each way of corrupting it (shards, indexes, stats, markers, the source files) is caught and named
 with its file, and its sample where there is one."""
 
 from __future__ import annotations

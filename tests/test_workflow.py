@@ -418,7 +418,8 @@ def test_api_sentencepiece_chain_is_lazy_dry_run_builds_nothing_and_run_builds(t
 
 
 def test_api_hf_json_keep_intermediates_in_work_dir_and_in_file_truncation_ignored(tmp_path, monkeypatch):
-    """MiniLM tokenizer.json truncates at 128 and pads to 128 inside the file: MintDim must switch that off."""
+    """MiniLM tokenizer.json truncates at 128 and pads to 128
+    inside the file: MintDim must switch that off."""
     from mintdim import pipeline
 
     rows = gsm8k_rows(0, 12)

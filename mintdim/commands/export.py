@@ -1,4 +1,5 @@
-"""`mintdim export OUT --format hf|megatron --to DEST`: a finished output as files trainers load without code."""
+"""`mintdim export OUT --format hf|megatron --to DEST`: a
+finished output as files trainers load without code."""
 
 from __future__ import annotations
 

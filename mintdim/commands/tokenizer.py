@@ -55,8 +55,9 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"'}
 
 
 def unescape(text: str) -> str:
-    """A template typed on a command line (`--template '{q}\\n\\n{a}'`, as docs/tokenizers.md types it) means
-    what the same text means in a config's double-quoted YAML string: \\n newline, \\t tab, \\r, \\\\ and \\"."""
+    """A template typed on a command line (`--template '{q}\\n\\n{a}'`, as docs/tokenizers.md types it)
+    means what the same text means in a config's double-quoted YAML string: \\n newline, \\t tab, \\r,
+    \\\\ and \\"."""
     import re
 
     return re.sub(r'\\([nrt"\\])', lambda m: _ESCAPES[m.group(1)], text)

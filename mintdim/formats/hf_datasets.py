@@ -42,7 +42,8 @@ def feature(kind: str) -> dict:
 
 
 def arrow_schema(columns: list[tuple[str, str]]):
-    """The pyarrow schema of (name, kind) columns, with the features in its metadata as datasets writes them."""
+    """The pyarrow schema of (name, kind) columns, with the
+    features in its metadata as datasets writes them."""
     import pyarrow as pa
 
     def arrow_type(kind: str):
@@ -79,7 +80,8 @@ def shard_bounds(num_rows: int, nbytes: int) -> list[int]:
 
 
 class ShardWriter:
-    """Streams record batches of consecutive rows into the data files of a directory (bounds: shard_bounds)."""
+    """Streams record batches of consecutive rows into the data
+    files of a directory (bounds: shard_bounds)."""
 
     def __init__(self, directory: str, schema, bounds: list[int]):
         self.directory = directory

@@ -279,7 +279,8 @@ def _export_hf(ds, out: str, dest: str, log) -> ExportResult:
 
 
 def _fingerprint(out: str, format: str) -> str:  # noqa: A002
-    """state.json's _fingerprint: 16 hex digits of the output's manifest and stats (same output, same bytes)."""
+    """state.json's _fingerprint: 16 hex digits of the output's
+    manifest and stats (same output, same bytes)."""
     h = hashlib.sha256(f"mintdim {__version__} export {format}\n".encode())
     for name in (fmt.MANIFEST, fmt.STATS):
         with open(os.path.join(out, name), "rb") as f:

@@ -250,7 +250,8 @@ def _encode_again(
 
 
 def _manifest_tokenizer(manifest: dict, root: str, report: Report):
-    """The manifest's tokenizer, loaded from `root`, its ids checked against the manifest; None: unloadable."""
+    """The manifest's tokenizer, loaded from `root`, its ids
+    checked against the manifest; None: unloadable."""
     from ..tokenizers.kinds import load
 
     tok_cfg = manifest.get("tokenizer") or {}

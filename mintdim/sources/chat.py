@@ -87,7 +87,8 @@ def prepare_messages(messages: list[dict]) -> list[dict]:
 
 
 class _Failure(Exception):
-    """A data problem of one record: a SampleSchemaError.chat_* constructor and its arguments after file and line."""
+    """A data problem of one record: a SampleSchemaError.chat_*
+    constructor and its arguments after file and line."""
 
     def __init__(self, make, *values):
         super().__init__(make.__name__)

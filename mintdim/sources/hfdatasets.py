@@ -63,7 +63,8 @@ class DatasetsSource:
             raise E.SourceParseError.datasets_not_stream(self._shown(name), arrow.reason(exc)) from None
 
     def _batches(self):
-        """(Arrow file, batch) of every record batch, in order (raising what pyarrow raises on a damaged batch)."""
+        """(Arrow file, batch) of every record batch, in order
+        (raising what pyarrow raises on a damaged batch)."""
         for path in self.files():
             reader = self._stream(path)
             for batch in reader:

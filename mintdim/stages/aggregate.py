@@ -465,7 +465,8 @@ def overflow_block(policy: str, status, lengths, limit: int) -> dict:
 
 
 def _stored_unk(samples, counts, positions, kept):
-    """UNK positions inside the tokens written: a dropped sample has none, a truncated one those in its row."""
+    """UNK positions inside the tokens written: a dropped sample
+    has none, a truncated one those in its row."""
     owner = np.repeat(samples.astype(np.int64), counts.astype(np.int64))
     keep = positions.astype(np.int64) < kept[owner]
     per = np.bincount(owner[keep], minlength=len(kept))[samples.astype(np.int64)] if len(samples) else counts

@@ -95,7 +95,8 @@ def _fingerprint(kind: str, abspath: str, options: dict | None = None) -> str:
 
 
 def engines_allowed() -> bool:
-    """MINTDIM_ENGINE=tokenizers keeps every file on its library's own encode (mintdim/tokenizers/engines.py)."""
+    """MINTDIM_ENGINE=tokenizers keeps every file on its library's own encode
+    (mintdim/tokenizers/engines.py)."""
     return os.environ.get(ENGINE_ENV, "auto") != "tokenizers"
 
 

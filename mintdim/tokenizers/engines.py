@@ -347,7 +347,8 @@ class TiktokenEncoder:
         self.set_threads(threads)
 
     def set_threads(self, threads: int) -> None:
-        """The batch's slices run on a pool of `threads` (a ThreadPoolExecutor starts its threads on first use)."""
+        """The batch's slices run on a pool of `threads` (a
+        ThreadPoolExecutor starts its threads on first use)."""
         self.threads = max(1, int(threads))
         if self._pool is not None:
             self._pool.shutdown(wait=False)
@@ -680,7 +681,8 @@ def fast_encoder_for(
     cache_dir: str | list[str] | None = None,
     tokenizer_json: str | None = None,
 ):
-    """(encoder, reason): a TiktokenEncoder when the tokenizer.json at `path` is eligible, else (None, why not).
+    """(encoder, reason): a TiktokenEncoder when the tokenizer.json at `path` is eligible, else
+    (None, why not).
 
     tokenizer_json: the serialization to decide from instead of the file (`Tokenizer.to_str()` of the
     object actually used, when a loader such as transformers changed it after reading the file).

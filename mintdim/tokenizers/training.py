@@ -149,7 +149,8 @@ def reference(build, group: Group) -> dict:
 
 
 def identity(build, group: Group) -> dict:
-    """What must be unchanged for a model in `out` to be reused: options, templates, files (by size and mtime)."""
+    """What must be unchanged for a model in `out` to be reused:
+    options, templates, files (by size and mtime)."""
     files = [build.files[i] for i in group.files]
     stats = []
     for f in files:
