@@ -8,7 +8,7 @@
 
 Every measured tool runs as its own subprocess on the same rendered texts and
 the same tokenizer; see benchmarks/README.md for what each row measures, the
-targets of issue 3 and how to read the output. Needs `pip install -e '.[bench]'`
+targets and how to read the output. Needs `pip install -e '.[bench]'`
 for the peers (raw and mintdim rows need only mintdim itself and psutil).
 """
 
@@ -33,11 +33,11 @@ MB = 1024 * 1024
 GIB = 1024**3
 ALL_PEERS = ("hf_datasets", "datatrove")
 
-# Targets of issue 3 (on ~107 MB ShareGPT pairs, 2 cores), two of them raised by issue 17.
-T_RATIO_430MB = 1.08  # mintdim wall / raw wall, at ~430 MB (the 107 MB file x4; issue 3: 1.10)
+# Targets (on ~107 MB ShareGPT pairs, 2 cores), two of them raised since first set.
+T_RATIO_430MB = 1.08  # mintdim wall / raw wall, at ~430 MB (the 107 MB file x4; first 1.10)
 T_RATIO_1GB = 1.05  # ... at ~1 GB
 T_FIXED_S = 3.0  # mintdim wall - raw wall (at 107 MB)
-T_SPEEDUP = 1.85  # wall(--cores 1) / wall(--cores 2) (issue 3: 1.8)
+T_SPEEDUP = 1.85  # wall(--cores 1) / wall(--cores 2) (first 1.8)
 T_PEAK_RSS = GIB  # peak RSS of the whole build's process tree
 T_MEM_GROWTH = 1.2  # peak RSS at 4x input / at 1x
 

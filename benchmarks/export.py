@@ -4,23 +4,22 @@
     python benchmarks/export.py --data ../assets/data/sharegpt_pairs.jsonl --fields prompt,response \\
         --template '{prompt}\\n{response}' --tokenizer ../assets/hf/minilm/tokenizer.json --cores 2 --runs 5
 
-Every command is timed right after its own build of the output (`mintdim build --keep-intermediates`),
-as a user runs it: on a virtual machine, the memory one export's output took (196 MB of page cache for
-hf on the ShareGPT build) changes what the next command pays. With one build per round, an hf export
-timed after another hf export of the same round took 0.80 to 0.98 s, where the first hf export of a
+Every command is timed right after its own build of the output (`mintdim build --keep-intermediates`), as a
+user runs it: where the host takes free memory back, the memory one export's output took (196 MB of page
+cache for hf on the ShareGPT build) changes what the next command pays. With one build per round, an hf
+export timed after another hf export of the same round took 0.80 to 0.98 s, where the first hf export of a
 round took 0.42 to 0.76 s. Every stage job is a fresh process, and its timing record's `s` column
-(.mintdim/<build id>/benchmarks/write_*.tsv) is its life up to the end of its work, interpreter start
-and imports included (the record is written then, before the exit): the write stage is the sum of
-`s` (and of `cpu_time`) over the write jobs of the output. Each command (`mintdim export OUT
---format hf`, `--format megatron`, and `mintdim verify OUT`, which every export begins with) is timed
-from start to end (wall, user+sys CPU of the process, and the kernel's part of it) and divided by its
-own build's write stage. So is the floor under any hf export: a Python that
-imports nothing writing as many bytes as the hf export's Arrow files (an untimed export first
-measures them) to a new file, 1 MB per write() (WRITE_ONLY), what the page cache costs there. The
-order of the commands alternates from round to round (the machine's load drifts). `--baseline PYTHON`
-also times another MintDim's commands (its interpreter, e.g. a virtualenv of an earlier commit) in
-every round, each after a build of its own: before/after.
-Prints every round with the load average, then the medians and the medians of each round's ratios.
+(.mintdim/<build id>/benchmarks/write_*.tsv) is its life up to the end of its work, interpreter start and
+imports included (the record is written then, before the exit): the write stage is the sum of `s` (and of
+`cpu_time`) over the write jobs of the output. Each command (`mintdim export OUT --format hf`, `--format
+megatron`, and `mintdim verify OUT`, which every export begins with) is timed from start to end (wall,
+user+sys CPU of the process, and the kernel's part of it) and divided by its own build's write stage. So is
+the floor under any hf export: a Python that imports nothing writing as many bytes as the hf export's Arrow
+files (an untimed export first measures them) to a new file, 1 MB per write() (WRITE_ONLY), what the page
+cache costs there. The order of the commands alternates from round to round (the machine's load drifts).
+`--baseline PYTHON` also times another MintDim's commands (its interpreter, e.g. a virtualenv of an earlier
+commit) in every round, each after a build of its own: before/after. Prints every round with the load
+average, then the medians and the medians of each round's ratios.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ the kills land inside the finalize job: its run is stretched by --stretch second
 right after the output was placed (the test hold MINTDIM_TEST_SLEEP_AT, mintdim/faults.py), and the kill
 comes at a uniformly random moment of that stretched run, from the moment its process appears; the
 others at a uniformly random moment of the build. Each line says which stage scripts ran at the kill.
-Prints one line per kill and the counts (issue 25's figures).
+Prints one line per kill and the counts (the figures of docs/reliability.md).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
     python benchmarks/readme_table.py [--assets ../assets] [--doc docs/performance.md] [--runs 3] [--cores 2]
     python benchmarks/readme_table.py --render-only results.json [--doc docs/performance.md]
 
-The set (issue 17), for the MiniLM tokenizer.json and the ai21 j2 SentencePiece model, every build
+The set, for the MiniLM tokenizer.json and the ai21 j2 SentencePiece model, every build
 with the same many-unit config (--sizes, default 128 ... 32768 and 262144):
   1x  the ShareGPT pairs file (107 MB) with the peers (HF datasets, datatrove where installed);
   4x  the same file x4 without peers, with `mintdim --cores 1` as well (the scaling figure).
@@ -113,8 +113,8 @@ BASELINE_WORD = "PYTHON_OF_THE_EARLIER_CHECKOUT"  # what the recorded command sa
 
 
 def _measuring_args(argv: list[str]) -> list[str]:
-    """argv without the options that only say where things are on this machine (results, the doc, the
-    scratch and asset directories): the recorded command is one any checkout can run."""
+    """argv without the options that only say where things are on the machine that ran it (results, the
+    doc, the scratch and asset directories): the recorded command is one any checkout can run."""
     out, skip = [], False
     for a in argv:
         if skip:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a tokenize job's time goes beyond the encode call (issue 17, item 1).
+"""Where a tokenize job's time goes beyond the encode call.
 
 On chunk 0 of --data (chunk size --chunk-mb), one thread, CPU seconds (getrusage), each
 measurement in a fresh process, rounds interleaved, medians:

@@ -7,7 +7,7 @@ from .errors import ERROR_CLASSES as _ERROR_CLASSES  # noqa: E402
 
 # The rest of the API is imported on first use (PEP 562): every workflow job imports this package,
 # and most need neither numpy nor the reader; a job's start-up is part of every build's time.
-# (Measured, issue 13: an eager `verify` pulled numpy into every process through formats.output,
+# (Measured: an eager `verify` pulled numpy into every process through formats.output,
 # 0.12 s CPU per process: the runner, Snakemake and each job.)
 _LAZY = {
     "pipeline": ".api",

@@ -28,7 +28,7 @@ def _build(part: str):
     import yaml
 
     # libyaml's loader where PyYAML has it: the pure-Python one takes 0.07 s CPU for this 9 KB file,
-    # paid by pre-flight in every build (measured, issue 13)
+    # paid by pre-flight in every build (measured)
     with open(schema_file(), encoding="utf-8") as f:
         schema = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     if part:

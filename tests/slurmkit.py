@@ -1,4 +1,4 @@
-"""A one-node Slurm started by the tests themselves: munged, slurmctld and slurmd on this machine, with a
+"""A one-node Slurm started by the tests themselves: munged, slurmctld and slurmd on the test machine, with a
 munge key, a slurm.conf and state directories in a temporary directory, accounting disabled (as many
 small clusters and workstations run it), every port on the loopback interface. docs/clusters.md shows the
 same recipe for a user.
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import pytest
 
 PARTITION = "debug"
-# CPUs the node declares (SlurmdParameters=config_overrides: whatever this machine has), so that the
+# CPUs the node declares (SlurmdParameters=config_overrides: whatever the machine has), so that the
 # builds of the tests, which start together and mostly wait, run side by side
 CPUS = 8
 SYSTEM_CONF = "/etc/slurm/slurm.conf"  # what Slurm's commands read without SLURM_CONF ...

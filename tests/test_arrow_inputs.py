@@ -1,4 +1,4 @@
-"""Parquet files and Hugging Face `datasets` directories as inputs (issue 26, part 1).
+"""Parquet files and Hugging Face `datasets` directories as inputs.
 
 The same records as JSONL, Parquet and a `datasets` directory build byte-identical shards, stats
 and indexes (only the source file name differs); data errors name the file and the 1-based row and

@@ -1,4 +1,4 @@
-"""Conversations as people write them (issue 27): no message vanishes, tool calling, reasoning traces.
+"""Conversations as people write them: no message vanishes, tool calling, reasoning traces.
 
 Rendered text and ids are held equal to transformers' apply_chat_template on the same messages after
 MintDim's own preparation rules (a tool-call message without text gets content ""; tool-call

@@ -1,4 +1,4 @@
-"""Commands typed as a new user types them (issue 14, cases 4-6): the documented forms, wrong values,
+"""Commands typed as a new user types them: the documented forms, wrong values,
 missing extras. Each case reproduces what was seen; each answer is one clear message, not a traceback."""
 
 from __future__ import annotations
@@ -356,7 +356,7 @@ def test_a_direct_snakemake_console_is_short_and_names_its_log(tmp_path):
     assert proc.returncode == 0, text[-3000:]
     assert '"samples_per_shard"' not in text and "--config '" not in text
     # 7 jobs: validate, tokenize, plan, write (one: a small input), aggregate, finalize, all (the
-    # report is opt-in, issue 17)
+    # report is opt-in)
     assert "[unit-build] shard=000000 samples=10" in text and "7 of 7 steps (100%) done" in text
     assert len(text.splitlines()) < 100, len(text.splitlines())
     log = [line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("Complete log(s): ")]

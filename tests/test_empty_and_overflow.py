@@ -1,4 +1,4 @@
-"""Empty inputs and over-long samples (issue 27, items 4-5 of "What to build").
+"""Empty inputs and over-long samples.
 
 - An input file with no samples (0 bytes, only blank lines, a BOM, a compressed file of nothing)
   is a SourceParseError in pre-flight; one that pre-flight's bounded scan cannot decide is caught

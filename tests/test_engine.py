@@ -775,8 +775,8 @@ def test_deepseek_three_splits_are_one_pattern():
 
 
 def gettext_texts(limit: int | None = None) -> list[str]:
-    """Every translated message of this machine's gettext catalogues (Debian packages' translations,
-    ~190 languages), 40 messages to a text."""
+    """Every translated message of the gettext catalogues under /usr/share/locale (Debian packages'
+    translations, ~190 languages), 40 messages to a text."""
     import gettext
 
     texts = []
@@ -789,7 +789,7 @@ def gettext_texts(limit: int | None = None) -> list[str]:
         values = [v for v in catalog.values() if isinstance(v, str) and v]
         texts += ["\n".join(values[i : i + 40]) for i in range(0, len(values), 40)]
     if not texts:
-        pytest.skip("no gettext catalogues on this machine")
+        pytest.skip("no gettext catalogues under /usr/share/locale")
     return texts[:limit] if limit else texts
 
 

@@ -1,4 +1,4 @@
-"""Errors say only what applies (issue 27, item 5 of "What to build").
+"""Errors say only what applies.
 
 A message's "Rules:" list names the rules of the key in question, never those of another key
 (an `overflow` problem listed the rules of `sizes`; a role in train_on listed the rules of

@@ -1131,7 +1131,7 @@ def test_config_error_direct_snakemake(tmp_path, case):
                 f"Resolved from: {ws} (relative paths start from the directory you "
                 "run in)"
             ),
-        )  # the spec's text, then one line of advice (issue 14)
+        )  # the spec's text, then one line of advice
     elif case == "template":
         cfg = basic_config([path], templates=["{prompt}\n{answer}"])
         cls, text = (

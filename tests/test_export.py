@@ -1,4 +1,4 @@
-"""`mintdim export OUT --format hf|megatron --to DEST` (issue 26, part 3): outputs trainers load without code.
+"""`mintdim export OUT --format hf|megatron --to DEST`: outputs trainers load without code.
 
 The references are independent of the exporter: tokens from the tokenizer library itself (the shipped
 example) or the reader / the mask files read straight from disk; the Megatron `.idx` is parsed here

@@ -158,8 +158,8 @@ def test_the_sample_index_reader_reads_what_the_writer_writes(tmp_path, trained)
 
 
 def test_large_arrays_reach_the_kernel_in_pieces_of_at_most_write_piece(tmp_path, monkeypatch):
-    """A write() of 2 MB or more gets 2 MB page-cache folios, 10x slower on a virtual machine that returns
-    free memory to its host (files.WRITE_PIECE): every writer of large arrays hands them over in pieces,
+    """A write() of 2 MB or more gets 2 MB page-cache folios, 10x slower where the kernel returns free
+    memory to its host (files.WRITE_PIECE): every writer of large arrays hands them over in pieces,
     and the files hold the same bytes."""
     from mintdim import files
     from mintdim.formats import megatron

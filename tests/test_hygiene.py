@@ -131,9 +131,8 @@ def test_slurm_profile_dry_runs(tmp_path):
 def test_profiles_are_complete():
     default = yaml.safe_load(open(os.path.join(REPO, "profiles", "default", "config.yaml")))
     assert default["rerun-incomplete"] is True
-    assert (
-        default["quiet"] == ["rules", "host"] and default["printshellcmds"] is False
-    )  # issue 14: a short console
+    # a short console
+    assert default["quiet"] == ["rules", "host"] and default["printshellcmds"] is False
     local = os.path.join(REPO, "profiles", "local-cluster")
     cfg = yaml.safe_load(open(os.path.join(local, "config.yaml")))
     assert cfg["executor"] == "cluster-generic" and cfg["seconds-between-status-checks"] == 1
@@ -163,7 +162,7 @@ def test_build_dry_run_shows_the_planned_jobs_and_builds_nothing(tmp_path):
     text = res.stdout + res.stderr
     for rule in ("validate", "tokenize", "plan", "write", "aggregate", "finalize"):
         assert re.search(rf"^{rule}\s+\d+$", text, flags=re.M), rule
-    assert not re.search(r"^report\s+\d+$", text, flags=re.M)  # opt-in (issue 17): --report
+    assert not re.search(r"^report\s+\d+$", text, flags=re.M)  # opt-in: --report
     assert not os.path.exists(tmp_path / "out")
     res = run_cli(tmp_path, "build", example_config(tmp_path), "--dry-run", "--cores", "2", "--report")
     assert res.returncode == 0, res.stderr
@@ -173,7 +172,7 @@ def test_build_dry_run_shows_the_planned_jobs_and_builds_nothing(tmp_path):
 
 
 def test_the_core_imports_neither_snakemake_nor_the_cli():
-    """Issue 13: the layers are subpackages. The core (config, schema, errors, sources/, tokenizers/,
+    """The layers are subpackages. The core (config, schema, errors, sources/, tokenizers/,
     formats/, units/, stages/, reading/) imports nothing from Snakemake, the CLI (cli, commands/) or
     the run machinery (run/); function-level imports included. Only the entry points (cli,
     commands/, api, __main__) and run/ may."""
@@ -224,7 +223,7 @@ def _above_core(mod: str) -> bool:
     )
 
 
-MAX_FUNCTION_LINES = 80  # issue 25: from `def` to the end of the body, docstring and comments included
+MAX_FUNCTION_LINES = 80  # from `def` to the end of the body, docstring and comments included
 
 
 def _package_modules():
@@ -280,7 +279,7 @@ def _import_graph() -> dict[str, set[str]]:
 
 
 def test_the_package_imports_form_no_cycle():
-    """Issue 25: no import cycles, function-level imports included: what two modules share lives in a
+    """No import cycles, function-level imports included: what two modules share lives in a
     module below both."""
     graph = _import_graph()
     assert {"mintdim.config", "mintdim.reading.reader", "mintdim.tokenizers.kinds"} <= set(graph)

@@ -1,4 +1,4 @@
-"""benchmarks/readme_table.py (issue 17 item 4): the performance table of docs/performance.md is
+"""benchmarks/readme_table.py: the performance table of docs/performance.md is
 rendered from compare.py's JSON results and replaces only what lies between the markers. No timing
 is asserted: the figures are made up here and must come out where the table says."""
 
@@ -300,7 +300,7 @@ def test_the_sampler_sees_the_whole_process_tree(tmp_path):
     assert m["peak_rss_mb"] >= 80 and m["peak_pss_mb"] >= 80, m
     assert m["cpu_s"] >= 0.4 and m["cpu_sampled_s"] >= 0.3, m
     if os.path.isdir("/proc"):
-        assert C._proc_tree(os.getpid()) is not None  # the cheap path, not psutil's, on this machine
+        assert C._proc_tree(os.getpid()) is not None  # the cheap path, not psutil's, where /proc is
 
 
 def test_a_baseline_adds_a_before_column_and_the_command_hides_its_path(tmp_path, data):

@@ -247,7 +247,7 @@ def _launcher_chain(root: str, how) -> list[dict]:
 
 
 def test_stopping_only_the_launcher_stops_snakemake_and_its_jobs_and_the_rerun_completes(tmp_path, reference):
-    """issues 14 and 25: `kill -TERM` or `kill -9` of the `mintdim build` process alone, at every stage.
+    """`kill -TERM` or `kill -9` of the `mintdim build` process alone, at every stage.
     Within 10 s nothing of the build runs (Snakemake used to run on, hang on a broken pipe, or deadlock in
     its own SIGTERM handler), and the same command afterwards completes (it used to say `This build is
     already running`)."""
@@ -399,7 +399,7 @@ def test_a_closed_terminal_sighup_to_the_launcher_stops_the_build(tmp_path, refe
 
 
 def test_ctrl_c_under_a_direct_snakemake_run_says_interrupted_without_a_traceback(tmp_path, reference):
-    """issue 14, case 2: SIGINT to the whole process group (Ctrl-C in a terminal) while a job runs."""
+    """SIGINT to the whole process group (Ctrl-C in a terminal) while a job runs."""
     root = project(tmp_path)
     env = dict(os.environ, MINTDIM_TEST_SLEEP_AT="plan:start=60")
     proc = subprocess.Popen(
@@ -808,7 +808,7 @@ def test_source_removed_after_preflight_is_a_clear_error_naming_it(tmp_path, mon
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. a finished output met again (issue 14, case 3; docs/reliability.md)
+# 4. a finished output met again (docs/reliability.md)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -905,7 +905,7 @@ def test_another_configs_output_and_a_file_in_the_way_get_their_own_text(tmp_pat
 
 
 def test_a_job_log_honours_lang_vi(tmp_path, monkeypatch):
-    """issue 13: the job entry read the config's `lang` before the config was read: always English."""
+    """The job entry read the config's `lang` before the config was read: always English."""
     from mintdim.run import job
     from mintdim.stages import validate
 
@@ -977,7 +977,7 @@ def test_a_job_writes_its_timing_record_only_when_it_ends_well(tmp_path, monkeyp
 
 
 # ---------------------------------------------------------------------------------------------
-# 5. the speed hacks change no byte (issue 13)
+# 5. the speed hacks change no byte
 # ---------------------------------------------------------------------------------------------
 
 PLAIN = """
@@ -1029,7 +1029,7 @@ def test_plain_snakemake_without_the_speed_hacks_builds_the_same_bytes(tmp_path,
 
 
 def test_parsing_the_snakefile_writes_nothing_the_jobs_read_and_sniffs_no_argv(tmp_path, monkeypatch):
-    """issue 13: a dry run (or --report, --lint) must not replace what a running build's jobs read
+    """A dry run (or --report, --lint) must not replace what a running build's jobs read
     (jobs.json, config.json: written when a run starts executing), nor clear its recorded errors."""
     from mintdim.config import resolve
 
@@ -1073,7 +1073,7 @@ def _snapshot(*dirs) -> dict:
 
 
 def test_parsing_the_snakefile_changes_no_file_and_a_deleted_output_is_still_rebuilt(tmp_path, reference):
-    """issue 13 item 2: parsing validates and wires, nothing else. After a build whose output the user then
+    """Parsing validates and wires, nothing else. After a build whose output the user then
     deleted, a dry run lists the finalize job yet changes no file of the work directory or of Snakemake's
     (no run-lock pid written, no completion record removed); the real run rebuilds the same bytes."""
     root = project(tmp_path)

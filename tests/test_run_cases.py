@@ -1,4 +1,4 @@
-"""The five cases of issue 25, as a user met them: each failed on the run layer with the fork server, the
+"""Five cases of the run layer, as a user met them: each failed on the run layer with the fork server, the
 early-started Snakemake and the console scraping, and must pass on the plain one (docs/reliability.md)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One state rule for an output, proven by a stateful test (issue 25, docs/reliability.md).
+"""One state rule for an output, proven by a stateful test (docs/reliability.md).
 
 A Hypothesis state machine runs random sequences of what users do to a small build (tests/buildkit.py:
 40 GSM8K rows): build, build with --keep-intermediates, kill -9 of the launcher or of the whole build

@@ -1,4 +1,4 @@
-"""Mixing with exact counts: source.take and source.seed (issue 26, part 2).
+"""Mixing with exact counts: source.take and source.seed.
 
 take[i] is a fraction of file i's samples (a float; above 1 upsamples) or exactly that many samples
 (an int). Above the file's size: whole repeats of the file plus a seeded choice for the remainder;
@@ -283,7 +283,7 @@ def test_a_count_on_a_file_with_no_samples(tmp_path, content):
     (tmp_path / "empty.jsonl").write_bytes(content)
     cfg = basic_config(["a.jsonl", "empty.jsonl"], sizes=SIZES)
     cfg["source"]["take"] = [2, 5]
-    with pytest.raises(E.SourceParseError):  # an input with no sample is an error first (issue 27)
+    with pytest.raises(E.SourceParseError):  # an input with no sample is an error first
         build_in(tmp_path, cfg, cores=1)
     cfg["source"]["allow_empty"] = True  # built without it: a count of it is still refused
     with pytest.raises(E.PipelineValidationError) as info:

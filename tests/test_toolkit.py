@@ -319,7 +319,7 @@ def test_importing_mintdim_does_not_import_torch_or_matplotlib():
 
 
 def test_the_build_and_its_light_jobs_do_not_import_numpy():
-    """issue 17: `mintdim build`, Snakemake's process (run.dag) and the validate and finalize jobs do not
+    """`mintdim build`, Snakemake's process (run.dag) and the validate and finalize jobs do not
     need numpy; its import (~0.15 s CPU) was paid by each of them, one after the other, in every build.
     mintdim.verify still works, imported on first use."""
     code = (
@@ -411,7 +411,7 @@ def test_inspect_exit_codes(tmp_path):
 
 
 def test_report_is_opt_in_and_target_reports_writes_it(built):
-    """issue 17: a plain build runs no report job and makes no report directory (it only lengthened
+    """A plain build runs no report job and makes no report directory (it only lengthened
     the build). `mintdim build --report` on the finished build, or the target `reports` (`snakemake
     --cores 2 reports`), writes the same table and plot from the finished output, and `snakemake
     --report report.html reports` gathers them. The output itself is untouched."""

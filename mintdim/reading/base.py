@@ -30,7 +30,7 @@ def check_sample_id(sample_id, n: int) -> int:
 
 def span_buffer(total: int, dtype, out: np.ndarray | None) -> np.ndarray:
     """Where span() puts `total` tokens: a new array, or the first `total` of `out` (a caller's buffer,
-    reused block after block: on a virtual machine fresh memory costs about 2 ms per MB)."""
+    reused block after block: fresh memory costs its page faults again each time)."""
     if out is None:
         return np.empty(total, dtype=dtype)
     if len(out) < total:
