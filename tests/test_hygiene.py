@@ -64,6 +64,27 @@ def test_snakefmt_check_passes():
     assert res.returncode == 0, res.stdout + res.stderr
 
 
+def _ruff() -> str:
+    beside = os.path.join(os.path.dirname(sys.executable), "ruff")  # this environment's, first
+    exe = beside if os.path.exists(beside) else shutil.which("ruff")
+    if not exe:
+        pytest.fail("ruff is pinned in the test extra: pip install -e '.[test]'")
+    return exe
+
+
+def test_ruff_format_check_passes():
+    """Every Python file (package, scripts, benchmarks, tests, data/*.py, setup.py) is as `ruff format`
+    writes it, under pyproject.toml's [tool.ruff]."""
+    res = subprocess.run([_ruff(), "format", "--check", "."], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_ruff_check_passes():
+    """pyproject.toml's [tool.ruff.lint] rules hold on every Python file: `ruff check` finds nothing."""
+    res = subprocess.run([_ruff(), "check", "."], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
 def test_every_rule_has_log_timing_record_and_resources():
     """Each job writes its timing record itself (`--bench`, mintdim/run/job.py write_timing), not through
     Snakemake's `benchmark:`, whose sampling thread took CPU from the tokenize jobs."""
