@@ -63,11 +63,12 @@ def mintdim_commit(doc: str = DOC) -> str:
         return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout
 
     head = git("rev-parse", "--short=10", "HEAD").strip() or "unknown"
+    # porcelain: 2 status letters, a space, the path
     changed = [
         ln
         for ln in git("status", "--porcelain", "--untracked-files=no").splitlines()
         if ln[3:].strip() != os.path.relpath(os.path.abspath(doc), REPO)
-    ]  # porcelain: 2 status letters, a space, the path
+    ]
     return head + ("-dirty" if changed else "")
 
 

@@ -295,9 +295,8 @@ def _chat(cfg, bad) -> None:
     fields/templates; a list of one is shared, so never null). Checked before missing blocks: whether
     fields/templates are needed depends on it."""
     src = cfg.get("source")
-    if (
-        not isinstance(src, dict) or src.get("chat") is None
-    ):  # absent (an explicit null: the schema's words, last)
+    # absent (an explicit null: the schema's words, last)
+    if not isinstance(src, dict) or src.get("chat") is None:
         return
     value, files = src["chat"], src.get("files")
     n = max(len(files) if isinstance(files, list) else 0, 1)
@@ -355,9 +354,8 @@ def _chat_item_problem(item, at: tuple, where: str, bad):
 def _absent(cfg: dict, key: str) -> bool:
     block, _, name = key.partition(".")
     value = cfg.get(block)
-    if (
-        not name
-    ):  # tokenizer: a kind with no value at all is missing; a kind with a dict (even {}) is a config
+    # tokenizer: a kind with no value at all is missing; a kind with a dict (even {}) is a config
+    if not name:
         return _blank(value) or (
             isinstance(value, dict) and all(v is None or v == [] for v in value.values())
         )
@@ -845,9 +843,8 @@ def _entries(raw: dict) -> BuildConfig:
             # with overflow: error; else the plan applies it
             entry.pack, entry.overflow = _pick(packs, i), _pick(overflows, i)
             entry.sizes = [entry.pack] if entry.overflow == "error" else [NO_LIMIT]
-        elif (
-            _pick(overflows, i) != "error"
-        ):  # unit sizes: the tokenize stage drops or truncates to the largest
+        # unit sizes: the tokenize stage drops or truncates to the largest
+        elif _pick(overflows, i) != "error":
             entry.overflow = _pick(overflows, i)
         if absdir not in out_index:
             out_index[absdir] = len(outputs)

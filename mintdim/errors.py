@@ -2751,9 +2751,10 @@ class BuildError(MintDimError):
         if not isinstance(exc, OSError):
             return cls.job_failed(stage, cause, **kw)
         paths = [p for p in (exc.filename, exc.filename2) if p] or [p for p in (writes or []) if p]
+        # numpy: a short write
         space = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT) or (
             exc.errno is None and "written" in str(exc)
-        )  # numpy: a short write
+        )
         return cls.job_failed(
             stage,
             cause,

@@ -163,9 +163,8 @@ def test_parquet_and_datasets_dir_through_the_workflow_split_by_row_groups(tmp_p
         if "jobs.json" in names
     ]
     chunks = read_json(plan)["chunks"]
-    assert (
-        len(chunks["0"]) > 1 and len(chunks["1"]) > 1
-    )  # row-group ranges of the Parquet file, batches of the directory
+    # row-group ranges of the Parquet file, batches of the directory
+    assert len(chunks["0"]) > 1 and len(chunks["1"]) > 1
     whole = dict(cfg, chunk_mb=256, work_dir=str(tmp_path / "w2"))
     whole["output"] = dict(cfg["output"], dir=str(tmp_path / "whole"))
     build_in(tmp_path, whole, cores=1)

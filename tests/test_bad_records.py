@@ -358,6 +358,7 @@ def _turns(*roles_and_texts):
     return {"conversations": [{"from": r, "value": v} for r, v in roles_and_texts]}
 
 
+# a message without content
 CHATS = [
     _turns(("human", "What is 2 + 3?"), ("gpt", "It is 5.")),
     {"conversations": []},  # no message
@@ -367,7 +368,7 @@ CHATS = [
     _turns(("human", "One"), ("human", "Two"), ("gpt", "Three")),  # two user turns
     _turns(("human", "Is 9 odd?"), ("chatgpt", "Yes.")),
     {"conversations": [{"from": "human"}]},
-]  # a message without content
+]
 
 
 def test_conversations_skipped_are_exactly_those_the_template_cannot_render(tmp_path):

@@ -145,9 +145,8 @@ def qwen3_spans(text: str, messages: list[dict], trained: set[int]) -> list[tupl
         else:
             reasoning, rest = "", c
         if body.startswith("<think>\n") and m["role"] == "assistant":
-            if reasoning.strip(
-                "\n"
-            ):  # source.chat.reasoning: train (the default): the block, <think> included
+            # source.chat.reasoning: train (the default): the block, <think> included
+            if reasoning.strip("\n"):
                 a = head
                 assert text[a:end] == "<think>\n" + reasoning.strip("\n") + "\n</think>\n\n" + rest.lstrip(
                     "\n"
@@ -599,10 +598,11 @@ def test_a_span_that_cannot_be_located_is_an_error_never_a_guess():
         upper, {}, {"messages": "messages", "role": "role", "content": "content"}, ["assistant"], ["<|end|>"]
     )
     rec = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
+    # rewritten content is not in the rendering: no message is found
     for fn in (
         r.render,
         r.render_with_spans,
-    ):  # rewritten content is not in the rendering: no message is found
+    ):
         with pytest.raises(E.ChatTemplateError) as err:
             fn(rec, "x.jsonl", 5)
         assert "Message: 0 (role user)" in err.value.render("en") and "Line: 5" in err.value.render("en")
@@ -622,9 +622,8 @@ def test_a_span_that_cannot_be_located_is_an_error_never_a_guess():
         r.render_with_spans(rec, "x.jsonl", 5)
     assert "Message: 1 (role assistant)" in err.value.render("en") and "Line: 5" in err.value.render("en")
     assert "cannot be located exactly" in err.value.render("en")
-    assert (
-        r.render(rec, "x.jsonl", 5) == "<|user|>hi (2)<|end|><|assistant|>hello (5)<|end|>"
-    )  # rendering alone is fine
+    # rendering alone is fine
+    assert r.render(rec, "x.jsonl", 5) == "<|user|>hi (2)<|end|><|assistant|>hello (5)<|end|>"
     # where the part that depends on the content does not change (a length of 2, as the sentinel's), the
     # content is located: the end marker comes with it when it follows the content
     text, spans = r.render_with_spans(

@@ -393,9 +393,8 @@ def test_a_stage_job_reading_validated_json_does_not_import_jsonschema(tmp_path)
     assert res.stdout.split() == ["2", "False"]
 
 
-VIETNAMESE = set(
-    "ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹàáãèéìíòóõùúýĩũ"
-)  # the tone marks Vietnamese shares with other languages: "có", "dòng", "hàng"
+# the tone marks Vietnamese shares with other languages: "có", "dòng", "hàng"
+VIETNAMESE = set("ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹàáãèéìíòóõùúýĩũ")
 MODULES = sorted(
     os.path.relpath(os.path.join(base, name), os.path.join(REPO, "mintdim"))[:-3].replace(os.sep, "/")
     for base, _dirs, files in os.walk(os.path.join(REPO, "mintdim"))

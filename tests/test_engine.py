@@ -295,9 +295,8 @@ def test_normalized_added_tokens_without_a_normalizer(small, tmp_path):
 
         return edit
 
-    ok = _edited(
-        small["gpt2"], tmp_path / "ok.json", add("<a>|", "|b|")
-    )  # a plain one first, then overlap: fine
+    # a plain one first, then overlap: fine
+    ok = _edited(small["gpt2"], tmp_path / "ok.json", add("<a>|", "|b|"))
     texts = ["<a>|b|", "x|b|<a>|b|y", "<a>|b|<a>|", "|b|<a>|", "<a>|<a>|b|b|"] + gsm8k_texts()[:50]
     lib = library(ok)
     assert [e.ids for e in lib.encode_batch_fast(["<a>|b|"], add_special_tokens=False)][0] == [
@@ -306,9 +305,8 @@ def test_normalized_added_tokens_without_a_normalizer(small, tmp_path):
         lib.token_to_id("|"),
     ]
     assert assert_same_ids(ok, texts) > 0
-    bad = _edited(
-        small["gpt2"], tmp_path / "bad.json", add("b|<a>", "x|b")
-    )  # "x|b|<a>": flagged first, overlapping
+    # "x|b|<a>": flagged first, overlapping
+    bad = _edited(small["gpt2"], tmp_path / "bad.json", add("b|<a>", "x|b"))
     fast, why = engines.fast_encoder_for(bad, library(bad))
     assert fast is None and "overlap" in why
     inside = _edited(small["gpt2"], tmp_path / "inside.json", add("<a>", "x<a>y"))

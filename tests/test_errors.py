@@ -1123,6 +1123,7 @@ def test_config_error_direct_snakemake(tmp_path, case):
         cls, text = E.PipelineValidationError, missing_text(["units.sizes", "units.build_batch"])[0]
     elif case == "missing-source":
         cfg = basic_config(["./data/nothere.jsonl"])
+        # the spec's text, then one line of advice
         cls, text = (
             E.MintDimFileNotFoundError,
             (
@@ -1131,7 +1132,7 @@ def test_config_error_direct_snakemake(tmp_path, case):
                 f"Resolved from: {ws} (relative paths start from the directory you "
                 "run in)"
             ),
-        )  # the spec's text, then one line of advice
+        )
     elif case == "template":
         cfg = basic_config([path], templates=["{prompt}\n{answer}"])
         cls, text = (

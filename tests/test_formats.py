@@ -213,6 +213,5 @@ def test_large_arrays_reach_the_kernel_in_pieces_of_at_most_write_piece(tmp_path
     assert np.array_equal(table.column("input_ids").combine_chunks().flatten().to_numpy(), tokens)
 
     assert sizes and max(sizes) <= files.WRITE_PIECE
-    assert (
-        sum(sizes) > 4 * n
-    )  # the shard, its masks, the .bin, the stream and the Arrow file all went through
+    # the shard, its masks, the .bin, the stream and the Arrow file all went through
+    assert sum(sizes) > 4 * n

@@ -140,9 +140,10 @@ def test_conda_env_matches_the_package_dependencies():
 
 def test_slurm_profile_dry_runs(tmp_path):
     pytest.importorskip("snakemake_executor_plugin_slurm")
+    # each job's rule block (profiles/default hides them)
     res = snakemake(
         tmp_path, "--profile", os.path.join(REPO, "profiles", "slurm"), "--dry-run", "--quiet", "host", "-p"
-    )  # each job's rule block (profiles/default hides them)
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "slurm_partition=CHANGE_ME" in res.stdout
     assert "--threads 4" in res.stdout  # set-threads reaches the tokenize command

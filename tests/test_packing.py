@@ -348,9 +348,10 @@ def test_same_bytes_whatever_the_chunking_and_cores(tmp_path, monkeypatch):
     assert tree_bytes("a") == tree_bytes("b")
     assert verify("a").ok
     shutil.rmtree(".mintdim")
+    # the Snakemake workflow, two cores: the write rule hands the plan table over
     result = build_in(
         tmp_path, packed_config(files, overflow="truncate", train_on=[["response"]], out="c"), cores=2
-    )  # the Snakemake workflow, two cores: the write rule hands the plan table over
+    )
     assert result.outputs[0].stats["packing"]["rows"] == read_json("a/stats.json")["packing"]["rows"]
     assert tree_bytes("a") == tree_bytes("c")
 
@@ -658,9 +659,8 @@ def test_shipped_packed_example_builds_and_verifies(tmp_path):
     assert read_json(out / "manifest.json")["units"]["layout"] == "packed"
     packed = read_json(out / "stats.json")["packing"]
     assert packed["row_length"] == 1024 and packed["samples"] == 1319
-    assert (
-        packed["lower_bound_rows"] <= packed["rows"] <= packed["lower_bound_rows"] + 2
-    )  # BFD: near the bound
+    # BFD: near the bound
+    assert packed["lower_bound_rows"] <= packed["rows"] <= packed["lower_bound_rows"] + 2
     assert packed["tokens"] == read_json(out / "stats.json")["total_tokens"]
     res = run_cli(tmp_path, "verify", str(out), "--source", "--all")
     assert res.returncode == 0 and "OK" in res.stdout, res.stdout + res.stderr

@@ -171,9 +171,10 @@ def _orphan(root: str) -> list[dict]:
     env = dict(os.environ, MINTDIM_TEST_SLEEP_AT="tokenize:start=15")
     as_a_user = [c for c in snakemake_cmd(root) if c not in ("--workflow-profile", "none")]
     with open(os.path.join(root, "first.log"), "w") as log:
+        # no pipe: the orphan does not hold us up
         first = subprocess.Popen(
             as_a_user, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )  # no pipe: the orphan does not hold us up
+        )
         t0 = time.monotonic()
         while not _running(root, "tokenize_chunk.py"):
             assert first.poll() is None and time.monotonic() - t0 < 120

@@ -57,10 +57,11 @@ POINTS = [
     "finalize:start",
     "finalize:moved",
 ]
+# jobs that run side by side
 BESIDE = {
     "write:shard": ["aggregate:start"],
     "aggregate:start": ["write:start"],
-}  # jobs that run side by side
+}
 MODES = ["", "--rebuild", "--keep-intermediates"]  # the build that is killed
 STAGES = ["validate", "tokenize", "plan", "write", "aggregate", "finalize"]
 COUNTS = {

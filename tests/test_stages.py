@@ -438,6 +438,7 @@ def test_shard_observability_lines(main_build):
 def test_deterministic_whatever_the_chunking(main_build, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_lines("data/train.jsonl", main_build["lines"])
+    # one chunk, other batch size
     cfg = basic_config(
         ["./data/train.jsonl"],
         templates=[TEMPLATE],
@@ -445,7 +446,7 @@ def test_deterministic_whatever_the_chunking(main_build, tmp_path, monkeypatch):
         sps=[SPS],
         build_batch=[64],
         out="./artifacts/units",
-    )  # one chunk, other batch size
+    )
     drive(cfg)
     a = tree_bytes(main_build["out"])
     b = tree_bytes("artifacts/units")

@@ -423,9 +423,8 @@ def test_report_is_opt_in_and_target_reports_writes_it(built):
     before = tree_bytes(built["out"])
     with open(built["ws"] / "cfg.yaml", "w", encoding="utf-8") as f:
         yaml.safe_dump(config(), f)
-    res_cli = run_cli(
-        built["ws"], "build", "cfg.yaml", "--cores", "2", "--report"
-    )  # the finished build's report
+    # the finished build's report
+    res_cli = run_cli(built["ws"], "build", "cfg.yaml", "--cores", "2", "--report")
     assert res_cli.returncode == 0, res_cli.stderr[-2000:]
     assert (
         f"[unit-build] report out: {os.path.join(res.work_dir, res.build_id, 'report', 'o0')} (stats.html"

@@ -389,9 +389,10 @@ def _sp_model(tmp_path, model_type: str) -> str:
 
     lines = [json.loads(line)["question"] for line in open(GSM8K, encoding="utf-8")][:600]
     buf = io.BytesIO()
+    # pad_id -1: no pad, as Mistral
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(lines), model_writer=buf, vocab_size=300, model_type=model_type, minloglevel=2
-    )  # pad_id -1: no pad, as Mistral
+    )
     path = tmp_path / f"nopad-{model_type}.model"
     path.write_bytes(buf.getvalue())
     return str(path)

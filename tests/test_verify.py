@@ -589,9 +589,8 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
         open(os.path.join(out, "sample_index.jsonl"), "rb") as a,
         open(os.path.join(changed, "sample_index.jsonl"), "rb") as b,
     ):
-        assert (
-            a.read() == b.read()
-        )  # write_index writes the build's bytes: what follows tests the array check
+        # write_index writes the build's bytes: what follows tests the array check
+        assert a.read() == b.read()
     for key, value in (
         ("shard_row", None),
         ("sample_id", 5.0),

@@ -275,6 +275,7 @@ def _template_parts(template: str) -> tuple[list[bytes], list[str]]:
     return pieces + [rest.encode()], kinds
 
 
+# the fields of write_sample_index's line, in order (+ trained_tokens)
 SAMPLE_FIELDS = (
     "sample_id",
     "hash",
@@ -285,12 +286,11 @@ SAMPLE_FIELDS = (
     "shard_unit",
     "shard",
     "shard_row",
-)  # the fields of write_sample_index's line, in order (+ trained_tokens)
+)
 
 
-INDEX_CHUNK = (
-    1 << 23
-)  # bytes of sample_index.jsonl parsed at once by read_sample_index (memory stays bounded)
+# bytes of sample_index.jsonl parsed at once by read_sample_index (memory stays bounded)
+INDEX_CHUNK = 1 << 23
 
 
 def read_sample_index(path: str, files: list[str], chunk: int = INDEX_CHUNK) -> dict | None:
@@ -358,12 +358,13 @@ def _parse_lines(
     names = SAMPLE_FIELDS + ("trained_tokens",)
     a = np.frombuffer(data, dtype=np.uint8, count=size + pad)
     win = sliding_window_view(a, pad)  # win[p, :k]: the k bytes from p (rows gathered on use)
+    # temporary as long as the chunk
     ends = np.concatenate(
         [
             np.flatnonzero(a[at : min(at + (1 << 20), size)] == 10) + at  # by the MiB: no
             for at in range(0, size, 1 << 20)
         ]
-    )  # temporary as long as the chunk
+    )
     starts = np.concatenate(([0], ends[:-1] + 1))
     pos, cols = starts.copy(), {}
     for k, piece in enumerate(pieces):  # a literal piece, then a field (each gathered with its piece)
@@ -394,9 +395,8 @@ def _parse_lines(
             if length.min() < least or length.max() > 18 or ((digits[:, 0] == 0) & (length > least)).any():
                 return None
             value = np.zeros(len(pos), dtype=np.int64)
-            for j in range(
-                int(length.max())
-            ):  # Horner's rule, column by column (10 ** powers took 10x longer)
+            # Horner's rule, column by column (10 ** powers took 10x longer)
+            for j in range(int(length.max())):
                 value = np.where(length > j, value * 10 + digits[:, j], value)
             cols[names[k]] = value
             pos += length

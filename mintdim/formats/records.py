@@ -216,9 +216,8 @@ def write_failure_markers(build, err, only=None) -> list[str]:
             continue
         write_record(build.work_dir, out.absdir, dir=out.dir, marked=build.build_id)
         for unit_dir in [os.path.join(out.absdir, f"unit_{s}") for s in out.sizes or []] or [out.absdir]:
-            os.makedirs(
-                unit_dir, exist_ok=True
-            )  # units.sizes: auto: no unit is declared, the marker sits on top
+            # units.sizes: auto: no unit is declared, the marker sits on top
+            os.makedirs(unit_dir, exist_ok=True)
             atomic_write_text(os.path.join(unit_dir, FAILED_MARKER), text)
             written.append(unit_dir)
     return written

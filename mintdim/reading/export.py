@@ -401,9 +401,8 @@ def _export_megatron(ds, prefix: str, log) -> ExportResult:
             for w in writers:
                 w.abort()
             raise
-        for dest in (
-            finals[2:] + finals[:2]
-        ):  # the dataset's own .idx last: a reader never sees it without .bin
+        # the dataset's own .idx last: a reader never sees it without .bin
+        for dest in finals[2:] + finals[:2]:
             staging.place(dest)
     dtype = megatron.stored_dtype(ds.dtype).name
     log(

@@ -104,9 +104,8 @@ class PackedDataset:
         self.dtype = np.dtype(m["token_dtype"]).newbyteorder("<")
         self.pad_id = int(m["tokenizer"]["pad_id"])
         unk = m["tokenizer"]["unk_id"]
-        self.unk_id = (
-            int(unk) if unk is not None else None
-        )  # None: an hf_dir tokenizer with no UNK (byte-level)
+        # None: an hf_dir tokenizer with no UNK (byte-level)
+        self.unk_id = int(unk) if unk is not None else None
         self.vocab_size = int(m["tokenizer"]["vocab_size"])
         self.row_length = int(units["row_length"])
         self.sizes = [self.row_length]  # one "unit": the rows (BucketBatchSampler batches row ids)

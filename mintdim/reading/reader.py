@@ -93,9 +93,8 @@ class Dataset:
         self.dtype = np.dtype(m["token_dtype"]).newbyteorder("<")
         self.pad_id = int(m["tokenizer"]["pad_id"])
         unk = m["tokenizer"]["unk_id"]
-        self.unk_id = (
-            int(unk) if unk is not None else None
-        )  # None: an hf_dir tokenizer with no UNK (byte-level)
+        # None: an hf_dir tokenizer with no UNK (byte-level)
+        self.unk_id = int(unk) if unk is not None else None
         self.vocab_size = int(m["tokenizer"]["vocab_size"])
         self.sizes: list[int] = [int(s) for s in m["units"]["sizes"]]
         self.samples_per_shard = int(m["output"]["samples_per_shard"])

@@ -457,10 +457,11 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str 
         idx.status[i] = overflow_of(obj, i, tc, sizes[-1], policy, "the largest unit", report)
         if idx.status[i]:
             idx.source_tc[i] = obj.get("source_token_count") if is_int(obj.get("source_token_count")) else 0
+        # dropped (units.overflow, source.drop_untrained): in no unit and no shard
         if idx.status[i] in (
             1,
             3,
-        ):  # dropped (units.overflow, source.drop_untrained): in no unit and no shard
+        ):
             place = (unit, obj.get("shard_path"), obj.get("shard_row"))
             if place != (None, None, None):
                 report.add(name, f"dropped sample has a unit and a place in the shards {place}", i)

@@ -236,9 +236,8 @@ def _encode_again(
             rank = int(np.searchsorted(per_unit[unit], i))  # its place among its unit's samples
             return fs.shard_path(unit, rank // sps), rank % sps, 0, unit
 
-        counts = np.where(
-            idx.status > 0, idx.source_tc, idx.tc
-        )  # a cut sample: the encoder gives its whole length
+        # a cut sample: the encoder gives its whole length
+        counts = np.where(idx.status > 0, idx.source_tc, idx.tc)
     else:
 
         def locate(i):

@@ -93,9 +93,8 @@ def unit_ranges(
     n = min(n, count)
     cumulative = list(itertools.accumulate(sizes))
     bounds = [0]
-    for k in range(
-        1, n
-    ):  # the k-th cut: after the first units that hold k/n of the bytes, one unit per chunk at least
+    # the k-th cut: after the first units that hold k/n of the bytes, one unit per chunk at least
+    for k in range(1, n):
         cut = bisect.bisect_left(cumulative, k * total / n) + 1
         bounds.append(max(bounds[-1] + 1, min(cut, count - (n - k))))
     bounds.append(count)

@@ -114,6 +114,7 @@ def summary_lines(build, layout) -> list[str]:
         except (OSError, ValueError, KeyError):
             continue
         dist = ", ".join(f"{k}: {v}" for k, v in stats["unit_distribution"].items())
+        # source.on_bad_record: skip
         lines.append(
             f"[unit-build] output {out.dir}: {samples_said(stats)}, "
             f"{stats['total_tokens']} tokens ({dist})"
@@ -122,5 +123,5 @@ def summary_lines(build, layout) -> list[str]:
                 if "skipped_records" in stats
                 else ""
             )
-        )  # source.on_bad_record: skip
+        )
     return lines

@@ -89,9 +89,8 @@ def check_files(build: BuildConfig) -> None:
 def _fingerprint(kind: str, abspath: str, options: dict | None = None) -> str:
     # MINTDIM_ENGINE=tokenizers: facts recorded without the fast engine, apart from the usual ones
     key = f"{kind}|{abspath}|{stat_key(kind, abspath)}" + ("" if engines_allowed() else "|library")
-    return (
-        key + "|" + json.dumps(options, sort_keys=True) if options else key
-    )  # hf_dir: pad_token changes pad_id
+    # hf_dir: pad_token changes pad_id
+    return key + "|" + json.dumps(options, sort_keys=True) if options else key
 
 
 def engines_allowed() -> bool:
@@ -165,9 +164,8 @@ def _content_key(kind: str, abspath: str, options: dict | None) -> str | None:
         except OSError:
             return None
     versions = {}
-    for lib in _LIBRARIES.get(
-        kind, ()
-    ):  # the module's own attribute: importlib.metadata's first call costs ~70 ms
+    # the module's own attribute: importlib.metadata's first call costs ~70 ms
+    for lib in _LIBRARIES.get(kind, ()):
         try:
             versions[lib] = getattr(importlib.import_module(lib), "__version__", "?")
         except ImportError:

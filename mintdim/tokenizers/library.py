@@ -161,9 +161,8 @@ class HFJsonTokenizer:
         return [a["content"] for a in sorted(added, key=lambda a: a["id"]) if a.get("special")]
 
     def encode_ids(self, texts: list[str]) -> list[list[int]]:
-        if (
-            self._fast is not None
-        ):  # the same ids, proven per file (mintdim/tokenizers/engines.py, tests/test_engine.py)
+        # the same ids, proven per file (mintdim/tokenizers/engines.py, tests/test_engine.py)
+        if self._fast is not None:
             return self._fast.encode_ids(texts)
         return [e.ids for e in self.tok.encode_batch_fast(texts, add_special_tokens=False)]
 
