@@ -32,9 +32,21 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-SHAREGPT = {"messages": "conversations", "role": "from", "content": "value",
-            "roles": {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
-                      "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "system": "system"}}
+SHAREGPT = {
+    "messages": "conversations",
+    "role": "from",
+    "content": "value",
+    "roles": {
+        "human": "user",
+        "user": "user",
+        "gpt": "assistant",
+        "assistant": "assistant",
+        "chatgpt": "assistant",
+        "bing": "assistant",
+        "bard": "assistant",
+        "system": "system",
+    },
+}
 SIZES = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576]
 BATCH = 1024
 
@@ -51,7 +63,7 @@ n = 0
 for i in range(0, len(texts), %d):
     n += sum(len(e.ids) for e in tok.encode_batch_fast(texts[i:i + %d], add_special_tokens=False))
 print(json.dumps({"encode_s": time.perf_counter() - t0, "encode_cpu_s": cpu() - c0, "tokens": n}))
-""" % (BATCH, BATCH)
+""" % (BATCH, BATCH)  # noqa: UP031  (the child's code has braces of its own)
 
 
 def children_cpu() -> float:
@@ -83,8 +95,13 @@ def render_all(data: str, tok_dir: str, chat: dict):
 
 def run_raw(texts_path: str, tok_dir: str, cores: int) -> tuple[float, float, int]:
     env = dict(os.environ, RAYON_NUM_THREADS=str(cores))
-    out = subprocess.run([sys.executable, "-c", RAW_CHILD, texts_path, os.path.join(tok_dir, "tokenizer.json")],
-                         env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", RAW_CHILD, texts_path, os.path.join(tok_dir, "tokenizer.json")],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     return got["encode_s"], got["encode_cpu_s"], got["tokens"]
 
@@ -96,11 +113,21 @@ def run_build(work: str, config: dict, cores: int, python: str | None = None) ->
     path = os.path.join(work, "cfg.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(config, f)
-    env = dict(os.environ) if python else dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = (
+        dict(os.environ)
+        if python
+        else dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    )
     env.pop("RAYON_NUM_THREADS", None)
     c0, t0 = children_cpu(), time.perf_counter()
-    subprocess.run([python or sys.executable, "-m", "mintdim", "build", path, "--cores", str(cores)], cwd=work, env=env,
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [python or sys.executable, "-m", "mintdim", "build", path, "--cores", str(cores)],
+        cwd=work,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wall, cpu = time.perf_counter() - t0, children_cpu() - c0
     with open(os.path.join(work, "out", "stats.json"), encoding="utf-8") as f:
         return wall, cpu, json.load(f)
@@ -110,28 +137,42 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", required=True, help="a JSONL file of conversations")
     p.add_argument("--tokenizer", required=True, help="a tokenizer directory (hf_dir)")
-    p.add_argument("--chat", default=json.dumps(SHAREGPT), help="source.chat options as JSON (default: ShareGPT)")
+    p.add_argument(
+        "--chat", default=json.dumps(SHAREGPT), help="source.chat options as JSON (default: ShareGPT)"
+    )
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--baseline", default=None, metavar="PYTHON",
-                   help="also build with another MintDim's interpreter (its venv) in every round: before/after")
+    p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="PYTHON",
+        help="also build with another MintDim's interpreter (its venv) in every round: before/after",
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N conversations of --data")
     args = p.parse_args()
     chat = json.loads(args.chat)
     data, tok_dir = os.path.abspath(args.data), os.path.abspath(args.tokenizer)
     if args.limit:  # the first N conversations, in a file of their own (removed at the end)
-        with open(data, "rb") as src, tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as part:
+        with (
+            open(data, "rb") as src,
+            tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as part,
+        ):
             for _i, line in zip(range(args.limit), src):
                 part.write(line)
         data = part.name
     texts, render_s, spans_s = render_all(data, tok_dir, chat)
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    print(f"{len(texts)} conversations, {mb:.1f} MB rendered; render {render_s:.2f} s, "
-          f"render with mask spans {spans_s:.2f} s (one thread)", flush=True)
-    base = {"source": {"files": [data], "chat": chat},
-            "tokenizer": {"hf_dir": {"path": tok_dir}},
-            "units": {"sizes": [SIZES], "build_batch": [BATCH]},
-            "output": {"dir": "out", "samples_per_shard": [10000]}}
+    print(
+        f"{len(texts)} conversations, {mb:.1f} MB rendered; render {render_s:.2f} s, "
+        f"render with mask spans {spans_s:.2f} s (one thread)",
+        flush=True,
+    )
+    base = {
+        "source": {"files": [data], "chat": chat},
+        "tokenizer": {"hf_dir": {"path": tok_dir}},
+        "units": {"sizes": [SIZES], "build_batch": [BATCH]},
+        "output": {"dir": "out", "samples_per_shard": [10000]},
+    }
     masked = json.loads(json.dumps(base))
     masked["source"]["train_on"] = [["assistant"]]
     names = ["build", "build+masks"] + (["baseline build", "baseline build+masks"] if args.baseline else [])
@@ -150,33 +191,47 @@ def main() -> None:
             line = [f"run {r + 1}: raw {raw:6.2f} s (cpu {raw_cpu:.2f})"]
             order = [(name, masked if name.endswith("masks") else base) for name in names]
             for name, cfg in order if r % 2 == 0 else order[::-1]:  # alternate the order: load drifts
-                wall, c, stats = run_build(work, cfg, args.cores, args.baseline if name.startswith("baseline") else None)
+                wall, c, stats = run_build(
+                    work, cfg, args.cores, args.baseline if name.startswith("baseline") else None
+                )
                 assert stats["total_tokens"] == tokens, (stats["total_tokens"], tokens)  # the same texts
                 res[name].append(wall)
                 cpu[name].append(c)
                 line.append(f"{name} {wall:6.2f} s (cpu {c:.2f})")
             print(", ".join(line), f"(load {os.getloadavg()[0]:.1f})", flush=True)
     med = {k: statistics.median(v) for k, v in res.items()}
-    print(f"\nmedians of {args.runs}: raw encode {med['raw']:.2f} s; mintdim build {med['build']:.2f} s = "
-          f"{med['build'] / med['raw']:.3f}x; with train_on assistant {med['build+masks']:.2f} s = "
-          f"{med['build+masks'] / med['raw']:.3f}x")
-    print("spread (min-max wall): " + ", ".join(f"{k} {min(v):.2f}-{max(v):.2f} s" for k, v in res.items())
-          + "; with masks / without, per round: "
-          + " ".join(f"{m / b:.3f}" for m, b in zip(res["build+masks"], res["build"])))
+    print(
+        f"\nmedians of {args.runs}: raw encode {med['raw']:.2f} s; mintdim build {med['build']:.2f} s = "
+        f"{med['build'] / med['raw']:.3f}x; with train_on assistant {med['build+masks']:.2f} s = "
+        f"{med['build+masks'] / med['raw']:.3f}x"
+    )
+    print(
+        "spread (min-max wall): "
+        + ", ".join(f"{k} {min(v):.2f}-{max(v):.2f} s" for k, v in res.items())
+        + "; with masks / without, per round: "
+        + " ".join(f"{m / b:.3f}" for m, b in zip(res["build+masks"], res["build"]))
+    )
     if args.limit:
         os.unlink(data)
     mc = {k: statistics.median(v) for k, v in cpu.items()}
-    print(f"CPU medians: raw encode {mc['raw']:.2f} s; build {mc['build']:.2f} s = {mc['build'] / mc['raw']:.3f}x; "
-          f"with masks {mc['build+masks']:.2f} s = {mc['build+masks'] / mc['raw']:.3f}x")
+    print(
+        f"CPU medians: raw encode {mc['raw']:.2f} s; build {mc['build']:.2f} s = "
+        f"{mc['build'] / mc['raw']:.3f}x; with masks {mc['build+masks']:.2f} s = "
+        f"{mc['build+masks'] / mc['raw']:.3f}x"
+    )
     if args.baseline:
         for name in ("build", "build+masks"):
-            print(f"{name}: this / baseline = {med[name] / med['baseline ' + name]:.3f} wall, "
-                  f"{mc[name] / mc['baseline ' + name]:.3f} CPU (medians of the same rounds)")
+            print(
+                f"{name}: this / baseline = {med[name] / med['baseline ' + name]:.3f} wall, "
+                f"{mc[name] / mc['baseline ' + name]:.3f} CPU (medians of the same rounds)"
+            )
     for name in ("build", "build+masks"):
         c = statistics.median(cpu[name])
         share = (render_s if name == "build" else spans_s) / c
-        print(f"{name}: CPU {c:.2f} s, of which rendering{' with spans' if name != 'build' else ''} "
-              f"{share:.1%} (measured alone)")
+        print(
+            f"{name}: CPU {c:.2f} s, of which rendering{' with spans' if name != 'build' else ''} "
+            f"{share:.1%} (measured alone)"
+        )
 
 
 if __name__ == "__main__":

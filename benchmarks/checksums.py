@@ -2,8 +2,8 @@
 """What checksums.sha256 costs: `mintdim verify OUT` with and without its checksum pass, and the finalize job.
 
     python benchmarks/checksums.py --data ../assets/data/sharegpt_pairs.jsonl --fields prompt,response \\
-        --template '{prompt}\\n{response}' --tokenizer ../assets/hf/minilm/tokenizer.json --cores 2 --runs 5 \\
-        [--baseline-tree DIR]
+        --template '{prompt}\\n{response}' --tokenizer ../assets/hf/minilm/tokenizer.json \\
+        --cores 2 --runs 5 [--baseline-tree DIR]
 
 Each round builds the output afresh (`mintdim build`, as export.py does), then times `mintdim verify OUT`
 and `mintdim verify` of the same files without checksums.sha256 (a copy of hard links: the same bytes, the
@@ -52,36 +52,53 @@ def one_round(k: int, workdir: str, cfg_path: str, cores: int, baseline: str | N
     row = {"load": os.getloadavg()[0]}
     env = this_env()
     if baseline and k % 2:
-        row["base_finalize"], row["base_finalize_cpu"] = fresh_build(workdir, cfg_path, cores,
-                                                                     dict(os.environ, PYTHONPATH=baseline))
+        row["base_finalize"], row["base_finalize_cpu"] = fresh_build(
+            workdir, cfg_path, cores, dict(os.environ, PYTHONPATH=baseline)
+        )
     row["finalize"], row["finalize_cpu"] = fresh_build(workdir, cfg_path, cores, env)
     subprocess.run(["cp", "-al", "out", "nosums"], cwd=workdir, check=True)
     os.remove(os.path.join(workdir, "nosums", "checksums.sha256"))
     runs = [("verify", "out"), ("verify_nosums", "nosums")]
     for name, out in runs if k % 2 == 0 else runs[::-1]:
-        row[name], row[name + "_cpu"], _sys = timed([sys.executable, "-m", "mintdim", "verify", out], workdir, env)
+        row[name], row[name + "_cpu"], _sys = timed(
+            [sys.executable, "-m", "mintdim", "verify", out], workdir, env
+        )
     if baseline and not k % 2:
-        row["base_finalize"], row["base_finalize_cpu"] = fresh_build(workdir, cfg_path, cores,
-                                                                     dict(os.environ, PYTHONPATH=baseline))
-    row["bytes"] = sum(os.path.getsize(p) for p in glob.glob(os.path.join(workdir, "out", "**"), recursive=True)
-                       if os.path.isfile(p))
+        row["base_finalize"], row["base_finalize_cpu"] = fresh_build(
+            workdir, cfg_path, cores, dict(os.environ, PYTHONPATH=baseline)
+        )
+    row["bytes"] = sum(
+        os.path.getsize(p)
+        for p in glob.glob(os.path.join(workdir, "out", "**"), recursive=True)
+        if os.path.isfile(p)
+    )
     row["load_end"] = os.getloadavg()[0]
     return row
 
 
 def report(rows: list[dict]) -> None:
     loads = sorted(r[k] for r in rows for k in ("load", "load_end"))
-    print(f"\nmedians of {len(rows)} rounds (1-minute load average {loads[0]:.1f} to {loads[-1]:.1f}; "
-          f"output {rows[0]['bytes'] / 1e6:.0f} MB):")
+    print(
+        f"\nmedians of {len(rows)} rounds (1-minute load average {loads[0]:.1f} to {loads[-1]:.1f}; "
+        f"output {rows[0]['bytes'] / 1e6:.0f} MB):"
+    )
     for key in [k for k in rows[0] if k not in ("load", "load_end", "bytes") and not k.endswith("_cpu")]:
         values = [r[key] for r in rows]
-        print(f"  {key:14s} wall {statistics.median(values):.3f} s ({min(values):.3f} to {max(values):.3f}), "
-              f"CPU {statistics.median(r[key + '_cpu'] for r in rows):.3f} s")
+        print(
+            f"  {key:14s} wall {statistics.median(values):.3f} s ({min(values):.3f} to {max(values):.3f}), "
+            f"CPU {statistics.median(r[key + '_cpu'] for r in rows):.3f} s"
+        )
     added = [r["verify"] - r["verify_nosums"] for r in rows]
-    print(f"  checksum pass in verify: {statistics.median(added):+.3f} s ({min(added):+.3f} to {max(added):+.3f})")
+    print(
+        f"  checksum pass in verify: {statistics.median(added):+.3f} s ({min(added):+.3f} to "
+        f"{max(added):+.3f})"
+    )
     if "base_finalize" in rows[0]:
         added = [r["finalize"] - r["base_finalize"] for r in rows]
-        print(f"  finalize vs baseline: {statistics.median(added):+.3f} s ({min(added):+.3f} to {max(added):+.3f})")
+        print(
+            f"  finalize vs baseline: {statistics.median(added):+.3f} s ({min(added):+.3f} to "
+            f"{max(added):+.3f})"
+        )
 
 
 def main(argv=None) -> int:
@@ -93,16 +110,25 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", default="128,256,512,1024,2048,4096,8192,16384,32768,262144")
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--baseline-tree", default=None, metavar="DIR",
-                   help="a checkout of another MintDim (run with PYTHONPATH=DIR): its finalize job beside")
+    p.add_argument(
+        "--baseline-tree",
+        default=None,
+        metavar="DIR",
+        help="a checkout of another MintDim (run with PYTHONPATH=DIR): its finalize job beside",
+    )
     p.add_argument("--work", default=None, help="where the builds go (default: a temporary directory)")
     args = p.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix="mintdim-checksums-bench-", dir=args.work)
-    config = {"source": {"files": [os.path.abspath(args.data)], "fields": [args.fields.split(",")],
-                         "templates": [args.template.encode().decode("unicode_escape")]},
-              "tokenizer": {"hf_json": {"path": os.path.abspath(args.tokenizer)}},
-              "units": {"sizes": [[int(s) for s in args.sizes.split(",")]], "build_batch": [4096]},
-              "output": {"dir": "out", "samples_per_shard": [10000]}}
+    config = {
+        "source": {
+            "files": [os.path.abspath(args.data)],
+            "fields": [args.fields.split(",")],
+            "templates": [args.template.encode().decode("unicode_escape")],
+        },
+        "tokenizer": {"hf_json": {"path": os.path.abspath(args.tokenizer)}},
+        "units": {"sizes": [[int(s) for s in args.sizes.split(",")]], "build_batch": [4096]},
+        "output": {"dir": "out", "samples_per_shard": [10000]},
+    }
     cfg_path = os.path.join(workdir, "cfg.yaml")
     with open(cfg_path, "w", encoding="utf-8") as f:
         yaml.safe_dump(config, f)
@@ -111,8 +137,14 @@ def main(argv=None) -> int:
     try:
         for k in range(args.runs):
             rows.append(one_round(k, workdir, cfg_path, args.cores, baseline))
-            print(f"round {k + 1}: " + ", ".join(f"{key} {value:.3f}" if isinstance(value, float) else f"{key} {value}"
-                                                for key, value in rows[-1].items()), flush=True)
+            print(
+                f"round {k + 1}: "
+                + ", ".join(
+                    f"{key} {value:.3f}" if isinstance(value, float) else f"{key} {value}"
+                    for key, value in rows[-1].items()
+                ),
+                flush=True,
+            )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report(rows)

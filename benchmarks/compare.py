@@ -8,7 +8,7 @@
 
 Every measured tool runs as its own subprocess on the same rendered texts and
 the same tokenizer; see benchmarks/README.md for what each row measures, the
-targets of issue 3 and how to read the output. Needs `pip install -e '.[bench]'`
+targets and how to read the output. Needs `pip install -e '.[bench]'`
 for the peers (raw and mintdim rows need only mintdim itself and psutil).
 """
 
@@ -28,21 +28,23 @@ import threading
 import time
 
 HERE = os.path.abspath(__file__)
-BATCH = 4096                 # texts per tokenizer call in the raw reference
+BATCH = 4096  # texts per tokenizer call in the raw reference
 MB = 1024 * 1024
-GIB = 1024 ** 3
+GIB = 1024**3
 ALL_PEERS = ("hf_datasets", "datatrove")
 
-# Targets of issue 3 (on ~107 MB ShareGPT pairs, 2 cores), two of them raised by issue 17.
-T_RATIO_430MB = 1.08         # mintdim wall / raw wall, at ~430 MB (the 107 MB file x4; issue 3: 1.10)
-T_RATIO_1GB = 1.05           # ... at ~1 GB
-T_FIXED_S = 3.0              # mintdim wall - raw wall (at 107 MB)
-T_SPEEDUP = 1.85             # wall(--cores 1) / wall(--cores 2) (issue 3: 1.8)
-T_PEAK_RSS = GIB             # peak RSS of the whole build's process tree
-T_MEM_GROWTH = 1.2           # peak RSS at 4x input / at 1x
+# Targets (on ~107 MB ShareGPT pairs, 2 cores), two of them raised since first set.
+T_RATIO_430MB = 1.08  # mintdim wall / raw wall, at ~430 MB (the 107 MB file x4; first 1.10)
+T_RATIO_1GB = 1.05  # ... at ~1 GB
+T_FIXED_S = 3.0  # mintdim wall - raw wall (at 107 MB)
+T_SPEEDUP = 1.85  # wall(--cores 1) / wall(--cores 2) (first 1.8)
+T_PEAK_RSS = GIB  # peak RSS of the whole build's process tree
+T_MEM_GROWTH = 1.2  # peak RSS at 4x input / at 1x
 
 
-# --------------------------------------------------------------------------- helpers shared by parent and children
+# ---------------------------------------------------------------------------
+# helpers shared by parent and children
+
 
 def parse_template(text: str):
     """MintDim's template rules: `{name}` placeholders, `{{`/`}}` literal braces, all else literal.
@@ -63,7 +65,7 @@ def parse_template(text: str):
                 raise ValueError(f"template: unbalanced '{{' at {text[i:]!r}")
             literals.append("".join(buf))
             buf = []
-            names.append(text[i + 1:close])
+            names.append(text[i + 1 : close])
             i = close + 1
         elif ch == "}":
             if text.startswith("}}", i):
@@ -95,6 +97,7 @@ def make_renderer(template: str):
 def _json_loads():
     try:
         import orjson
+
         return orjson.loads
     except ImportError:  # pragma: no cover - orjson is a mintdim dependency
         return json.loads
@@ -106,7 +109,9 @@ def open_jsonl(path: str):
         return gzip.open(path, "rb")
     if path.endswith(".zst"):
         import io
+
         import zstandard
+
         return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, "rb")))
     return open(path, "rb")
 
@@ -133,12 +138,15 @@ def tokenizer_kind(path: str) -> str:
 
 
 def load_encoder(kind: str, path: str, threads: int):
-    """A function list[str] -> list[list[int]] (or list of encodings' ids), no special tokens, no truncation."""
+    """A function list[str] -> list[list[int]] (or list of
+    encodings' ids), no special tokens, no truncation."""
     if kind == "sentencepiece":
         import sentencepiece as spm
+
         sp = spm.SentencePieceProcessor(model_file=path)
         return lambda texts: sp.encode(texts, num_threads=threads)
     from tokenizers import Tokenizer
+
     tok = Tokenizer.from_file(path)
     tok.no_truncation()
     tok.no_padding()
@@ -155,10 +163,13 @@ def write_json(path: str, obj) -> None:
         json.dump(obj, f, indent=2)
 
 
-# --------------------------------------------------------------------------- children (run as `compare.py _child KIND SPEC.json`)
+# ---------------------------------------------------------------------------
+# children (run as `compare.py _child KIND SPEC.json`)
+
 
 def child_raw(spec: dict) -> None:
     import numpy as np
+
     t0, c0 = time.perf_counter(), cpu_self()
     texts = read_rendered(spec["data"], spec["fields"], spec["template"])
     encode = load_encoder(spec["kind"], spec["tokenizer"], spec["cores"])
@@ -166,16 +177,23 @@ def child_raw(spec: dict) -> None:
     t1, c1 = time.perf_counter(), cpu_self()
     lengths = []
     for i in range(0, len(texts), BATCH):
-        lengths.extend(len(ids) for ids in encode(texts[i:i + BATCH]))   # touches .ids of every encoding
+        lengths.extend(len(ids) for ids in encode(texts[i : i + BATCH]))  # touches .ids of every encoding
     t2, c2 = time.perf_counter(), cpu_self()
     arr = np.asarray(lengths, dtype=np.int64)
     np.save(os.path.join(spec["out"], "lengths.npy"), arr)
-    write_json(spec["result"], {
-        "encode_wall_s": t2 - t1, "encode_cpu_s": c2 - c1,
-        "read_render_wall_s": t1 - t0, "read_render_cpu_s": c1 - c0,
-        "samples": len(texts), "text_bytes": nbytes,
-        "total_tokens": int(arr.sum()), "max_tokens": int(arr.max()) if len(arr) else 0,
-    })
+    write_json(
+        spec["result"],
+        {
+            "encode_wall_s": t2 - t1,
+            "encode_cpu_s": c2 - c1,
+            "read_render_wall_s": t1 - t0,
+            "read_render_cpu_s": c1 - c0,
+            "samples": len(texts),
+            "text_bytes": nbytes,
+            "total_tokens": int(arr.sum()),
+            "max_tokens": int(arr.max()) if len(arr) else 0,
+        },
+    )
 
 
 _HF_STATE: dict = {}
@@ -187,7 +205,7 @@ def _hf_tokenize(batch):
     if "encode" not in st:
         with open(os.environ["MINTDIM_BENCH_SPEC"], encoding="utf-8") as f:
             spec = json.load(f)
-        threads = 1   # num_proc=N worker processes, one tokenizer thread each (TOKENIZERS_PARALLELISM=false)
+        threads = 1  # num_proc=N worker processes, one tokenizer thread each (TOKENIZERS_PARALLELISM=false)
         st["fields"] = spec["fields"]
         st["render"] = make_renderer(spec["template"])
         st["encode"] = load_encoder(spec["kind"], spec["tokenizer"], threads)
@@ -201,6 +219,7 @@ def child_hf_datasets(spec: dict) -> None:
     os.environ["MINTDIM_BENCH_SPEC"] = spec["spec_path"]
     import datasets
     import pyarrow.compute as pc
+
     datasets.disable_progress_bars()
     cache = os.path.join(spec["out"], "hf_cache")
     ds = datasets.load_dataset("json", data_files=spec["data"], split="train", cache_dir=cache)
@@ -209,8 +228,14 @@ def child_hf_datasets(spec: dict) -> None:
     ds = ds.map(_hf_tokenize, batched=True, num_proc=nproc, remove_columns=ds.column_names, features=features)
     ds.save_to_disk(os.path.join(spec["out"], "saved"))
     lengths = pc.list_value_length(ds.data.table.column("input_ids"))
-    write_json(spec["result"], {"samples": len(ds), "total_tokens": int(pc.sum(lengths).as_py() or 0),
-                                "datasets_version": datasets.__version__})
+    write_json(
+        spec["result"],
+        {
+            "samples": len(ds),
+            "total_tokens": int(pc.sum(lengths).as_py() or 0),
+            "datasets_version": datasets.__version__,
+        },
+    )
 
 
 _DT_STATE: dict = {}
@@ -223,8 +248,12 @@ def _dt_adapter(self, data: dict, path: str, id_in_file):
         with open(os.environ["MINTDIM_BENCH_SPEC"], encoding="utf-8") as f:
             spec = json.load(f)
         st["fields"], st["render"] = spec["fields"], make_renderer(spec["template"])
-    return {"text": st["render"]({k: data[k] for k in st["fields"]}), "id": f"{path}/{id_in_file}",
-            "media": [], "metadata": {}}
+    return {
+        "text": st["render"]({k: data[k] for k in st["fields"]}),
+        "id": f"{path}/{id_in_file}",
+        "media": [],
+        "metadata": {},
+    }
 
 
 def child_datatrove(spec: dict) -> None:
@@ -233,22 +262,29 @@ def child_datatrove(spec: dict) -> None:
     from datatrove.executor import LocalPipelineExecutor
     from datatrove.pipeline.readers import JsonlReader
     from datatrove.pipeline.tokens import DocumentTokenizer
+
     n = spec["cores"]
     out = os.path.join(spec["out"], "tokens")
     pipeline = [
         JsonlReader(spec["dt_parts"], adapter=_dt_adapter, add_file_path=False),
-        DocumentTokenizer(output_folder=out, tokenizer_name_or_path=spec["dt_tokenizer"], eos_token=None,
-                          shuffle_documents=False),
+        DocumentTokenizer(
+            output_folder=out,
+            tokenizer_name_or_path=spec["dt_tokenizer"],
+            eos_token=None,
+            shuffle_documents=False,
+        ),
     ]
-    LocalPipelineExecutor(pipeline=pipeline, tasks=n, workers=n,
-                          logging_dir=os.path.join(spec["out"], "logs")).run()
+    LocalPipelineExecutor(
+        pipeline=pipeline, tasks=n, workers=n, logging_dir=os.path.join(spec["out"], "logs")
+    ).run()
     total = 0
     for name in sorted(os.listdir(out)):
         if name.endswith(".metadata"):
             with open(os.path.join(out, name), encoding="utf-8") as f:
                 total += int(f.read().splitlines()[1])
-    write_json(spec["result"], {"total_tokens": total,
-                                "datatrove_version": getattr(datatrove, "__version__", "?")})
+    write_json(
+        spec["result"], {"total_tokens": total, "datatrove_version": getattr(datatrove, "__version__", "?")}
+    )
 
 
 CHILDREN = {"raw": child_raw, "hf_datasets": child_hf_datasets, "datatrove": child_datatrove}
@@ -263,8 +299,10 @@ def child_main(kind: str, spec_path: str) -> None:
 
 # --------------------------------------------------------------------------- measuring a process tree
 
+
 def _pss_bytes(pid: int) -> int:
-    """Proportional set size from /proc (shared pages split between the processes sharing them); 0 if unreadable."""
+    """Proportional set size from /proc (shared pages split between
+    the processes sharing them); 0 if unreadable."""
     try:
         with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
             for line in f:
@@ -343,6 +381,7 @@ def sample_tree(proc, cpu_seen: dict, with_pss: bool = True) -> tuple[int, int |
 
 def _sample_tree_psutil(proc, cpu_seen: dict) -> tuple[int, int]:
     import psutil
+
     rss = pss = 0
     try:
         procs = [proc] + proc.children(recursive=True)
@@ -370,6 +409,7 @@ def measure(cmd: list[str], cwd: str, env: dict, log_path: str, interval: float 
     bound); peak_pss_mb: the same with PSS (shared pages split), every PSS_EVERY-th sample.
     """
     import psutil
+
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     cpu_seen: dict = {}
@@ -396,9 +436,16 @@ def measure(cmd: list[str], cwd: str, env: dict, log_path: str, interval: float 
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_waited = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     cpu_sampled = sum(cpu_seen.values())
-    return {"rc": rc, "wall_s": wall, "cpu_s": max(cpu_waited, cpu_sampled), "cpu_waited_s": cpu_waited,
-            "cpu_sampled_s": cpu_sampled, "peak_rss_mb": peak[0] / MB, "peak_pss_mb": peak[1] / MB,
-            "log": log_path}
+    return {
+        "rc": rc,
+        "wall_s": wall,
+        "cpu_s": max(cpu_waited, cpu_sampled),
+        "cpu_waited_s": cpu_waited,
+        "cpu_sampled_s": cpu_sampled,
+        "peak_rss_mb": peak[0] / MB,
+        "peak_pss_mb": peak[1] / MB,
+        "log": log_path,
+    }
 
 
 def log_tail(path: str, n: int = 12) -> str:
@@ -410,6 +457,7 @@ def log_tail(path: str, n: int = 12) -> str:
 
 
 # --------------------------------------------------------------------------- the benchmark (parent)
+
 
 class Bench:
     def __init__(self, args):
@@ -457,7 +505,7 @@ class Bench:
         env["HF_DATASETS_OFFLINE"] = "1"
         env["HF_HUB_DISABLE_TELEMETRY"] = "1"
         if one_thread_per_process and self.cores > 1:
-            env["TOKENIZERS_PARALLELISM"] = "false"   # N worker processes x 1 tokenizer thread
+            env["TOKENIZERS_PARALLELISM"] = "false"  # N worker processes x 1 tokenizer thread
         return env
 
     # -- inputs
@@ -469,6 +517,7 @@ class Bench:
         if os.path.exists(path):
             return path
         import orjson
+
         t0 = time.perf_counter()
         first = self.fields[0]
         with open(path, "wb") as out:
@@ -481,19 +530,22 @@ class Bench:
                         obj = orjson.loads(line)
                         obj[first] = f"[{j}] " + obj[first]
                         out.write(orjson.dumps(obj) + b"\n")
-        print(f"[prep] wrote {k}x input {path} ({os.path.getsize(path) / MB:.1f} MB) in {time.perf_counter() - t0:.1f} s",
-              flush=True)
+        print(
+            f"[prep] wrote {k}x input {path} ({os.path.getsize(path) / MB:.1f} MB) in "
+            f"{time.perf_counter() - t0:.1f} s",
+            flush=True,
+        )
         return path
 
     def datatrove_prep(self, data: str):
-        """A tokenizer.json copy without truncation/padding/post-processor, and the input in N line-split parts
-        (datatrove parallelises over files only)."""
+        """A tokenizer.json copy without truncation/padding/post-processor, and the input in N line-split
+        parts (datatrove parallelises over files only)."""
         if self.dt_tokenizer is None:
             with open(self.tokenizer, encoding="utf-8") as f:
                 tj = json.load(f)
             tj["truncation"] = None
             tj["padding"] = None
-            tj["post_processor"] = None   # no [CLS]/[SEP]: the same ids as add_special_tokens=False
+            tj["post_processor"] = None  # no [CLS]/[SEP]: the same ids as add_special_tokens=False
             self.dt_tokenizer = os.path.join(self.root, "datatrove-tokenizer.json")
             with open(self.dt_tokenizer, "w", encoding="utf-8") as f:
                 json.dump(tj, f, ensure_ascii=False)
@@ -518,26 +570,46 @@ class Bench:
 
     # -- the tools
     def spec_file(self, d: str, data: str, threads: int | None = None, **extra) -> str:
-        spec = {"data": data, "fields": self.fields, "template": self.template, "tokenizer": self.tokenizer,
-                "kind": self.kind, "cores": threads or self.cores, "out": d, "result": os.path.join(d, "result.json")}
+        spec = {
+            "data": data,
+            "fields": self.fields,
+            "template": self.template,
+            "tokenizer": self.tokenizer,
+            "kind": self.kind,
+            "cores": threads or self.cores,
+            "out": d,
+            "result": os.path.join(d, "result.json"),
+        }
         spec.update(extra)
         path = os.path.join(d, "spec.json")
         write_json(path, spec)
         return path
 
-    def run_child(self, name: str, data: str, one_thread: bool = False, keep: bool = False,
-                  threads: int | None = None, **extra) -> dict:
+    def run_child(
+        self,
+        name: str,
+        data: str,
+        one_thread: bool = False,
+        keep: bool = False,
+        threads: int | None = None,
+        **extra,
+    ) -> dict:
         """threads: the raw encode's threads (default --cores)."""
         d = self.run_dir(name if not threads else f"{name}-t{threads}")
         spec = self.spec_file(d, data, threads=threads, **extra)
-        m = measure([sys.executable, HERE, "_child", name, spec], cwd=d, env=self.env(one_thread, threads),
-                    log_path=os.path.join(d, "log.txt"))
+        m = measure(
+            [sys.executable, HERE, "_child", name, spec],
+            cwd=d,
+            env=self.env(one_thread, threads),
+            log_path=os.path.join(d, "log.txt"),
+        )
         res = os.path.join(d, "result.json")
         if m["rc"] == 0 and os.path.exists(res):
             with open(res, encoding="utf-8") as f:
                 m.update(json.load(f))
             if name == "raw":
                 import numpy as np
+
                 m["lengths"] = np.load(os.path.join(d, "lengths.npy"))
         else:
             m["error"] = log_tail(m["log"])
@@ -550,11 +622,12 @@ class Bench:
         if "error" in m:
             raise SystemExit(f"raw encode failed:\n{m['error']}")
         m["process_wall_s"], m["process_cpu_s"] = m["wall_s"], m["cpu_s"]
-        m["wall_s"], m["cpu_s"] = m["encode_wall_s"], m["encode_cpu_s"]   # the denominator: encode only
+        m["wall_s"], m["cpu_s"] = m["encode_wall_s"], m["encode_cpu_s"]  # the denominator: encode only
         return m
 
-    def run_mintdim(self, data: str, cores: int, sizes: list[int], python: str = sys.executable,
-                    name: str | None = None) -> dict:
+    def run_mintdim(
+        self, data: str, cores: int, sizes: list[int], python: str = sys.executable, name: str | None = None
+    ) -> dict:
         """python: the interpreter whose mintdim builds (--baseline: another checkout's venv)."""
         d = self.run_dir(name or f"mintdim-c{cores}")
         tok_key = "sentencepiece" if self.kind == "sentencepiece" else "hf_json"
@@ -568,13 +641,18 @@ class Bench:
         if self.args.chunk_mb:
             cfg["chunk_mb"] = self.args.chunk_mb
         import yaml
+
         cfg_path = os.path.join(d, "config.yaml")
         with open(cfg_path, "w", encoding="utf-8") as f:
             yaml.safe_dump(cfg, f, allow_unicode=True, sort_keys=False)
         env = self.env()
         env.pop("RAYON_NUM_THREADS", None)  # mintdim gives each job its own threads
-        m = measure([python, "-m", "mintdim", "build", cfg_path, "--cores", str(cores)], cwd=d, env=env,
-                    log_path=os.path.join(d, "log.txt"))
+        m = measure(
+            [python, "-m", "mintdim", "build", cfg_path, "--cores", str(cores)],
+            cwd=d,
+            env=env,
+            log_path=os.path.join(d, "log.txt"),
+        )
         stats = os.path.join(d, "out", "stats.json")
         if m["rc"] == 0 and os.path.exists(stats):
             with open(stats, encoding="utf-8") as f:
@@ -590,8 +668,14 @@ class Bench:
         if name == "hf_datasets":
             return self.run_child("hf_datasets", data, one_thread=True, keep=self.args.keep)
         parts = self.datatrove_prep(data)
-        return self.run_child("datatrove", data, one_thread=True, keep=self.args.keep,
-                              dt_parts=parts, dt_tokenizer=self.dt_tokenizer)
+        return self.run_child(
+            "datatrove",
+            data,
+            one_thread=True,
+            keep=self.args.keep,
+            dt_parts=parts,
+            dt_tokenizer=self.dt_tokenizer,
+        )
 
 
 def decode_escapes(s: str) -> str:
@@ -609,18 +693,25 @@ def default_sizes(max_tokens: int) -> list[int]:
 def warn_sizes(sizes: list[int], lengths) -> None:
     longest = int(lengths.max()) if len(lengths) else 0
     if longest > sizes[-1]:
-        print(f"[sizes] warning: the longest sample has {longest} tokens > largest unit {sizes[-1]}: "
-              f"mintdim will stop with UnitOverflowError", flush=True)
+        print(
+            f"[sizes] warning: the longest sample has {longest} tokens > largest unit {sizes[-1]}: "
+            f"mintdim will stop with UnitOverflowError",
+            flush=True,
+        )
 
 
 def peer_status(name: str, kind: str) -> str | None:
     """None when the peer can run here, else why not."""
     import importlib.util
+
     mod = {"hf_datasets": "datasets", "datatrove": "datatrove"}[name]
     if importlib.util.find_spec(mod) is None:
         return f"`{mod}` is not installed (pip install -e '.[bench]')"
     if name == "datatrove" and kind != "hf_json":
-        return "DocumentTokenizer only takes a Hugging Face tokenizer (tokenizer.json), not a SentencePiece .model"
+        return (
+            "DocumentTokenizer only takes a Hugging Face tokenizer (tokenizer.json), not a SentencePiece "
+            ".model"
+        )
     return None
 
 
@@ -631,16 +722,21 @@ def median(xs):
 
 def summarize(runs: list[dict]) -> dict:
     ok = [r for r in runs if "error" not in r]
-    return {"ok_runs": len(ok), "runs": len(runs),
-            "wall_s": median([r["wall_s"] for r in ok]), "cpu_s": median([r["cpu_s"] for r in ok]),
-            "peak_rss_mb": median([r["peak_rss_mb"] for r in ok]),
-            "peak_pss_mb": median([r.get("peak_pss_mb") for r in ok]),
-            "total_tokens": ok[0].get("total_tokens") if ok else None,
-            "error": None if ok else (runs[0].get("error") if runs else "not run")}
+    return {
+        "ok_runs": len(ok),
+        "runs": len(runs),
+        "wall_s": median([r["wall_s"] for r in ok]),
+        "cpu_s": median([r["cpu_s"] for r in ok]),
+        "peak_rss_mb": median([r["peak_rss_mb"] for r in ok]),
+        "peak_pss_mb": median([r.get("peak_pss_mb") for r in ok]),
+        "total_tokens": ok[0].get("total_tokens") if ok else None,
+        "error": None if ok else (runs[0].get("error") if runs else "not run"),
+    }
 
 
 def verdict(value, target, better: str, unit: str = "", fmt: str = "{:.2f}") -> str:
-    """'met' / 'MISSED' with the margin, for a value that must be <= (better='low') or >= (better='high') target."""
+    """'met' / 'MISSED' with the margin, for a value that must be
+    <= (better='low') or >= (better='high') target."""
     if value is None:
         return "n/a"
     v, t = fmt.format(value) + unit, fmt.format(target) + unit
@@ -672,8 +768,10 @@ def fmt(x, spec="{:.2f}", none="-"):
 
 
 def print_table(rows: list[tuple[str, dict]], raw_wall: float, raw_tokens: int | None, build_row: str):
-    head = (f"{'name':<16} {'wall s':>9} {'x raw':>7} {'CPU s':>9} {'RSS MB':>8} {'PSS MB':>8} {'fixed s':>8}"
-            f"  tokens")
+    head = (
+        f"{'name':<16} {'wall s':>9} {'x raw':>7} {'CPU s':>9} {'RSS MB':>8} {'PSS MB':>8} {'fixed s':>8}"
+        f"  tokens"
+    )
     print(head)
     print("-" * len(head))
     for name, s in rows:
@@ -691,9 +789,11 @@ def print_table(rows: list[tuple[str, dict]], raw_wall: float, raw_tokens: int |
             check = "= raw"
         else:
             check = f"{tok:,} != raw {raw_tokens:,}"
-        print(f"{name:<16} {fmt(s['wall_s']):>9} {fmt(ratio, '{:.3f}'):>7} {fmt(s['cpu_s']):>9} "
-              f"{fmt(s['peak_rss_mb'], '{:.0f}'):>8} {fmt(s['peak_pss_mb'], '{:.0f}'):>8} {fmt(fixed):>8}  {check}"
-              + (f"  ({s['ok_runs']}/{s['runs']} runs ok)" if s["ok_runs"] != s["runs"] else ""))
+        print(
+            f"{name:<16} {fmt(s['wall_s']):>9} {fmt(ratio, '{:.3f}'):>7} {fmt(s['cpu_s']):>9} "
+            f"{fmt(s['peak_rss_mb'], '{:.0f}'):>8} {fmt(s['peak_pss_mb'], '{:.0f}'):>8} {fmt(fixed):>8}  "
+            f"{check}" + (f"  ({s['ok_runs']}/{s['runs']} runs ok)" if s["ok_runs"] != s["runs"] else "")
+        )
 
 
 def compare_mode(b: Bench, args) -> dict:
@@ -726,7 +826,9 @@ def compare_mode(b: Bench, args) -> dict:
         runs["raw"].append(m)
         if sizes is None:
             sizes = default_sizes(int(lengths.max()) if len(lengths) else 1)
-            print(f"[sizes] max tokens {int(lengths.max()) if len(lengths) else 0}: units {sizes}", flush=True)
+            print(
+                f"[sizes] max tokens {int(lengths.max()) if len(lengths) else 0}: units {sizes}", flush=True
+            )
         elif r == 0:
             warn_sizes(sizes, lengths)
         if "raw-c1" in runs:
@@ -738,8 +840,12 @@ def compare_mode(b: Bench, args) -> dict:
             print(f"[run {r + 1}/{args.runs}] mintdim --cores {c}", flush=True)
             runs[f"mintdim-c{c}"].append(b.run_mintdim(data, c, sizes))
         if args.baseline:
-            print(f"[run {r + 1}/{args.runs}] baseline mintdim --cores {b.cores} ({args.baseline})", flush=True)
-            runs["baseline"].append(b.run_mintdim(data, b.cores, sizes, python=args.baseline, name="baseline"))
+            print(
+                f"[run {r + 1}/{args.runs}] baseline mintdim --cores {b.cores} ({args.baseline})", flush=True
+            )
+            runs["baseline"].append(
+                b.run_mintdim(data, b.cores, sizes, python=args.baseline, name="baseline")
+            )
         for p in peers:
             print(f"[run {r + 1}/{args.runs}] {p}", flush=True)
             runs[p].append(b.run_peer(p, data))
@@ -748,14 +854,18 @@ def compare_mode(b: Bench, args) -> dict:
     raw = summary["raw"]
     raw_runs = runs["raw"]
     print()
-    print(f"input {data}: {in_mb:.1f} MB, {raw_runs[0]['samples']:,} samples, "
-          f"{raw_runs[0]['text_bytes'] / MB:.1f} MB rendered text, {raw['total_tokens']:,} tokens; "
-          f"tokenizer {b.tokenizer} ({b.kind}); cores {b.cores}; medians of {args.runs} run(s)")
-    print(f"raw = encode only (read+render+tokenizer load before the timer: "
-          f"{median([r['read_render_wall_s'] for r in raw_runs]):.2f} s; whole raw process "
-          f"{median([r['process_wall_s'] for r in raw_runs]):.2f} s); "
-          f"{raw['total_tokens'] / raw['wall_s'] / 1e6:.2f} M tokens/s, "
-          f"{raw_runs[0]['text_bytes'] / MB / raw['wall_s']:.1f} MB/s")
+    print(
+        f"input {data}: {in_mb:.1f} MB, {raw_runs[0]['samples']:,} samples, "
+        f"{raw_runs[0]['text_bytes'] / MB:.1f} MB rendered text, {raw['total_tokens']:,} tokens; "
+        f"tokenizer {b.tokenizer} ({b.kind}); cores {b.cores}; medians of {args.runs} run(s)"
+    )
+    print(
+        f"raw = encode only (read+render+tokenizer load before the timer: "
+        f"{median([r['read_render_wall_s'] for r in raw_runs]):.2f} s; whole raw process "
+        f"{median([r['process_wall_s'] for r in raw_runs]):.2f} s); "
+        f"{raw['total_tokens'] / raw['wall_s'] / 1e6:.2f} M tokens/s, "
+        f"{raw_runs[0]['text_bytes'] / MB / raw['wall_s']:.1f} MB/s"
+    )
     print(f"units {sizes}, build_batch {args.build_batch}, samples_per_shard {args.samples_per_shard}\n")
     print_table(list(summary.items()), raw["wall_s"], raw["total_tokens"], f"mintdim-c{b.cores}")
     for p, why in unavailable.items():
@@ -785,15 +895,19 @@ def compare_mode(b: Bench, args) -> dict:
             r1 = summary.get("raw-c1")
             if r1 and not r1["error"]:  # what the machine gives the encode itself from its other cores
                 targets["raw_speedup"] = r1["wall_s"] / raw["wall_s"]
-                print(f"  (the raw encode itself: 1 thread / {b.cores} threads = {targets['raw_speedup']:.2f}x)")
+                print(
+                    f"  (the raw encode itself: 1 thread / {b.cores} threads = {targets['raw_speedup']:.2f}x)"
+                )
         peak = max(s["peak_rss_mb"] for k, s in summary.items() if k.startswith("mintdim") and not s["error"])
         targets["peak_rss"] = verdict(peak, T_PEAK_RSS / MB, "low", " MB", "{:.0f}")
         print(f"  peak RSS            <= 1 GiB:           {targets['peak_rss']}")
         base = summary.get("baseline")
         if base and not base["error"]:
             targets["vs_baseline"] = mn["wall_s"] / base["wall_s"]
-            print(f"  this mintdim / the baseline's (same rounds): {targets['vs_baseline']:.3f}x wall "
-                  f"({mn['wall_s']:.2f} s / {base['wall_s']:.2f} s)")
+            print(
+                f"  this mintdim / the baseline's (same rounds): {targets['vs_baseline']:.3f}x wall "
+                f"({mn['wall_s']:.2f} s / {base['wall_s']:.2f} s)"
+            )
         for p in peers:
             s = summary[p]
             if s["error"]:
@@ -803,8 +917,16 @@ def compare_mode(b: Bench, args) -> dict:
             print(f"  faster than {p:<12} (mintdim wall / {p} wall < 1): {targets[f'faster_than_{p}']}")
     else:
         print("  mintdim did not build: no target can be judged")
-    return {"mode": "compare", "input": data, "input_mb": in_mb, "sizes": sizes, "runs": runs,
-            "summary": summary, "unavailable_peers": unavailable, "targets": targets}
+    return {
+        "mode": "compare",
+        "input": data,
+        "input_mb": in_mb,
+        "sizes": sizes,
+        "runs": runs,
+        "summary": summary,
+        "unavailable_peers": unavailable,
+        "targets": targets,
+    }
 
 
 def memory_mode(b: Bench, args) -> dict:
@@ -818,7 +940,7 @@ def memory_mode(b: Bench, args) -> dict:
         m = b.run_raw(data)
         lengths = m.pop("lengths")
         raw[label] = m
-        if sizes is None:   # from the 4x input, which holds every 1x sample too
+        if sizes is None:  # from the 4x input, which holds every 1x sample too
             sizes = default_sizes(int(lengths.max()) if len(lengths) else 1)
             print(f"[sizes] max tokens {int(lengths.max())}: units {sizes}", flush=True)
         elif label == "4x":
@@ -830,62 +952,104 @@ def memory_mode(b: Bench, args) -> dict:
             runs[label].append(b.run_mintdim(data, b.cores, sizes))
     summ = {k: summarize(v) for k, v in runs.items()}
     print()
-    print(f"{'scale':<6} {'input MB':>9} {'raw s':>8} {'build s':>8} {'x raw':>7} {'CPU s':>8} {'RSS MB':>8} "
-          f"{'PSS MB':>8}  tokens")
+    print(
+        f"{'scale':<6} {'input MB':>9} {'raw s':>8} {'build s':>8} {'x raw':>7} {'CPU s':>8} {'RSS MB':>8} "
+        f"{'PSS MB':>8}  tokens"
+    )
     for label, data in (("1x", d1), ("4x", d4)):
         s, rw = summ[label], raw[label]
         if s["error"]:
             print(f"{label:<6} FAILED  {error_line(s['error'])}")
             continue
-        check = "= raw" if s["total_tokens"] == rw["total_tokens"] else f"{s['total_tokens']} != raw {rw['total_tokens']}"
-        print(f"{label:<6} {os.path.getsize(data) / MB:>9.1f} {rw['wall_s']:>8.2f} {s['wall_s']:>8.2f} "
-              f"{s['wall_s'] / rw['wall_s']:>7.3f} {s['cpu_s']:>8.2f} {s['peak_rss_mb']:>8.0f} "
-              f"{fmt(s['peak_pss_mb'], '{:.0f}'):>8}  {check}")
+        check = (
+            "= raw"
+            if s["total_tokens"] == rw["total_tokens"]
+            else f"{s['total_tokens']} != raw {rw['total_tokens']}"
+        )
+        print(
+            f"{label:<6} {os.path.getsize(data) / MB:>9.1f} {rw['wall_s']:>8.2f} {s['wall_s']:>8.2f} "
+            f"{s['wall_s'] / rw['wall_s']:>7.3f} {s['cpu_s']:>8.2f} {s['peak_rss_mb']:>8.0f} "
+            f"{fmt(s['peak_pss_mb'], '{:.0f}'):>8}  {check}"
+        )
     targets = {}
     if not summ["1x"]["error"] and not summ["4x"]["error"]:
         growth = summ["4x"]["peak_rss_mb"] / summ["1x"]["peak_rss_mb"]
         targets["rss_growth"] = verdict(growth, T_MEM_GROWTH, "low", "x")
-        targets["peak_rss"] = verdict(max(summ["1x"]["peak_rss_mb"], summ["4x"]["peak_rss_mb"]), T_PEAK_RSS / MB,
-                                      "low", " MB", "{:.0f}")
+        targets["peak_rss"] = verdict(
+            max(summ["1x"]["peak_rss_mb"], summ["4x"]["peak_rss_mb"]), T_PEAK_RSS / MB, "low", " MB", "{:.0f}"
+        )
         targets["ratio_4x"] = verdict(summ["4x"]["wall_s"] / raw["4x"]["wall_s"], T_RATIO_430MB, "low", "x")
         print("\ntargets (issue 3):")
         print(f"  peak RSS 4x / 1x  <= {T_MEM_GROWTH:.1f}x: {targets['rss_growth']}")
         print(f"  peak RSS          <= 1 GiB: {targets['peak_rss']}")
         print(f"  build / raw at 4x <= {T_RATIO_430MB:.2f}x (target at ~430 MB): {targets['ratio_4x']}")
-    return {"mode": "memory", "inputs": {"1x": d1, "4x": d4}, "sizes": sizes, "raw": raw, "runs": runs,
-            "summary": summ, "targets": targets}
+    return {
+        "mode": "memory",
+        "inputs": {"1x": d1, "4x": d4},
+        "sizes": sizes,
+        "raw": raw,
+        "runs": runs,
+        "summary": summ,
+        "targets": targets,
+    }
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
-        description="Benchmark mintdim build against the tokenizer's raw batch encode and peers (issue 3).")
+        description="Benchmark mintdim build against the tokenizer's raw batch encode and peers (issue 3)."
+    )
     p.add_argument("--data", required=True, help="JSONL input (.jsonl, .jsonl.gz, .jsonl.zst)")
     p.add_argument("--fields", required=True, help="comma-separated JSON keys, e.g. prompt,response")
-    p.add_argument("--template", required=True, help=r"template with {field} placeholders; \n etc. are decoded")
+    p.add_argument(
+        "--template", required=True, help=r"template with {field} placeholders; \n etc. are decoded"
+    )
     p.add_argument("--tokenizer", required=True, help="SentencePiece .model or HF tokenizer.json")
     p.add_argument("--cores", type=int, default=2, help="cores for every tool (default 2)")
     p.add_argument("--runs", type=int, default=3, help="runs per tool; medians are reported (default 3)")
     p.add_argument("--scale", type=int, default=1, help="measure on the input repeated K times (default 1)")
-    p.add_argument("--peers", default=",".join(ALL_PEERS),
-                   help=f"comma-separated peers among {','.join(ALL_PEERS)}, or 'none' (default all)")
-    p.add_argument("--sizes", default=None, help="unit sizes, e.g. 128,256,512 (default: powers of two from 128 "
-                                                  "up to one that fits the longest sample)")
+    p.add_argument(
+        "--peers",
+        default=",".join(ALL_PEERS),
+        help=f"comma-separated peers among {','.join(ALL_PEERS)}, or 'none' (default all)",
+    )
+    p.add_argument(
+        "--sizes",
+        default=None,
+        help="unit sizes, e.g. 128,256,512 (default: powers of two from 128 "
+        "up to one that fits the longest sample)",
+    )
     p.add_argument("--build-batch", type=int, default=4096, help="units.build_batch of the mintdim config")
     p.add_argument("--samples-per-shard", type=int, default=10000, help="output.samples_per_shard")
-    p.add_argument("--chunk-mb", type=int, default=None, help="chunk_mb of the mintdim config (default: mintdim's)")
-    p.add_argument("--work", default=None, help="directory for inputs and outputs (a fresh subdirectory is made "
-                                                 "and removed; default: the system temp dir)")
+    p.add_argument(
+        "--chunk-mb", type=int, default=None, help="chunk_mb of the mintdim config (default: mintdim's)"
+    )
+    p.add_argument(
+        "--work",
+        default=None,
+        help="directory for inputs and outputs (a fresh subdirectory is made "
+        "and removed; default: the system temp dir)",
+    )
     p.add_argument("--memory", action="store_true", help="memory check: mintdim at 1x and 4x the input")
     p.add_argument("--json", default=None, help="also write the results to this JSON file")
     p.add_argument("--keep", action="store_true", help="keep the work dir and the peers' outputs")
-    p.add_argument("--baseline", default=None, metavar="PYTHON",
-                   help="also run `PYTHON -m mintdim build` (another checkout's venv) in every round, as the row "
-                        "`baseline`: before/after figures from one interleaved run")
-    p.add_argument("--no-cores1", action="store_true",
-                   help="skip the mintdim --cores 1 run (the scaling figure), e.g. on large --scale inputs")
+    p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="PYTHON",
+        help="also run `PYTHON -m mintdim build` (another checkout's venv) in every round, as the row "
+        "`baseline`: before/after figures from one interleaved run",
+    )
+    p.add_argument(
+        "--no-cores1",
+        action="store_true",
+        help="skip the mintdim --cores 1 run (the scaling figure), e.g. on large --scale inputs",
+    )
     args = p.parse_args(argv)
-    args.peers = [] if args.peers.strip().lower() in ("", "none") else \
-        [x.strip() for x in args.peers.split(",") if x.strip()]
+    args.peers = (
+        []
+        if args.peers.strip().lower() in ("", "none")
+        else [x.strip() for x in args.peers.split(",") if x.strip()]
+    )
     for x in args.peers:
         if x not in ALL_PEERS:
             p.error(f"--peers: unknown peer {x!r} (known: {', '.join(ALL_PEERS)})")
@@ -912,19 +1076,26 @@ def byte_compile_mintdim() -> None:
     compiles the package from source again (~25 ms per job, ~0.2 s per build), which no
     installed copy would do."""
     import compileall
+
     import mintdim
     from mintdim.paths import workflow_root
 
     pkg = os.path.dirname(os.path.abspath(mintdim.__file__))
-    ok = compileall.compile_dir(pkg, quiet=1) and compileall.compile_dir(os.path.join(workflow_root(), "scripts"), quiet=1)
-    print(f"[prep] byte-compiled {pkg} and its stage scripts{'' if ok else ' (some files failed)'}", flush=True)
+    ok = compileall.compile_dir(pkg, quiet=1) and compileall.compile_dir(
+        os.path.join(workflow_root(), "scripts"), quiet=1
+    )
+    print(
+        f"[prep] byte-compiled {pkg} and its stage scripts{'' if ok else ' (some files failed)'}", flush=True
+    )
 
 
 def byte_compile_other(python: str) -> None:
     """The same for the --baseline interpreter's MintDim."""
-    code = ("import compileall, os, mintdim; from mintdim.paths import workflow_root; "
-            "pkg = os.path.dirname(os.path.abspath(mintdim.__file__)); compileall.compile_dir(pkg, quiet=1); "
-            "compileall.compile_dir(os.path.join(workflow_root(), 'scripts'), quiet=1); print(pkg)")
+    code = (
+        "import compileall, os, mintdim; from mintdim.paths import workflow_root; "
+        "pkg = os.path.dirname(os.path.abspath(mintdim.__file__)); compileall.compile_dir(pkg, quiet=1); "
+        "compileall.compile_dir(os.path.join(workflow_root(), 'scripts'), quiet=1); print(pkg)"
+    )
     # run outside this checkout: `python -c` puts the working directory first on sys.path, and from the
     # repository that is this MintDim's package, not the baseline's
     done = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=tempfile.gettempdir())

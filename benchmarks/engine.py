@@ -50,14 +50,24 @@ def child_encode(spec: dict) -> None:
     digest = hashlib.sha256()
     lengths = []
     for i in range(0, len(texts), C.BATCH):
-        for ids in encode(texts[i:i + C.BATCH]):
+        for ids in encode(texts[i : i + C.BATCH]):
             lengths.append(len(ids))
             digest.update(np.asarray(ids, dtype=np.uint32).tobytes())
             digest.update(b"|")
     t2, c2 = time.perf_counter(), C.cpu_self()
-    C.write_json(spec["result"], {"load_wall_s": t1 - t0, "load_cpu_s": c1 - c0, "encode_wall_s": t2 - t1,
-                                  "encode_cpu_s": c2 - c1, "samples": len(texts), "total_tokens": int(sum(lengths)),
-                                  "ids_sha256": digest.hexdigest(), "max_tokens": max(lengths, default=0)})
+    C.write_json(
+        spec["result"],
+        {
+            "load_wall_s": t1 - t0,
+            "load_cpu_s": c1 - c0,
+            "encode_wall_s": t2 - t1,
+            "encode_cpu_s": c2 - c1,
+            "samples": len(texts),
+            "total_tokens": int(sum(lengths)),
+            "ids_sha256": digest.hexdigest(),
+            "max_tokens": max(lengths, default=0),
+        },
+    )
 
 
 def buildable_copy(src: str, root: str) -> str:
@@ -70,8 +80,14 @@ def buildable_copy(src: str, root: str) -> str:
     pad = next((a for a in specials if "pad" in a["content"]), specials[-1])
     unk = next(a for a in reversed(specials) if a is not pad)
     spec["model"]["unk_token"] = unk["content"]
-    spec["padding"] = {"strategy": "BatchLongest", "direction": "Right", "pad_to_multiple_of": None,
-                       "pad_id": pad["id"], "pad_type_id": 0, "pad_token": pad["content"]}
+    spec["padding"] = {
+        "strategy": "BatchLongest",
+        "direction": "Right",
+        "pad_to_multiple_of": None,
+        "pad_id": pad["id"],
+        "pad_type_id": 0,
+        "pad_token": pad["content"],
+    }
     path = os.path.join(root, f"{abs(hash(src)) % 10**8}-tokenizer.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(spec, f, ensure_ascii=False)
@@ -87,7 +103,9 @@ def main(argv=None) -> int:
     p.add_argument("--data", required=True)
     p.add_argument("--fields", required=True)
     p.add_argument("--template", required=True)
-    p.add_argument("--tokenizer", action="append", required=True, help="a byte-level BPE tokenizer.json (repeat)")
+    p.add_argument(
+        "--tokenizer", action="append", required=True, help="a byte-level BPE tokenizer.json (repeat)"
+    )
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--no-library-build", action="store_true", help="skip the mintdim-lib row")
@@ -99,27 +117,44 @@ def main(argv=None) -> int:
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     C.byte_compile_mintdim()
-    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": args.cores,
-              "cpu_count": os.cpu_count(), "tokenizers": {}}
+    report = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cores": args.cores,
+        "cpu_count": os.cpu_count(),
+        "tokenizers": {},
+    }
     for tokenizer in args.tokenizer:
         a = argparse.Namespace(**{**vars(args), "tokenizer": tokenizer, "peers": "none", "scale": 1})
         b = C.Bench(a)
         try:
             build_tok = buildable_copy(b.tokenizer, b.root)
-            rows: dict[str, list[dict]] = {"hf-fast": [], "tiktoken": [], f"mintdim-c{args.cores}": [], "mintdim-lib": []}
+            rows: dict[str, list[dict]] = {
+                "hf-fast": [],
+                "tiktoken": [],
+                f"mintdim-c{args.cores}": [],
+                "mintdim-lib": [],
+            }
             sizes = None
             for r in range(args.runs):
                 for engine in ("hf", "tiktoken"):
                     d = b.run_dir(engine)
                     spec = b.spec_file(d, b.data, engine=engine)
-                    m = C.measure([sys.executable, HERE, "_child", "encode", spec], cwd=d, env=b.env(),
-                                  log_path=os.path.join(d, "log.txt"))
+                    m = C.measure(
+                        [sys.executable, HERE, "_child", "encode", spec],
+                        cwd=d,
+                        env=b.env(),
+                        log_path=os.path.join(d, "log.txt"),
+                    )
                     res = os.path.join(d, "result.json")
                     if m["rc"] != 0 or not os.path.exists(res):
                         raise SystemExit(f"{engine} failed:\n{C.log_tail(m['log'])}")
                     with open(res, encoding="utf-8") as f:
                         m.update(json.load(f))
-                    m["process_wall_s"], m["wall_s"], m["cpu_s"] = m["wall_s"], m["encode_wall_s"], m["encode_cpu_s"]
+                    m["process_wall_s"], m["wall_s"], m["cpu_s"] = (
+                        m["wall_s"],
+                        m["encode_wall_s"],
+                        m["encode_cpu_s"],
+                    )
                     rows["hf-fast" if engine == "hf" else "tiktoken"].append(m)
                     if sizes is None:
                         sizes = C.default_sizes(m["max_tokens"])
@@ -134,11 +169,17 @@ def main(argv=None) -> int:
                         os.environ.pop("MINTDIM_ENGINE", None)
                 b.tokenizer = os.path.abspath(tokenizer)
                 hf, tk = rows["hf-fast"][-1], rows["tiktoken"][-1]
-                print(f"[{os.path.basename(os.path.dirname(tokenizer))} round {r + 1}] hf-fast {hf['wall_s']:.2f} s, "
-                      f"tiktoken {tk['wall_s']:.2f} s, " + ", ".join(
-                          f"{k} {v[-1]['wall_s']:.2f} s" for k, v in rows.items() if k not in ("hf-fast", "tiktoken") and v),
-                      flush=True)
-            report["tokenizers"][tokenizer] = summary = print_summary(tokenizer, rows)
+                print(
+                    f"[{os.path.basename(os.path.dirname(tokenizer))} round {r + 1}] hf-fast "
+                    f"{hf['wall_s']:.2f} s, tiktoken {tk['wall_s']:.2f} s, "
+                    + ", ".join(
+                        f"{k} {v[-1]['wall_s']:.2f} s"
+                        for k, v in rows.items()
+                        if k not in ("hf-fast", "tiktoken") and v
+                    ),
+                    flush=True,
+                )
+            report["tokenizers"][tokenizer] = print_summary(tokenizer, rows)
         finally:
             b.cleanup()
     if args.json:
@@ -151,10 +192,13 @@ def print_summary(tokenizer: str, rows: dict[str, list[dict]]) -> dict:
     base = C.median([m["wall_s"] for m in hf])
     digests = {m["ids_sha256"] for k in ("hf-fast", "tiktoken") for m in rows[k]}
     tokens = {m.get("total_tokens") for ms in rows.values() for m in ms}
-    print(f"\n{tokenizer}: {hf[0]['samples']} samples, {hf[0]['total_tokens']} tokens; medians of {len(hf)} runs; "
-          f"ids {'IDENTICAL' if len(digests) == 1 else 'DIFFERENT'} (sha256 {sorted(digests)[0][:16]}...), "
-          f"token totals {'equal' if len(tokens) == 1 else 'DIFFER: ' + str(tokens)}")
-    print(f"| row | wall s | / hf-fast | CPU s | peak RSS MB |\n|---|---|---|---|---|")
+    print(
+        f"\n{tokenizer}: {hf[0]['samples']} samples, {hf[0]['total_tokens']} tokens; medians of {len(hf)} "
+        f"runs; ids {'IDENTICAL' if len(digests) == 1 else 'DIFFERENT'} (sha256 "
+        f"{sorted(digests)[0][:16]}...), token totals "
+        f"{'equal' if len(tokens) == 1 else 'DIFFER: ' + str(tokens)}"
+    )
+    print("| row | wall s | / hf-fast | CPU s | peak RSS MB |\n|---|---|---|---|---|")
     out = {"ids_identical": len(digests) == 1, "tokens_equal": len(tokens) == 1, "rows": {}}
     for name, ms in rows.items():
         if not ms:
@@ -166,8 +210,13 @@ def print_summary(tokenizer: str, rows: dict[str, list[dict]]) -> dict:
         cpu = C.median([m["cpu_s"] for m in ms])
         rss = C.median([m["peak_rss_mb"] for m in ms])
         print(f"| {name} | {wall:.2f} | {wall / base:.2f} | {cpu:.2f} | {rss:.0f} |")
-        out["rows"][name] = {"wall_s": wall, "ratio": wall / base, "cpu_s": cpu, "peak_rss_mb": rss,
-                             "walls": [m["wall_s"] for m in ms]}
+        out["rows"][name] = {
+            "wall_s": wall,
+            "ratio": wall / base,
+            "cpu_s": cpu,
+            "peak_rss_mb": rss,
+            "walls": [m["wall_s"] for m in ms],
+        }
     return out
 
 

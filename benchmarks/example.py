@@ -28,8 +28,13 @@ def one(python: str, work: str, cores: int, env: dict) -> float:
     for name in ("config", "data"):
         shutil.copytree(os.path.join(REPO, name), os.path.join(d, name))
     t0 = time.perf_counter()
-    done = subprocess.run([python, "-m", "mintdim", "build", "config/config.yaml", "--cores", str(cores)], cwd=d,
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [python, "-m", "mintdim", "build", "config/config.yaml", "--cores", str(cores)],
+        cwd=d,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - t0
     if done.returncode != 0:
         raise SystemExit(f"{python}: the build failed:\n{done.stderr[-2000:]}")
@@ -39,7 +44,9 @@ def one(python: str, work: str, cores: int, env: dict) -> float:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--baseline", default=None, metavar="PYTHON", help="another MintDim's interpreter (its venv)")
+    p.add_argument(
+        "--baseline", default=None, metavar="PYTHON", help="another MintDim's interpreter (its venv)"
+    )
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--cores", type=int, default=2)
     args = p.parse_args(argv)
@@ -53,10 +60,14 @@ def main(argv=None) -> int:
         for r in range(args.rounds):
             for name, python in pythons.items():
                 times[name].append(one(python, work, args.cores, env))
-            print(f"round {r + 1}: " + ", ".join(f"{n} {ts[-1]:.2f} s" for n, ts in times.items()), flush=True)
+            print(
+                f"round {r + 1}: " + ", ".join(f"{n} {ts[-1]:.2f} s" for n, ts in times.items()), flush=True
+            )
         for name, ts in times.items():
-            print(f"{name}: median {statistics.median(ts):.2f} s (min {min(ts):.2f}, max {max(ts):.2f}) "
-                  f"of {len(ts)} builds, {pythons[name]}")
+            print(
+                f"{name}: median {statistics.median(ts):.2f} s (min {min(ts):.2f}, max {max(ts):.2f}) "
+                f"of {len(ts)} builds, {pythons[name]}"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

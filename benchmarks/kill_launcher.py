@@ -12,7 +12,7 @@ the kills land inside the finalize job: its run is stretched by --stretch second
 right after the output was placed (the test hold MINTDIM_TEST_SLEEP_AT, mintdim/faults.py), and the kill
 comes at a uniformly random moment of that stretched run, from the moment its process appears; the
 others at a uniformly random moment of the build. Each line says which stage scripts ran at the kill.
-Prints one line per kill and the counts (issue 25's figures).
+Prints one line per kill and the counts (the figures of docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -57,8 +57,14 @@ def tagged(tag: str) -> list[tuple[int, str]]:
 
 def jobs_of(tag: str) -> list[str]:
     """The stage scripts running for the build (scripts/<name>.py)."""
-    return sorted({part.split("/")[-1] for _pid, cmd in tagged(tag) for part in cmd.split() if part.endswith(".py")
-                   and "/scripts/" in part})
+    return sorted(
+        {
+            part.split("/")[-1]
+            for _pid, cmd in tagged(tag)
+            for part in cmd.split()
+            if part.endswith(".py") and "/scripts/" in part
+        }
+    )
 
 
 def digest(out: str) -> dict[str, str]:
@@ -73,28 +79,46 @@ def digest(out: str) -> dict[str, str]:
 
 def project(root: str, args) -> str:
     os.makedirs(root, exist_ok=True)
-    cfg = {"source": {"files": [os.path.abspath(args.data)], "fields": [args.fields.split(",")],
-                      "templates": [args.template.encode("latin-1", "backslashreplace").decode("unicode_escape")]},
-           "tokenizer": {"hf_json" if args.tokenizer.endswith(".json") else "sentencepiece":
-                         {"path": os.path.abspath(args.tokenizer)}},
-           "units": {"sizes": [SIZES], "build_batch": [4096]},
-           "output": {"dir": "out", "samples_per_shard": [10000]}}
+    cfg = {
+        "source": {
+            "files": [os.path.abspath(args.data)],
+            "fields": [args.fields.split(",")],
+            "templates": [args.template.encode("latin-1", "backslashreplace").decode("unicode_escape")],
+        },
+        "tokenizer": {
+            "hf_json" if args.tokenizer.endswith(".json") else "sentencepiece": {
+                "path": os.path.abspath(args.tokenizer)
+            }
+        },
+        "units": {"sizes": [SIZES], "build_batch": [4096]},
+        "output": {"dir": "out", "samples_per_shard": [10000]},
+    }
     with open(os.path.join(root, "c.yaml"), "w") as f:
         yaml.safe_dump(cfg, f)
     return root
 
 
 def build(root: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"], cwd=root,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
 
 
 def launch(root: str, tag: str, hold: float = 0.0) -> subprocess.Popen:
     env = dict(os.environ, **{TAG: tag})
     if hold:
         env["MINTDIM_TEST_SLEEP_AT"] = f"finalize:start={hold},finalize:moved={hold}"
-    return subprocess.Popen([sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"], cwd=root,
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def timed_clean(root: str) -> tuple[dict, float, float]:
@@ -141,8 +165,13 @@ def one_kill(root: str, at: str, wall: float, final: float, rng: random.Random, 
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    return {"at": at, "killed_at": killed_at, "running": running, "left": [cmd for _pid, cmd in left],
-            "gone_after": time.monotonic() - t1}
+    return {
+        "at": at,
+        "killed_at": killed_at,
+        "running": running,
+        "left": [cmd for _pid, cmd in left],
+        "gone_after": time.monotonic() - t1,
+    }
 
 
 def main(argv=None) -> int:
@@ -153,16 +182,24 @@ def main(argv=None) -> int:
     p.add_argument("--tokenizer", required=True)
     p.add_argument("--kills", type=int, default=30)
     p.add_argument("--in-finalize", type=int, default=10)
-    p.add_argument("--stretch", type=float, default=0.5, help="seconds a finalize job to be killed is held at its "
-                                                                 "start and after placing the output")
+    p.add_argument(
+        "--stretch",
+        type=float,
+        default=0.5,
+        help="seconds a finalize job to be killed is held at its start and after placing the output",
+    )
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--work", default=None, help="where the project directories go (default: the system temp dir)")
+    p.add_argument(
+        "--work", default=None, help="where the project directories go (default: the system temp dir)"
+    )
     args = p.parse_args(argv)
     rng = random.Random(args.seed)
     work = tempfile.mkdtemp(prefix="mintdim-kills-", dir=args.work)
     try:
         reference, wall, final = timed_clean(project(os.path.join(work, "clean"), args))
-        print(f"clean build: {wall:.1f} s, its finalize job {final:.3f} s; {len(reference)} files", flush=True)
+        print(
+            f"clean build: {wall:.1f} s, its finalize job {final:.3f} s; {len(reference)} files", flush=True
+        )
         plan = ["finalize"] * args.in_finalize + ["anywhere"] * (args.kills - args.in_finalize)
         rng.shuffle(plan)
         gone = same = in_finalize = 0
@@ -174,15 +211,20 @@ def main(argv=None) -> int:
             gone += not k["left"]
             same += ok
             in_finalize += "finalize_output.py" in k["running"]
-            print(f"kill {i:2d} ({at}): at {k['killed_at']:5.1f} s during {','.join(k['running']) or '-'}; "
-                  f"{'nothing running' if not k['left'] else 'STILL RUNNING: ' + '; '.join(k['left'])} "
-                  f"after {k['gone_after']:.1f} s; next build {'byte-identical' if ok else 'DIFFERS rc=%d' % again.returncode}",
-                  flush=True)
+            print(
+                f"kill {i:2d} ({at}): at {k['killed_at']:5.1f} s during {','.join(k['running']) or '-'}; "
+                f"{'nothing running' if not k['left'] else 'STILL RUNNING: ' + '; '.join(k['left'])} "
+                f"after {k['gone_after']:.1f} s; next build "
+                f"{'byte-identical' if ok else f'DIFFERS rc={again.returncode}'}",
+                flush=True,
+            )
             if not ok:
                 print(again.stderr[-2000:], flush=True)
             shutil.rmtree(root, ignore_errors=True)
-        print(f"\n{gone}/{len(plan)} nothing left running after 10 s; {same}/{len(plan)} next build byte-identical; "
-              f"{in_finalize} kills while the finalize job ran")
+        print(
+            f"\n{gone}/{len(plan)} nothing left running after 10 s; {same}/{len(plan)} next build "
+            f"byte-identical; {in_finalize} kills while the finalize job ran"
+        )
         return 0 if gone == same == len(plan) else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)

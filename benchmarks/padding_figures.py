@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from mintdim.units import packing, padding
 from mintdim.reading.suggest import lengths_from_config
+from mintdim.units import packing, padding
 
 
 def hand_sizes(k: int, longest: int) -> list[int]:
@@ -39,30 +39,43 @@ def main() -> None:
     p.add_argument("--pack", default="4096,8192", help="row lengths of the packed layout ('' for none)")
     args = p.parse_args()
     kind = "sentencepiece" if args.tokenizer.endswith(".model") else "hf_json"
-    cfg = {"source": {"files": [os.path.abspath(args.data)], "fields": [args.fields.split(",")],
-                      "templates": [args.template.encode().decode("unicode_escape")]},
-           "tokenizer": {kind: {"path": os.path.abspath(args.tokenizer)}},
-           "units": {"sizes": [[1]], "build_batch": [4096]},
-           "output": {"dir": "unused-out", "samples_per_shard": [1]}}
+    cfg = {
+        "source": {
+            "files": [os.path.abspath(args.data)],
+            "fields": [args.fields.split(",")],
+            "templates": [args.template.encode().decode("unicode_escape")],
+        },
+        "tokenizer": {kind: {"path": os.path.abspath(args.tokenizer)}},
+        "units": {"sizes": [[1]], "build_batch": [4096]},
+        "output": {"dir": "unused-out", "samples_per_shard": [1]},
+    }
     [(_, lengths, _)] = lengths_from_config(cfg, args.cores)
     values, counts = padding.histogram(lengths)
-    print(f"{len(lengths)} samples, {int(lengths.sum())} tokens, longest {int(values[-1])}, "
-          f"{len(values)} distinct lengths; tokenizer {os.path.basename(args.tokenizer)}\n")
-    print(f"{'K':>3}  {'hand-picked sizes (powers of two)':<60} {'padding':>8}   "
-          f"{'optimal sizes (multiple of ' + str(args.multiple_of) + ')':<60} {'padding':>8}")
+    print(
+        f"{len(lengths)} samples, {int(lengths.sum())} tokens, longest {int(values[-1])}, "
+        f"{len(values)} distinct lengths; tokenizer {os.path.basename(args.tokenizer)}\n"
+    )
+    print(
+        f"{'K':>3}  {'hand-picked sizes (powers of two)':<60} {'padding':>8}   "
+        f"{'optimal sizes (multiple of ' + str(args.multiple_of) + ')':<60} {'padding':>8}"
+    )
     for k in map(int, args.k.split(",")):
         hand = hand_sizes(k, int(values[-1]))
         best = padding.suggest(values=values, counts=counts, k=k, multiple_of=args.multiple_of)
-        print(f"{k:>3}  {str(hand):<60} {padding.measure(values, counts, hand).padding_ratio:>8.2%}   "
-              f"{str(best.sizes):<60} {best.report.padding_ratio:>8.2%}")
+        print(
+            f"{k:>3}  {str(hand):<60} {padding.measure(values, counts, hand).padding_ratio:>8.2%}   "
+            f"{str(best.sizes):<60} {best.report.padding_ratio:>8.2%}"
+        )
     for row in [int(r) for r in args.pack.split(",") if r]:
         for policy in ("truncate", "drop"):
             p = packing.plan(lengths, row, policy)
             over = int((p.status != 0).sum())
-            print(f"packed rows of {row}, overflow {policy}: padding {1 - p.efficiency:.3%} (efficiency "
-                  f"{p.efficiency:.3%}), {p.n_rows} rows, lower bound {p.lower_bound} "
-                  f"(+{p.n_rows / p.lower_bound - 1:.3%}), {over} samples longer than a row, "
-                  f"{int(p.tokens)} of {int(lengths.sum())} tokens kept")
+            print(
+                f"packed rows of {row}, overflow {policy}: padding {1 - p.efficiency:.3%} (efficiency "
+                f"{p.efficiency:.3%}), {p.n_rows} rows, lower bound {p.lower_bound} "
+                f"(+{p.n_rows / p.lower_bound - 1:.3%}), {over} samples longer than a row, "
+                f"{int(p.tokens)} of {int(lengths.sum())} tokens kept"
+            )
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
     python benchmarks/readme_table.py [--assets ../assets] [--doc docs/performance.md] [--runs 3] [--cores 2]
     python benchmarks/readme_table.py --render-only results.json [--doc docs/performance.md]
 
-The set (issue 17), for the MiniLM tokenizer.json and the ai21 j2 SentencePiece model, every build
+The set, for the MiniLM tokenizer.json and the ai21 j2 SentencePiece model, every build
 with the same many-unit config (--sizes, default 128 ... 32768 and 262144):
   1x  the ShareGPT pairs file (107 MB) with the peers (HF datasets, datatrove where installed);
   4x  the same file x4 without peers, with `mintdim --cores 1` as well (the scaling figure).
@@ -43,6 +43,7 @@ PEER_NAMES = {"hf_datasets": "HF datasets", "datatrove": "datatrove"}
 
 # --------------------------------------------------------------------------- the machine and the commit
 
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -57,22 +58,32 @@ def cpu_model() -> str:
 def mintdim_commit(doc: str = DOC) -> str:
     """Short hash of the checkout measured, `-dirty` when it has uncommitted changes to tracked files
     other than `doc` (which this script rewrites)."""
+
     def git(*args):
         return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout
+
     head = git("rev-parse", "--short=10", "HEAD").strip() or "unknown"
-    changed = [ln for ln in git("status", "--porcelain", "--untracked-files=no").splitlines()
-               if ln[3:].strip() != os.path.relpath(os.path.abspath(doc), REPO)]  # porcelain: 2 status letters, a space, the path
+    # porcelain: 2 status letters, a space, the path
+    changed = [
+        ln
+        for ln in git("status", "--porcelain", "--untracked-files=no").splitlines()
+        if ln[3:].strip() != os.path.relpath(os.path.abspath(doc), REPO)
+    ]
     return head + ("-dirty" if changed else "")
 
 
 def machine_meta(argv: list[str], doc: str = DOC) -> dict:
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "cores": os.cpu_count(), "cpu": cpu_model(), "commit": mintdim_commit(doc),
-            "load_at_start": [round(x, 2) for x in load] if load else None,
-            "python": platform.python_version(), "command": shlex.join(["python", "benchmarks/readme_table.py",
-                                                                         *_measuring_args(argv)]),
-            **({"baseline": label} if (label := _baseline_label(argv)) else {})}
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cores": os.cpu_count(),
+        "cpu": cpu_model(),
+        "commit": mintdim_commit(doc),
+        "load_at_start": [round(x, 2) for x in load] if load else None,
+        "python": platform.python_version(),
+        "command": shlex.join(["python", "benchmarks/readme_table.py", *_measuring_args(argv)]),
+        **({"baseline": label} if (label := _baseline_label(argv)) else {}),
+    }
 
 
 def _baseline_label(argv: list[str]) -> str | None:
@@ -82,11 +93,19 @@ def _baseline_label(argv: list[str]) -> str | None:
         return None
     if args.baseline_label:
         return args.baseline_label
-    done = subprocess.run([args.baseline, "-c", "import mintdim, os; print(os.path.dirname(mintdim.__file__))"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [args.baseline, "-c", "import mintdim, os; print(os.path.dirname(mintdim.__file__))"],
+        capture_output=True,
+        text=True,
+    )
     where = done.stdout.strip()
-    head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=where or None, capture_output=True,
-                          text=True).stdout.strip() if where else ""
+    head = (
+        subprocess.run(
+            ["git", "rev-parse", "--short=10", "HEAD"], cwd=where or None, capture_output=True, text=True
+        ).stdout.strip()
+        if where
+        else ""
+    )
     return f"MintDim {head}" if head else "the --baseline interpreter's MintDim"
 
 
@@ -95,8 +114,8 @@ BASELINE_WORD = "PYTHON_OF_THE_EARLIER_CHECKOUT"  # what the recorded command sa
 
 
 def _measuring_args(argv: list[str]) -> list[str]:
-    """argv without the options that only say where things are on this machine (results, the doc, the
-    scratch and asset directories): the recorded command is one any checkout can run."""
+    """argv without the options that only say where things are on the machine that ran it (results, the
+    doc, the scratch and asset directories): the recorded command is one any checkout can run."""
     out, skip = [], False
     for a in argv:
         if skip:
@@ -114,24 +133,67 @@ def _measuring_args(argv: list[str]) -> list[str]:
 
 # --------------------------------------------------------------------------- running the set
 
+
 def the_set(args) -> list[dict]:
     """One entry per compare.py run: label, scale, and its argument list (without --json)."""
     sizes = ",".join(str(s) for s in args.sizes)
     out = []
     for label, tok in ((args.minilm_label, args.minilm), (args.j2_label, args.j2)):
-        common = ["--data", args.data, "--fields", args.fields, "--template", args.template, "--tokenizer", tok,
-                  "--cores", str(args.cores), "--runs", str(args.runs), "--sizes", sizes]
+        common = [
+            "--data",
+            args.data,
+            "--fields",
+            args.fields,
+            "--template",
+            args.template,
+            "--tokenizer",
+            tok,
+            "--cores",
+            str(args.cores),
+            "--runs",
+            str(args.runs),
+            "--sizes",
+            sizes,
+        ]
         common += ["--work", args.work] if args.work else []
         common += ["--baseline", args.baseline] if args.baseline else []
         out.append({"label": label, "argv": common + ["--scale", str(args.scale), "--no-cores1"]})
-        out.append({"label": label, "argv": common + ["--scale", str(4 * args.scale), "--peers", "none"]
-                    + (["--no-cores1"] if args.no_cores1 else [])})
+        out.append(
+            {
+                "label": label,
+                "argv": common
+                + ["--scale", str(4 * args.scale), "--peers", "none"]
+                + (["--no-cores1"] if args.no_cores1 else []),
+            }
+        )
     if args.bpe:  # a byte-level BPE model (the exact tiktoken engine), at 1x against the peers
-        out.append({"label": args.bpe_label, "needs_pad_unk": True, "argv": [
-            "--data", args.data, "--fields", args.fields, "--template", args.template, "--tokenizer", args.bpe,
-            "--cores", str(args.cores), "--runs", str(args.runs), "--sizes", sizes, "--scale", str(args.scale),
-            "--no-cores1"] + (["--work", args.work] if args.work else [])
-            + (["--baseline", args.baseline] if args.baseline else [])})
+        out.append(
+            {
+                "label": args.bpe_label,
+                "needs_pad_unk": True,
+                "argv": [
+                    "--data",
+                    args.data,
+                    "--fields",
+                    args.fields,
+                    "--template",
+                    args.template,
+                    "--tokenizer",
+                    args.bpe,
+                    "--cores",
+                    str(args.cores),
+                    "--runs",
+                    str(args.runs),
+                    "--sizes",
+                    sizes,
+                    "--scale",
+                    str(args.scale),
+                    "--no-cores1",
+                ]
+                + (["--work", args.work] if args.work else [])
+                + (["--baseline", args.baseline] if args.baseline else []),
+            }
+        )
     return out
 
 
@@ -153,11 +215,12 @@ def run_set(args, argv: list[str]) -> dict:
                 res = json.load(f)
             res["label"] = item["label"]
             results.append(res)
-    meta["finished"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    meta["finished"] = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return {"meta": meta, "results": results}
 
 
 # --------------------------------------------------------------------------- rendering
+
 
 def _s(x) -> str:
     return "-" if x is None else f"{x:.2f} s"
@@ -191,8 +254,18 @@ def table_rows(data: dict) -> tuple[list[str], list[list[str]], list[str]]:
     results = data["results"]
     cores = max((r["args"]["cores"] for r in results), default=2)
     before = any("baseline" in r["summary"] for r in results)
-    header = ["input", "tokenizer", "raw encode", f"mintdim --cores {cores}", "fixed cost", "--cores 1",
-              "speedup", "HF datasets", "datatrove", "peak RSS"] + (["before"] if before else [])
+    header = [
+        "input",
+        "tokenizer",
+        "raw encode",
+        f"mintdim --cores {cores}",
+        "fixed cost",
+        "--cores 1",
+        "speedup",
+        "HF datasets",
+        "datatrove",
+        "peak RSS",
+    ] + (["before"] if before else [])
     rows, rss = [], {}
     for r in results:
         summ, raw, n = r["summary"], r["summary"]["raw"], r["args"]["cores"]
@@ -206,15 +279,22 @@ def table_rows(data: dict) -> tuple[list[str], list[list[str]], list[str]]:
         what = (f"{mb:,.0f} MB" if mb >= 10 else f"{mb:.1f} MB") + (f" (x{scale})" if scale > 1 else "")
         what += f", {samples:,} samples" if samples is not None else ""
         unavailable = r.get("unavailable_peers") or {}
-        rows.append([
-            what, r.get("label") or os.path.basename(r["args"]["tokenizer"]), _s(raw["wall_s"]),
-            _tool_cell(summ, f"mintdim-c{n}", raw, {}),
-            _s(build["wall_s"] - raw["wall_s"]) if ok else "-",
-            _tool_cell(summ, "mintdim-c1", raw, {}) if one is not None else "-",
-            (f"{one['wall_s'] / build['wall_s']:.2f}x" + _raw_speedup(summ, raw)) if ok and one_ok else "-",
-            *(_tool_cell(summ, p, raw, unavailable) for p in PEER_NAMES),
-            f"{build['peak_rss_mb']:,.0f} MB" if ok else "-",
-        ] + ([_tool_cell(summ, "baseline", raw, {})] if before else []))
+        rows.append(
+            [
+                what,
+                r.get("label") or os.path.basename(r["args"]["tokenizer"]),
+                _s(raw["wall_s"]),
+                _tool_cell(summ, f"mintdim-c{n}", raw, {}),
+                _s(build["wall_s"] - raw["wall_s"]) if ok else "-",
+                _tool_cell(summ, "mintdim-c1", raw, {}) if one is not None else "-",
+                (f"{one['wall_s'] / build['wall_s']:.2f}x" + _raw_speedup(summ, raw))
+                if ok and one_ok
+                else "-",
+                *(_tool_cell(summ, p, raw, unavailable) for p in PEER_NAMES),
+                f"{build['peak_rss_mb']:,.0f} MB" if ok else "-",
+            ]
+            + ([_tool_cell(summ, "baseline", raw, {})] if before else [])
+        )
         if ok:
             rss.setdefault(rows[-1][1], {})[scale] = build["peak_rss_mb"]
     notes = []
@@ -222,8 +302,10 @@ def table_rows(data: dict) -> tuple[list[str], list[list[str]], list[str]]:
         scales = sorted(by_scale)
         if len(scales) >= 2:
             lo, hi = scales[0], scales[-1]
-            notes.append(f"{label}: peak RSS {by_scale[hi]:,.0f} MB at x{hi} / {by_scale[lo]:,.0f} MB at x{lo} "
-                         f"= {by_scale[hi] / by_scale[lo]:.2f}")
+            notes.append(
+                f"{label}: peak RSS {by_scale[hi]:,.0f} MB at x{hi} / {by_scale[lo]:,.0f} MB at x{lo} "
+                f"= {by_scale[hi] / by_scale[lo]:.2f}"
+            )
     return header, rows, notes
 
 
@@ -236,12 +318,17 @@ def render(data: dict) -> str:
     lines = [
         f"Measured {meta['date']} on {meta['cores']} cores ({meta['cpu']}), MintDim {meta['commit']}, "
         f"medians of {'/'.join(map(str, runs))} interleaved run(s)"
-        + (f", load average at start {load[0]:.2f}" if load else "") + ". Wall seconds; `= 1.08x` is the ratio "
+        + (f", load average at start {load[0]:.2f}" if load else "")
+        + ". Wall seconds; `= 1.08x` is the ratio "
         "to the raw encode (the tokenizer's own batch encode of the same rendered texts); fixed cost is the "
-        "build minus raw; speedup is `--cores 1` / `--cores N` (in brackets the raw encode's own, 1 thread / N "
-        "threads); peak RSS is the build's whole process tree; "
+        "build minus raw; speedup is `--cores 1` / `--cores N` (in brackets the raw encode's own, 1 thread / "
+        "N threads); peak RSS is the build's whole process tree; "
         "`-` not run, `n/a` the peer cannot run here or with this tokenizer. "
-        + (f"`before` is {meta['baseline']} in the same rounds (`--baseline`). " if meta.get("baseline") else "")
+        + (
+            f"`before` is {meta['baseline']} in the same rounds (`--baseline`). "
+            if meta.get("baseline")
+            else ""
+        )
         + "Regenerate with "
         f"`benchmarks/fetch_data.sh` (once: the data into ../assets), then `{meta['command']}` "
         "(benchmarks/README.md).",
@@ -279,33 +366,63 @@ def write_doc(path: str, data: dict) -> None:
 
 # --------------------------------------------------------------------------- command line
 
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] + " (issue 17)")
-    p.add_argument("--assets", default=os.path.join(REPO, "..", "assets"),
-                   help="directory of the real assets (default ../assets beside the repository)")
+    p.add_argument(
+        "--assets",
+        default=os.path.join(REPO, "..", "assets"),
+        help="directory of the real assets (default ../assets beside the repository)",
+    )
     p.add_argument("--data", default=None, help="JSONL input (default ASSETS/data/sharegpt_pairs.jsonl)")
     p.add_argument("--fields", default="prompt,response")
     p.add_argument("--template", default=r"{prompt}\n{response}", help="as compare.py's --template")
     p.add_argument("--minilm", default=None, help="tokenizer.json (default ASSETS/hf/minilm/tokenizer.json)")
-    p.add_argument("--j2", default=None, help="SentencePiece model (default ASSETS/sp/ai21-j2/j2-tokenizer.model)")
-    p.add_argument("--bpe", default=None, help="a byte-level BPE tokenizer.json run at 1x with the peers (default "
-                   "ASSETS/hf/llama3.2/tokenizer.json when present; 'none' to skip)")
+    p.add_argument(
+        "--j2", default=None, help="SentencePiece model (default ASSETS/sp/ai21-j2/j2-tokenizer.model)"
+    )
+    p.add_argument(
+        "--bpe",
+        default=None,
+        help="a byte-level BPE tokenizer.json run at 1x with the peers (default "
+        "ASSETS/hf/llama3.2/tokenizer.json when present; 'none' to skip)",
+    )
     p.add_argument("--sizes", default=",".join(map(str, MANY_UNITS)), help="unit sizes of every build")
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--runs", type=int, default=3, help="runs per tool and input (medians)")
     p.add_argument("--scale", type=int, default=1, help="the small input's scale; the large one is 4x that")
     p.add_argument("--work", default=None, help="compare.py --work (default: the system temp dir)")
-    p.add_argument("--doc", default=os.path.join(REPO, DOC), help="file whose table is replaced (default "
-                   f"{DOC}; it must hold the markers {START} and {END})")
-    p.add_argument("--json", default=None, help="also write every result with the run's date and machine here")
-    p.add_argument("--baseline", default=None, metavar="PYTHON", help="also build with another MintDim (its "
-                   "interpreter, e.g. a virtualenv of an earlier commit) in the same rounds: a `before` column")
-    p.add_argument("--baseline-label", default=None, help="what the `before` column names (default: the commit "
-                   "of the baseline's checkout)")
-    p.add_argument("--no-cores1", action="store_true", help="no `mintdim --cores 1` at 4x (no speedup column: "
-                   "about half the set's time)")
-    p.add_argument("--render-only", metavar="JSON", default=None,
-                   help="measure nothing: render the table from a --json file of an earlier run")
+    p.add_argument(
+        "--doc",
+        default=os.path.join(REPO, DOC),
+        help=f"file whose table is replaced (default {DOC}; it must hold the markers {START} and {END})",
+    )
+    p.add_argument(
+        "--json", default=None, help="also write every result with the run's date and machine here"
+    )
+    p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="PYTHON",
+        help="also build with another MintDim (its "
+        "interpreter, e.g. a virtualenv of an earlier commit) in the same rounds: a `before` column",
+    )
+    p.add_argument(
+        "--baseline-label",
+        default=None,
+        help="what the `before` column names (default: the commit of the baseline's checkout)",
+    )
+    p.add_argument(
+        "--no-cores1",
+        action="store_true",
+        help="no `mintdim --cores 1` at 4x (no speedup column: about half the set's time)",
+    )
+    p.add_argument(
+        "--render-only",
+        metavar="JSON",
+        default=None,
+        help="measure nothing: render the table from a --json file of an earlier run",
+    )
     args = p.parse_args(argv)
     args.data = args.data or os.path.join(args.assets, "data", "sharegpt_pairs.jsonl")
     # the rows are named after the tokenizers of the set; another file is named by its file name
@@ -315,8 +432,9 @@ def parse_args(argv):
     args.j2 = args.j2 or os.path.join(args.assets, "sp", "ai21-j2", "j2-tokenizer.model")
     default_bpe = os.path.join(args.assets, "hf", "llama3.2", "tokenizer.json")
     args.bpe_label = "Llama-3.2 byte-level BPE (engine)" if not args.bpe else os.path.basename(args.bpe)
-    args.bpe = (None if args.bpe == "none" else args.bpe
-                or (default_bpe if os.path.isfile(default_bpe) else None))
+    args.bpe = (
+        None if args.bpe == "none" else args.bpe or (default_bpe if os.path.isfile(default_bpe) else None)
+    )
     try:
         args.sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     except ValueError:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a tokenize job's time goes beyond the encode call (issue 17, item 1).
+"""Where a tokenize job's time goes beyond the encode call.
 
 On chunk 0 of --data (chunk size --chunk-mb), one thread, CPU seconds (getrusage), each
 measurement in a fresh process, rounds interleaved, medians:
@@ -43,11 +43,14 @@ def setup(spec: dict):
 
     kind = spec.get("kind") or ("sentencepiece" if spec["tokenizer"].endswith(".model") else "hf_json")
     options = {"pad_token": spec["pad_token"]} if spec.get("pad_token") else {}
-    raw = {"source": {"files": [spec["data"]], "fields": [spec["fields"]], "templates": [spec["template"]]},
-           "tokenizer": {kind: {"path": spec["tokenizer"], **options}},
-           "units": {"sizes": [[128 * 2 ** i for i in range(12)]], "build_batch": [spec["batch"]]},
-           "output": {"dir": os.path.join(spec["work"], "out"), "samples_per_shard": [10000]},
-           "work_dir": os.path.join(spec["work"], "work"), "chunk_mb": spec["chunk_mb"]}
+    raw = {
+        "source": {"files": [spec["data"]], "fields": [spec["fields"]], "templates": [spec["template"]]},
+        "tokenizer": {kind: {"path": spec["tokenizer"], **options}},
+        "units": {"sizes": [[128 * 2**i for i in range(12)]], "build_batch": [spec["batch"]]},
+        "output": {"dir": os.path.join(spec["work"], "out"), "samples_per_shard": [10000]},
+        "work_dir": os.path.join(spec["work"], "work"),
+        "chunk_mb": spec["chunk_mb"],
+    }
     build, metas = preflight(raw)
     entry = build.files[0]
     start, end = jsonl.chunk_bounds(entry.abspath, build.chunk_mb)[0]
@@ -73,12 +76,20 @@ def child(mode: str, spec: dict) -> dict:
     if mode == "raw":
         texts = [tpl.render(jsonl.parse_object(r, entry.path, 0)) for r in lines]
         c0 = cpu()
-        engine = metas[entry.tokenizer_abspath].engine  # the fast engine when pre-flight chose it (as the job)
-        tok = load(entry.tokenizer_kind, entry.tokenizer_abspath, threads=1, engine=engine,
-                   engine_cache=cache_dir(build.work_dir) if engine else None, **(entry.tokenizer_options or {}))
+        engine = metas[
+            entry.tokenizer_abspath
+        ].engine  # the fast engine when pre-flight chose it (as the job)
+        tok = load(
+            entry.tokenizer_kind,
+            entry.tokenizer_abspath,
+            threads=1,
+            engine=engine,
+            engine_cache=cache_dir(build.work_dir) if engine else None,
+            **(entry.tokenizer_options or {}),
+        )
         c1 = cpu()
         for i in range(0, len(texts), spec["batch"]):
-            tok.encode_ids(texts[i:i + spec["batch"]])
+            tok.encode_ids(texts[i : i + spec["batch"]])
         return {"load": c1 - c0, "raw": cpu() - c1, "samples": len(texts), "mb": sum(map(len, lines)) / 1e6}
     if mode == "phases":
         res = {}
@@ -122,8 +133,11 @@ def main() -> int:
     p.add_argument("--fields", required=True)
     p.add_argument("--template", required=True)
     p.add_argument("--tokenizer", required=True)
-    p.add_argument("--kind", choices=("hf_json", "hf_dir", "sentencepiece"),
-                   help="the tokenizer kind (default: sentencepiece for .model, else hf_json)")
+    p.add_argument(
+        "--kind",
+        choices=("hf_json", "hf_dir", "sentencepiece"),
+        help="the tokenizer kind (default: sentencepiece for .model, else hf_json)",
+    )
     p.add_argument("--pad-token", help="hf_dir: the existing token to pad with (a directory without one)")
     p.add_argument("--chunk-mb", type=int, default=16)
     p.add_argument("--batch", type=int, default=4096)
@@ -131,10 +145,17 @@ def main() -> int:
     p.add_argument("--profile", action="store_true")
     args = p.parse_args()
     work = tempfile.mkdtemp(prefix="mintdim-jobprof-")
-    spec = {"data": os.path.abspath(args.data), "fields": [f for f in args.fields.split(",") if f],
-            "template": args.template.encode("latin-1", "backslashreplace").decode("unicode_escape"),
-            "tokenizer": os.path.abspath(args.tokenizer), "kind": args.kind, "pad_token": args.pad_token,
-            "chunk_mb": args.chunk_mb, "batch": args.batch, "work": work}
+    spec = {
+        "data": os.path.abspath(args.data),
+        "fields": [f for f in args.fields.split(",") if f],
+        "template": args.template.encode("latin-1", "backslashreplace").decode("unicode_escape"),
+        "tokenizer": os.path.abspath(args.tokenizer),
+        "kind": args.kind,
+        "pad_token": args.pad_token,
+        "chunk_mb": args.chunk_mb,
+        "batch": args.batch,
+        "work": work,
+    }
     spec_path = os.path.join(work, "spec.json")
     with open(spec_path, "w", encoding="utf-8") as f:
         json.dump(spec, f)
@@ -143,8 +164,12 @@ def main() -> int:
     try:
         for _ in range(args.rounds):
             for mode in ("job", "raw", "phases"):
-                out = subprocess.run([sys.executable, HERE, "_child", mode, spec_path], capture_output=True,
-                                     text=True, check=True).stdout
+                out = subprocess.run(
+                    [sys.executable, HERE, "_child", mode, spec_path],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
                 got = json.loads(out.strip().splitlines()[-1])
                 for k, v in got.items():
                     if k in ("samples", "mb"):
@@ -152,15 +177,23 @@ def main() -> int:
                     else:
                         results.setdefault(k, []).append(v)
         med = {k: statistics.median(v) for k, v in results.items()}
-        print(f"{os.path.basename(args.tokenizer)}, chunk 0: {info['samples']} samples, {info['mb']:.1f} MB, "
-              f"medians of {args.rounds} (CPU s)")
-        print(f"job {med['job']:.3f} | raw encode {med['raw']:.3f} | job / raw {med['job'] / med['raw']:.3f} | "
-              f"tokenizer load {med['load']:.3f}")
+        print(
+            f"{os.path.basename(args.tokenizer)}, chunk 0: {info['samples']} samples, {info['mb']:.1f} MB, "
+            f"medians of {args.rounds} (CPU s)"
+        )
+        print(
+            f"job {med['job']:.3f} | raw encode {med['raw']:.3f} | job / raw {med['job'] / med['raw']:.3f} | "
+            f"tokenizer load {med['load']:.3f}"
+        )
         for k in ("read", "parse", "check", "render", "hash"):
             print(f"  {k:8s} {med[k]:.3f} s = {100 * med[k] / med['raw']:.1f}% of the encode")
         if args.profile:
-            out = subprocess.run([sys.executable, HERE, "_child", "profile", spec_path], capture_output=True,
-                                 text=True, check=True).stdout
+            out = subprocess.run(
+                [sys.executable, HERE, "_child", "profile", spec_path],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             print(json.loads(out.strip().splitlines()[-1])["profile"])
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Training a tokenizer from the dataset: MintDim's train stage vs Hugging Face's and SentencePiece's trainers,
-and encode throughput of the unitoken kind vs its tokenizer.json export.
+"""Training a tokenizer from the dataset: MintDim's train stage vs Hugging Face's and SentencePiece's
+trainers, and encode throughput of the unitoken kind vs its tokenizer.json export.
 
     python benchmarks/train_tokenizer.py --data ../assets/data/sharegpt_pairs.jsonl --fields prompt,response \
         --template '{prompt}\\n{response}' --vocab-size 32000 [--limit-mb 32] [--cores 2] \
@@ -12,7 +12,8 @@ trains to the same vocabulary size with <unk> and <pad> reserved:
   mintdim        mintdim.stages.train.run: the body of the `train_tokenizer` Snakemake job (streaming rendered
                  samples into ffbpe's native word counter, BpeTrainer byte-level, save, record)
   mintdim-window the same with hot_pair_window_size (--window, default 4096): bounded trainer memory
-  hf             tokenizers: ByteLevel(add_prefix_space=False) + BpeTrainer(initial_alphabet=ByteLevel.alphabet())
+  hf             tokenizers: ByteLevel(add_prefix_space=False)
+                 + BpeTrainer(initial_alphabet=ByteLevel.alphabet())
                  via train_from_iterator over the same rendered texts (RAYON_NUM_THREADS=cores)
   sentencepiece  SentencePieceTrainer.train(sentence_iterator=..., model_type=bpe, byte_fallback=True,
                  num_threads=cores, max_sentence_length large enough for every sample)
@@ -72,17 +73,25 @@ def child_mintdim(a) -> dict:
     opts = {"vocab_size": a.vocab_size, "out": a.out}
     if a.window:
         opts["hot_pair_window_size"] = a.window
-    raw = {"source": {"files": [a.data], "fields": [a.fields], "templates": [a.template]},
-           "tokenizer": {"train_bpe": opts},
-           "units": {"sizes": [[1 << 20]], "build_batch": [BATCH]},
-           "output": {"dir": os.path.join(a.work, "unused-output"), "samples_per_shard": [1]},
-           "work_dir": os.path.join(a.work, "mintdim-work")}
+    raw = {
+        "source": {"files": [a.data], "fields": [a.fields], "templates": [a.template]},
+        "tokenizer": {"train_bpe": opts},
+        "units": {"sizes": [[1 << 20]], "build_batch": [BATCH]},
+        "output": {"dir": os.path.join(a.work, "unused-output"), "samples_per_shard": [1]},
+        "work_dir": os.path.join(a.work, "mintdim-work"),
+    }
     t0 = time.perf_counter()
-    record = train.run(raw, 0, os.path.join(a.work, "mintdim-work", "t0.json"), log=lambda m: None,
-                       threads=a.cores)
+    record = train.run(
+        raw, 0, os.path.join(a.work, "mintdim-work", "t0.json"), log=lambda m: None, threads=a.cores
+    )
     wall = time.perf_counter() - t0
-    return {"wall_s": wall, "peak_rss_mb": maxrss_mb(), "vocab": record["run"]["vocab_size"],
-            "count_s": record["run"]["count_seconds"], "train_s": record["run"]["train_seconds"]}
+    return {
+        "wall_s": wall,
+        "peak_rss_mb": maxrss_mb(),
+        "vocab": record["run"]["vocab_size"],
+        "count_s": record["run"]["count_seconds"],
+        "train_s": record["run"]["train_seconds"],
+    }
 
 
 def child_hf(a) -> dict:
@@ -91,8 +100,12 @@ def child_hf(a) -> dict:
     t0 = time.perf_counter()
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(vocab_size=a.vocab_size, special_tokens=["<unk>", "<pad>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=a.vocab_size,
+        special_tokens=["<unk>", "<pad>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(rendered(a.data, a.fields, a.template), trainer=trainer)
     tok.save(a.out)
     wall = time.perf_counter() - t0
@@ -106,10 +119,20 @@ def child_sentencepiece(a) -> dict:
     t0 = time.perf_counter()
     with open(a.out, "wb") as model:
         spm.SentencePieceTrainer.train(
-            sentence_iterator=rendered(a.data, a.fields, a.template), model_writer=model,
-            vocab_size=a.vocab_size, model_type="bpe", byte_fallback=True, num_threads=a.cores,
-            max_sentence_length=longest + 1, input_sentence_size=0, unk_id=0, pad_id=1, bos_id=-1, eos_id=-1,
-            minloglevel=2)
+            sentence_iterator=rendered(a.data, a.fields, a.template),
+            model_writer=model,
+            vocab_size=a.vocab_size,
+            model_type="bpe",
+            byte_fallback=True,
+            num_threads=a.cores,
+            max_sentence_length=longest + 1,
+            input_sentence_size=0,
+            unk_id=0,
+            pad_id=1,
+            bos_id=-1,
+            eos_id=-1,
+            minloglevel=2,
+        )
     wall = time.perf_counter() - t0
     sp = spm.SentencePieceProcessor(model_file=a.out)
     return {"wall_s": wall, "peak_rss_mb": maxrss_mb(), "vocab": sp.get_piece_size()}
@@ -125,27 +148,59 @@ def child_encode(a) -> dict:
     tokens = 0
     t0 = time.perf_counter()
     for i in range(0, len(texts), BATCH):
-        flat, lengths = tok.encode_batch(texts[i:i + BATCH])
+        flat, lengths = tok.encode_batch(texts[i : i + BATCH])
         digest.update(flat.astype("<u4").tobytes())
         digest.update(lengths.astype("<i8").tobytes())
         tokens += int(lengths.sum())
     wall = time.perf_counter() - t0
-    return {"wall_s": wall, "mb_per_s": size / MB / wall, "tokens": tokens, "ids_sha256": digest.hexdigest(),
-            "peak_rss_mb": maxrss_mb()}
+    return {
+        "wall_s": wall,
+        "mb_per_s": size / MB / wall,
+        "tokens": tokens,
+        "ids_sha256": digest.hexdigest(),
+        "peak_rss_mb": maxrss_mb(),
+    }
 
 
-CHILDREN = {"mintdim": child_mintdim, "mintdim-window": child_mintdim, "hf": child_hf, "sentencepiece": child_sentencepiece, "encode": child_encode}
+CHILDREN = {
+    "mintdim": child_mintdim,
+    "mintdim-window": child_mintdim,
+    "hf": child_hf,
+    "sentencepiece": child_sentencepiece,
+    "encode": child_encode,
+}
 
 
 # --------------------------------------------------------------------------------------------- parent
 
 
 def run_child(mode: str, args, out: str, extra=(), env=None) -> dict:
-    cmd = [sys.executable, HERE, "--child", mode, "--data", args.data, "--fields", ",".join(args.fields),
-           "--template", args.template, "--vocab-size", str(args.vocab_size), "--cores", str(args.cores),
-           "--work", args.work, "--out", out, "--window", str(args.window), *extra]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})),
-                         timeout=args.timeout)
+    cmd = [
+        sys.executable,
+        HERE,
+        "--child",
+        mode,
+        "--data",
+        args.data,
+        "--fields",
+        ",".join(args.fields),
+        "--template",
+        args.template,
+        "--vocab-size",
+        str(args.vocab_size),
+        "--cores",
+        str(args.cores),
+        "--work",
+        args.work,
+        "--out",
+        out,
+        "--window",
+        str(args.window),
+        *extra,
+    ]
+    res = subprocess.run(
+        cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})), timeout=args.timeout
+    )
     if res.returncode != 0:
         raise SystemExit(f"{mode} failed:\n{res.stderr[-3000:]}")
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -203,20 +258,31 @@ def main(argv=None) -> int:
         print(f"corpus: {a.data}, {size / MB:.1f} MB rendered; vocab {a.vocab_size}; cores {a.cores}")
         rows, models = {}, {}
         for name in a.trainers.split(","):
-            out = os.path.join(a.work, {"mintdim": "mintdim-model", "mintdim-window": "mintdim-window-model",
-                                        "hf": "hf.json", "sentencepiece": "sp.model"}[name])
+            out = os.path.join(
+                a.work,
+                {
+                    "mintdim": "mintdim-model",
+                    "mintdim-window": "mintdim-window-model",
+                    "hf": "hf.json",
+                    "sentencepiece": "sp.model",
+                }[name],
+            )
             b = argparse.Namespace(**{**vars(a), "window": a.window if name == "mintdim-window" else 0})
             rows[name] = run_child(name, b, out)
             models[name] = out
             r = rows[name]
-            print(f"train {name:14s} wall {r['wall_s']:7.1f} s   peak RSS {r['peak_rss_mb']:7.0f} MB   "
-                  f"vocab {r['vocab']}", flush=True)
+            print(
+                f"train {name:14s} wall {r['wall_s']:7.1f} s   peak RSS {r['peak_rss_mb']:7.0f} MB   "
+                f"vocab {r['vocab']}",
+                flush=True,
+            )
         result = {"corpus_mb": size / MB, "vocab_size": a.vocab_size, "cores": a.cores, "train": rows}
         if "mintdim" in models and "mintdim-window" in models:
             result["window_same_model"] = all(
                 open(os.path.join(models["mintdim"], n), "rb").read()
                 == open(os.path.join(models["mintdim-window"], n), "rb").read()
-                for n in ("vocab.json", "merges.txt"))
+                for n in ("vocab.json", "merges.txt")
+            )
             print(f"hot_pair_window_size={a.window} gives the same model: {result['window_same_model']}")
         if "mintdim" in models and "hf" in models:
             result["same_vocab_as_hf"] = same_vocab(models["mintdim"], models["hf"])
@@ -231,11 +297,15 @@ def main(argv=None) -> int:
                 for threads in sorted({1, a.cores}):
                     key = f"{kind} x{threads}"
                     b = argparse.Namespace(**{**vars(a), "cores": threads})
-                    enc[key] = run_child("encode", b, path, extra=["--kind", kind],
-                                         env={"RAYON_NUM_THREADS": str(threads)})
+                    enc[key] = run_child(
+                        "encode", b, path, extra=["--kind", kind], env={"RAYON_NUM_THREADS": str(threads)}
+                    )
                     e = enc[key]
-                    print(f"encode {key:12s} {e['mb_per_s']:6.1f} MB/s   {e['tokens']} tokens   "
-                          f"wall {e['wall_s']:.1f} s", flush=True)
+                    print(
+                        f"encode {key:12s} {e['mb_per_s']:6.1f} MB/s   {e['tokens']} tokens   "
+                        f"wall {e['wall_s']:.1f} s",
+                        flush=True,
+                    )
             result["encode"] = enc
             result["identical_ids"] = len({e["ids_sha256"] for e in enc.values()}) == 1
             print(f"identical ids (unitoken vs tokenizer.json export): {result['identical_ids']}")

@@ -9,6 +9,7 @@
 
 Needs pyarrow and datasets (the test extra):  python data/make_arrow_assets.py
 """
+
 import json
 import os
 import shutil

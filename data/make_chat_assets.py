@@ -11,14 +11,18 @@
 
 Deterministic for a given tokenizers version:  python data/make_chat_assets.py
 """
+
 import json
 import os
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
-         r"|\s+(?!\S)|\s+")  # Qwen3's tokenizer.json pre-tokenizer regex
+# Qwen3's tokenizer.json pre-tokenizer regex
+SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+    r"|\s+(?!\S)|\s+"
+)
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 ADDED = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"]
 SYSTEM = "You are a careful math tutor. Reason step by step and end with the final answer after ####."
@@ -32,12 +36,19 @@ def rows() -> list[dict]:
 def train_tokenizer(texts: list[str], out_dir: str) -> None:
     tok = Tokenizer(models.BPE())
     tok.normalizer = normalizers.NFC()
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(SPLIT), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(SPLIT), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     tok.decoder = decoders.ByteLevel(add_prefix_space=False, use_regex=False)
-    trainer = trainers.BpeTrainer(vocab_size=2000, special_tokens=SPECIAL, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=2000,
+        special_tokens=SPECIAL,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(texts, trainer=trainer)
     tok.add_tokens(ADDED)
     os.makedirs(out_dir, exist_ok=True)
@@ -46,15 +57,31 @@ def train_tokenizer(texts: list[str], out_dir: str) -> None:
         template = f.read()
     decoder = {}
     for name in SPECIAL + ADDED:
-        decoder[str(tok.token_to_id(name))] = {"content": name, "lstrip": False, "normalized": False,
-                                               "rstrip": False, "single_word": False,
-                                               "special": name in SPECIAL}
+        decoder[str(tok.token_to_id(name))] = {
+            "content": name,
+            "lstrip": False,
+            "normalized": False,
+            "rstrip": False,
+            "single_word": False,
+            "special": name in SPECIAL,
+        }
     config = {
-        "add_bos_token": False, "added_tokens_decoder": decoder, "bos_token": None,
-        "chat_template": template, "clean_up_tokenization_spaces": False,
-        "eos_token": {"__type": "AddedToken", "content": "<|im_end|>", "lstrip": False, "normalized": False,
-                      "rstrip": False, "single_word": False},
-        "pad_token": "<|endoftext|>", "unk_token": None, "model_max_length": 32768,
+        "add_bos_token": False,
+        "added_tokens_decoder": decoder,
+        "bos_token": None,
+        "chat_template": template,
+        "clean_up_tokenization_spaces": False,
+        "eos_token": {
+            "__type": "AddedToken",
+            "content": "<|im_end|>",
+            "lstrip": False,
+            "normalized": False,
+            "rstrip": False,
+            "single_word": False,
+        },
+        "pad_token": "<|endoftext|>",
+        "unk_token": None,
+        "model_max_length": 32768,
         "tokenizer_class": "PreTrainedTokenizerFast",
     }
     with open(os.path.join(out_dir, "tokenizer_config.json"), "w", encoding="utf-8") as f:
@@ -67,19 +94,29 @@ def write_chats(data: list[dict], path: str, count: int = 300) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for k in range(count):
             first, second = data[2 * k], data[2 * k + 1]
-            messages = [{"role": "user", "content": first["question"]},
-                        {"role": "assistant", "content": first["answer"]}]
+            messages = [
+                {"role": "user", "content": first["question"]},
+                {"role": "assistant", "content": first["answer"]},
+            ]
             if k % 3 == 0:
-                messages += [{"role": "user", "content": second["question"]},
-                             {"role": "assistant", "content": second["answer"]}]
-            f.write(json.dumps({"id": f"gsm8k-test-{2 * k}", "system": SYSTEM, "messages": messages},
-                               ensure_ascii=False) + "\n")
+                messages += [
+                    {"role": "user", "content": second["question"]},
+                    {"role": "assistant", "content": second["answer"]},
+                ]
+            f.write(
+                json.dumps(
+                    {"id": f"gsm8k-test-{2 * k}", "system": SYSTEM, "messages": messages}, ensure_ascii=False
+                )
+                + "\n"
+            )
 
 
 def main() -> None:
     data = rows()
-    train_tokenizer([t for r in data for t in (r["question"], r["answer"])],
-                    os.path.join(HERE, "tokenizers", "qwen3-template-bpe"))
+    train_tokenizer(
+        [t for r in data for t in (r["question"], r["answer"])],
+        os.path.join(HERE, "tokenizers", "qwen3-template-bpe"),
+    )
     write_chats(data, os.path.join(HERE, "chat", "gsm8k_chat.jsonl"))
     print("wrote data/tokenizers/qwen3-template-bpe/ and data/chat/gsm8k_chat.jsonl")
 

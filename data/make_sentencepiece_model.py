@@ -8,6 +8,7 @@ Deterministic for a given sentencepiece version.
 
     python data/make_sentencepiece_model.py
 """
+
 import io
 import json
 import os
@@ -25,9 +26,19 @@ def main() -> None:
             texts += [row["question"], row["answer"]]
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(texts), model_writer=model, vocab_size=2000, model_type="unigram",
-        unk_id=0, pad_id=1, bos_id=2, eos_id=3, character_coverage=1.0, byte_fallback=False,
-        num_threads=1, minloglevel=2, remove_extra_whitespaces=False,
+        sentence_iterator=iter(texts),
+        model_writer=model,
+        vocab_size=2000,
+        model_type="unigram",
+        unk_id=0,
+        pad_id=1,
+        bos_id=2,
+        eos_id=3,
+        character_coverage=1.0,
+        byte_fallback=False,
+        num_threads=1,
+        minloglevel=2,
+        remove_extra_whitespaces=False,
     )
     out = os.path.join(HERE, "tokenizers", "gsm8k-unigram-2k.model")
     with open(out, "wb") as f:

@@ -7,14 +7,15 @@ from .errors import ERROR_CLASSES as _ERROR_CLASSES  # noqa: E402
 
 # The rest of the API is imported on first use (PEP 562): every workflow job imports this package,
 # and most need neither numpy nor the reader; a job's start-up is part of every build's time.
-# (Measured, issue 13: an eager `verify` pulled numpy into every process through formats.output,
+# (Measured: an eager `verify` pulled numpy into every process through formats.output,
 # 0.12 s CPU per process: the runner, Snakemake and each job.)
 _LAZY = {
     "pipeline": ".api",
     "suggest_units": ".reading.suggest",
     "open": ".reading.reader",  # mintdim.open(OUT) reads a finished output
     "read": ".reading.reader",
-    "verify": ".reading.verify",  # mintdim.verify(OUT) checks an output; `from mintdim.reading.verify import Report`
+    # mintdim.verify(OUT) checks an output; `from mintdim.reading.verify import Report`
+    "verify": ".reading.verify",
     "export": ".reading.export",  # mintdim.export(OUT, "hf" | "megatron", DEST): files trainers load
 }
 
@@ -34,4 +35,4 @@ def __dir__():
 
 
 # `open` stays out of __all__ so that `from mintdim import *` never shadows the builtin
-__all__ = ["pipeline", "read", "suggest_units", "verify", "export", "__version__"] + list(_ERROR_CLASSES)
+__all__ = ["pipeline", "read", "suggest_units", "verify", "export", "__version__"] + list(_ERROR_CLASSES)  # noqa: F405  (_LAZY names)

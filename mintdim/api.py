@@ -16,14 +16,25 @@ PIPELINES = ("unit-build",)
 class _Namespace:
     """`.source`, `.tokenizer`, `.output`: groups of steps that return the pipeline."""
 
-    def __init__(self, pipeline: "Pipeline"):
+    def __init__(self, pipeline: Pipeline):
         self._p = pipeline
 
 
 class _Source(_Namespace):
-    def jsonl(self, files=None, fields=None, templates=None, train_on=None, take=None, seed=None,
-              allow_empty=None, train_eos=None, drop_untrained=None, on_bad_record=None,
-              max_skipped=None) -> "Pipeline":
+    def jsonl(
+        self,
+        files=None,
+        fields=None,
+        templates=None,
+        train_on=None,
+        take=None,
+        seed=None,
+        allow_empty=None,
+        train_eos=None,
+        drop_untrained=None,
+        on_bad_record=None,
+        max_skipped=None,
+    ) -> Pipeline:
         """files: JSONL, Parquet files or datasets directories (mintdim/sources/inputs.py).
         train_on (optional): per file, the fields whose tokens a loss mask trains.
         take (optional): per file, a fraction (float) or a count (int) of its samples; seed seeds the choice.
@@ -33,47 +44,77 @@ class _Source(_Namespace):
         is trained too; drop_untrained (per file, default [False]): samples training no token are left out.
         on_bad_record (optional): per file, "error" (default) or "skip" (records that cannot become a sample
         are left out, up to max_skipped: per file, a fraction (float) or a count (int) of its records)."""
-        self._p._config["source"] = {"files": files, "fields": fields, "templates": templates, "train_on": train_on,
-                                     "take": take, "seed": seed, "allow_empty": allow_empty,
-                                     "train_eos": train_eos, "drop_untrained": drop_untrained,
-                                     "on_bad_record": on_bad_record, "max_skipped": max_skipped}
+        self._p._config["source"] = {
+            "files": files,
+            "fields": fields,
+            "templates": templates,
+            "train_on": train_on,
+            "take": take,
+            "seed": seed,
+            "allow_empty": allow_empty,
+            "train_eos": train_eos,
+            "drop_untrained": drop_untrained,
+            "on_bad_record": on_bad_record,
+            "max_skipped": max_skipped,
+        }
         return self._p
 
-    def chat(self, files=None, chat=None, train_on=None, fields=None, templates=None, take=None,
-             seed=None, allow_empty=None, drop_untrained=None, on_bad_record=None, max_skipped=None) -> "Pipeline":
+    def chat(
+        self,
+        files=None,
+        chat=None,
+        train_on=None,
+        fields=None,
+        templates=None,
+        take=None,
+        seed=None,
+        allow_empty=None,
+        drop_untrained=None,
+        on_bad_record=None,
+        max_skipped=None,
+    ) -> Pipeline:
         """Conversations rendered with the model's chat template (source.chat; mintdim/sources/chat.py):
         chat={} is the OpenAI shape, or {"messages": ..., "role": ..., "content": ..., "roles": {...},
         "system": KEY, "extras": [KEYS], "train": KEY, "last_turn": bool}; a list maps by file.
         train_on: per file, the roles whose turns the loss mask trains (e.g. [["assistant"]]); take, seed,
         drop_untrained, on_bad_record and max_skipped as in jsonl()."""
-        self._p._config["source"] = {"files": files, "chat": copy.deepcopy(chat), "train_on": train_on,
-                                     "fields": fields, "templates": templates, "take": take, "seed": seed,
-                                     "allow_empty": allow_empty, "drop_untrained": drop_untrained,
-                                     "on_bad_record": on_bad_record, "max_skipped": max_skipped}
+        self._p._config["source"] = {
+            "files": files,
+            "chat": copy.deepcopy(chat),
+            "train_on": train_on,
+            "fields": fields,
+            "templates": templates,
+            "take": take,
+            "seed": seed,
+            "allow_empty": allow_empty,
+            "drop_untrained": drop_untrained,
+            "on_bad_record": on_bad_record,
+            "max_skipped": max_skipped,
+        }
         return self._p
 
 
 class _Tokenizer(_Namespace):
-    def sentencepiece(self, config) -> "Pipeline":
+    def sentencepiece(self, config) -> Pipeline:
         self._p._config["tokenizer"] = {"sentencepiece": copy.deepcopy(config)}
         return self._p
 
-    def hf_json(self, config) -> "Pipeline":
+    def hf_json(self, config) -> Pipeline:
         self._p._config["tokenizer"] = {"hf_json": copy.deepcopy(config)}
         return self._p
 
-    def hf_dir(self, config) -> "Pipeline":
+    def hf_dir(self, config) -> Pipeline:
         """A model's tokenizer directory (tokenizer.json + tokenizer_config.json [+ chat template]):
         {"path": DIR, "pad_token": "<existing token>", "chat_template": FILE} (both optional)."""
         self._p._config["tokenizer"] = {"hf_dir": copy.deepcopy(config)}
         return self._p
 
-    def unitoken(self, config) -> "Pipeline":
+    def unitoken(self, config) -> Pipeline:
         """A BPE model directory saved by ffbpe: {"path": DIR} (ffbpe.json, vocab.json, merges.txt)."""
         self._p._config["tokenizer"] = {"unitoken": copy.deepcopy(config)}
         return self._p
 
-    def train_bpe(self, config) -> "Pipeline":
+    def train_bpe(self, config) -> Pipeline:
         """Train a BPE tokenizer on the build's own rendered samples first (mintdim/tokenizers/training.py):
         {"vocab_size": 32000, "out": DIR, "unit": "byte", "hot_pair_window_size": None}."""
         self._p._config["tokenizer"] = {"train_bpe": copy.deepcopy(config)}
@@ -81,13 +122,15 @@ class _Tokenizer(_Namespace):
 
 
 class _Output(_Namespace):
-    def dir(self, path=None, samples_per_shard=None) -> "Pipeline":
+    def dir(self, path=None, samples_per_shard=None) -> Pipeline:
         self._p._config["output"] = {"dir": path, "samples_per_shard": samples_per_shard}
         return self._p
 
 
 class Pipeline:
-    def __init__(self, name: str, *, lang: str = "en", work_dir: str | None = None, chunk_mb: float | None = None):
+    def __init__(
+        self, name: str, *, lang: str = "en", work_dir: str | None = None, chunk_mb: float | None = None
+    ):
         self.name = name
         self._config: dict = {}
         if lang != "en":
@@ -100,7 +143,7 @@ class Pipeline:
         self.tokenizer = _Tokenizer(self)
         self.output = _Output(self)
 
-    def units(self, sizes=None, build_batch=None, **planning) -> "Pipeline":
+    def units(self, sizes=None, build_batch=None, **planning) -> Pipeline:
         """sizes: a list of lists (declared), or "auto" with planning options k, multiple_of,
         min_size, max_size, cost: sizes then minimise padding for the data (mintdim.units.padding).
         Packed rows instead of sizes: pack=[4096] (row lengths), e.g. .units(pack=[4096], build_batch=[4096]).
@@ -123,17 +166,35 @@ class Pipeline:
 
         return preflight(self.to_config())[0]
 
-    def run(self, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
-            dry_run: bool = False, rebuild: bool = False, report: bool = False):
-        """rebuild: replace a finished output MintDim wrote (docs/reliability.md), as `mintdim build --rebuild`.
+    def run(
+        self,
+        cores: int | None = None,
+        profile: str | None = None,
+        keep_intermediates: bool = False,
+        dry_run: bool = False,
+        rebuild: bool = False,
+        report: bool = False,
+    ):
+        """rebuild: replace a finished output MintDim wrote (docs/reliability.md), as
+        `mintdim build --rebuild`.
         report: also write each output's report, as `mintdim build --report`."""
         from .run.runner import run_build
 
-        return run_build(self.to_config(), cores=cores, profile=profile, keep_intermediates=keep_intermediates,
-                         dry_run=dry_run, rebuild=rebuild, report=report, how="job.run(rebuild=True)")
+        return run_build(
+            self.to_config(),
+            cores=cores,
+            profile=profile,
+            keep_intermediates=keep_intermediates,
+            dry_run=dry_run,
+            rebuild=rebuild,
+            report=report,
+            how="job.run(rebuild=True)",
+        )
 
 
 def pipeline(name: str, **options) -> Pipeline:
     if name not in PIPELINES:
-        raise E.PipelineValidationError.unknown_pipeline(name, list(PIPELINES), lang=options.get("lang", "en"))
+        raise E.PipelineValidationError.unknown_pipeline(
+            name, list(PIPELINES), lang=options.get("lang", "en")
+        )
     return Pipeline(name, **options)

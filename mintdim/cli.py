@@ -14,7 +14,6 @@ from . import __version__
 from . import errors as E
 from .commands import COMMANDS
 
-
 EPILOG = """examples:
   mintdim build my.yaml --cores 4                       build (config keys: config/README.md)
   mintdim build my.yaml --dry-run                       show the planned jobs, run nothing
@@ -47,10 +46,13 @@ class _Parser(argparse.ArgumentParser):
 
 def make_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="mintdim", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="MintDim: low-padding fixed-width token shards from JSONL, Parquet and datasets directories.\n\n"
-                    "Builds run the packaged Snakemake workflow; `mintdim COMMAND --help` describes each command.",
-        epilog=EPILOG)
+        prog="mintdim",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="MintDim: low-padding fixed-width token shards from JSONL, Parquet and datasets "
+        "directories.\n\nBuilds run the packaged Snakemake workflow; `mintdim COMMAND --help` describes "
+        "each command.",
+        epilog=EPILOG,
+    )
     parser.add_argument("--version", action="version", version=f"mintdim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

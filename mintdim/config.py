@@ -67,9 +67,8 @@ import math
 import os
 from dataclasses import asdict, dataclass, field
 
-from . import __version__
+from . import __version__, schema
 from . import errors as E
-from . import schema
 from .sources import template as T
 from .tokenizers import training
 from .tokenizers.kinds import EXTENSIONS, KINDS
@@ -80,8 +79,16 @@ DEFAULT_WORK_DIR = ".mintdim"
 # grow with it (the job streams its chunk).
 DEFAULT_CHUNK_MB = 256
 FLAG_KEYS = ("train_eos", "drop_untrained")  # source keys of one boolean per file (shared or mapped)
-MISSING_ORDER = ["source.files", "source.fields", "source.templates", "tokenizer", "units.sizes",
-                 "units.build_batch", "output.dir", "output.samples_per_shard"]
+MISSING_ORDER = [
+    "source.files",
+    "source.fields",
+    "source.templates",
+    "tokenizer",
+    "units.sizes",
+    "units.build_batch",
+    "output.dir",
+    "output.samples_per_shard",
+]
 
 
 @dataclass
@@ -102,11 +109,17 @@ class FileEntry:
     train_on: list[str] | None = None  # source.train_on: fields whose tokens the loss mask trains
     pack: int | None = None  # units.pack: row length of the packed layout (None: bucketed units)
     overflow: str | None = None  # units.overflow: error | drop | truncate (bucketed: None for error)
-    chat: dict | None = None  # source.chat: the conversation options (mintdim/sources/chat.py); train_on holds roles
+    chat: dict | None = (
+        None  # source.chat: the conversation options (mintdim/sources/chat.py); train_on holds roles
+    )
     tokenizer_options: dict | None = None  # hf_dir: pad_token, chat_template (a path as declared)
-    allow_empty: bool | None = None  # source.allow_empty: a file with no samples is a warning (None: an error)
+    allow_empty: bool | None = (
+        None  # source.allow_empty: a file with no samples is a warning (None: an error)
+    )
     take: int | float | None = None  # source.take: a count (int) or a fraction (float) of the file's samples
-    take_seed: int | None = None  # source.seed with take (default 0): seeds the choice (mintdim/sources/take.py)
+    take_seed: int | None = (
+        None  # source.seed with take (default 0): seeds the choice (mintdim/sources/take.py)
+    )
     train_eos: bool | None = None  # source.train_eos: False, the end-of-turn token is not trained
     drop_untrained: bool | None = None  # source.drop_untrained: True leaves out samples with no trained token
     on_bad_record: str | None = None  # source.on_bad_record: "skip" (None: error, the spec's behaviour)
@@ -150,8 +163,11 @@ class BuildConfig:
     @property
     def build_id(self) -> str:
         """Identity of this build: the resolved config and the MintDim version, not the data."""
-        canon = {"version": __version__, "files": [_canon(f) for f in self.files],
-                 "outputs": [_canon(o) for o in self.outputs]}
+        canon = {
+            "version": __version__,
+            "files": [_canon(f) for f in self.files],
+            "outputs": [_canon(o) for o in self.outputs],
+        }
         return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -161,8 +177,19 @@ class BuildConfig:
 
 # fields of extensions (units.pack, source.chat, hf_dir options): in the build id only when set, so
 # builds that do not use them keep the id (and work directory) they had before the extension
-EXTENSION_FIELDS = ("pack", "overflow", "chat", "tokenizer_options", "allow_empty", "take", "take_seed",
-                    "train_eos", "drop_untrained", "on_bad_record", "max_skipped")
+EXTENSION_FIELDS = (
+    "pack",
+    "overflow",
+    "chat",
+    "tokenizer_options",
+    "allow_empty",
+    "take",
+    "take_seed",
+    "train_eos",
+    "drop_untrained",
+    "on_bad_record",
+    "max_skipped",
+)
 
 
 def _canon(entry) -> dict:
@@ -230,16 +257,16 @@ def resolve(raw, trusted: bool = False) -> BuildConfig:
         raise err.with_lang(lang)
 
 
-
 def check_schema(raw) -> None:
     """Raise the catalogue error a config check reports first when raw breaks the schema; else nothing
     (a config the schema accepts may still break a rule across fields: `resolve` checks those)."""
     if schema.findings(raw):
         resolve(raw)
 
-# --- steps before resolution, in the fixed order ----------------------------------------------------------------
-# Each takes the config and the schema's findings (`bad`); a step that words findings runs after every step that
-# guarantees the shapes it reads.
+
+# --- steps before resolution, in the fixed order ------------------------------------------------------------
+# Each takes the config and the schema's findings (`bad`); a step that
+# words findings runs after every step that guarantees the shapes it reads.
 
 
 def _a_mapping(cfg, bad) -> None:
@@ -258,7 +285,9 @@ def _unknown_keys(cfg, bad) -> None:
         raise E.PipelineValidationError.unknown_keys(sorted(_extra_keys(err)), err.schema["properties"])
     for block in ("source", "units", "output"):
         for err in bad.at(block, keyword="additionalProperties"):
-            raise E.PipelineValidationError.unknown_keys(sorted(_extra_keys(err)), err.schema["properties"], block)
+            raise E.PipelineValidationError.unknown_keys(
+                sorted(_extra_keys(err)), err.schema["properties"], block
+            )
 
 
 def _chat(cfg, bad) -> None:
@@ -266,7 +295,8 @@ def _chat(cfg, bad) -> None:
     fields/templates; a list of one is shared, so never null). Checked before missing blocks: whether
     fields/templates are needed depends on it."""
     src = cfg.get("source")
-    if not isinstance(src, dict) or src.get("chat") is None:  # absent (an explicit null: the schema's words, last)
+    # absent (an explicit null: the schema's words, last)
+    if not isinstance(src, dict) or src.get("chat") is None:
         return
     value, files = src["chat"], src.get("files")
     n = max(len(files) if isinstance(files, list) else 0, 1)
@@ -302,8 +332,9 @@ def _chat_item_problem(item, at: tuple, where: str, bad):
     if any(err.validator != "not" for err in extras):
         return E.PipelineValidationError.chat_extras(where)
     for err in extras:  # names the template gets from MintDim (the schema's `not: {enum}`)
-        return E.PipelineValidationError.chat_extras_reserved(where, sorted(set(err.validator_value["enum"])
-                                                                            & set(item["extras"])))
+        return E.PipelineValidationError.chat_extras_reserved(
+            where, sorted(set(err.validator_value["enum"]) & set(item["extras"]))
+        )
     if bad.under(*at, "last_turn"):
         return E.PipelineValidationError.chat_last_turn(where, item["last_turn"])
     if bad.under(*at, "drop_roles"):
@@ -315,26 +346,33 @@ def _chat_item_problem(item, at: tuple, where: str, bad):
         return E.PipelineValidationError.chat_template_kwargs(where)
     if kwargs:  # names the template gets from MintDim (the schema's propertyNames `not: {enum}`)
         return E.PipelineValidationError.chat_template_kwargs_reserved(
-            where, [k for k in item["chat_template_kwargs"] if k in _chat_module().RESERVED_KWARGS])
+            where, [k for k in item["chat_template_kwargs"] if k in _chat_module().RESERVED_KWARGS]
+        )
     return None
 
 
 def _absent(cfg: dict, key: str) -> bool:
     block, _, name = key.partition(".")
     value = cfg.get(block)
-    if not name:  # tokenizer: a kind with no value at all is missing; a kind with a dict (even {}) is a config
-        return _blank(value) or (isinstance(value, dict) and all(v is None or v == [] for v in value.values()))
+    # tokenizer: a kind with no value at all is missing; a kind with a dict (even {}) is a config
+    if not name:
+        return _blank(value) or (
+            isinstance(value, dict) and all(v is None or v == [] for v in value.values())
+        )
     return not isinstance(value, dict) or _blank(value.get(name))
 
 
 def _required(bad, key: str) -> bool:
-    """Does the schema flag this key: its value, the key absent (or its block absent), or its block not a mapping?"""
+    """Does the schema flag this key: its value, the key absent (or
+    its block absent), or its block not a mapping?"""
     path = tuple(key.split("."))
     if bad.under(*path):
         return True
     for depth in range(len(path)):  # at the root naming the absent block; in the block naming the absent key
-        if any(path[depth] in err.validator_value and path[depth] not in err.instance
-               for err in bad.at(*path[:depth], keyword="required")):
+        if any(
+            path[depth] in err.validator_value and path[depth] not in err.instance
+            for err in bad.at(*path[:depth], keyword="required")
+        ):
             return True
     return any(bad.at(*path[:depth], keyword="type") for depth in range(1, len(path)))
 
@@ -371,7 +409,9 @@ def _fields(cfg, bad) -> None:
     fields = cfg["source"].get("fields")
     if fields is None:  # conversations only (source.chat): the schema did not require them
         return
-    if bad.at("source", "fields") or any(bad.at("source", "fields", i, keyword="type") for i in range(len(fields))):
+    if bad.at("source", "fields") or any(
+        bad.at("source", "fields", i, keyword="type") for i in range(len(fields))
+    ):
         raise E.FieldMappingError.not_lists()
     for i, names in enumerate(fields):
         found = bad.under("source", "fields", i)
@@ -429,10 +469,15 @@ def _train_item_problem(item, at: tuple, bad):
     for err in bad.at(*at, keyword="additionalProperties"):
         return E.TokenizerValidationError.train_unknown_keys(_extra_keys(err))
     for err in bad.at(*at, keyword="required"):
-        return E.TokenizerValidationError.train_missing_keys([k for k in err.validator_value if k not in item])
-    worded = {"vocab_size": E.TokenizerValidationError.train_vocab_size, "unit": E.TokenizerValidationError.train_unit,
-              "out": E.TokenizerValidationError.train_out,
-              "hot_pair_window_size": E.TokenizerValidationError.train_window}
+        return E.TokenizerValidationError.train_missing_keys(
+            [k for k in err.validator_value if k not in item]
+        )
+    worded = {
+        "vocab_size": E.TokenizerValidationError.train_vocab_size,
+        "unit": E.TokenizerValidationError.train_unit,
+        "out": E.TokenizerValidationError.train_out,
+        "hot_pair_window_size": E.TokenizerValidationError.train_window,
+    }
     for key, problem in worded.items():
         if bad.under(*at, key):
             return problem(item[key])
@@ -450,12 +495,15 @@ def _hf_dir_item_problem(item, at: tuple, bad):
     return None
 
 
-ITEM_PROBLEMS = {training.KIND: _train_item_problem,  # a kind whose item is not {path: ...} words its own
-                 "hf_dir": _hf_dir_item_problem}
+ITEM_PROBLEMS = {
+    training.KIND: _train_item_problem,  # a kind whose item is not {path: ...} words its own
+    "hf_dir": _hf_dir_item_problem,
+}
 
 
 def check_train_item(item) -> dict:
-    """`mintdim tokenizer train`'s options, checked as a train_bpe item of a config is; returns its options."""
+    """`mintdim tokenizer train`'s options, checked as a
+    train_bpe item of a config is; returns its options."""
     bad = schema.findings(item, "train_value")
     if bad:
         raise _train_item_problem(item, (), bad) or schema.unworded(bad)
@@ -471,7 +519,9 @@ def _auto_options(cfg, bad) -> None:
                 named = {sub["required"][0] for sub in err.validator_value["anyOf"]}
                 raise E.UnitValidationError.auto_only(sorted(named & set(units)))
         return
-    if any("k" in err.validator_value for err in bad.at("units", keyword="required")) or bad.under("units", "k"):
+    if any("k" in err.validator_value for err in bad.at("units", keyword="required")) or bad.under(
+        "units", "k"
+    ):
         raise E.UnitValidationError.needs_k(units.get("k"))
     for key in ("multiple_of", "min_size", "max_size"):
         if units.get(key) is not None and bad.under("units", key):  # null: the schema's own words, last
@@ -489,8 +539,10 @@ def _auto_range(cfg, bad) -> None:
 
 def _units_shapes(cfg, bad) -> None:
     sizes = cfg["units"].get("sizes")  # absent with pack
-    if sizes not in ("auto", None) and (bad.at("units", "sizes")
-                                        or any(bad.at("units", "sizes", i, keyword="type") for i in range(len(sizes)))):
+    if sizes not in ("auto", None) and (
+        bad.at("units", "sizes")
+        or any(bad.at("units", "sizes", i, keyword="type") for i in range(len(sizes)))
+    ):
         raise E.UnitValidationError.sizes_not_lists()
     if bad.at("units", "build_batch"):
         raise E.UnitValidationError.build_batch_not_list()
@@ -507,7 +559,10 @@ def _arity_source(cfg, bad) -> None:
     """Mapping arity: len 1 (shared) or len N (mapped)."""
     src = cfg["source"]
     n = len(src["files"])
-    for values, error in ((src.get("fields"), E.FieldMappingError), (src.get("templates"), E.TemplateMappingError)):
+    for values, error in (
+        (src.get("fields"), E.FieldMappingError),
+        (src.get("templates"), E.TemplateMappingError),
+    ):
         if values is not None and len(values) not in (1, n):  # None: conversations only (source.chat)
             raise error.arity(n, len(values))
 
@@ -519,8 +574,9 @@ def _train_on(cfg, bad) -> None:
     train_on = src.get("train_on")
     if train_on is None:  # absent (an explicit null: the schema's own words, last)
         return
-    if bad.at("source", "train_on") or any(bad.at("source", "train_on", i, keyword="type")
-                                           for i in range(len(train_on))):
+    if bad.at("source", "train_on") or any(
+        bad.at("source", "train_on", i, keyword="type") for i in range(len(train_on))
+    ):
         raise E.FieldMappingError.train_on()
     n = len(src["files"])
     if len(train_on) not in (1, n):
@@ -555,8 +611,12 @@ def _take(cfg, bad) -> None:
     if len(take) not in (1, n):
         raise E.PipelineValidationError.take_arity(n, len(take))
     for i, value in enumerate(take):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
-                or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not value > 0
+            or not math.isfinite(value)
+        ):
             raise E.PipelineValidationError.take(i, value)
     seed = src.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -574,19 +634,24 @@ def _source_flags(cfg, bad) -> None:
             raise E.PipelineValidationError.flag_list(key, value)
         if len(value) not in (1, len(src["files"])):
             raise E.PipelineValidationError.flag_arity(key, len(src["files"]), len(value))
+
+
 def _bad_records(cfg, bad) -> None:
     """source.on_bad_record: per file, error | skip; source.max_skipped: per file, a fraction (a float
     from 0 to 1) or a count (an int >= 0) of its records, only with on_bad_record."""
     src, n = cfg["source"], len(cfg["source"]["files"])
     if "max_skipped" in src and "on_bad_record" not in src:
         raise E.PipelineValidationError.max_skipped_alone()
-    for key, problem in (("on_bad_record", E.PipelineValidationError.on_bad_record),
-                         ("max_skipped", E.PipelineValidationError.max_skipped)):
+    for key, problem in (
+        ("on_bad_record", E.PipelineValidationError.on_bad_record),
+        ("max_skipped", E.PipelineValidationError.max_skipped),
+    ):
         if key not in src:
             continue
         value = src[key]
-        if bad.under("source", key) or (key == "max_skipped" and any(
-                isinstance(v, float) and v > 1 for v in value)):
+        if bad.under("source", key) or (
+            key == "max_skipped" and any(isinstance(v, float) and v > 1 for v in value)
+        ):
             raise problem(value)
         if len(value) not in (1, n):
             raise E.PipelineValidationError.bad_record_arity(key, n, len(value))
@@ -596,10 +661,14 @@ def _arity(cfg, bad) -> None:
     units, out = cfg["units"], cfg["output"]
     n = len(cfg["source"]["files"])
     sizes = units["pack"] if "pack" in units else units["sizes"] if units["sizes"] != "auto" else [None]
-    mapped = [(_listed(next(iter(cfg["tokenizer"].values()))), E.TokenizerMappingError),
-              (sizes, E.UnitMappingError), (units.get("overflow", [None]), E.UnitMappingError),
-              (units["build_batch"], E.UnitMappingError), (_listed(out["dir"]), E.OutputMappingError),
-              (out["samples_per_shard"], E.SamplesPerShardError)]
+    mapped = [
+        (_listed(next(iter(cfg["tokenizer"].values()))), E.TokenizerMappingError),
+        (sizes, E.UnitMappingError),
+        (units.get("overflow", [None]), E.UnitMappingError),
+        (units["build_batch"], E.UnitMappingError),
+        (_listed(out["dir"]), E.OutputMappingError),
+        (out["samples_per_shard"], E.SamplesPerShardError),
+    ]
     for values, error in mapped:
         if len(values) not in (1, n):
             raise error.arity(n, len(values))
@@ -631,8 +700,11 @@ def _tokenizer_extension(cfg, bad) -> None:
         path = item["path"]
         if not path.endswith(EXTENSIONS[kind]):
             raise E.TokenizerValidationError.extension(
-                kind, path, directory=os.path.isdir(path),
-                has_tokenizer_json=os.path.isfile(os.path.join(path, "tokenizer.json")))
+                kind,
+                path,
+                directory=os.path.isdir(path),
+                has_tokenizer_json=os.path.isfile(os.path.join(path, "tokenizer.json")),
+            )
 
 
 def _work(cfg, bad) -> None:
@@ -645,27 +717,56 @@ def _work(cfg, bad) -> None:
 def _chat_tokenizer(cfg, bad) -> None:
     """A conversation is rendered with its model's chat template: source.chat needs the hf_dir kind."""
     (kind,) = cfg["tokenizer"]
-    if kind != "hf_dir" and any(item is not None for item in _chats(cfg["source"], len(cfg["source"]["files"]))):
+    if kind != "hf_dir" and any(
+        item is not None for item in _chats(cfg["source"], len(cfg["source"]["files"]))
+    ):
         raise E.TokenizerValidationError.chat_needs_hf_dir(kind)
 
 
 STEPS = [
-    _a_mapping, _lang, _unknown_keys, _chat, _missing, _pack,  # what the config is
-    _files, _allow_empty, _fields, _templates, _tokenizer, _tokenizer_items, _auto_options, _auto_range, _units_shapes,
+    _a_mapping,
+    _lang,
+    _unknown_keys,
+    _chat,
+    _missing,
+    _pack,  # what the config is
+    _files,
+    _allow_empty,
+    _fields,
+    _templates,
+    _tokenizer,
+    _tokenizer_items,
+    _auto_options,
+    _auto_range,
+    _units_shapes,
     _output_shapes,  # shapes
-    _arity_source, _train_on, _take, _source_flags, _bad_records, _arity,  # mapping arity
-    _unit_values, _output_values, _tokenizer_extension, _work, _chat_tokenizer,  # values
+    _arity_source,
+    _train_on,
+    _take,
+    _source_flags,
+    _bad_records,
+    _arity,  # mapping arity
+    _unit_values,
+    _output_values,
+    _tokenizer_extension,
+    _work,
+    _chat_tokenizer,  # values
 ]
 
 
-# --- resolution: one entry per file, one per output directory ---------------------------------------------------
+# --- resolution: one entry per file, one per output directory -----------------------------------------------
 
 
 def _auto(units: dict) -> dict | None:
     if units.get("sizes") != "auto":
         return None
-    return {"k": units.get("k"), "multiple_of": units.get("multiple_of", 1), "min_size": units.get("min_size"),
-            "max_size": units.get("max_size"), "cost": units.get("cost", "linear")}
+    return {
+        "k": units.get("k"),
+        "multiple_of": units.get("multiple_of", 1),
+        "min_size": units.get("min_size"),
+        "max_size": units.get("max_size"),
+        "cost": units.get("cost", "linear"),
+    }
 
 
 def _hf_dir_options(item: dict) -> dict | None:
@@ -712,13 +813,22 @@ def _entries(raw: dict) -> BuildConfig:
         out_dir = _pick(dirs, i)
         absdir = os.path.abspath(out_dir)
         entry = FileEntry(
-            index=i, path=path, abspath=os.path.abspath(path), fields=[], template="",
+            index=i,
+            path=path,
+            abspath=os.path.abspath(path),
+            fields=[],
+            template="",
             tokenizer_kind="unitoken" if kind == training.KIND else kind,
-            tokenizer_path=tok_path, tokenizer_abspath=os.path.abspath(tok_path),
+            tokenizer_path=tok_path,
+            tokenizer_abspath=os.path.abspath(tok_path),
             tokenizer_train=training.options(tok_item) if kind == training.KIND else None,
             sizes=None if auto or packs else list(_pick(units["sizes"], i)),
-            build_batch=_pick(units["build_batch"], i), output=-1, samples_per_shard=_pick(out["samples_per_shard"], i),
-            tokenizer_options=_hf_dir_options(tok_item) if kind == "hf_dir" else None, allow_empty=allow_empty)
+            build_batch=_pick(units["build_batch"], i),
+            output=-1,
+            samples_per_shard=_pick(out["samples_per_shard"], i),
+            tokenizer_options=_hf_dir_options(tok_item) if kind == "hf_dir" else None,
+            allow_empty=allow_empty,
+        )
         if chats[i] is not None:  # a conversation file: no fields/template; train_on names roles
             entry.chat = _chat_options(chats[i])
             entry.train_on = _chat_roles(_pick(train_on, i) if train_on else None, entry.chat)
@@ -730,28 +840,50 @@ def _entries(raw: dict) -> BuildConfig:
             entry.take, entry.take_seed = _pick(src["take"], i), src.get("seed", 0)
         if _pick(src.get("on_bad_record", ["error"]), i) == "skip":  # stages/plan.py applies it
             entry.on_bad_record, entry.max_skipped = "skip", _pick(src.get("max_skipped", [0.01]), i)
-        if packs:  # the tokenize stage bounds a sample by the row only with overflow: error; else the plan applies it
+        if packs:
+            # the tokenize stage bounds a sample by the row only
+            # with overflow: error; else the plan applies it
             entry.pack, entry.overflow = _pick(packs, i), _pick(overflows, i)
             entry.sizes = [entry.pack] if entry.overflow == "error" else [NO_LIMIT]
-        elif _pick(overflows, i) != "error":  # unit sizes: the tokenize stage drops or truncates to the largest
+        # unit sizes: the tokenize stage drops or truncates to the largest
+        elif _pick(overflows, i) != "error":
             entry.overflow = _pick(overflows, i)
         if absdir not in out_index:
             out_index[absdir] = len(outputs)
-            outputs.append(OutputEntry(index=len(outputs), dir=out_dir, absdir=absdir, files=[],
-                                       tokenizer_kind=entry.tokenizer_kind, tokenizer_path=tok_path,
-                                       tokenizer_abspath=entry.tokenizer_abspath, auto=auto,
-                                       sizes=[entry.pack] if packs else entry.sizes, pack=entry.pack,
-                                       overflow=entry.overflow, samples_per_shard=entry.samples_per_shard))
+            outputs.append(_output_entry(len(outputs), out_dir, absdir, entry, tok_path, auto, packs))
         entry.output = out_index[absdir]
         outputs[entry.output].files.append(i)
         outputs[entry.output].build_batches.append(entry.build_batch)
         entries.append(entry)
-    return BuildConfig(files=entries, outputs=outputs, lang=lang_of(raw),
-                       work_dir=raw.get("work_dir", DEFAULT_WORK_DIR),
-                       chunk_mb=float(raw.get("chunk_mb", DEFAULT_CHUNK_MB)), raw=raw)
+    return BuildConfig(
+        files=entries,
+        outputs=outputs,
+        lang=lang_of(raw),
+        work_dir=raw.get("work_dir", DEFAULT_WORK_DIR),
+        chunk_mb=float(raw.get("chunk_mb", DEFAULT_CHUNK_MB)),
+        raw=raw,
+    )
 
 
-# --- rules on the resolved entries, in the fixed order -----------------------------------------------------------
+def _output_entry(index: int, out_dir: str, absdir: str, entry, tok_path: str, auto, packs) -> OutputEntry:
+    """The output that `entry`, its first file, opens: its directory, tokenizer and units."""
+    return OutputEntry(
+        index=index,
+        dir=out_dir,
+        absdir=absdir,
+        files=[],
+        tokenizer_kind=entry.tokenizer_kind,
+        tokenizer_path=tok_path,
+        tokenizer_abspath=entry.tokenizer_abspath,
+        auto=auto,
+        sizes=[entry.pack] if packs else entry.sizes,
+        pack=entry.pack,
+        overflow=entry.overflow,
+        samples_per_shard=entry.samples_per_shard,
+    )
+
+
+# --- rules on the resolved entries, in the fixed order ------------------------------------------------------
 
 
 def _shared_outputs(build: BuildConfig) -> None:
@@ -760,12 +892,16 @@ def _shared_outputs(build: BuildConfig) -> None:
         members = [build.files[i] for i in o.files]
         paths = [m.path for m in members]
         if len({m.tokenizer_abspath for m in members}) > 1:
-            raise E.TokenizerMappingError.collision("tokenizer", o.dir, paths, [m.tokenizer_path for m in members])
+            raise E.TokenizerMappingError.collision(
+                "tokenizer", o.dir, paths, [m.tokenizer_path for m in members]
+            )
         sizes = [[m.pack] if m.pack is not None else m.sizes for m in members]  # as declared (pack: [row])
         if len({tuple(s or ()) for s in sizes}) > 1:
             raise E.UnitMappingError.collision("unit sizes", o.dir, paths, sizes)
         if len({m.samples_per_shard for m in members}) > 1:
-            raise E.SamplesPerShardError.shared(o.dir, ", ".join(f"{m.path}: {m.samples_per_shard}" for m in members))
+            raise E.SamplesPerShardError.shared(
+                o.dir, ", ".join(f"{m.path}: {m.samples_per_shard}" for m in members)
+            )
 
 
 def _paths_once(build: BuildConfig) -> None:
@@ -798,10 +934,15 @@ def _shared_overflow(build: BuildConfig) -> None:
         members = [build.files[i] for i in o.files]
         if len({(m.pack, m.overflow or "error") for m in members}) > 1:
             if o.pack:
-                raise E.UnitMappingError.collision("pack and overflow", o.dir, [m.path for m in members],
-                                                   [[m.pack, m.overflow] for m in members])
-            raise E.UnitMappingError.collision("overflow", o.dir, [m.path for m in members],
-                                               [m.overflow or "error" for m in members])
+                raise E.UnitMappingError.collision(
+                    "pack and overflow",
+                    o.dir,
+                    [m.path for m in members],
+                    [[m.pack, m.overflow] for m in members],
+                )
+            raise E.UnitMappingError.collision(
+                "overflow", o.dir, [m.path for m in members], [m.overflow or "error" for m in members]
+            )
 
 
 def _train_out(build: BuildConfig) -> None:
@@ -823,14 +964,24 @@ def _hf_dir_pads(build: BuildConfig) -> None:
             raise E.TokenizerValidationError.two_pad_tokens(e.tokenizer_path)
 
 
-RULES = [_shared_outputs, _paths_once, _outputs_apart, _shared_overflow, _train_out, _templates_match, _hf_dir_pads]
+RULES = [
+    _shared_outputs,
+    _paths_once,
+    _outputs_apart,
+    _shared_overflow,
+    _train_out,
+    _templates_match,
+    _hf_dir_pads,
+]
 
 
 def check_template(e: FileEntry) -> T.Template:
     try:
         tpl = T.parse(e.template)
     except T.TemplateSyntaxError as bad:
-        raise E.TemplateFieldMismatchError.placeholder(e.path, e.fields, e.template, bad.placeholder, bad.reason)
+        raise E.TemplateFieldMismatchError.placeholder(
+            e.path, e.fields, e.template, bad.placeholder, bad.reason
+        )
     declared = set(e.fields)
     for name in tpl.names:
         if name not in declared:

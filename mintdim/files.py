@@ -7,11 +7,11 @@ import os
 from io import FileIO
 
 # Bytes per write() call. Linux sizes the page-cache folios of a write by its length (ext4 with large
-# folios, kernel 6.18 here): a write of 2 MB or more gets 2 MB folios, and on a virtual machine that
-# hands free memory back to its host (virtio-balloon free page reporting) a fresh 2 MB folio is
-# memory the host must fault in again. 187 MB written from one 16 MB array, a fresh file each time,
-# 2 s apart, 6 runs each: 0.57 to 0.72 s in 2 MB writes, 0.04 to 0.06 s in 1 MB writes (a loop of
-# f.write(view[a:a + piece]) on the 2-core virtual machine of docs/performance.md).
+# folios): a write of 2 MB or more gets 2 MB folios, and where the kernel hands free memory back to its
+# host (virtio-balloon free page reporting) a fresh 2 MB folio is memory the host must fault in again.
+# 187 MB written from one 16 MB array, a fresh file each time, 2 s apart, 6 runs each: 0.57 to 0.72 s
+# in 2 MB writes, 0.04 to 0.06 s in 1 MB writes (a loop of f.write(view[a:a + piece]), on the machine
+# of docs/performance.md).
 WRITE_PIECE = 1 << 20
 
 
@@ -25,9 +25,9 @@ class PieceWriter(FileIO):
         view = memoryview(data).cast("B")
         try:
             for at in range(0, len(view), WRITE_PIECE):
-                piece = view[at:at + WRITE_PIECE]
+                piece = view[at : at + WRITE_PIECE]
                 while piece:
-                    piece = piece[super().write(piece):]  # after a short write, the next call raises
+                    piece = piece[super().write(piece) :]  # after a short write, the next call raises
         except OSError as exc:
             raise OSError(exc.errno, exc.strerror or str(exc), self.name) from None
         return len(view)

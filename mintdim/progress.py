@@ -94,7 +94,7 @@ class JobLog:
                 sys.stderr.write(message + "\n")
                 sys.stderr.flush()
             except (OSError, ValueError):  # nobody reads the console any more (launcher gone): the log file
-                self.console = False      # still gets every line, and the job is not failed by it
+                self.console = False  # still gets every line, and the job is not failed by it
 
     def detail(self, message: str) -> None:
         """Only to the log file (tracebacks, internals)."""
@@ -119,8 +119,18 @@ class JobLog:
 # (not rusage's ru_maxrss: Linux keeps it across fork and exec, so a 30 MB job started from
 # Snakemake's process reported Snakemake's 100 MB); vms, uss and pss, which need the smaps walk,
 # are NA.
-BENCH_COLUMNS = ("s", "h:m:s", "max_rss", "max_vms", "max_uss", "max_pss", "io_in", "io_out", "mean_load",
-                 "cpu_time")
+BENCH_COLUMNS = (
+    "s",
+    "h:m:s",
+    "max_rss",
+    "max_vms",
+    "max_uss",
+    "max_pss",
+    "io_in",
+    "io_out",
+    "mean_load",
+    "cpu_time",
+)
 
 
 def _process_age() -> float | None:
@@ -164,12 +174,21 @@ def write_timing(path: str | None, log=None) -> None:
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
     rss_mb = peak_rss_mb()
-    io_in = (me.ru_inblock + kids.ru_inblock) * 512 / 2 ** 20  # 512-byte blocks
-    io_out = (me.ru_oublock + kids.ru_oublock) * 512 / 2 ** 20
+    io_in = (me.ru_inblock + kids.ru_inblock) * 512 / 2**20  # 512-byte blocks
+    io_out = (me.ru_oublock + kids.ru_oublock) * 512 / 2**20
     whole = int(wall)
-    row = (f"{wall:.4f}", f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}",
-           "NA" if rss_mb is None else f"{rss_mb:.2f}", "NA", "NA",
-           "NA", f"{io_in:.2f}", f"{io_out:.2f}", f"{100 * cpu / wall:.2f}" if wall > 0 else "NA", f"{cpu:.2f}")
+    row = (
+        f"{wall:.4f}",
+        f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}",
+        "NA" if rss_mb is None else f"{rss_mb:.2f}",
+        "NA",
+        "NA",
+        "NA",
+        f"{io_in:.2f}",
+        f"{io_out:.2f}",
+        f"{100 * cpu / wall:.2f}" if wall > 0 else "NA",
+        f"{cpu:.2f}",
+    )
     try:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         atomic_write_text(path, "\t".join(BENCH_COLUMNS) + "\n" + "\t".join(row) + "\n")

@@ -17,26 +17,29 @@ from .paths import schema_file
 
 
 def _validator(part: str | None = None):
-    """The validator of the whole config, or of one of its $defs (e.g. train_value); built once per process."""
+    """The validator of the whole config, or of one of its $defs
+    (e.g. train_value); built once per process."""
     return _build(part or "")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _build(part: str):
     import jsonschema  # here: every workflow job imports this module, only a config check validates
     import yaml
 
     # libyaml's loader where PyYAML has it: the pure-Python one takes 0.07 s CPU for this 9 KB file,
-    # paid by pre-flight in every build (measured, issue 13)
+    # paid by pre-flight in every build (measured)
     with open(schema_file(), encoding="utf-8") as f:
         schema = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     if part:
         schema = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{part}"}
     base = jsonschema.Draft202012Validator
-    types = base.TYPE_CHECKER.redefine_many({
-        "integer": lambda _, v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda _, v: isinstance(v, (int, float)) and not isinstance(v, bool) and v == v,
-    })
+    types = base.TYPE_CHECKER.redefine_many(
+        {
+            "integer": lambda _, v: isinstance(v, int) and not isinstance(v, bool),
+            "number": lambda _, v: isinstance(v, (int, float)) and not isinstance(v, bool) and v == v,
+        }
+    )
     return jsonschema.validators.extend(base, type_checker=types)(schema)
 
 
@@ -56,7 +59,7 @@ class Findings:
 
     def under(self, *path) -> list:
         """Violations of the value at this path or inside it."""
-        return [e for p, e in self.errors if p[:len(path)] == path]
+        return [e for p, e in self.errors if p[: len(path)] == path]
 
     def first(self):
         """The violation listed first by path (what the schema alone reports)."""

@@ -3,6 +3,7 @@ quietly (the kernel's default action: no Python code runs, so no traceback of an
 mintdim` works from a plain checkout (no install). The job then runs in this process, as Snakemake (or
 its cluster executor) started it: mintdim/run/job.py. numpy's OpenBLAS gets one thread (MintDim calls no
 BLAS routine)."""
+
 import os
 import signal
 import sys

@@ -4,6 +4,7 @@
 import sys
 
 import _door  # noqa: F401
+
 from mintdim.run import job
 from mintdim.stages.plan import plan_output
 

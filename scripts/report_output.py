@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Rule report: stats table and token-length plot of one finished output (for snakemake --report)."""
+
 import argparse
 import os
+import sys
 import traceback
 
-import sys
-
 import _door  # noqa: F401
+
 from mintdim.progress import JobLog, write_timing
 from mintdim.stages.report import write_report
 

@@ -4,6 +4,7 @@
 import sys
 
 import _door  # noqa: F401
+
 from mintdim.run import job
 from mintdim.stages.tokenize import tokenize_chunk
 
@@ -19,8 +20,17 @@ def add_args(p):
 
 def body(args, build, metas, log, stop):
     bounds = (args.start, args.end) if args.start is not None and args.end is not None else None
-    tokenize_chunk(build, metas, args.file, args.chunk, args.out, threads=args.threads, log=log, stop_check=stop,
-                   bounds=bounds)
+    tokenize_chunk(
+        build,
+        metas,
+        args.file,
+        args.chunk,
+        args.out,
+        threads=args.threads,
+        log=log,
+        stop_check=stop,
+        bounds=bounds,
+    )
 
 
 sys.exit(job.entry("tokenize_f{file}_c{chunk}", __doc__, add_args, body))

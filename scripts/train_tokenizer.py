@@ -4,12 +4,15 @@
 import sys
 
 import _door  # noqa: F401
+
 from mintdim.run import job
 from mintdim.stages import train
 
 
 def add_args(p):
-    p.add_argument("--index", type=int, required=True, help="which trained tokenizer (0-based, in file order)")
+    p.add_argument(
+        "--index", type=int, required=True, help="which trained tokenizer (0-based, in file order)"
+    )
     p.add_argument("--out", required=True, help="the marker file to write when the model is in place")
     p.add_argument("--threads", type=int, default=1, help="threads for counting and training")
 

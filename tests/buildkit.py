@@ -17,9 +17,9 @@ import uuid
 
 import pytest
 import yaml
+from conftest import SNAKEFILE, SP_MODEL, gsm8k_rows, tree_bytes
 
 from mintdim.reading.verify import verify
-from conftest import SNAKEFILE, SP_MODEL, gsm8k_rows, tree_bytes
 
 SIZES = [256, 512]
 TAG_ENV = "MINTDIM_TEST_RUN_TAG"  # set for a launcher in a test: every process of its build inherits it
@@ -30,10 +30,16 @@ def rows(n: int = 40) -> list[dict]:
 
 
 def config(**over) -> dict:
-    cfg = {"source": {"files": ["d.jsonl"], "fields": [["prompt", "response"]], "templates": ["{prompt}\n{response}"]},
-           "tokenizer": {"sentencepiece": {"path": SP_MODEL}},
-           "units": {"sizes": [SIZES], "build_batch": [16]},
-           "output": {"dir": "out", "samples_per_shard": [10]}}
+    cfg = {
+        "source": {
+            "files": ["d.jsonl"],
+            "fields": [["prompt", "response"]],
+            "templates": ["{prompt}\n{response}"],
+        },
+        "tokenizer": {"sentencepiece": {"path": SP_MODEL}},
+        "units": {"sizes": [SIZES], "build_batch": [16]},
+        "output": {"dir": "out", "samples_per_shard": [10]},
+    }
     for key, value in over.items():
         if key in ("dir", "samples_per_shard"):
             cfg["output"][key] = value
@@ -62,8 +68,15 @@ def project(root, name: str = "c.yaml", **over) -> str:
 
 
 def cli(root, *args, env=None, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mintdim", *args], cwd=str(root), capture_output=True, text=True,
-                          env=dict(os.environ, **(env or {})), timeout=300, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "mintdim", *args],
+        cwd=str(root),
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **(env or {})),
+        timeout=300,
+        **kw,
+    )
 
 
 def build(root, name: str = "c.yaml", *args, env=None, **kw) -> subprocess.CompletedProcess:
@@ -71,8 +84,22 @@ def build(root, name: str = "c.yaml", *args, env=None, **kw) -> subprocess.Compl
 
 
 def snakemake_cmd(root, name: str = "c.yaml") -> list[str]:
-    return [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(root), "--configfile",
-            os.path.join(str(root), name), "--cores", "2", "--workflow-profile", "none", "--rerun-incomplete"]
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        SNAKEFILE,
+        "--directory",
+        str(root),
+        "--configfile",
+        os.path.join(str(root), name),
+        "--cores",
+        "2",
+        "--workflow-profile",
+        "none",
+        "--rerun-incomplete",
+    ]
 
 
 def logs_text(root) -> str:
@@ -109,9 +136,14 @@ class Launch:
         self.tag = uuid.uuid4().hex
         self.log = open(os.path.join(self.root, f"launch-{self.tag[:8]}.out"), "w+")
         env = dict(os.environ, **(env or {}), **{TAG_ENV: self.tag})
-        self.proc = subprocess.Popen([sys.executable, "-m", "mintdim", "build", name, "--cores", "2", *args],
-                                     cwd=self.root, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mintdim", "build", name, "--cores", "2", *args],
+            cwd=self.root,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def alive(self) -> list[tuple[int, str]]:
         return processes_tagged(self.tag)
@@ -128,8 +160,11 @@ class Launch:
 
     def held(self) -> list[tuple[int, str]]:
         """The processes of the build asleep in a test hold (MINTDIM_TEST_SLEEP_AT): the jobs held there."""
-        return [(pid, cmd) for pid, cmd in self.alive()
-                if pid != self.proc.pid and "snakemake" not in cmd and _asleep(pid)]
+        return [
+            (pid, cmd)
+            for pid, cmd in self.alive()
+            if pid != self.proc.pid and "snakemake" not in cmd and _asleep(pid)
+        ]
 
     def kill_launcher(self) -> None:
         os.kill(self.proc.pid, signal.SIGKILL)

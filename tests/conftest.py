@@ -37,11 +37,24 @@ def write_jsonl(path, rows, newline="\n") -> str:
     return str(path)
 
 
-def basic_config(files, *, fields=None, templates=None, tokenizer=None, sizes=None, build_batch=None,
-                 out="out", sps=None, **extra) -> dict:
+def basic_config(
+    files,
+    *,
+    fields=None,
+    templates=None,
+    tokenizer=None,
+    sizes=None,
+    build_batch=None,
+    out="out",
+    sps=None,
+    **extra,
+) -> dict:
     cfg = {
-        "source": {"files": list(files), "fields": fields or [["prompt", "response"]],
-                   "templates": templates or ["{prompt}\n{response}"]},
+        "source": {
+            "files": list(files),
+            "fields": fields or [["prompt", "response"]],
+            "templates": templates or ["{prompt}\n{response}"],
+        },
         "tokenizer": tokenizer or {"sentencepiece": {"path": SP_MODEL}},
         "units": {"sizes": sizes or [[16, 32, 64, 128]], "build_batch": build_batch or [64]},
         "output": {"dir": out, "samples_per_shard": sps or [100]},
@@ -55,13 +68,29 @@ def run_snakemake(workdir, config: dict, cores: int = 2, extra=()) -> subprocess
     cfg_path = os.path.join(str(workdir), "mintdim-config.yaml")
     with open(cfg_path, "w", encoding="utf-8") as f:
         yaml.safe_dump(config, f, allow_unicode=True)
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(workdir),
-           "--configfile", cfg_path, "--cores", str(cores), "--workflow-profile", "none", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        SNAKEFILE,
+        "--directory",
+        str(workdir),
+        "--configfile",
+        cfg_path,
+        "--cores",
+        str(cores),
+        "--workflow-profile",
+        "none",
+        *extra,
+    ]
     return subprocess.run(cmd, cwd=str(workdir), capture_output=True, text=True)
 
 
 def run_cli(workdir, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mintdim", *args], cwd=str(workdir), capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "mintdim", *args], cwd=str(workdir), capture_output=True, text=True
+    )
 
 
 def build_shipped(workdir, config: str) -> subprocess.CompletedProcess:
@@ -106,11 +135,16 @@ def tree_bytes(root) -> dict[str, bytes]:
 
 
 def assert_not_finished(err, out, en: str, vi: str) -> None:
-    """err (an OutputValidationError) says, in both languages, that `out` is not a finished output because of en/vi."""
-    assert err.render("en") == ("OutputValidationError: Invalid output directory.\n\n"
-                                f"Problem: {out} is not a finished MintDim output: {en}")
-    assert err.render("vi") == ("OutputValidationError: Thư mục output không hợp lệ.\n\n"
-                                f"Vấn đề: {out} không phải output MintDim đã hoàn tất: {vi}")
+    """err (an OutputValidationError) says, in both languages, that
+    `out` is not a finished output because of en/vi."""
+    assert err.render("en") == (
+        "OutputValidationError: Invalid output directory.\n\n"
+        f"Problem: {out} is not a finished MintDim output: {en}"
+    )
+    assert err.render("vi") == (
+        "OutputValidationError: Thư mục output không hợp lệ.\n\n"
+        f"Vấn đề: {out} không phải output MintDim đã hoàn tất: {vi}"
+    )
 
 
 def gsm8k_rows(start: int, count: int) -> list[dict]:

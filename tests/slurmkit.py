@@ -1,4 +1,4 @@
-"""A one-node Slurm started by the tests themselves: munged, slurmctld and slurmd on this machine, with a
+"""A one-node Slurm started by the tests themselves: munged, slurmctld and slurmd on the test machine, with a
 munge key, a slurm.conf and state directories in a temporary directory, accounting disabled (as many
 small clusters and workstations run it), every port on the loopback interface. docs/clusters.md shows the
 same recipe for a user.
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import pytest
 
 PARTITION = "debug"
-# CPUs the node declares (SlurmdParameters=config_overrides: whatever this machine has), so that the
+# CPUs the node declares (SlurmdParameters=config_overrides: whatever the machine has), so that the
 # builds of the tests, which start together and mostly wait, run side by side
 CPUS = 8
 SYSTEM_CONF = "/etc/slurm/slurm.conf"  # what Slurm's commands read without SLURM_CONF ...
@@ -80,8 +80,13 @@ class Cluster:
 
     def jobs(self) -> list[str]:
         """Every job Slurm still holds as pending or running (what `squeue` shows)."""
-        proc = subprocess.run(["squeue", "--noheader", "--format=%i %j %T"], capture_output=True, text=True,
-                              env=dict(os.environ, **self.env()), timeout=30)
+        proc = subprocess.run(
+            ["squeue", "--noheader", "--format=%i %j %T"],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, **self.env()),
+            timeout=30,
+        )
         return [line for line in proc.stdout.splitlines() if line.strip()]
 
     def log(self, name: str = "slurmctld") -> str:
@@ -101,8 +106,10 @@ def missing() -> str | None:
     """Why a Slurm cannot be started here, or None."""
     absent = [name for name in DAEMONS + CLIENTS if tool(name) is None]
     if absent:
-        return (f"Slurm is not installed ({', '.join(absent)} not found); .ci/run installs the packages "
-                "slurm-wlm and munge with apt-get")
+        return (
+            f"Slurm is not installed ({', '.join(absent)} not found); .ci/run installs the packages "
+            "slurm-wlm and munge with apt-get"
+        )
     if os.geteuid() != 0:
         return "a test Slurm needs root (slurmd starts each job as its user)"
     for path in (SYSTEM_CONF, FALLBACK_CONF):
@@ -133,9 +140,18 @@ def write_conf(root: str, cpus: int = CPUS, min_job_age: int = 300) -> str:
         os.makedirs(os.path.join(root, sub), exist_ok=True)
     conf = os.path.join(root, "slurm.conf")
     with open(conf, "w", encoding="utf-8") as f:
-        f.write(SLURM_CONF.format(host=host, root=root, ctld_port=free_port(), slurmd_port=free_port(),
-                                  cpus=cpus, memory_mb=_memory_mb(), partition=PARTITION,
-                                  min_job_age=min_job_age))
+        f.write(
+            SLURM_CONF.format(
+                host=host,
+                root=root,
+                ctld_port=free_port(),
+                slurmd_port=free_port(),
+                cpus=cpus,
+                memory_mb=_memory_mb(),
+                partition=PARTITION,
+                min_job_age=min_job_age,
+            )
+        )
     return conf
 
 
@@ -154,15 +170,27 @@ def start(root: str) -> Cluster:
     os.makedirs(os.path.dirname(FALLBACK_CONF), exist_ok=True)
     os.symlink(root, FALLBACK_CONF)
     try:
-        subprocess.run([tool("munged"), "--force", f"--socket={munge}/munge.socket", f"--key-file={key}",
-                        f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
-                        f"--seed-file={munge}/munged.seed"], check=True, env=env, timeout=30)
+        subprocess.run(
+            [
+                tool("munged"),
+                "--force",
+                f"--socket={munge}/munge.socket",
+                f"--key-file={key}",
+                f"--pid-file={munge}/munged.pid",
+                f"--log-file={munge}/munged.log",
+                f"--seed-file={munge}/munged.seed",
+            ],
+            check=True,
+            env=env,
+            timeout=30,
+        )
         subprocess.run([tool("slurmctld"), "-f", cluster.conf], check=True, env=env, timeout=30)
         subprocess.run([tool("slurmd"), "-f", cluster.conf], check=True, env=env, timeout=30)
         t0 = time.monotonic()
         while time.monotonic() - t0 < 30:
-            proc = subprocess.run(["sinfo", "--noheader", "--format=%T"], capture_output=True, text=True,
-                                  env=env)
+            proc = subprocess.run(
+                ["sinfo", "--noheader", "--format=%T"], capture_output=True, text=True, env=env
+            )
             if proc.stdout.strip() == "idle":
                 return cluster
             time.sleep(0.2)
@@ -178,8 +206,11 @@ def stop(cluster: Cluster) -> None:
     holds; SIGKILL to one still running 10 s later)."""
     env = dict(os.environ, SLURM_CONF=cluster.conf)
     subprocess.run(["scancel", "--full", "--user", "root"], capture_output=True, env=env, timeout=30)
-    pids = [pid for pid in map(_pid, ("slurmd.pid", "slurmctld.pid", "munge/munged.pid"), [cluster.root] * 3)
-            if pid and _signal(pid, signal.SIGTERM)]
+    pids = [
+        pid
+        for pid in map(_pid, ("slurmd.pid", "slurmctld.pid", "munge/munged.pid"), [cluster.root] * 3)
+        if pid and _signal(pid, signal.SIGTERM)
+    ]
     t0 = time.monotonic()
     while any(_signal(pid, 0) for pid in pids) and time.monotonic() - t0 < 10:
         time.sleep(0.05)

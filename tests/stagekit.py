@@ -47,12 +47,33 @@ def drive(raw: dict, before_finalize=None) -> Built:
         plan_output(build, o, dirs, lay.plan(o), lay.plan_units(o), log=log)
         with open(lay.plan_units(o), encoding="utf-8") as f:
             slots = list(range(len(json.load(f)["sizes"])))
-        write_slots(build, metas, o, slots, dirs, lay.plan_units(o), lay.stage_part(o, 0), lay.written(o, 0),
-                    log=log, plan_table=lay.plan(o))
-        aggregate_output(build, metas, o, lay.plan(o), [lay.written(o, 0)], lay.stage_agg(o), lay.aggregated(o),
-                         log=log)
+        write_slots(
+            build,
+            metas,
+            o,
+            slots,
+            dirs,
+            lay.plan_units(o),
+            lay.stage_part(o, 0),
+            lay.written(o, 0),
+            log=log,
+            plan_table=lay.plan(o),
+        )
+        aggregate_output(
+            build, metas, o, lay.plan(o), [lay.written(o, 0)], lay.stage_agg(o), lay.aggregated(o), log=log
+        )
         if before_finalize is not None:
             before_finalize([lay.written(o, 0)])
-        finalize_output(build, o, lay.aggregated(o), [lay.stage_part(o, 0), lay.stage_agg(o)], lay.tree(o),
-                        lay.done(o), 0, log=log, written_paths=[lay.written(o, 0)], built_from=made_from[o])
+        finalize_output(
+            build,
+            o,
+            lay.aggregated(o),
+            [lay.stage_part(o, 0), lay.stage_agg(o)],
+            lay.tree(o),
+            lay.done(o),
+            0,
+            log=log,
+            written_paths=[lay.written(o, 0)],
+            built_from=made_from[o],
+        )
     return Built(build, metas, logs)

@@ -1,4 +1,4 @@
-"""Parquet files and Hugging Face `datasets` directories as inputs (issue 26, part 1).
+"""Parquet files and Hugging Face `datasets` directories as inputs.
 
 The same records as JSONL, Parquet and a `datasets` directory build byte-identical shards, stats
 and indexes (only the source file name differs); data errors name the file and the 1-based row and
@@ -14,17 +14,26 @@ import subprocess
 import sys
 
 import pytest
-
-from conftest import DATA, REPO, SP_MODEL, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, tree_bytes, \
-    write_jsonl
+from conftest import (
+    DATA,
+    REPO,
+    basic_config,
+    build_in,
+    gsm8k_rows,
+    read_json,
+    read_jsonl,
+    tree_bytes,
+    write_jsonl,
+)
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from test_stages import drive  # noqa: E402
+
 from mintdim import errors as E  # noqa: E402
 from mintdim.reading.verify import verify  # noqa: E402
 from mintdim.sources import inputs  # noqa: E402
-from test_stages import drive  # noqa: E402
 
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 CHATS = os.path.join(DATA, "chat", "gsm8k_chat.jsonl")
@@ -49,9 +58,11 @@ def write_datasets_dir(path, rows, num_shards=3) -> str:
 
 def three_kinds(tmp_path, rows) -> dict[str, str]:
     """The same records as a JSONL file, a Parquet file (several row groups) and a datasets directory."""
-    return {"jsonl": write_jsonl(tmp_path / "src" / "data.jsonl", rows),
-            "parquet": write_parquet(tmp_path / "src" / "data.parquet", rows),
-            "datasets": write_datasets_dir(tmp_path / "src" / "data_hf", rows)}
+    return {
+        "jsonl": write_jsonl(tmp_path / "src" / "data.jsonl", rows),
+        "parquet": write_parquet(tmp_path / "src" / "data.parquet", rows),
+        "datasets": write_datasets_dir(tmp_path / "src" / "data_hf", rows),
+    }
 
 
 def chat_rows(n=300) -> list[dict]:
@@ -59,10 +70,12 @@ def chat_rows(n=300) -> list[dict]:
 
 
 def chat_config(path, out):
-    return {"source": {"files": [path], "chat": {"system": "system"}, "train_on": [["assistant"]]},
-            "tokenizer": {"hf_dir": {"path": TOK_DIR}}, "units": {"sizes": [[256, 512, 768, 1024]],
-                                                                   "build_batch": [64]},
-            "output": {"dir": out, "samples_per_shard": [100]}}
+    return {
+        "source": {"files": [path], "chat": {"system": "system"}, "train_on": [["assistant"]]},
+        "tokenizer": {"hf_dir": {"path": TOK_DIR}},
+        "units": {"sizes": [[256, 512, 768, 1024]], "build_batch": [64]},
+        "output": {"dir": out, "samples_per_shard": [100]},
+    }
 
 
 def without_source_file(out) -> dict:
@@ -135,19 +148,31 @@ def test_parquet_and_datasets_dir_through_the_workflow_split_by_row_groups(tmp_p
     and the output equals the one-chunk build's."""
     rows = gsm8k_rows(0, 300)
     paths = three_kinds(tmp_path, rows)
-    cfg = basic_config([paths["parquet"], paths["datasets"], paths["jsonl"]], sizes=PAIRS_SIZES,
-                       out=str(tmp_path / "split"), sps=[64], chunk_mb=0.01, work_dir=str(tmp_path / "w1"))
+    cfg = basic_config(
+        [paths["parquet"], paths["datasets"], paths["jsonl"]],
+        sizes=PAIRS_SIZES,
+        out=str(tmp_path / "split"),
+        sps=[64],
+        chunk_mb=0.01,
+        work_dir=str(tmp_path / "w1"),
+    )
     build_in(tmp_path, cfg, cores=2)
-    [plan] = [os.path.join(base, "jobs.json") for base, _d, names in os.walk(tmp_path / "w1") if "jobs.json" in names]
+    [plan] = [
+        os.path.join(base, "jobs.json")
+        for base, _d, names in os.walk(tmp_path / "w1")
+        if "jobs.json" in names
+    ]
     chunks = read_json(plan)["chunks"]
-    assert len(chunks["0"]) > 1 and len(chunks["1"]) > 1  # row-group ranges of the Parquet file, batches of the directory
+    # row-group ranges of the Parquet file, batches of the directory
+    assert len(chunks["0"]) > 1 and len(chunks["1"]) > 1
     whole = dict(cfg, chunk_mb=256, work_dir=str(tmp_path / "w2"))
     whole["output"] = dict(cfg["output"], dir=str(tmp_path / "whole"))
     build_in(tmp_path, whole, cores=1)
     assert tree_bytes(tmp_path / "split") == tree_bytes(tmp_path / "whole")
     index = read_jsonl(tmp_path / "split" / "sample_index.jsonl")
-    assert [(r["source_file"], r["source_line"]) for r in index] == \
-        [(p, i) for p in (paths["parquet"], paths["datasets"], paths["jsonl"]) for i in range(1, 301)]
+    assert [(r["source_file"], r["source_line"]) for r in index] == [
+        (p, i) for p in (paths["parquet"], paths["datasets"], paths["jsonl"]) for i in range(1, 301)
+    ]
 
 
 def test_chunk_bounds_are_row_group_ranges(tmp_path):
@@ -174,7 +199,14 @@ def test_chunk_bounds_are_row_group_ranges(tmp_path):
 def test_a_nested_null_counts_as_absent_a_top_level_null_is_a_value(tmp_path):
     """Arrow structs give every element every field: a message without `name` reads back without it
     (as the JSONL line had it), while a null string column is a null value."""
-    rows = [{"messages": [{"role": "user", "content": "hi", "name": "ann"}, {"role": "assistant", "content": "yo"}]}]
+    rows = [
+        {
+            "messages": [
+                {"role": "user", "content": "hi", "name": "ann"},
+                {"role": "assistant", "content": "yo"},
+            ]
+        }
+    ]
     path = write_parquet(tmp_path / "c.parquet", rows)
     reader = inputs.open_chunk(path, 0, 1, "c.parquet", ["messages"])
     [(local, raw)] = list(reader)
@@ -228,8 +260,13 @@ def test_a_large_parquet_file_is_read_in_bounded_memory(tmp_path):
             w.write_table(pa.Table.from_pylist(rows, schema=schema))
     size_mb = os.path.getsize(tmp_path / "big.parquet") / 2**20
     assert size_mb > 250
-    res = subprocess.run([sys.executable, "-c", _READ_ALL, os.path.join(REPO, "tests")], cwd=str(tmp_path),
-                         capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-c", _READ_ALL, os.path.join(REPO, "tests")],
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     got = json.loads(res.stdout.strip().splitlines()[-1])
     assert got["rows"] == 4000 and got["chars"] == 4000 * len(text)
@@ -252,8 +289,11 @@ def test_a_truncated_parquet_file(tmp_path):
     data = open(path, "rb").read()
     with open(path, "wb") as f:
         f.write(data[:-100])
-    err = _preflight_error(tmp_path, basic_config(["a.parquet"], fields=[["question", "answer"]],
-                                                  templates=["{question} {answer}"]), E.SourceParseError)
+    err = _preflight_error(
+        tmp_path,
+        basic_config(["a.parquet"], fields=[["question", "answer"]], templates=["{question} {answer}"]),
+        E.SourceParseError,
+    )
     en, vi = err.render("en"), err.render("vi")
     assert err.file == "a.parquet" and err.line == 1
     assert "Parquet row could not be read" in en and "File: a.parquet" in en and "Row: 1" in en
@@ -277,8 +317,9 @@ def test_an_empty_row_group(tmp_path):
         w.write_table(table.slice(0, 0))
         w.write_table(table.slice(4, 6))
     assert pq.ParquetFile(str(tmp_path / "a.parquet")).metadata.row_group(1).num_rows == 0
-    err = _preflight_error(tmp_path, basic_config(["a.parquet"], fields=[["prompt", "response"]]),
-                           E.SourceParseError)
+    err = _preflight_error(
+        tmp_path, basic_config(["a.parquet"], fields=[["prompt", "response"]]), E.SourceParseError
+    )
     en = err.render("en")
     assert err.line == 5 and "Row: 5" in en and "row group 1" in en and "empty" in en
     assert "Hàng: 5" in err.render("vi")
@@ -294,8 +335,12 @@ def test_an_empty_parquet_file_holds_no_samples(tmp_path, monkeypatch):
     cfg = basic_config(["e.parquet", "a.parquet"], sizes=PAIRS_SIZES)
     with pytest.raises(E.SourceParseError) as info:
         drive(cfg)
-    assert info.value.render("en").startswith("SourceParseError: Parquet file holds no samples.\n\nFile: e.parquet")
-    assert "Reason: it has no row" in info.value.render("en") and "Lý do: không có hàng nào" in info.value.render("vi")
+    assert info.value.render("en").startswith(
+        "SourceParseError: Parquet file holds no samples.\n\nFile: e.parquet"
+    )
+    assert "Reason: it has no row" in info.value.render(
+        "en"
+    ) and "Lý do: không có hàng nào" in info.value.render("vi")
     cfg["source"]["allow_empty"] = True
     drive(cfg)
     index = read_jsonl(tmp_path / "out" / "sample_index.jsonl")
@@ -325,9 +370,15 @@ def test_a_datasets_directory_without_state_json(tmp_path):
     assert "hf/state.json" in en and "save_to_disk" in en
     assert "hf/state.json" in err.render("vi")
     datasets = pytest.importorskip("datasets")
-    datasets.DatasetDict({"train": datasets.Dataset.from_list(gsm8k_rows(0, 5))}).save_to_disk(str(tmp_path / "dd"))
+    datasets.DatasetDict({"train": datasets.Dataset.from_list(gsm8k_rows(0, 5))}).save_to_disk(
+        str(tmp_path / "dd")
+    )
     err = _preflight_error(tmp_path, basic_config(["dd"]), E.MintDimFileNotFoundError)
-    assert "DatasetDict" in err.render("en") and "dd/train" in err.render("en") and "dd/train" in err.render("vi")
+    assert (
+        "DatasetDict" in err.render("en")
+        and "dd/train" in err.render("en")
+        and "dd/train" in err.render("vi")
+    )
 
 
 def test_a_missing_column(tmp_path):
@@ -353,8 +404,10 @@ def test_a_null_value_names_its_row_across_row_groups_and_arrow_files(tmp_path, 
 
 def test_a_bad_conversation_names_its_row_and_message(tmp_path, monkeypatch):
     rows = chat_rows(40)
-    rows[33] = {"system": rows[33]["system"], "messages": [{"role": "user", "content": "hi"},
-                                                           {"role": None, "content": "x"}]}
+    rows[33] = {
+        "system": rows[33]["system"],
+        "messages": [{"role": "user", "content": "hi"}, {"role": None, "content": "x"}],
+    }
     write_datasets_dir(tmp_path / "hf", rows, num_shards=2)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(E.SampleSchemaError) as info:
@@ -373,26 +426,38 @@ def test_a_conversation_column_that_is_not_a_list(tmp_path):
 
 def test_pyarrow_missing_gives_the_install_hint(tmp_path):
     write_parquet(tmp_path / "a.parquet", gsm8k_rows(0, 3))
-    code = ("import sys; sys.modules['pyarrow'] = None; sys.path.insert(0, sys.argv[1])\n"
-            "from conftest import basic_config\n"
-            "from mintdim.stages.validate import preflight\n"
-            "from mintdim import errors as E\n"
-            "try:\n    preflight(basic_config(['a.parquet']), check_outputs=False)\n"
-            "except E.MissingExtraError as err:\n    print(err.render('both'))\n")
-    res = subprocess.run([sys.executable, "-c", code, os.path.join(REPO, "tests")], cwd=str(tmp_path),
-                         capture_output=True, text=True)
+    code = (
+        "import sys; sys.modules['pyarrow'] = None; sys.path.insert(0, sys.argv[1])\n"
+        "from conftest import basic_config\n"
+        "from mintdim.stages.validate import preflight\n"
+        "from mintdim import errors as E\n"
+        "try:\n    preflight(basic_config(['a.parquet']), check_outputs=False)\n"
+        "except E.MissingExtraError as err:\n    print(err.render('both'))\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code, os.path.join(REPO, "tests")],
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+    )
     assert "pip install 'mintdim[arrow]'" in res.stdout and "pyarrow" in res.stdout, res.stderr
 
 
 def test_jsonl_builds_do_not_import_pyarrow(tmp_path):
     write_jsonl(tmp_path / "a.jsonl", gsm8k_rows(0, 3))
-    code = ("import sys; sys.path.insert(0, sys.argv[1])\n"
-            "from conftest import basic_config\n"
-            "from test_stages import drive\n"
-            "drive(basic_config(['a.jsonl'], sizes=[[1024]]))\n"
-            "print('pyarrow' in sys.modules)\n")
-    res = subprocess.run([sys.executable, "-c", code, os.path.join(REPO, "tests")], cwd=str(tmp_path),
-                         capture_output=True, text=True)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from conftest import basic_config\n"
+        "from test_stages import drive\n"
+        "drive(basic_config(['a.jsonl'], sizes=[[1024]]))\n"
+        "print('pyarrow' in sys.modules)\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code, os.path.join(REPO, "tests")],
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+    )
     assert res.stdout.strip().splitlines()[-1] == "False", res.stderr
 
 

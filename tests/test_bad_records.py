@@ -12,12 +12,22 @@ import json
 import os
 import re
 
-import pytest
-
 import numpy as np
+import pytest
+from conftest import (
+    ASSETS,
+    DATA,
+    SP_MODEL,
+    basic_config,
+    build_in,
+    gsm8k_rows,
+    read_json,
+    read_jsonl,
+    run_cli,
+    tree_bytes,
+    write_jsonl,
+)
 
-from conftest import (ASSETS, DATA, SP_MODEL, basic_config, build_in, gsm8k_rows, read_json, read_jsonl,
-                      run_cli, tree_bytes, write_jsonl)
 from mintdim import errors as E
 
 BAD = {5: b'{"prompt": "a", "response": ', 13: b'{"prompt": "b"}', 26: b'["not", "an", "object"]'}
@@ -62,7 +72,10 @@ def test_skip_leaves_bad_records_out_and_lists_them(tmp_path):
     assert [r["source_line"] for r in index] == good
     skipped = read_jsonl(out / "skipped_index.jsonl")
     assert [(r["source_file"], r["source_line"], r["error"]) for r in skipped] == [
-        (src, 5, "SourceParseError"), (src, 13, "SampleSchemaError"), (src, 26, "SourceParseError")]
+        (src, 5, "SourceParseError"),
+        (src, 13, "SampleSchemaError"),
+        (src, 26, "SourceParseError"),
+    ]
     assert skipped[0]["reason"] == "invalid JSON syntax"
     assert skipped[2]["reason"] == "line is not a JSON object"
     assert "response" in skipped[1]["reason"] and "\n" not in skipped[1]["reason"]
@@ -170,14 +183,21 @@ def test_parquet_rows_are_skipped_by_row(tmp_path):
 
     rows = gsm8k_rows(0, 30)
     responses = [None if i in (3, 17) else r["response"] for i, r in enumerate(rows)]
-    pq.write_table(pa.table({"prompt": [r["prompt"] for r in rows], "response": responses}),
-                   str(tmp_path / "d.parquet"), row_group_size=8)
+    pq.write_table(
+        pa.table({"prompt": [r["prompt"] for r in rows], "response": responses}),
+        str(tmp_path / "d.parquet"),
+        row_group_size=8,
+    )
     build_in(tmp_path, skip_config("d.parquet", max_skipped=[2]), cores=2)
     skipped = read_jsonl(tmp_path / "out" / "skipped_index.jsonl")
-    assert [(r["source_row"], r["error"]) for r in skipped] == [(4, "SampleSchemaError"), (18, "SampleSchemaError")]
+    assert [(r["source_row"], r["error"]) for r in skipped] == [
+        (4, "SampleSchemaError"),
+        (18, "SampleSchemaError"),
+    ]
     assert "not a string" in skipped[0]["reason"] and "null" in skipped[0]["reason"]
     assert [r["source_line"] for r in read_jsonl(tmp_path / "out" / "sample_index.jsonl")] == [
-        i + 1 for i in range(30) if i not in (3, 17)]
+        i + 1 for i in range(30) if i not in (3, 17)
+    ]
     assert run_cli(tmp_path, "verify", "out", "--source", "--all").returncode == 0
 
 
@@ -186,26 +206,37 @@ def test_fluent_api_sets_the_policy(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     src, good = dirty_file(tmp_path / "d.jsonl")
-    job = (pipeline("unit-build").source.jsonl(files=[src], fields=[["prompt", "response"]],
-                                               templates=["{prompt}\n{response}"], on_bad_record=["skip"],
-                                               max_skipped=[3])
-           .tokenizer.sentencepiece({"path": SP_MODEL}).units(sizes=[[64, 128, 256, 512]], build_batch=[64])
-           .output.dir(str(tmp_path / "o"), [100]))
+    job = (
+        pipeline("unit-build")
+        .source.jsonl(
+            files=[src],
+            fields=[["prompt", "response"]],
+            templates=["{prompt}\n{response}"],
+            on_bad_record=["skip"],
+            max_skipped=[3],
+        )
+        .tokenizer.sentencepiece({"path": SP_MODEL})
+        .units(sizes=[[64, 128, 256, 512]], build_batch=[64])
+        .output.dir(str(tmp_path / "o"), [100])
+    )
     assert job.to_config()["source"]["on_bad_record"] == ["skip"]
     result = job.run()
     assert result.outputs[0].stats["skipped_records"] == 3
     assert result.outputs[0].stats["total_samples"] == len(good)
 
 
-@pytest.mark.parametrize("source, needle", [
-    ({"on_bad_record": ["drop"]}, "on_bad_record"),
-    ({"on_bad_record": "skip"}, "on_bad_record"),
-    ({"on_bad_record": ["skip"], "max_skipped": [-1]}, "max_skipped"),
-    ({"on_bad_record": ["skip"], "max_skipped": [1.5]}, "max_skipped"),
-    ({"on_bad_record": ["skip"], "max_skipped": [True]}, "max_skipped"),
-    ({"on_bad_record": ["skip", "skip", "skip"]}, "on_bad_record"),
-    ({"max_skipped": [0.1]}, "on_bad_record"),
-])
+@pytest.mark.parametrize(
+    "source, needle",
+    [
+        ({"on_bad_record": ["drop"]}, "on_bad_record"),
+        ({"on_bad_record": "skip"}, "on_bad_record"),
+        ({"on_bad_record": ["skip"], "max_skipped": [-1]}, "max_skipped"),
+        ({"on_bad_record": ["skip"], "max_skipped": [1.5]}, "max_skipped"),
+        ({"on_bad_record": ["skip"], "max_skipped": [True]}, "max_skipped"),
+        ({"on_bad_record": ["skip", "skip", "skip"]}, "on_bad_record"),
+        ({"max_skipped": [0.1]}, "on_bad_record"),
+    ],
+)
 def test_policy_config_errors(tmp_path, source, needle):
     from mintdim.config import resolve
 
@@ -233,10 +264,21 @@ def test_suggest_units_applies_the_policy(tmp_path):
 
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 ALTERNATING = os.path.join(DATA, "chat", "alternating_roles_chat_template.jinja")
-SHAREGPT_CHAT = {"messages": "conversations", "role": "from", "content": "value",
-                 "roles": {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
-                           "chatgpt": "assistant", "bing": "assistant", "bard": "assistant",
-                           "system": "system"}}
+SHAREGPT_CHAT = {
+    "messages": "conversations",
+    "role": "from",
+    "content": "value",
+    "roles": {
+        "human": "user",
+        "user": "user",
+        "gpt": "assistant",
+        "assistant": "assistant",
+        "chatgpt": "assistant",
+        "bing": "assistant",
+        "bard": "assistant",
+        "system": "system",
+    },
+}
 
 
 def hf(path):
@@ -250,7 +292,7 @@ def hf(path):
 def read_tokens(out, row, dtype):
     """A sample's tokens read straight from its shard (independent of the reader)."""
     shard = np.fromfile(os.path.join(out, row["shard_path"]), dtype=np.dtype(dtype).newbyteorder("<"))
-    return shard.reshape(-1, row["unit_size"])[row["shard_row"]][:row["token_count"]]
+    return shard.reshape(-1, row["unit_size"])[row["shard_row"]][: row["token_count"]]
 
 
 def expected_skips(records: list[dict], ref, template: str | None) -> dict[int, str]:
@@ -280,9 +322,14 @@ def assert_kept_equal_transformers(out, records: list[dict], ref, template: str 
     dtype = read_json(os.path.join(out, "manifest.json"))["token_dtype"]
     index = read_jsonl(os.path.join(out, "sample_index.jsonl"))
     for start in range(0, len(index), 256):
-        rows = index[start:start + 256]
-        convs = [[{"role": roles[t["from"]], "content": t["value"]} for t in records[r["source_line"] - 1]
-                  ["conversations"]] for r in rows]
+        rows = index[start : start + 256]
+        convs = [
+            [
+                {"role": roles[t["from"]], "content": t["value"]}
+                for t in records[r["source_line"] - 1]["conversations"]
+            ]
+            for r in rows
+        ]
         want = ref.apply_chat_template(convs, chat_template=template)["input_ids"]
         for row, ids in zip(rows, want):
             assert read_tokens(out, row, dtype).tolist() == ids, row["source_line"]
@@ -290,12 +337,20 @@ def assert_kept_equal_transformers(out, records: list[dict], ref, template: str 
 
 
 def skip_chat_build(root, src: str, template: str | None, max_skipped=None, cores: int = 1, **tok):
-    cfg = {"source": {"files": [src], "chat": SHAREGPT_CHAT, "train_on": [["assistant"]],
-                      "on_bad_record": ["skip"], **({"max_skipped": max_skipped} if max_skipped else {})},
-           "tokenizer": {"hf_dir": {"path": tok.pop("path", TOK_DIR),
-                                    **({"chat_template": template} if template else {})}},
-           "units": {"sizes": [[1024, 4096, 32768, 262144]], "build_batch": [256]},
-           "output": {"dir": "out", "samples_per_shard": [2000]}}
+    cfg = {
+        "source": {
+            "files": [src],
+            "chat": SHAREGPT_CHAT,
+            "train_on": [["assistant"]],
+            "on_bad_record": ["skip"],
+            **({"max_skipped": max_skipped} if max_skipped else {}),
+        },
+        "tokenizer": {
+            "hf_dir": {"path": tok.pop("path", TOK_DIR), **({"chat_template": template} if template else {})}
+        },
+        "units": {"sizes": [[1024, 4096, 32768, 262144]], "build_batch": [256]},
+        "output": {"dir": "out", "samples_per_shard": [2000]},
+    }
     return cfg, (lambda: build_in(root, cfg, cores=cores))
 
 
@@ -303,14 +358,17 @@ def _turns(*roles_and_texts):
     return {"conversations": [{"from": r, "value": v} for r, v in roles_and_texts]}
 
 
-CHATS = [_turns(("human", "What is 2 + 3?"), ("gpt", "It is 5.")),
-         {"conversations": []},  # no message
-         _turns(("gpt", "Hello, how can I help?"), ("human", "Add 4 and 4."), ("gpt", "8.")),  # gpt first
-         _turns(("system", "You are terse.")),  # only a system message: the template drops it
-         _turns(("system", "You are terse."), ("human", "Name a prime."), ("bing", "Seven.")),
-         _turns(("human", "One"), ("human", "Two"), ("gpt", "Three")),  # two user turns
-         _turns(("human", "Is 9 odd?"), ("chatgpt", "Yes.")),
-         {"conversations": [{"from": "human"}]}]  # a message without content
+# a message without content
+CHATS = [
+    _turns(("human", "What is 2 + 3?"), ("gpt", "It is 5.")),
+    {"conversations": []},  # no message
+    _turns(("gpt", "Hello, how can I help?"), ("human", "Add 4 and 4."), ("gpt", "8.")),  # gpt first
+    _turns(("system", "You are terse.")),  # only a system message: the template drops it
+    _turns(("system", "You are terse."), ("human", "Name a prime."), ("bing", "Seven.")),
+    _turns(("human", "One"), ("human", "Two"), ("gpt", "Three")),  # two user turns
+    _turns(("human", "Is 9 odd?"), ("chatgpt", "Yes.")),
+    {"conversations": [{"from": "human"}]},
+]
 
 
 def test_conversations_skipped_are_exactly_those_the_template_cannot_render(tmp_path):
@@ -322,11 +380,23 @@ def test_conversations_skipped_are_exactly_those_the_template_cannot_render(tmp_
     ref = hf(TOK_DIR)
     with open(ALTERNATING, encoding="utf-8") as f:
         template = f.read()
-    want = expected_skips([c if c["conversations"] != [{"from": "human"}] else {"conversations": []}
-                           for c in CHATS], ref, template)
+    want = expected_skips(
+        [c if c["conversations"] != [{"from": "human"}] else {"conversations": []} for c in CHATS],
+        ref,
+        template,
+    )
     want[8] = "SampleSchemaError"  # content missing: MintDim's own check of the record's shape
-    assert skipped == want == {2: "SampleSchemaError", 3: "ChatTemplateError", 4: "ChatTemplateError",
-                               6: "ChatTemplateError", 8: "SampleSchemaError"}
+    assert (
+        skipped
+        == want
+        == {
+            2: "SampleSchemaError",
+            3: "ChatTemplateError",
+            4: "ChatTemplateError",
+            6: "ChatTemplateError",
+            8: "SampleSchemaError",
+        }
+    )
     assert assert_kept_equal_transformers(out, CHATS, ref, template) == 3
     assert [r["sample_id"] for r in read_jsonl(os.path.join(out, "sample_index.jsonl"))] == [0, 1, 2]
     assert run_cli(tmp_path, "verify", "out", "--source", "--all").returncode == 0
@@ -359,8 +429,9 @@ def sharegpt_v3(tmp_path) -> str:
     return path
 
 
-@pytest.mark.parametrize("template, max_skipped", [(None, None), (ALTERNATING, [0.5])],
-                         ids=["qwen3", "alternating"])
+@pytest.mark.parametrize(
+    "template, max_skipped", [(None, None), (ALTERNATING, [0.5])], ids=["qwen3", "alternating"]
+)
 def test_real_sharegpt_v3_as_published_builds_with_skip(tmp_path, template, max_skipped):
     tok_dir = os.path.join(ASSETS, "hf", "qwen3")
     if not os.path.isdir(tok_dir):

@@ -21,8 +21,8 @@ import shutil
 import numpy as np
 import pytest
 import yaml
-
 from conftest import DATA, build_in, build_shipped, read_json, read_jsonl, read_mask, run_cli, write_jsonl
+
 from mintdim import errors as E
 from mintdim.config import resolve
 
@@ -32,8 +32,17 @@ TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 CHATS = os.path.join(DATA, "chat", "gsm8k_chat.jsonl")
 QWEN3_TEMPLATE = os.path.join(DATA, "chat", "qwen3_chat_template.jinja")
 from conftest import ASSETS  # noqa: E402
-SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
-                  "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "system": "system"}
+
+SHAREGPT_ROLES = {
+    "human": "user",
+    "user": "user",
+    "gpt": "assistant",
+    "assistant": "assistant",
+    "chatgpt": "assistant",
+    "bing": "assistant",
+    "bard": "assistant",
+    "system": "system",
+}
 
 
 def hf(path):
@@ -56,21 +65,47 @@ def openai_messages(row: dict) -> list[dict]:
 # Edge cases: system turn, several assistant turns, empty content, <think> blocks (earlier turn:
 # dropped by Qwen3; last turn: re-rendered), non-Latin text, content ending in whitespace.
 EDGE = [
-    {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"},
-                  {"role": "assistant", "content": "4"}, {"role": "user", "content": "and 3+3?"},
-                  {"role": "assistant", "content": "6 "}]},
+    {
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "2+2?"},
+            {"role": "assistant", "content": "4"},
+            {"role": "user", "content": "and 3+3?"},
+            {"role": "assistant", "content": "6 "},
+        ]
+    },
     {"messages": [{"role": "user", "content": "Say nothing."}, {"role": "assistant", "content": ""}]},
-    {"messages": [{"role": "user", "content": "Why?"},
-                  {"role": "assistant", "content": "<think>\nbecause 2 > 1\n</think>\n\nTwo is more."},
-                  {"role": "user", "content": "Sure?"},
-                  {"role": "assistant", "content": "<think>\nyes, check again\n</think>\n\nYes, sure.\n"}]},
-    {"messages": [{"role": "user", "content": "Chào buổi sáng! 早上好，世界"},
-                  {"role": "assistant", "content": "Xin chào 👋 你好 — Ünïcödé\t"}]},
-    {"messages": [{"role": "user", "content": [{"type": "text", "text": "Two "}, {"type": "text", "text": "parts"}]},
-                  {"role": "assistant", "content": [{"type": "text", "text": "One answer."}]}]},
-    {"messages": [{"role": "user", "content": "  padded question  "},
-                  {"role": "assistant", "content": "\n\nleading newlines"},
-                  {"role": "user", "content": "x"}, {"role": "assistant", "content": "\n"}]},
+    {
+        "messages": [
+            {"role": "user", "content": "Why?"},
+            {"role": "assistant", "content": "<think>\nbecause 2 > 1\n</think>\n\nTwo is more."},
+            {"role": "user", "content": "Sure?"},
+            {"role": "assistant", "content": "<think>\nyes, check again\n</think>\n\nYes, sure.\n"},
+        ]
+    },
+    {
+        "messages": [
+            {"role": "user", "content": "Chào buổi sáng! 早上好，世界"},
+            {"role": "assistant", "content": "Xin chào 👋 你好 — Ünïcödé\t"},
+        ]
+    },
+    {
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Two "}, {"type": "text", "text": "parts"}],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": "One answer."}]},
+        ]
+    },
+    {
+        "messages": [
+            {"role": "user", "content": "  padded question  "},
+            {"role": "assistant", "content": "\n\nleading newlines"},
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": "\n"},
+        ]
+    },
 ]
 
 
@@ -101,7 +136,7 @@ def qwen3_spans(text: str, messages: list[dict], trained: set[int]) -> list[tupl
         m = messages[k]
         head = text.index("\n", starts[k]) + 1
         end = (starts[k + 1] if k + 1 < len(starts) else len(text)) - len("<|im_end|>\n")
-        assert text[end:end + len("<|im_end|>")] == "<|im_end|>"
+        assert text[end : end + len("<|im_end|>")] == "<|im_end|>"
         body = text[head:end]
         c = m["content"]
         if "</think>" in c:
@@ -110,9 +145,12 @@ def qwen3_spans(text: str, messages: list[dict], trained: set[int]) -> list[tupl
         else:
             reasoning, rest = "", c
         if body.startswith("<think>\n") and m["role"] == "assistant":
-            if reasoning.strip("\n"):  # source.chat.reasoning: train (the default): the block, <think> included
+            # source.chat.reasoning: train (the default): the block, <think> included
+            if reasoning.strip("\n"):
                 a = head
-                assert text[a:end] == "<think>\n" + reasoning.strip("\n") + "\n</think>\n\n" + rest.lstrip("\n")
+                assert text[a:end] == "<think>\n" + reasoning.strip("\n") + "\n</think>\n\n" + rest.lstrip(
+                    "\n"
+                )
             else:
                 a = head + len("<think>\n\n</think>\n\n")
                 assert text[a:end] == rest.lstrip("\n")  # the template writes content.lstrip('\n') here
@@ -135,7 +173,7 @@ def llama3_spans(text: str, messages: list[dict], trained: set[int]) -> list[tup
     for k in sorted(trained):
         a = text.index("<|end_header_id|>\n\n", starts[k]) + len("<|end_header_id|>\n\n")
         body = messages[k]["content"].strip()
-        assert text[a:a + len(body) + len("<|eot_id|>")] == body + "<|eot_id|>"
+        assert text[a : a + len(body) + len("<|eot_id|>")] == body + "<|eot_id|>"
         spans += [(a, a + len(body)), (a + len(body), a + len(body) + len("<|eot_id|>"))]
     return spans
 
@@ -147,18 +185,18 @@ def token_mask(tok, text: str, spans) -> tuple[list[int], list[bool]]:
     return enc["input_ids"], mask
 
 
-
-
 def read_tokens(out, row, dtype):
     shard = np.fromfile(os.path.join(out, row["shard_path"]), dtype=np.dtype(dtype).newbyteorder("<"))
-    return shard.reshape(-1, row["unit_size"])[row["shard_row"]][:row["token_count"]]
+    return shard.reshape(-1, row["unit_size"])[row["shard_row"]][: row["token_count"]]
 
 
 def chat_config(files, tok_dir=TOK_DIR, chat=None, train_on=None, sizes=None, out="out", **tok):
-    cfg = {"source": {"files": list(files), "chat": {} if chat is None else chat},
-           "tokenizer": {"hf_dir": {"path": tok_dir, **tok}},
-           "units": {"sizes": sizes or [[128, 256, 512, 1024, 4096]], "build_batch": [7]},
-           "output": {"dir": out, "samples_per_shard": [50]}}
+    cfg = {
+        "source": {"files": list(files), "chat": {} if chat is None else chat},
+        "tokenizer": {"hf_dir": {"path": tok_dir, **tok}},
+        "units": {"sizes": sizes or [[128, 256, 512, 1024, 4096]], "build_batch": [7]},
+        "output": {"dir": out, "samples_per_shard": [50]},
+    }
     if train_on is not None:
         cfg["source"]["train_on"] = train_on
     return cfg
@@ -171,7 +209,11 @@ def test_hf_dir_reads_the_directory_as_transformers_does(ref):
     from mintdim.tokenizers.kinds import load
 
     tok = load("hf_dir", TOK_DIR)
-    assert tok.special_tokens == ref.special_tokens_map == {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
+    assert (
+        tok.special_tokens
+        == ref.special_tokens_map
+        == {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
+    )
     assert tok.pad_id == ref.pad_token_id == 0
     assert tok.unk_id is None and ref.unk_token is None
     assert tok.encodes_every_string
@@ -192,11 +234,24 @@ def test_hf_dir_legacy_special_tokens_map_and_template_file(tmp_path):
     config.pop("added_tokens_decoder")
     config.pop("pad_token")
     (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
-    (d / "special_tokens_map.json").write_text(json.dumps(
-        {"pad_token": {"content": "<|im_start|>", "lstrip": False, "normalized": False, "rstrip": False,
-                       "single_word": False}, "eos_token": "<|im_end|>"}), encoding="utf-8")
-    (d / "chat_template.jinja").write_text("{% for m in messages %}[{{ m.role }}]{{ m.content }}{{ eos_token }}"
-                                           "{% endfor %}", encoding="utf-8")
+    (d / "special_tokens_map.json").write_text(
+        json.dumps(
+            {
+                "pad_token": {
+                    "content": "<|im_start|>",
+                    "lstrip": False,
+                    "normalized": False,
+                    "rstrip": False,
+                    "single_word": False,
+                },
+                "eos_token": "<|im_end|>",
+            }
+        ),
+        encoding="utf-8",
+    )
+    (d / "chat_template.jinja").write_text(
+        "{% for m in messages %}[{{ m.role }}]{{ m.content }}{{ eos_token }}{% endfor %}", encoding="utf-8"
+    )
     ref = hf(str(d))
     tok = load("hf_dir", str(d))
     assert tok.special_tokens == ref.special_tokens_map
@@ -205,8 +260,9 @@ def test_hf_dir_legacy_special_tokens_map_and_template_file(tmp_path):
     msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
     from mintdim.sources.chat import ChatRenderer
 
-    r = ChatRenderer(tok.chat_template, tok.special_tokens, {"messages": "messages", "role": "role",
-                                                             "content": "content"})
+    r = ChatRenderer(
+        tok.chat_template, tok.special_tokens, {"messages": "messages", "role": "role", "content": "content"}
+    )
     assert r.render({"messages": msgs}, "f", 1) == ref.apply_chat_template(msgs, tokenize=False)
 
 
@@ -269,7 +325,10 @@ def test_hf_dir_with_field_templates_builds_and_verifies(tmp_path):
     for row in read_jsonl(os.path.join(out, "sample_index.jsonl")):
         r = [{"q": "What is 2+2?", "a": "4 ☃"}, {"q": "日本", "a": ""}][row["sample_id"]]
         text = f"Q: {r['q']}\nA: {r['a']}<|im_end|>"
-        assert read_tokens(out, row, manifest["token_dtype"]).tolist() == ref(text, add_special_tokens=False)["input_ids"]
+        assert (
+            read_tokens(out, row, manifest["token_dtype"]).tolist()
+            == ref(text, add_special_tokens=False)["input_ids"]
+        )
     res = run_cli(tmp_path, "verify", "out", "--source", "--all")
     assert res.returncode == 0, res.stdout + res.stderr
     import mintdim
@@ -288,18 +347,46 @@ def test_rendering_and_ids_equal_apply_chat_template(ref):
     opts = {"messages": "messages", "role": "role", "content": "content", "system": "system"}
     r = ChatRenderer(tok.chat_template, tok.special_tokens, opts)
     rows = read_jsonl(CHATS) + EDGE
-    tools = [{"type": "function", "function": {"name": "add", "description": "Add two numbers",
-                                               "parameters": {"type": "object", "properties": {}}}}]
-    rows.append({"messages": [{"role": "user", "content": "add 2 and 3"},
-                              {"role": "assistant", "content": "", "tool_calls": [
-                                  {"type": "function", "function": {"name": "add", "arguments": {"a": 2, "b": 3}}}]},
-                              {"role": "tool", "content": "5"}, {"role": "assistant", "content": "It is 5."}],
-                 "tools": tools})
-    rows.append({"messages": [{"role": "user", "content": "think?"},
-                              {"role": "assistant", "content": "ok", "reasoning_content": "hmm"}]})
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "add",
+                "description": "Add two numbers",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+    ]
+    rows.append(
+        {
+            "messages": [
+                {"role": "user", "content": "add 2 and 3"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {"type": "function", "function": {"name": "add", "arguments": {"a": 2, "b": 3}}}
+                    ],
+                },
+                {"role": "tool", "content": "5"},
+                {"role": "assistant", "content": "It is 5."},
+            ],
+            "tools": tools,
+        }
+    )
+    rows.append(
+        {
+            "messages": [
+                {"role": "user", "content": "think?"},
+                {"role": "assistant", "content": "ok", "reasoning_content": "hmm"},
+            ]
+        }
+    )
     with_tools = ChatRenderer(tok.chat_template, tok.special_tokens, {**opts, "extras": ["tools"]})
     for row in rows:
-        msgs = joined(([{"role": "system", "content": row["system"]}] if "system" in row else []) + row["messages"])
+        msgs = joined(
+            ([{"role": "system", "content": row["system"]}] if "system" in row else []) + row["messages"]
+        )
         want = ref.apply_chat_template(msgs, tokenize=False, tools=row.get("tools"))
         got = (with_tools if "tools" in row else r).render(row, "f", 1)
         assert got == want
@@ -311,9 +398,18 @@ def test_bad_records_are_data_errors_with_message_index():
     from mintdim.tokenizers.kinds import load
 
     tok = load("hf_dir", TOK_DIR)
-    r = ChatRenderer(tok.chat_template, tok.special_tokens,
-                     {"messages": "conversations", "role": "from", "content": "value",
-                      "roles": {"human": "user", "gpt": "assistant"}, "train": "train"}, ["assistant"])
+    r = ChatRenderer(
+        tok.chat_template,
+        tok.special_tokens,
+        {
+            "messages": "conversations",
+            "role": "from",
+            "content": "value",
+            "roles": {"human": "user", "gpt": "assistant"},
+            "train": "train",
+        },
+        ["assistant"],
+    )
     ok = {"from": "human", "value": "hi"}
     cases = [
         ({"other": []}, None, "no key 'conversations'"),
@@ -343,67 +439,140 @@ def test_every_bad_record_reads_the_same_in_both_languages():
     """Each data problem of a record, as a user reads it in English and in Vietnamese (lang: vi)."""
     from mintdim.sources.chat import ChatRenderer
 
-    r = ChatRenderer("{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}", {},
-                     {"messages": "conversations", "role": "from", "content": "value", "train": "train",
-                      "system": "sys", "extras": ["tools"],
-                      "roles": {"human": "user", "gpt": "assistant", "system": "system"}}, ["assistant"], ["<|end|>"])
+    r = ChatRenderer(
+        "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}",
+        {},
+        {
+            "messages": "conversations",
+            "role": "from",
+            "content": "value",
+            "train": "train",
+            "system": "sys",
+            "extras": ["tools"],
+            "roles": {"human": "user", "gpt": "assistant", "system": "system"},
+        },
+        ["assistant"],
+        ["<|end|>"],
+    )
     ok = {"from": "human", "value": "hi"}
     cases = [
-        ({"other": [], "x": 1}, None, "the record has no key 'conversations' (keys: other, x)",
-         "bản ghi không có key 'conversations' (các key: other, x)"),
-        ({"conversations": {"a": 1}}, None, "'conversations' must be a list of messages, found JSON type object",
-         "'conversations' phải là list tin nhắn, kiểu JSON hiện có: object"),
-        ({"conversations": []}, None, "'conversations' is an empty list: a conversation needs at least one message",
-         "'conversations' là list rỗng: hội thoại cần ít nhất một tin nhắn"),
-        ({"sys": 5, "conversations": [ok]}, None, "the system prompt 'sys' must be a string, found JSON type number",
-         "system prompt 'sys' phải là string, kiểu JSON hiện có: number"),
-        ({"conversations": [ok, 7]}, 1, "a message must be a JSON object, found JSON type number",
-         "tin nhắn phải là JSON object, kiểu JSON hiện có: number"),
-        ({"conversations": [ok, {"value": "x"}]}, 1, "the message has no role (key 'from')",
-         "tin nhắn không có role (key 'from')"),
-        ({"conversations": [ok, {"from": ["gpt"], "value": "x"}]}, 1,
-         "the role (key 'from') must be a string, found JSON type array",
-         "role (key 'from') phải là string, kiểu JSON hiện có: array"),
-        ({"conversations": [ok, {"from": "robot", "value": "x"}]}, 1,
-         "unknown role 'robot' (source.chat.roles maps human, gpt, system)",
-         "role 'robot' không xác định (source.chat.roles ánh xạ human, gpt, system)"),
-        ({"conversations": [ok, {"from": "gpt"}]}, 1,
-         "content (key 'value') must be a string or a list of text parts, found missing",
-         "content (key 'value') phải là string hoặc list các phần text, hiện có: missing"),
-        ({"conversations": [ok, {"from": "gpt", "value": "x", "train": 1}]}, 1,
-         "the train flag (key 'train') must be true or false, found number",
-         "cờ train (key 'train') phải là true hoặc false, hiện có: number"),
-        ({"sys": "S", "conversations": [{"from": "system", "value": "T"}, ok]}, 0,
-         "the record has both a system prompt 'sys' and a system message",
-         "bản ghi có cả system prompt 'sys' lẫn tin nhắn system"),
-        ({"conversations": [ok], "tools": ["get_weather"]}, None, "'tools' must be a list of JSON objects (schemas)",
-         "'tools' phải là list JSON object (schema)"),
-        ({"conversations": [ok, {"from": "gpt", "value": []}]}, 1, "content (key 'value') is an empty list of parts",
-         "content (key 'value') là list rỗng"),
-        ({"conversations": [{"from": "human", "value": ["plain"]}]}, 0,
-         "content part of type 'string': only text parts ({\"type\": \"text\", \"text\": ...}) can be rendered",
-         "phần content kiểu 'string': chỉ render được phần text ({\"type\": \"text\", \"text\": ...})"),
+        (
+            {"other": [], "x": 1},
+            None,
+            "the record has no key 'conversations' (keys: other, x)",
+            "bản ghi không có key 'conversations' (các key: other, x)",
+        ),
+        (
+            {"conversations": {"a": 1}},
+            None,
+            "'conversations' must be a list of messages, found JSON type object",
+            "'conversations' phải là list tin nhắn, kiểu JSON hiện có: object",
+        ),
+        (
+            {"conversations": []},
+            None,
+            "'conversations' is an empty list: a conversation needs at least one message",
+            "'conversations' là list rỗng: hội thoại cần ít nhất một tin nhắn",
+        ),
+        (
+            {"sys": 5, "conversations": [ok]},
+            None,
+            "the system prompt 'sys' must be a string, found JSON type number",
+            "system prompt 'sys' phải là string, kiểu JSON hiện có: number",
+        ),
+        (
+            {"conversations": [ok, 7]},
+            1,
+            "a message must be a JSON object, found JSON type number",
+            "tin nhắn phải là JSON object, kiểu JSON hiện có: number",
+        ),
+        (
+            {"conversations": [ok, {"value": "x"}]},
+            1,
+            "the message has no role (key 'from')",
+            "tin nhắn không có role (key 'from')",
+        ),
+        (
+            {"conversations": [ok, {"from": ["gpt"], "value": "x"}]},
+            1,
+            "the role (key 'from') must be a string, found JSON type array",
+            "role (key 'from') phải là string, kiểu JSON hiện có: array",
+        ),
+        (
+            {"conversations": [ok, {"from": "robot", "value": "x"}]},
+            1,
+            "unknown role 'robot' (source.chat.roles maps human, gpt, system)",
+            "role 'robot' không xác định (source.chat.roles ánh xạ human, gpt, system)",
+        ),
+        (
+            {"conversations": [ok, {"from": "gpt"}]},
+            1,
+            "content (key 'value') must be a string or a list of text parts, found missing",
+            "content (key 'value') phải là string hoặc list các phần text, hiện có: missing",
+        ),
+        (
+            {"conversations": [ok, {"from": "gpt", "value": "x", "train": 1}]},
+            1,
+            "the train flag (key 'train') must be true or false, found number",
+            "cờ train (key 'train') phải là true hoặc false, hiện có: number",
+        ),
+        (
+            {"sys": "S", "conversations": [{"from": "system", "value": "T"}, ok]},
+            0,
+            "the record has both a system prompt 'sys' and a system message",
+            "bản ghi có cả system prompt 'sys' lẫn tin nhắn system",
+        ),
+        (
+            {"conversations": [ok], "tools": ["get_weather"]},
+            None,
+            "'tools' must be a list of JSON objects (schemas)",
+            "'tools' phải là list JSON object (schema)",
+        ),
+        (
+            {"conversations": [ok, {"from": "gpt", "value": []}]},
+            1,
+            "content (key 'value') is an empty list of parts",
+            "content (key 'value') là list rỗng",
+        ),
+        (
+            {"conversations": [{"from": "human", "value": ["plain"]}]},
+            0,
+            'content part of type \'string\': only text parts ({"type": "text", "text": ...}) can be '
+            "rendered",
+            'phần content kiểu \'string\': chỉ render được phần text ({"type": "text", "text": ...})',
+        ),
     ]
-    assert r.render({"sys": "S", "conversations": [ok]}, "data/c.jsonl", 1) == "<|system|>S<|end|><|user|>hi<|end|>"
+    assert (
+        r.render({"sys": "S", "conversations": [ok]}, "data/c.jsonl", 1)
+        == "<|system|>S<|end|><|user|>hi<|end|>"
+    )
     for record, index, en_problem, vi_problem in cases:
         where_en = f"Message: {index}\n\n" if index is not None else ""
         where_vi = f"Tin nhắn: {index}\n\n" if index is not None else ""
         for fn in (r.render, r.render_with_spans):
             with pytest.raises(E.SampleSchemaError) as err:
                 fn(record, "data/c.jsonl", 12)
-            assert err.value.render("en") == ("SampleSchemaError: JSONL conversation is not valid.\n\n"
-                                              f"File: data/c.jsonl\n\nLine: 12\n\n{where_en}Problem: {en_problem}")
-            assert err.value.render("vi") == ("SampleSchemaError: Hội thoại JSONL không hợp lệ.\n\n"
-                                              f"File: data/c.jsonl\n\nDòng: 12\n\n{where_vi}Vấn đề: {vi_problem}")
+            assert err.value.render("en") == (
+                "SampleSchemaError: JSONL conversation is not valid.\n\n"
+                f"File: data/c.jsonl\n\nLine: 12\n\n{where_en}Problem: {en_problem}"
+            )
+            assert err.value.render("vi") == (
+                "SampleSchemaError: Hội thoại JSONL không hợp lệ.\n\n"
+                f"File: data/c.jsonl\n\nDòng: 12\n\n{where_vi}Vấn đề: {vi_problem}"
+            )
 
 
 def test_template_exception_is_a_data_error_with_its_message(tmp_path):
     from mintdim.sources.chat import ChatRenderer
 
-    gemma_like = ("{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}"
-                  "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
-                  "{% endif %}<start_of_turn>{{ m.role }}\n{{ m.content | trim }}<end_of_turn>\n{% endfor %}")
-    r = ChatRenderer(gemma_like, {"eos_token": "<eos>"}, {"messages": "messages", "role": "role", "content": "content"})
+    gemma_like = (
+        "{% for m in messages %}{% if (m['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+        "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
+        "{% endif %}<start_of_turn>{{ m.role }}\n{{ m.content | trim }}<end_of_turn>\n{% endfor %}"
+    )
+    r = ChatRenderer(
+        gemma_like, {"eos_token": "<eos>"}, {"messages": "messages", "role": "role", "content": "content"}
+    )
     with pytest.raises(E.ChatTemplateError) as err:
         r.render({"messages": [{"role": "assistant", "content": "x"}]}, "a.jsonl", 3)
     assert "roles must alternate" in err.value.render("en") and "Line: 3" in err.value.render("en")
@@ -416,33 +585,50 @@ def test_template_exception_is_a_data_error_with_its_message(tmp_path):
         build_in(tmp_path, chat_config([src], chat_template=str(tpl)), cores=1)
     assert "Line: 2" in str(err.value) and "roles must alternate" in str(err.value)
     assert not os.path.exists(tmp_path / "out" / "stats.json")
-    assert any(os.path.exists(tmp_path / "out" / d / "UNIT_BUILD_FAILED.md") for d in os.listdir(tmp_path / "out"))
+    assert any(
+        os.path.exists(tmp_path / "out" / d / "UNIT_BUILD_FAILED.md") for d in os.listdir(tmp_path / "out")
+    )
 
 
 def test_a_span_that_cannot_be_located_is_an_error_never_a_guess():
     from mintdim.sources.chat import ChatRenderer
 
     upper = "{% for m in messages %}<|{{ m.role }}|>{{ m.content | upper }}<|end|>{% endfor %}"
-    r = ChatRenderer(upper, {}, {"messages": "messages", "role": "role", "content": "content"}, ["assistant"],
-                     ["<|end|>"])
+    r = ChatRenderer(
+        upper, {}, {"messages": "messages", "role": "role", "content": "content"}, ["assistant"], ["<|end|>"]
+    )
     rec = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
-    for fn in (r.render, r.render_with_spans):  # rewritten content is not in the rendering: no message is found
+    # rewritten content is not in the rendering: no message is found
+    for fn in (
+        r.render,
+        r.render_with_spans,
+    ):
         with pytest.raises(E.ChatTemplateError) as err:
             fn(rec, "x.jsonl", 5)
         assert "Message: 0 (role user)" in err.value.render("en") and "Line: 5" in err.value.render("en")
-    # a template that writes the content and more that depends on it: the content is there, its span is not exact
-    counted = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }} ({{ m.content | length }})<|end|>{% endfor %}"
-    r = ChatRenderer(counted, {}, {"messages": "messages", "role": "role", "content": "content"}, ["assistant"],
-                     ["<|end|>"])
+    # a template that writes the content and more that depends
+    # on it: the content is there, its span is not exact
+    counted = (
+        "{% for m in messages %}<|{{ m.role }}|>{{ m.content }} ({{ m.content | length }})<|end|>{% endfor %}"
+    )
+    r = ChatRenderer(
+        counted,
+        {},
+        {"messages": "messages", "role": "role", "content": "content"},
+        ["assistant"],
+        ["<|end|>"],
+    )
     with pytest.raises(E.ChatTemplateError) as err:
         r.render_with_spans(rec, "x.jsonl", 5)
     assert "Message: 1 (role assistant)" in err.value.render("en") and "Line: 5" in err.value.render("en")
     assert "cannot be located exactly" in err.value.render("en")
-    assert r.render(rec, "x.jsonl", 5) == "<|user|>hi (2)<|end|><|assistant|>hello (5)<|end|>"  # rendering alone is fine
+    # rendering alone is fine
+    assert r.render(rec, "x.jsonl", 5) == "<|user|>hi (2)<|end|><|assistant|>hello (5)<|end|>"
     # where the part that depends on the content does not change (a length of 2, as the sentinel's), the
     # content is located: the end marker comes with it when it follows the content
-    text, spans = r.render_with_spans({"messages": [{"role": "user", "content": "hi"},
-                                                    {"role": "assistant", "content": "42"}]}, "x", 1)
+    text, spans = r.render_with_spans(
+        {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "42"}]}, "x", 1
+    )
     assert [(text[a:b], role) for a, b, _, role in spans] == [("42", "assistant")]
 
 
@@ -452,11 +638,17 @@ def test_train_flag_last_turn_and_system_key_choose_messages():
 
     tok = load("hf_dir", TOK_DIR)
     base = {"messages": "messages", "role": "role", "content": "content", "system": "sys", "train": "train"}
-    rec = {"sys": "S", "messages": [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"},
-                                    {"role": "user", "content": "q2", "train": True},
-                                    {"role": "assistant", "content": "a2"},
-                                    {"role": "user", "content": "q3"},
-                                    {"role": "assistant", "content": "a3", "train": False}]}
+    rec = {
+        "sys": "S",
+        "messages": [
+            {"role": "user", "content": "q1"},
+            {"role": "assistant", "content": "a1"},
+            {"role": "user", "content": "q2", "train": True},
+            {"role": "assistant", "content": "a2"},
+            {"role": "user", "content": "q3"},
+            {"role": "assistant", "content": "a3", "train": False},
+        ],
+    }
 
     def trained(opts, roles):
         r = ChatRenderer(tok.chat_template, tok.special_tokens, {**base, **opts}, roles)
@@ -468,7 +660,8 @@ def test_train_flag_last_turn_and_system_key_choose_messages():
     assert trained({}, ["system"]) == ["S", "<|im_end|>", "q2", "<|im_end|>"]
     with pytest.raises(E.SampleSchemaError) as err:  # a system prompt key and a system message
         ChatRenderer(tok.chat_template, tok.special_tokens, base, ["assistant"]).render(
-            {"sys": "S", "messages": [{"role": "system", "content": "T"}]}, "f", 4)
+            {"sys": "S", "messages": [{"role": "system", "content": "T"}]}, "f", 4
+        )
     assert "both a system prompt" in err.value.render("en")
 
 
@@ -508,26 +701,46 @@ output: {dir: "./out", samples_per_shard: [10000]}
 
 
 def test_chat_mapped_by_file_beside_field_templates(tmp_path):
-    raw = {"source": {"files": ["a.jsonl", "b.jsonl"], "chat": [None, {}],
-                      "fields": [["q", "a"]], "templates": ["{q} {a}"], "train_on": [["a"], ["assistant"]]},
-           "tokenizer": {"hf_dir": {"path": TOK_DIR}}, "units": {"sizes": [[64]], "build_batch": [8]},
-           "output": {"dir": ["o1", "o2"], "samples_per_shard": [10]}}
+    raw = {
+        "source": {
+            "files": ["a.jsonl", "b.jsonl"],
+            "chat": [None, {}],
+            "fields": [["q", "a"]],
+            "templates": ["{q} {a}"],
+            "train_on": [["a"], ["assistant"]],
+        },
+        "tokenizer": {"hf_dir": {"path": TOK_DIR}},
+        "units": {"sizes": [[64]], "build_batch": [8]},
+        "output": {"dir": ["o1", "o2"], "samples_per_shard": [10]},
+    }
     a, b = resolve(raw).files
     assert a.chat is None and a.fields == ["q", "a"] and a.train_on == ["a"]
-    assert b.chat == {"messages": "messages", "role": "role", "content": "content"} and b.train_on == ["assistant"]
+    assert b.chat == {"messages": "messages", "role": "role", "content": "content"} and b.train_on == [
+        "assistant"
+    ]
 
 
-@pytest.mark.parametrize("change, cls, needle", [
-    (lambda c: c["source"].update(chat={"speaker": "x"}), E.PipelineValidationError, "unknown keys in source.chat"),
-    (lambda c: c["source"].update(chat=[{}, {}, {}]), E.PipelineValidationError, "3 chat entries"),
-    (lambda c: c["source"].update(chat={"roles": {"human": 1}}), E.PipelineValidationError, "roles"),
-    (lambda c: c["source"].update(chat={"last_turn": "yes"}), E.PipelineValidationError, "last_turn"),
-    (lambda c: c["source"].update(chat={"roles": {"gpt": "assistant"}}, train_on=[["user"]]),
-     E.FieldMappingError, "never produces"),
-    (lambda c: c.update(tokenizer={"hf_json": {"path": "x.json"}}), E.TokenizerValidationError, "hf_dir"),
-    (lambda c: c["tokenizer"]["hf_dir"].update(pad_token=""), E.TokenizerValidationError, "pad_token"),
-    (lambda c: c["tokenizer"]["hf_dir"].update(vocab=3), E.TokenizerValidationError, "unknown keys"),
-])
+@pytest.mark.parametrize(
+    "change, cls, needle",
+    [
+        (
+            lambda c: c["source"].update(chat={"speaker": "x"}),
+            E.PipelineValidationError,
+            "unknown keys in source.chat",
+        ),
+        (lambda c: c["source"].update(chat=[{}, {}, {}]), E.PipelineValidationError, "3 chat entries"),
+        (lambda c: c["source"].update(chat={"roles": {"human": 1}}), E.PipelineValidationError, "roles"),
+        (lambda c: c["source"].update(chat={"last_turn": "yes"}), E.PipelineValidationError, "last_turn"),
+        (
+            lambda c: c["source"].update(chat={"roles": {"gpt": "assistant"}}, train_on=[["user"]]),
+            E.FieldMappingError,
+            "never produces",
+        ),
+        (lambda c: c.update(tokenizer={"hf_json": {"path": "x.json"}}), E.TokenizerValidationError, "hf_dir"),
+        (lambda c: c["tokenizer"]["hf_dir"].update(pad_token=""), E.TokenizerValidationError, "pad_token"),
+        (lambda c: c["tokenizer"]["hf_dir"].update(vocab=3), E.TokenizerValidationError, "unknown keys"),
+    ],
+)
 def test_chat_config_errors(change, cls, needle):
     cfg = chat_config(["a.jsonl", "b.jsonl"])
     change(cfg)
@@ -539,8 +752,13 @@ def test_chat_config_errors(change, cls, needle):
 def test_fluent_api_source_chat():
     from mintdim import pipeline
 
-    job = (pipeline("unit-build").source.chat(files=["c.jsonl"], chat={"system": "system"}, train_on=[["assistant"]])
-           .tokenizer.hf_dir({"path": TOK_DIR}).units(sizes=[[512]], build_batch=[8]).output.dir("o", [10]))
+    job = (
+        pipeline("unit-build")
+        .source.chat(files=["c.jsonl"], chat={"system": "system"}, train_on=[["assistant"]])
+        .tokenizer.hf_dir({"path": TOK_DIR})
+        .units(sizes=[[512]], build_batch=[8])
+        .output.dir("o", [10])
+    )
     cfg = job.to_config()
     assert cfg["source"] == {"files": ["c.jsonl"], "chat": {"system": "system"}, "train_on": [["assistant"]]}
     assert resolve(cfg).files[0].chat["system"] == "system"
@@ -550,8 +768,9 @@ def test_fluent_api_source_chat():
 
 
 def test_build_masks_equal_independent_computation(tmp_path, ref):
-    rows = [{"system": r["system"], "messages": r["messages"]} for r in read_jsonl(CHATS)[:60]] + \
-           [{"messages": joined(r["messages"])} for r in EDGE]
+    rows = [{"system": r["system"], "messages": r["messages"]} for r in read_jsonl(CHATS)[:60]] + [
+        {"messages": joined(r["messages"])} for r in EDGE
+    ]
     src = write_jsonl(tmp_path / "c.jsonl", rows)
     cfg = chat_config([src], chat={"system": "system"}, train_on=[["assistant"]])
     res = build_in(tmp_path, cfg, cores=2)
@@ -567,15 +786,18 @@ def test_build_masks_equal_independent_computation(tmp_path, ref):
         ids, want = token_mask(ref, text, spans)
         assert read_tokens(out, row, manifest["token_dtype"]).tolist() == ids
         mask = read_mask(out, row)
-        assert mask[:row["token_count"]].tolist() == want, row["sample_id"]
-        assert not mask[row["token_count"]:].any()
+        assert mask[: row["token_count"]].tolist() == want, row["sample_id"]
+        assert not mask[row["token_count"] :].any()
         assert row["trained_tokens"] == sum(want)
         total += sum(want)
     stats = res.outputs[0].stats
     assert stats["trained_tokens"] == total == stats["trained_tokens_by_role"]["assistant"]
     assert stats["samples_with_unk"] == 0
-    empty = next(r for r in read_jsonl(os.path.join(out, "sample_index.jsonl"))
-                 if rows[r["sample_id"]].get("messages")[-1]["content"] == "")
+    empty = next(
+        r
+        for r in read_jsonl(os.path.join(out, "sample_index.jsonl"))
+        if rows[r["sample_id"]].get("messages")[-1]["content"] == ""
+    )
     assert empty["trained_tokens"] == 1  # only <|im_end|>: the inserted empty think block is not trained
     res = run_cli(tmp_path, "verify", "out", "--source", "--all")
     assert res.returncode == 0, res.stdout + res.stderr
@@ -596,32 +818,44 @@ def test_generation_tags_equal_return_assistant_tokens_mask(tmp_path, ref):
     # the assistant branch sets its body instead of writing it, then writes the header and, inside a
     # generation block, the body, any tool calls and <|im_end|>
     for old, new in [
-        ("{{- '<|im_start|>' + message.role + '\\n<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n'"
-         " + content.lstrip('\\n') }}",
-         "{%- set body = '<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n' + content.lstrip('\\n') %}"),
+        (
+            "{{- '<|im_start|>' + message.role + '\\n<think>\\n' + reasoning_content.strip('\\n') + "
+            "'\\n</think>\\n\\n' + content.lstrip('\\n') }}",
+            "{%- set body = '<think>\\n' + reasoning_content.strip('\\n') + '\\n</think>\\n\\n' + "
+            "content.lstrip('\\n') %}",
+        ),
         ("{{- '<|im_start|>' + message.role + '\\n' + content }}", "{%- set body = content %}"),
-        ("        {%- if message.tool_calls %}",
-         "        {{- '<|im_start|>' + message.role + '\\n' }}{% generation %}{{- body }}\n        {%- if message.tool_calls %}"),
-        ("        {{- '<|im_end|>\\n' }}\n    {%- elif message.role == \"tool\" %}",
-         "        {{- '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}\n    {%- elif message.role == \"tool\" %}"),
+        (
+            "        {%- if message.tool_calls %}",
+            "        {{- '<|im_start|>' + message.role + '\\n' }}{% generation %}{{- body }}\n"
+            "        {%- if message.tool_calls %}",
+        ),
+        (
+            "        {{- '<|im_end|>\\n' }}\n    {%- elif message.role == \"tool\" %}",
+            "        {{- '<|im_end|>' }}{% endgeneration %}{{- '\\n' }}\n"
+            '    {%- elif message.role == "tool" %}',
+        ),
     ]:
         assert old in tagged, old
         tagged = tagged.replace(old, new)
     assert tagged.count("{% generation %}") == 1
     path = tmp_path / "tagged.jinja"
     path.write_text(tagged, encoding="utf-8")
-    rows = [{"messages": openai_messages(r)} for r in read_jsonl(CHATS)[:30]] + [{"messages": joined(r["messages"])}
-                                                                                for r in EDGE]
+    rows = [{"messages": openai_messages(r)} for r in read_jsonl(CHATS)[:30]] + [
+        {"messages": joined(r["messages"])} for r in EDGE
+    ]
     src = write_jsonl(tmp_path / "c.jsonl", rows)
     build_in(tmp_path, chat_config([src], chat_template=str(path), train_on=[["assistant"]]), cores=1)
     out = str(tmp_path / "out")
     dtype = read_json(os.path.join(out, "manifest.json"))["token_dtype"]
     for row in read_jsonl(os.path.join(out, "sample_index.jsonl")):
         msgs = rows[row["sample_id"]]["messages"]
-        got = ref.apply_chat_template(msgs, chat_template=tagged, return_assistant_tokens_mask=True, return_dict=True)
+        got = ref.apply_chat_template(
+            msgs, chat_template=tagged, return_assistant_tokens_mask=True, return_dict=True
+        )
         assert any(got["assistant_masks"])
         assert read_tokens(out, row, dtype).tolist() == got["input_ids"]
-        assert read_mask(out, row)[:row["token_count"]].astype(int).tolist() == got["assistant_masks"]
+        assert read_mask(out, row)[: row["token_count"]].astype(int).tolist() == got["assistant_masks"]
 
 
 def test_shipped_chat_example_builds(tmp_path):
@@ -630,13 +864,16 @@ def test_shipped_chat_example_builds(tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
     out = tmp_path / "artifacts" / "gsm8k_chat_units"
     stats = read_json(out / "stats.json")
-    assert stats["total_samples"] == 300 and stats["trained_tokens_by_role"]["assistant"] == stats["trained_tokens"] > 0
+    assert (
+        stats["total_samples"] == 300
+        and stats["trained_tokens_by_role"]["assistant"] == stats["trained_tokens"] > 0
+    )
     res = run_cli(tmp_path, "inspect", str(out), "--sample", "0")
     assert res.returncode == 0 and "<|im_start|>system\nYou are a careful math tutor" in res.stdout
     assert "roles: system, user, assistant*, user, assistant* (* trained)" in res.stdout
 
 
-# --- real tokenizers and ShareGPT (optional: ../assets, MINTDIM_ASSETS) -------------------------------------------
+# --- real tokenizers and ShareGPT (optional: ../assets, MINTDIM_ASSETS) -------------------------------------
 
 
 def _real(name):
@@ -653,19 +890,26 @@ def _sample(path, n, seed):
     return [json.loads(line) for line in rng.sample(lines, n)]
 
 
-@pytest.mark.parametrize("tok_name, spans_of, extra", [("hf/qwen3", qwen3_spans, {}),
-                                                        ("hf/llama3_1", llama3_spans,
-                                                         {"pad_token": "<|reserved_special_token_0|>"})])
+@pytest.mark.parametrize(
+    "tok_name, spans_of, extra",
+    [
+        ("hf/qwen3", qwen3_spans, {}),
+        ("hf/llama3_1", llama3_spans, {"pad_token": "<|reserved_special_token_0|>"}),
+    ],
+)
 def test_real_sharegpt_both_shapes_equal_transformers(tmp_path, tok_name, spans_of, extra):
     tok_dir = _real(tok_name)
     msgs_rows = _sample(_real("data/sharegpt_messages.jsonl"), 120, 1)
     conv_rows = _sample(_real("data/sharegpt_conversations.jsonl"), 120, 2)
     a = write_jsonl(tmp_path / "m.jsonl", msgs_rows)
     b = write_jsonl(tmp_path / "c.jsonl", conv_rows)
-    chat = [{"roles": SHAREGPT_ROLES},
-            {"messages": "conversations", "role": "from", "content": "value", "roles": SHAREGPT_ROLES}]
-    cfg = chat_config([a, b], tok_dir, chat=chat, train_on=[["assistant"]], sizes=[[1024, 4096, 32768, 262144]],
-                      **extra)
+    chat = [
+        {"roles": SHAREGPT_ROLES},
+        {"messages": "conversations", "role": "from", "content": "value", "roles": SHAREGPT_ROLES},
+    ]
+    cfg = chat_config(
+        [a, b], tok_dir, chat=chat, train_on=[["assistant"]], sizes=[[1024, 4096, 32768, 262144]], **extra
+    )
     cfg["units"]["build_batch"] = [64]
     res = build_in(tmp_path, cfg, cores=2)
     ref = hf(tok_dir)
@@ -685,9 +929,11 @@ def test_real_sharegpt_both_shapes_equal_transformers(tmp_path, tok_name, spans_
         assert read_tokens(out, row, dtype).tolist() == ids
         trained = {i for i, m in enumerate(msgs) if m["role"] == "assistant"}
         spans = spans_of(text, msgs, trained)
-        want = [any(x <= s < y for x, y in spans) for s, _ in
-                ref(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]]
-        assert read_mask(out, row)[:row["token_count"]].tolist() == want, row["sample_id"]
+        want = [
+            any(x <= s < y for x, y in spans)
+            for s, _ in ref(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        ]
+        assert read_mask(out, row)[: row["token_count"]].tolist() == want, row["sample_id"]
         total += sum(want)
     assert res.outputs[0].stats["trained_tokens_by_role"] == {"assistant": total}
 
@@ -737,8 +983,11 @@ def test_both_ways_of_locating_spans_agree():
     assert items == [(1, "reasoning"), (1, "answer"), (3, "reasoning"), (3, "answer")]
     text = r.render_messages(msgs, extras)
     fast = r._locate_all(text, msgs, extras, items)
-    assert fast[0] == "absent" and [text[fast[k][0]:fast[k][1]] for k in (1, 2, 3)] == ["Two is more.", "yes, check again",
-                                                                      "Yes, sure.\n"]
+    assert fast[0] == "absent" and [text[fast[k][0] : fast[k][1]] for k in (1, 2, 3)] == [
+        "Two is more.",
+        "yes, check again",
+        "Yes, sure.\n",
+    ]
     assert _agree(r, [rec]) == 6  # with the two user messages
 
 
@@ -749,18 +998,32 @@ def test_real_both_ways_of_locating_spans_agree():
     rows = _sample(_real("data/sharegpt_conversations.jsonl"), 200, 3)
     for name in ("hf/qwen3", "hf/llama3_1"):
         tok = load("hf_dir", _real(name))
-        r = ChatRenderer(tok.chat_template, tok.special_tokens, {"messages": "conversations", "role": "from",
-                                                                 "content": "value", "roles": SHAREGPT_ROLES},
-                         ["assistant", "user"])
+        r = ChatRenderer(
+            tok.chat_template,
+            tok.special_tokens,
+            {"messages": "conversations", "role": "from", "content": "value", "roles": SHAREGPT_ROLES},
+            ["assistant", "user"],
+        )
         assert _agree(r, rows) > 200
 
 
 def test_a_bad_record_in_a_build_names_its_line_and_message(tmp_path):
-    rows = [{"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]}, "",
-            {"conversations": [{"from": "human", "value": "hi"}, {"from": "robot", "value": "x"}]}]
+    rows = [
+        {"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]},
+        "",
+        {"conversations": [{"from": "human", "value": "hi"}, {"from": "robot", "value": "x"}]},
+    ]
     src = write_jsonl(tmp_path / "c.jsonl", rows)
-    cfg = chat_config([src], chat={"messages": "conversations", "role": "from", "content": "value",
-                                   "roles": {"human": "user", "gpt": "assistant"}}, train_on=[["assistant"]])
+    cfg = chat_config(
+        [src],
+        chat={
+            "messages": "conversations",
+            "role": "from",
+            "content": "value",
+            "roles": {"human": "user", "gpt": "assistant"},
+        },
+        train_on=[["assistant"]],
+    )
     cfg["lang"] = "both"
     with pytest.raises(E.SampleSchemaError) as err:
         build_in(tmp_path, cfg, cores=1)
@@ -779,14 +1042,22 @@ def test_named_templates_tool_use_when_the_record_passes_tools(tmp_path, ref):
     shutil.copytree(TOK_DIR, d)
     config = json.loads((d / "tokenizer_config.json").read_text(encoding="utf-8"))
     default = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
-    config["chat_template"] = [{"name": "default", "template": default},
-                               {"name": "tool_use", "template": "TOOLS {{ tools | tojson }}\n" + default}]
+    config["chat_template"] = [
+        {"name": "default", "template": default},
+        {"name": "tool_use", "template": "TOOLS {{ tools | tojson }}\n" + default},
+    ]
     (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
     reference = hf(str(d))
     tok = load("hf_dir", str(d))
-    entry = type("Entry", (), {"tokenizer_path": str(d), "train_on": ["assistant"],
-                               "chat": {"messages": "messages", "role": "role", "content": "content",
-                                        "extras": ["tools"]}})()
+    entry = type(
+        "Entry",
+        (),
+        {
+            "tokenizer_path": str(d),
+            "train_on": ["assistant"],
+            "chat": {"messages": "messages", "role": "role", "content": "content", "extras": ["tools"]},
+        },
+    )()
     r = renderer_for(entry, tok)
     msgs = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]
     tools = [{"type": "function", "function": {"name": "f"}}]

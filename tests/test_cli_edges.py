@@ -1,4 +1,4 @@
-"""Commands typed as a new user types them (issue 14, cases 4-6): the documented forms, wrong values,
+"""Commands typed as a new user types them: the documented forms, wrong values,
 missing extras. Each case reproduces what was seen; each answer is one clear message, not a traceback."""
 
 from __future__ import annotations
@@ -8,35 +8,66 @@ import os
 
 import pytest
 import yaml
-
 from conftest import GSM8K
-
 
 # --- case 4: `tokenizer train --template '{question}\n\n{answer}'` ---------------------------------
 
 
 def test_train_template_escapes_mean_what_the_config_yaml_means(tmp_path, monkeypatch, capsys):
     """docs/tokenizers.md types the template in single quotes: the shell passes a backslash and an n.
-    It must train on newlines, as the config's "{question}\\n\\n{answer}" does (it trained on a literal `\\n`)."""
+    It must train on newlines, as the config's "{question}\\n\\n{answer}" does (it trained on a literal
+    `\\n`)."""
     from mintdim.cli import main
 
     monkeypatch.chdir(tmp_path)
     typed = r"{question}\n\n{answer}"  # what the shell hands over for '{question}\n\n{answer}'
-    assert main(["tokenizer", "train", "cli", "--vocab-size", "300", "--jsonl", GSM8K, "--fields", "question",
-                 "answer", "--template", typed, "--quiet", "--json"]) == 0
+    assert (
+        main(
+            [
+                "tokenizer",
+                "train",
+                "cli",
+                "--vocab-size",
+                "300",
+                "--jsonl",
+                GSM8K,
+                "--fields",
+                "question",
+                "answer",
+                "--template",
+                typed,
+                "--quiet",
+                "--json",
+            ]
+        )
+        == 0
+    )
     by_cli = json.loads(capsys.readouterr().out)
-    cfg = {"source": {"files": [GSM8K], "fields": [["question", "answer"]], "templates": ["{question}\n\n{answer}"]},
-           "tokenizer": {"hf_json": {"path": "unused.json"}}, "units": {"sizes": [[512]], "build_batch": [64]},
-           "output": {"dir": "o", "samples_per_shard": [100]}}
+    cfg = {
+        "source": {
+            "files": [GSM8K],
+            "fields": [["question", "answer"]],
+            "templates": ["{question}\n\n{answer}"],
+        },
+        "tokenizer": {"hf_json": {"path": "unused.json"}},
+        "units": {"sizes": [[512]], "build_batch": [64]},
+        "output": {"dir": "o", "samples_per_shard": [100]},
+    }
     with open("c.yaml", "w", encoding="utf-8") as f:
         yaml.safe_dump(cfg, f)
-    assert main(["tokenizer", "train", "cfg", "--vocab-size", "300", "--config", "c.yaml", "--quiet", "--json"]) == 0
+    assert (
+        main(["tokenizer", "train", "cfg", "--vocab-size", "300", "--config", "c.yaml", "--quiet", "--json"])
+        == 0
+    )
     by_config = json.loads(capsys.readouterr().out)
     assert by_cli["unique_words"] == by_config["unique_words"]
     assert by_cli["vocab_size"] == by_config["vocab_size"] == 300
     record = json.load(open(os.path.join("cli", "mintdim-train.json"), encoding="utf-8"))
     assert record["reference"]["corpus"]["templates"] == ["{question}\n\n{answer}"]
-    with open(os.path.join("cli", "merges.txt"), "rb") as a, open(os.path.join("cfg", "merges.txt"), "rb") as b:
+    with (
+        open(os.path.join("cli", "merges.txt"), "rb") as a,
+        open(os.path.join("cfg", "merges.txt"), "rb") as b,
+    ):
         assert a.read() == b.read()  # the same model
 
 
@@ -45,10 +76,12 @@ def test_train_jsonl_without_fields_says_what_is_missing_and_writes_nothing(tmp_
 
     monkeypatch.chdir(tmp_path)
     assert main(["tokenizer", "train", "tok", "--vocab-size", "300", "--jsonl", GSM8K, "--quiet"]) == 1
-    assert capsys.readouterr().err == ("FieldMappingError: Invalid fields config.\n\n"
-                                       "Problem: --jsonl needs --fields (the keys to render)\n\nRules:\n\n"
-                                       "• fields is a list of lists of field names (strings)\n"
-                                       "• len(fields) == 1 or len(fields) == file_count\n")
+    assert capsys.readouterr().err == (
+        "FieldMappingError: Invalid fields config.\n\n"
+        "Problem: --jsonl needs --fields (the keys to render)\n\nRules:\n\n"
+        "• fields is a list of lists of field names (strings)\n"
+        "• len(fields) == 1 or len(fields) == file_count\n"
+    )
     assert os.listdir(tmp_path) == []
 
 
@@ -58,7 +91,12 @@ def test_every_command_that_can_fail_takes_lang(tmp_path, monkeypatch, capsys):
     from mintdim.cli import main
 
     monkeypatch.chdir(tmp_path)
-    assert main(["tokenizer", "train", "tok", "--vocab-size", "300", "--jsonl", GSM8K, "--quiet", "--lang", "vi"]) == 1
+    assert (
+        main(
+            ["tokenizer", "train", "tok", "--vocab-size", "300", "--jsonl", GSM8K, "--quiet", "--lang", "vi"]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert err.startswith("FieldMappingError: ") and "--jsonl cần --fields (các key để render)" in err
     assert "--jsonl needs --fields" not in err and os.listdir(tmp_path) == []
@@ -75,6 +113,7 @@ def test_every_command_that_can_fail_takes_lang(tmp_path, monkeypatch, capsys):
 
 
 # --- case 5: tracebacks and missing hints -----------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
@@ -99,11 +138,17 @@ def test_inspect_sample_out_of_range_is_a_usage_error(built):
     assert "--sample 99999 is not a sample of out: its ids are 0 to 39 (40 samples)." in proc.stderr
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--max-padding", "5"], "--max-padding takes a fraction below 1 (0.05) or a percentage (5%), got '5'."),
-    (["--max-padding", "1.5"], "got '1.5'"),
-    (["-k", "2", "--multiple-of", "0"], "--multiple-of takes a positive integer, got '0'."),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (
+            ["--max-padding", "5"],
+            "--max-padding takes a fraction below 1 (0.05) or a percentage (5%), got '5'.",
+        ),
+        (["--max-padding", "1.5"], "got '1.5'"),
+        (["-k", "2", "--multiple-of", "0"], "--multiple-of takes a positive integer, got '0'."),
+    ],
+)
 def test_suggest_units_values_that_cannot_be_meant_are_usage_errors(built, args, needle):
     proc = _cli(built, "suggest-units", "out", *args)
     assert proc.returncode == 2 and needle in proc.stderr
@@ -133,10 +178,16 @@ def test_a_command_ends_with_all_its_output_and_exit_code_whatever_its_streams_a
         assert run("inspect", "out", stdout=out, stderr=err).returncode == 0
     assert (tmp_path / "stdout.txt").read_text(encoding="utf-8") == piped.stdout
 
-    assert run("export", "out", "--format", "megatron", "--to", str(tmp_path / "mg"),
-               capture_output=True).returncode == 0
+    assert (
+        run(
+            "export", "out", "--format", "megatron", "--to", str(tmp_path / "mg"), capture_output=True
+        ).returncode
+        == 0
+    )
     with open(tmp_path / "stderr.txt", "wb") as err:  # the same destination again: refused
-        again = run("export", "out", "--format", "megatron", "--to", str(tmp_path / "mg"), stdout=err, stderr=err)
+        again = run(
+            "export", "out", "--format", "megatron", "--to", str(tmp_path / "mg"), stdout=err, stderr=err
+        )
     text = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
     assert again.returncode == 1 and "ExportError" in text and "Traceback" not in text
     import numpy as np
@@ -148,8 +199,13 @@ def test_a_command_ends_with_all_its_output_and_exit_code_whatever_its_streams_a
     tokens = np.fromfile(tmp_path / "mg.bin", dtype=megatron.stored_dtype(ds.dtype))
     assert len(tokens) == int(ds.token_counts.sum())  # the export's files are whole
 
-    proc = subprocess.Popen([sys.executable, "-m", "mintdim", "inspect", "out"], cwd=str(built), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mintdim", "inspect", "out"],
+        cwd=str(built),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     first = proc.stdout.readline()
     proc.stdout.close()  # `| head -1`
     err = proc.stderr.read().decode()
@@ -164,12 +220,19 @@ def test_output_that_cannot_be_written_is_an_error_of_one_line(built, args):
     import sys
 
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([sys.executable, "-m", "mintdim", *args], cwd=str(built), stdout=full,
-                              stderr=subprocess.PIPE, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "mintdim", *args],
+            cwd=str(built),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     assert proc.stderr == "mintdim: [Errno 28] No space left on device\n", proc.stderr
-    whole = subprocess.run([sys.executable, "-m", "mintdim", *args], cwd=str(built), capture_output=True,
-                           text=True, timeout=120)
+    whole = subprocess.run(
+        [sys.executable, "-m", "mintdim", *args], cwd=str(built), capture_output=True, text=True, timeout=120
+    )
     assert whole.returncode == 0 and whole.stdout and whole.stderr == ""
 
 
@@ -181,7 +244,10 @@ def test_a_profile_whose_executor_plugin_is_missing_says_what_to_install(built, 
     (profile / "config.yaml").write_text("executor: mintdim-test-none\njobs: 2\n")
     proc = _cli(built, "build", "c.yaml", "--profile", str(profile))
     assert proc.returncode == 1 and "invalid choice" not in proc.stderr and "usage:" not in proc.stderr
-    assert "MissingExtraError" in proc.stderr and "pip install snakemake-executor-plugin-mintdim-test-none" in proc.stderr
+    assert (
+        "MissingExtraError" in proc.stderr
+        and "pip install snakemake-executor-plugin-mintdim-test-none" in proc.stderr
+    )
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None:
         pytest.skip("the slurm plugin is installed here: the shipped profile's case cannot be seen")
     proc = _cli(built, "build", "c.yaml", "--profile", "slurm")
@@ -210,6 +276,7 @@ def test_torch_loader_without_torch_names_the_extra(built, monkeypatch):
 
 def test_unknown_config_keys_get_a_did_you_mean():
     from conftest import basic_config
+
     from mintdim import errors as E
     from mintdim.config import resolve
 
@@ -217,7 +284,9 @@ def test_unknown_config_keys_get_a_did_you_mean():
     cfg["unit"] = cfg.pop("units")
     with pytest.raises(E.PipelineValidationError) as info:
         resolve(cfg)
-    assert "unknown config keys: ['unit']" in str(info.value) and "Did you mean 'units' instead of 'unit'?" in str(info.value)
+    assert "unknown config keys: ['unit']" in str(
+        info.value
+    ) and "Did you mean 'units' instead of 'unit'?" in str(info.value)
     cfg = basic_config(["d.jsonl"])
     cfg["output"]["samples_per_shards"] = [10]
     with pytest.raises(E.PipelineValidationError) as info:
@@ -229,8 +298,14 @@ def test_unknown_config_keys_get_a_did_you_mean():
 def test_a_missing_relative_input_names_the_directory_it_was_resolved_from(tmp_path):
     from test_reliability import build, project
 
-    root = project(tmp_path, source={"files": ["data/missing.jsonl"], "fields": [["prompt", "response"]],
-                                      "templates": ["{prompt}\n{response}"]})
+    root = project(
+        tmp_path,
+        source={
+            "files": ["data/missing.jsonl"],
+            "fields": [["prompt", "response"]],
+            "templates": ["{prompt}\n{response}"],
+        },
+    )
     proc = build(root)
     assert proc.returncode == 1 and "Missing file: data/missing.jsonl" in proc.stderr
     assert f"Resolved from: {root}" in proc.stderr
@@ -250,8 +325,9 @@ def test_workflow_path_prints_the_snakefile_that_build_runs(tmp_path):
 
 
 def test_build_until_a_stage_keeps_its_files_then_the_build_completes(tmp_path):
-    from test_reliability import build, cli, msgpack_left, project
     from conftest import tree_bytes
+    from test_reliability import build, cli, msgpack_left, project
+
     from mintdim.reading.verify import verify
 
     root = project(tmp_path)
@@ -267,9 +343,11 @@ def test_build_until_a_stage_keeps_its_files_then_the_build_completes(tmp_path):
 
 
 def test_a_direct_snakemake_console_is_short_and_names_its_log(tmp_path):
-    """It printed ~200 lines for 9 jobs (then), the whole config as JSON inside the validate command among them."""
-    from test_reliability import project, snakemake_cmd
+    """It printed ~200 lines for 9 jobs (then), the whole config as JSON inside the validate command among
+    them."""
     import subprocess
+
+    from test_reliability import project, snakemake_cmd
 
     root = project(tmp_path)
     cmd = [c for c in snakemake_cmd(root) if c not in ("--workflow-profile", "none")]  # as a user runs it
@@ -278,7 +356,7 @@ def test_a_direct_snakemake_console_is_short_and_names_its_log(tmp_path):
     assert proc.returncode == 0, text[-3000:]
     assert '"samples_per_shard"' not in text and "--config '" not in text
     # 7 jobs: validate, tokenize, plan, write (one: a small input), aggregate, finalize, all (the
-    # report is opt-in, issue 17)
+    # report is opt-in)
     assert "[unit-build] shard=000000 samples=10" in text and "7 of 7 steps (100%) done" in text
     assert len(text.splitlines()) < 100, len(text.splitlines())
     log = [line.split(": ", 1)[1] for line in text.splitlines() if line.startswith("Complete log(s): ")]

@@ -1,4 +1,4 @@
-"""Empty inputs and over-long samples (issue 27, items 4-5 of "What to build").
+"""Empty inputs and over-long samples.
 
 - An input file with no samples (0 bytes, only blank lines, a BOM, a compressed file of nothing)
   is a SourceParseError in pre-flight; one that pre-flight's bounded scan cannot decide is caught
@@ -19,16 +19,26 @@ import shutil
 
 import pytest
 import sentencepiece as spm
+from conftest import (
+    SP_MODEL,
+    basic_config,
+    build_in,
+    gsm8k_rows,
+    read_json,
+    read_jsonl,
+    read_mask,
+    run_cli,
+    tree_bytes,
+    write_jsonl,
+)
+from stagekit import drive
 
 import mintdim
-from conftest import SP_MODEL, basic_config, build_in, gsm8k_rows, read_json, read_jsonl, read_mask, run_cli
-from conftest import tree_bytes, write_jsonl
 from mintdim import errors as E
 from mintdim.reading.suggest import suggest_units
 from mintdim.reading.verify import verify
 from mintdim.sources import jsonl
 from mintdim.stages.validate import preflight
-from stagekit import drive
 
 SIZES = [96, 160, 192]
 N_ROWS = 80
@@ -60,16 +70,22 @@ def over_config(files, overflow=None, out="out", sizes=None, **kw) -> dict:
 EMPTY_EN = "SourceParseError: JSONL file holds no samples.\n\nFile: {path}\n\nReason: {reason}"
 EMPTY_VI = "SourceParseError: File JSONL không có mẫu nào.\n\nFile: {path}\n\nLý do: {reason}"
 ZERO = ("the file is empty (0 bytes)", "file rỗng (0 byte)")
-BLANK = ("the file holds no line with data (only white space or blank lines)",
-         "file không có dòng nào chứa dữ liệu (chỉ có khoảng trắng hoặc dòng trống)")
+BLANK = (
+    "the file holds no line with data (only white space or blank lines)",
+    "file không có dòng nào chứa dữ liệu (chỉ có khoảng trắng hoặc dòng trống)",
+)
 
 
-@pytest.mark.parametrize("name,data,reason", [
-    ("empty.jsonl", b"", ZERO),
-    ("blank.jsonl", b"\n  \n\t\r\n\n", BLANK),
-    ("bom.jsonl", b"\xef\xbb\xbf\n", BLANK),
-    ("empty.jsonl.gz", gzip.compress(b"\n \n"), BLANK),
-], ids=["zero-bytes", "blank-lines", "bom-only", "gzip-of-blank-lines"])
+@pytest.mark.parametrize(
+    "name,data,reason",
+    [
+        ("empty.jsonl", b"", ZERO),
+        ("blank.jsonl", b"\n  \n\t\r\n\n", BLANK),
+        ("bom.jsonl", b"\xef\xbb\xbf\n", BLANK),
+        ("empty.jsonl.gz", gzip.compress(b"\n \n"), BLANK),
+    ],
+    ids=["zero-bytes", "blank-lines", "bom-only", "gzip-of-blank-lines"],
+)
 def test_an_input_file_with_no_samples_is_a_preflight_error(tmp_path, monkeypatch, name, data, reason):
     monkeypatch.chdir(tmp_path)
     good, _ = pairs_file(tmp_path / "good.jsonl", 5)
@@ -91,7 +107,9 @@ def test_mintdim_build_of_an_empty_file_exits_1_and_builds_nothing(tmp_path):
         json.dump(cfg, f)
     proc = run_cli(tmp_path, "build", "c.yaml", "--cores", "1")
     assert proc.returncode == 1, proc.stderr
-    assert "SourceParseError: JSONL file holds no samples." in proc.stderr and "File: empty.jsonl" in proc.stderr
+    assert (
+        "SourceParseError: JSONL file holds no samples." in proc.stderr and "File: empty.jsonl" in proc.stderr
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -121,7 +139,9 @@ def test_allow_empty_builds_the_other_files_and_says_so_in_the_console_and_stats
     lines: list[str] = []
     result = run_build(cfg, cores=1, echo=lines.append)
     warning = [x for x in lines if x.startswith("[unit-build:warning]")]
-    assert any("./empty.jsonl" in x and "no samples" in x and "source.allow_empty" in x for x in warning), lines
+    assert any("./empty.jsonl" in x and "no samples" in x and "source.allow_empty" in x for x in warning), (
+        lines
+    )
     stats = read_json("out/stats.json")
     assert stats["empty_files"] == ["./empty.jsonl"] and stats["total_samples"] == 12
     assert result.outputs[0].stats["empty_files"] == ["./empty.jsonl"]
@@ -133,8 +153,12 @@ def test_allow_empty_with_no_sample_at_all_and_suggest_units_says_so(tmp_path, m
     (tmp_path / "empty.jsonl").write_bytes(b"")
     cfg = basic_config(["./empty.jsonl"])
     cfg["source"]["allow_empty"] = True
-    api = mintdim.pipeline("unit-build").source.jsonl(files=["./empty.jsonl"], fields=[["prompt", "response"]],
-                                                      templates=["{prompt}\n{response}"], allow_empty=True)
+    api = mintdim.pipeline("unit-build").source.jsonl(
+        files=["./empty.jsonl"],
+        fields=[["prompt", "response"]],
+        templates=["{prompt}\n{response}"],
+        allow_empty=True,
+    )
     assert api.to_config()["source"] == cfg["source"]
     logs = drive(cfg).logs
     assert any(x.startswith("[unit-build:warning]") and "./empty.jsonl" in x for x in logs), logs
@@ -154,7 +178,9 @@ def test_allow_empty_with_no_sample_at_all_and_suggest_units_says_so(tmp_path, m
     assert "UsageError: out holds no samples" in err and "Rules" not in err
 
 
-def test_suggest_units_max_below_the_longest_sample_is_a_usage_error_without_unit_rules(tmp_path, monkeypatch):
+def test_suggest_units_max_below_the_longest_sample_is_a_usage_error_without_unit_rules(
+    tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     good, _ = pairs_file(tmp_path / "good.jsonl", 12)
     drive(basic_config([good], sizes=[[512]]))
@@ -177,16 +203,22 @@ def test_overflow_error_counts_every_overlong_sample_across_chunks(tmp_path, mon
         drive(over_config([path], chunk_mb=8 * 1024 / 2**20))  # several chunks, several over-long in each
     en, vi = info.value.render("en"), info.value.render("vi")
     first = over[0]
-    assert en.startswith(f"UnitOverflowError: Sample token length exceeds max unit size.\n\nSample: {path}:{first + 1}"
-                         f"\n\ntoken_count: {lengths[first]}\n\nmax_unit_size: {SIZES[-1]}\n\n"
-                         "Increase unit sizes and run again.\n\n")
-    assert vi.startswith(f"UnitOverflowError: Độ dài token của mẫu vượt quá unit lớn nhất.\n\nMẫu: {path}:{first + 1}"
-                         f"\n\ntoken_count: {lengths[first]}\n\nmax_unit_size: {SIZES[-1]}\n\n"
-                         "Hãy tăng unit sizes rồi chạy lại.\n\n")
+    assert en.startswith(
+        f"UnitOverflowError: Sample token length exceeds max unit size.\n\nSample: {path}:{first + 1}"
+        f"\n\ntoken_count: {lengths[first]}\n\nmax_unit_size: {SIZES[-1]}\n\n"
+        "Increase unit sizes and run again.\n\n"
+    )
+    assert vi.startswith(
+        f"UnitOverflowError: Độ dài token của mẫu vượt quá unit lớn nhất.\n\nMẫu: {path}:{first + 1}"
+        f"\n\ntoken_count: {lengths[first]}\n\nmax_unit_size: {SIZES[-1]}\n\n"
+        "Hãy tăng unit sizes rồi chạy lại.\n\n"
+    )
     assert f"{len(over)} samples are longer than the largest unit size {SIZES[-1]}" in en
     assert f"{len(over)} mẫu dài hơn unit lớn nhất {SIZES[-1]}" in vi
     for i in over[:10]:
-        assert f"• {path}:{i + 1} ({lengths[i]} tokens)" in en and f"• {path}:{i + 1} ({lengths[i]} token)" in vi
+        assert (
+            f"• {path}:{i + 1} ({lengths[i]} tokens)" in en and f"• {path}:{i + 1} ({lengths[i]} token)" in vi
+        )
     for i in over[10:]:
         assert f"{path}:{i + 1} " not in en
     for text in (en, vi):
@@ -215,13 +247,21 @@ def test_overflow_drop_with_unit_sizes(tmp_path, monkeypatch, sp):
     for r in index:
         i = r["sample_id"]
         if i in over:
-            assert r["overflow"] == "dropped" and r["token_count"] == 0 and r["source_token_count"] == lengths[i]
+            assert (
+                r["overflow"] == "dropped" and r["token_count"] == 0 and r["source_token_count"] == lengths[i]
+            )
             assert r["unit_size"] is None and r["shard_path"] is None and r["shard_row"] is None
         else:
             assert "overflow" not in r and r["token_count"] == lengths[i]
     stats, manifest = read_json("out/stats.json"), read_json("out/manifest.json")
-    assert stats["overflow"] == {"policy": "drop", "dropped": len(over), "truncated": 0, "truncated_tokens_lost": 0,
-                                 "dropped_ids": over, "truncated_ids": []}
+    assert stats["overflow"] == {
+        "policy": "drop",
+        "dropped": len(over),
+        "truncated": 0,
+        "truncated_tokens_lost": 0,
+        "dropped_ids": over,
+        "truncated_ids": [],
+    }
     assert stats["total_samples"] == N_ROWS and sum(stats["unit_distribution"].values()) == N_ROWS - len(over)
     assert stats["total_tokens"] == sum(n for i, n in enumerate(lengths) if i not in over)
     assert manifest["units"]["overflow"] == "drop" and manifest["units"]["sizes"] == SIZES
@@ -259,11 +299,17 @@ def test_overflow_truncate_with_unit_sizes_and_loss_masks(tmp_path, monkeypatch,
     for out in ("t", "tm"):
         index = read_jsonl(f"{out}/sample_index.jsonl")
         stats = read_json(f"{out}/stats.json")
-        assert stats["overflow"] == {"policy": "truncate", "dropped": 0, "truncated": len(over),
-                                     "truncated_tokens_lost": sum(lengths[i] - big for i in over),
-                                     "dropped_ids": [], "truncated_ids": over}
-        assert stats["unit_distribution"][str(big)] == sum(1 for n in lengths if 160 < n) and \
-            stats["total_tokens"] == sum(min(n, big) for n in lengths)
+        assert stats["overflow"] == {
+            "policy": "truncate",
+            "dropped": 0,
+            "truncated": len(over),
+            "truncated_tokens_lost": sum(lengths[i] - big for i in over),
+            "dropped_ids": [],
+            "truncated_ids": over,
+        }
+        assert stats["unit_distribution"][str(big)] == sum(1 for n in lengths if 160 < n) and stats[
+            "total_tokens"
+        ] == sum(min(n, big) for n in lengths)
         ds = mintdim.open(out)
         for r in index:
             i = r["sample_id"]
@@ -277,9 +323,9 @@ def test_overflow_truncate_with_unit_sizes_and_loss_masks(tmp_path, monkeypatch,
     whole = {r["sample_id"]: r for r in read_jsonl("whole/sample_index.jsonl")}
     for r in read_jsonl("tm/sample_index.jsonl"):
         i = r["sample_id"]
-        want = read_mask("whole", whole[i])[:min(lengths[i], big)]
+        want = read_mask("whole", whole[i])[: min(lengths[i], big)]
         got = read_mask("tm", r)
-        assert got[:len(want)].tolist() == want.tolist() and not got[len(want):].any()
+        assert got[: len(want)].tolist() == want.tolist() and not got[len(want) :].any()
         assert r["trained_tokens"] == int(want.sum())
     stats = read_json("tm/stats.json")
     assert stats["trained_tokens"] == sum(r["trained_tokens"] for r in read_jsonl("tm/sample_index.jsonl"))
@@ -358,6 +404,9 @@ def test_a_build_without_overflow_keeps_its_bytes_and_build_id(tmp_path, monkeyp
     declared["units"]["overflow"] = ["error"]
     assert resolve(plain).build_id == resolve(declared).build_id
     drive(plain)
-    assert "overflow" not in read_json("out/stats.json") and "overflow" not in read_json("out/manifest.json")["units"]
+    assert (
+        "overflow" not in read_json("out/stats.json")
+        and "overflow" not in read_json("out/manifest.json")["units"]
+    )
     assert "empty_files" not in read_json("out/stats.json")
     assert all("overflow" not in r for r in read_jsonl("out/sample_index.jsonl"))

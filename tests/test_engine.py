@@ -1,12 +1,13 @@
-"""The fast byte-level BPE engine (mintdim/tokenizers/engines.py): tiktoken gives the library's own ids, or is not used.
+"""The fast byte-level BPE engine (mintdim/tokenizers/engines.py): tiktoken gives the library's own ids,
+or is not used.
 
 CI: byte-level BPE tokenizers trained here on the shipped GSM8K file (a Llama-3 Split pattern with
 NFC, and GPT-2's ByteLevel regex), compared with `tokenizers` on GSM8K, adversarial strings and
 every Unicode code point in several contexts (the regex dialects: Oniguruma in `tokenizers`,
 fancy-regex in tiktoken); files the engine must refuse; a build with and without the engine.
-With ../assets beside the repository (MINTDIM_ASSETS; benchmarks/fetch_data.sh fetches them): Llama-3.2, Llama-3.1 and Qwen3 on adversarial strings, the
-multilingual gettext catalogues of this machine (/usr/share/locale) and, with MINTDIM_SLOW=1,
-the full ShareGPT pairs.
+With ../assets beside the repository (MINTDIM_ASSETS; benchmarks/fetch_data.sh fetches them):
+Llama-3.2, Llama-3.1 and Qwen3 on adversarial strings, the multilingual gettext catalogues under
+/usr/share/locale and, with MINTDIM_SLOW=1, the full ShareGPT pairs.
 """
 
 from __future__ import annotations
@@ -16,22 +17,23 @@ import json
 import os
 
 import pytest
-
 from conftest import DATA, GSM8K, HF_JSON, basic_config, build_in, read_json, write_jsonl
 
 tokenizers = pytest.importorskip("tokenizers")
 pytest.importorskip("tiktoken")
 
+from conftest import ASSETS  # noqa: E402
 from tokenizers import AddedToken, Regex, Tokenizer, normalizers, pre_tokenizers, trainers  # noqa: E402
 from tokenizers import models as hf_models  # noqa: E402
 
 from mintdim.tokenizers import engines  # noqa: E402
 from mintdim.tokenizers.kinds import load  # noqa: E402
 
-from conftest import ASSETS  # noqa: E402
 SLOW = os.environ.get("MINTDIM_SLOW") == "1"
-LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-                  r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 SPECIALS = ["<unk>", "<pad>", "<|im_start|>", "<|im_end|>", "<|eot_id|>"]
 
 
@@ -43,21 +45,51 @@ def gsm8k_texts() -> list[str]:
 def adversarial() -> list[str]:
     """Unicode edge cases, long runs, special-token strings inside text and next to it."""
     texts = [
-        "", " ", "  ", "\n", "\r\n", "\r\n\r\n  \r\n", "\t\t x", "a\u00a0b\u2003c\u3000d\u2028e\u2029f\u0085g",
-        "e\u0301 cafe\u0301 caf\u00e9 \u212b \u212a elvin \u1100\u1161\u11a8 \ud55c\uae00",  # NFC changes these
+        "",
+        " ",
+        "  ",
+        "\n",
+        "\r\n",
+        "\r\n\r\n  \r\n",
+        "\t\t x",
+        "a\u00a0b\u2003c\u3000d\u2028e\u2029f\u0085g",
+        "e\u0301 cafe\u0301 caf\u00e9 \u212b \u212a elvin \u1100\u1161\u11a8 "
+        "\ud55c\uae00",  # NFC changes these
         "<|im_start|>\u0338 >\u0338 <\u0338",  # NFC composes '>' + U+0338 into U+226F
-        "\U0001F468\u200D\U0001F469\u200D\U0001F467 \U0001F3F3\uFE0F\u200D\U0001F308 \u0915\u094d\u200d\u0937",
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467 \U0001f3f3\ufe0f\u200d\U0001f308 "
+        "\u0915\u094d\u200d\u0937",
         "漢字とかなカナ、한국어, 中文標點。「引用」 ｆｕｌｌｗｉｄｔｈ １２３",
         "עברית שלום, العربية مرحبا \u200f\u202e reversed \u202c",
         "Ελληνικά, русский язык, ქართული, हिन्दी, தமிழ், ไทย ภาษา",
         "I'M HE'S they'RE we'VE you'LL she'D it'S 'ſ 'K 'İ ’s ʼs",
-        " " * 5000, " " * 4999 + "x", "\n" * 3000, "\t \n" * 1000, "x" + " " * 3000 + "\ny",
-        "1" * 5000, "12 345 6789 ٣٤٥ ۱۲۳ १२३ ①②③ ¼½ Ⅻ 𝟙𝟚𝟛", "a1b22c333d4444",
-        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "x<|im_start|>y", "<|im_start|><|im_start|>",
-        "<|im_sta", "<|im_start", "<|im_start|", "|im_start|>", "<<|im_start|>>", "<|eot_id|><|eot_id|>x",
-        " <|eot_id|> ", "<pad><unk>", "text<pad>text", "<tool_call>{}</tool_call>", "<tool_call",
-        "!!!???...,,,;;; --- ___ ***", "\\\\\\ ``` code ```\n\tdef f(x):\n\t\treturn x",
-        "\x00\x01\x1b[31m\x7f", "\ufeffBOM \ufffe\uffff", "\U000E0001\U000E0020 tags", "\U0010FFFF\U000F0000",
+        " " * 5000,
+        " " * 4999 + "x",
+        "\n" * 3000,
+        "\t \n" * 1000,
+        "x" + " " * 3000 + "\ny",
+        "1" * 5000,
+        "12 345 6789 ٣٤٥ ۱۲۳ १२३ ①②③ ¼½ Ⅻ 𝟙𝟚𝟛",
+        "a1b22c333d4444",
+        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
+        "x<|im_start|>y",
+        "<|im_start|><|im_start|>",
+        "<|im_sta",
+        "<|im_start",
+        "<|im_start|",
+        "|im_start|>",
+        "<<|im_start|>>",
+        "<|eot_id|><|eot_id|>x",
+        " <|eot_id|> ",
+        "<pad><unk>",
+        "text<pad>text",
+        "<tool_call>{}</tool_call>",
+        "<tool_call",
+        "!!!???...,,,;;; --- ___ ***",
+        "\\\\\\ ``` code ```\n\tdef f(x):\n\t\treturn x",
+        "\x00\x01\x1b[31m\x7f",
+        "\ufeffBOM \ufffe\uffff",
+        "\U000e0001\U000e0020 tags",
+        "\U0010ffff\U000f0000",
     ]
     return texts
 
@@ -84,14 +116,21 @@ def train(path: str, pattern: str | None, nfc: bool, vocab: int = 1500) -> str:
     if nfc:
         tok.normalizer = normalizers.NFC()
     if pattern:  # one Split, or several in sequence (DeepSeek's three)
-        splits = [pre_tokenizers.Split(Regex(p), behavior="isolated") for p in ([pattern] if isinstance(pattern, str)
-                                                                               else pattern)]
-        tok.pre_tokenizer = pre_tokenizers.Sequence(splits + [pre_tokenizers.ByteLevel(add_prefix_space=False,
-                                                                                      use_regex=False)])
+        splits = [
+            pre_tokenizers.Split(Regex(p), behavior="isolated")
+            for p in ([pattern] if isinstance(pattern, str) else pattern)
+        ]
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            splits + [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+        )
     else:
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=SPECIALS, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab,
+        special_tokens=SPECIALS,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(gsm8k_texts(), trainer)
     tok.add_tokens([AddedToken("<tool_call>", special=False, normalized=False)])
     tok.enable_padding(pad_id=tok.token_to_id("<pad>"), pad_token="<pad>")
@@ -102,9 +141,11 @@ def train(path: str, pattern: str | None, nfc: bool, vocab: int = 1500) -> str:
 @pytest.fixture(scope="module")
 def small(tmp_path_factory) -> dict[str, str]:
     d = tmp_path_factory.mktemp("bl")
-    return {"llama3-nfc": train(str(d / "llama3-nfc.json"), LLAMA3_PATTERN, nfc=True),
-            "gpt2": train(str(d / "gpt2.json"), None, nfc=False),
-            "deepseek-splits": train(str(d / "deepseek.json"), list(engines.DEEPSEEK_SPLITS), nfc=False)}
+    return {
+        "llama3-nfc": train(str(d / "llama3-nfc.json"), LLAMA3_PATTERN, nfc=True),
+        "gpt2": train(str(d / "gpt2.json"), None, nfc=False),
+        "deepseek-splits": train(str(d / "deepseek.json"), list(engines.DEEPSEEK_SPLITS), nfc=False),
+    }
 
 
 def library(path: str) -> Tokenizer:
@@ -120,7 +161,7 @@ def assert_same_ids(path: str, texts: list[str], threads: int = 1, batch: int = 
     assert fast is not None, reason
     tokens = 0
     for i in range(0, len(texts), batch):
-        part = texts[i:i + batch]
+        part = texts[i : i + batch]
         want = [e.ids for e in lib.encode_batch_fast(part, add_special_tokens=False)]
         got = fast.encode_ids(part)
         for k, (a, b) in enumerate(zip(want, got)):
@@ -186,19 +227,28 @@ def _first_merge_last(spec):
     merges.append(merges.pop(0))
 
 
-@pytest.mark.parametrize("edit, reason", [
-    (lambda s: s["model"].update(byte_fallback=True), "byte_fallback"),
-    (lambda s: s.update(normalizer={"type": "NFKC"}), "normalizer NFKC"),
-    (lambda s: s.update(normalizer={"type": "Lowercase"}), "normalizer Lowercase"),
-    (lambda s: s["added_tokens"][2].update(lstrip=True), "lstrip"),
-    (lambda s: s["added_tokens"][3].update(normalized=True), "normalized"),
-    (lambda s: s["added_tokens"].append(dict(s["added_tokens"][2], id=1500, content="<|im_start|>x")), "prefix"),
-    (lambda s: s["pre_tokenizer"]["pretokenizers"][0].update(behavior="Removed"), "isolated"),
-    (lambda s: s["pre_tokenizer"]["pretokenizers"][1].update(add_prefix_space=True), "add_prefix_space"),
-    (lambda s: s["pre_tokenizer"]["pretokenizers"].insert(0, s["pre_tokenizer"]["pretokenizers"][0]), "Split + ByteLevel"),
-    (_first_merge_last, "merges"),
-    (lambda s: s["model"].update(dropout=0.1), "dropout"),
-])
+@pytest.mark.parametrize(
+    "edit, reason",
+    [
+        (lambda s: s["model"].update(byte_fallback=True), "byte_fallback"),
+        (lambda s: s.update(normalizer={"type": "NFKC"}), "normalizer NFKC"),
+        (lambda s: s.update(normalizer={"type": "Lowercase"}), "normalizer Lowercase"),
+        (lambda s: s["added_tokens"][2].update(lstrip=True), "lstrip"),
+        (lambda s: s["added_tokens"][3].update(normalized=True), "normalized"),
+        (
+            lambda s: s["added_tokens"].append(dict(s["added_tokens"][2], id=1500, content="<|im_start|>x")),
+            "prefix",
+        ),
+        (lambda s: s["pre_tokenizer"]["pretokenizers"][0].update(behavior="Removed"), "isolated"),
+        (lambda s: s["pre_tokenizer"]["pretokenizers"][1].update(add_prefix_space=True), "add_prefix_space"),
+        (
+            lambda s: s["pre_tokenizer"]["pretokenizers"].insert(0, s["pre_tokenizer"]["pretokenizers"][0]),
+            "Split + ByteLevel",
+        ),
+        (_first_merge_last, "merges"),
+        (lambda s: s["model"].update(dropout=0.1), "dropout"),
+    ],
+)
 def test_ineligible_files_keep_the_library(small, tmp_path, edit, reason):
     path = _edited(small["llama3-nfc"], tmp_path / "edited.json", edit)
     fast, why = engines.fast_encoder_for(path, library(path))
@@ -207,11 +257,14 @@ def test_ineligible_files_keep_the_library(small, tmp_path, edit, reason):
     assert tok.engine == "tokenizers" and reason in tok.engine_reason
     texts = gsm8k_texts()[:50] + adversarial()
     if reason != "dropout":  # random by design
-        assert tok.encode_ids(texts) == [e.ids for e in library(path).encode_batch_fast(texts, add_special_tokens=False)]
+        assert tok.encode_ids(texts) == [
+            e.ids for e in library(path).encode_batch_fast(texts, add_special_tokens=False)
+        ]
 
 
 def test_three_splits_other_than_deepseeks_keep_the_library(small, tmp_path):
     """The one-pattern form is proven for DeepSeek's three regexes only."""
+
     def edit(spec):
         spec["pre_tokenizer"]["pretokenizers"][2]["pattern"]["Regex"] = LLAMA3_PATTERN
 
@@ -224,20 +277,36 @@ def test_normalized_added_tokens_without_a_normalizer(small, tmp_path):
     """With no normalizer the library matches the tokens without the `normalized` flag first, then the
     flagged ones in what is left; tiktoken all at once, leftmost. Allowed when no flagged token can
     start before an overlapping plain one; the ids then agree. Refused otherwise: they differ."""
+
     def add(plain, flagged):
         def edit(spec):
             for k, (content, norm) in enumerate([(plain, False), (flagged, True)]):
-                spec["added_tokens"].append({"id": 1501 + k, "content": content, "single_word": False,
-                                             "lstrip": False, "rstrip": False, "normalized": norm, "special": False})
+                spec["added_tokens"].append(
+                    {
+                        "id": 1501 + k,
+                        "content": content,
+                        "single_word": False,
+                        "lstrip": False,
+                        "rstrip": False,
+                        "normalized": norm,
+                        "special": False,
+                    }
+                )
+
         return edit
 
-    ok = _edited(small["gpt2"], tmp_path / "ok.json", add("<a>|", "|b|"))  # a plain one first, then overlap: fine
+    # a plain one first, then overlap: fine
+    ok = _edited(small["gpt2"], tmp_path / "ok.json", add("<a>|", "|b|"))
     texts = ["<a>|b|", "x|b|<a>|b|y", "<a>|b|<a>|", "|b|<a>|", "<a>|<a>|b|b|"] + gsm8k_texts()[:50]
     lib = library(ok)
-    assert [e.ids for e in lib.encode_batch_fast(["<a>|b|"], add_special_tokens=False)][0] == [1501, lib.token_to_id("b"),
-                                                                                                lib.token_to_id("|")]
+    assert [e.ids for e in lib.encode_batch_fast(["<a>|b|"], add_special_tokens=False)][0] == [
+        1501,
+        lib.token_to_id("b"),
+        lib.token_to_id("|"),
+    ]
     assert assert_same_ids(ok, texts) > 0
-    bad = _edited(small["gpt2"], tmp_path / "bad.json", add("b|<a>", "x|b"))  # "x|b|<a>": flagged first, overlapping
+    # "x|b|<a>": flagged first, overlapping
+    bad = _edited(small["gpt2"], tmp_path / "bad.json", add("b|<a>", "x|b"))
     fast, why = engines.fast_encoder_for(bad, library(bad))
     assert fast is None and "overlap" in why
     inside = _edited(small["gpt2"], tmp_path / "inside.json", add("<a>", "x<a>y"))
@@ -252,7 +321,9 @@ def test_merges_out_of_id_order_would_change_ids(small, tmp_path):
     with open(path, encoding="utf-8") as f:
         spec = json.load(f)
     byte = {c: b for b, c in engines.bytes_to_unicode().items()}
-    ranks = {bytes(byte[c] for c in t): i for t, i in spec["model"]["vocab"].items() if all(c in byte for c in t)}
+    ranks = {
+        bytes(byte[c] for c in t): i for t, i in spec["model"]["vocab"].items() if all(c in byte for c in t)
+    }
     naive = engines.TiktokenEncoder(ranks, LLAMA3_PATTERN, {t: i for i, t in enumerate(SPECIALS)}, None)
     ascii_texts = [t for t in texts if t.isascii()]
     assert naive.encode_ids(ascii_texts) != [e.ids for e in library(path).encode_batch_fast(ascii_texts)]
@@ -283,7 +354,9 @@ def test_without_a_library_given_the_engine_loads_its_own_for_nfc_changed_texts(
     path = small["llama3-nfc"]
     fast, _ = engines.fast_encoder_for(path, threads=2)
     texts = adversarial() * 3
-    assert fast.encode_ids(texts) == [e.ids for e in library(path).encode_batch_fast(texts, add_special_tokens=False)]
+    assert fast.encode_ids(texts) == [
+        e.ids for e in library(path).encode_batch_fast(texts, add_special_tokens=False)
+    ]
 
 
 def test_wordpiece_is_not_eligible():
@@ -324,8 +397,15 @@ def _hf_dir(src: str, root) -> str:
     os.makedirs(root, exist_ok=True)
     shutil.copy(src, os.path.join(root, "tokenizer.json"))
     with open(os.path.join(root, "tokenizer_config.json"), "w", encoding="utf-8") as f:
-        json.dump({"pad_token": "<pad>", "unk_token": "<unk>", "eos_token": "<|im_end|>",
-                   "chat_template": CHAT_TEMPLATE}, f)
+        json.dump(
+            {
+                "pad_token": "<pad>",
+                "unk_token": "<unk>",
+                "eos_token": "<|im_end|>",
+                "chat_template": CHAT_TEMPLATE,
+            },
+            f,
+        )
     return str(root)
 
 
@@ -342,23 +422,38 @@ def test_tokenize_job_on_the_engine_does_not_load_the_library(small, tmp_path, m
     monkeypatch.chdir(tmp_path)
     rows = [json.loads(line) for line in open(GSM8K, encoding="utf-8")]
     texts = [o["question"] + "\n\n" + o["answer"] for o in rows]
-    cfg = basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
-                       tokenizer={"hf_json" if kind == "hf_json" else "hf_dir": {"path": path}}, sizes=[[256, 8192]])
+    cfg = basic_config(
+        [GSM8K],
+        fields=[["question", "answer"]],
+        templates=["{question}\n\n{answer}"],
+        tokenizer={"hf_json" if kind == "hf_json" else "hf_dir": {"path": path}},
+        sizes=[[256, 8192]],
+    )
     if kind == "chat":
-        turns = [[{"role": "user", "content": o["question"]}, {"role": "assistant", "content": o["answer"]}]
-                 for o in rows]
-        cfg["source"] = {"files": [write_jsonl(tmp_path / "chats.jsonl", [{"messages": t} for t in turns])],
-                         "chat": {}}
+        turns = [
+            [{"role": "user", "content": o["question"]}, {"role": "assistant", "content": o["answer"]}]
+            for o in rows
+        ]
+        cfg["source"] = {
+            "files": [write_jsonl(tmp_path / "chats.jsonl", [{"messages": t} for t in turns])],
+            "chat": {},
+        }
         texts = ["".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in t) for t in turns]
     build, metas = preflight(cfg)
     meta = metas[build.files[0].tokenizer_abspath]
     lib = library(small["gpt2"])
-    assert (meta.engine, meta.pad_id, meta.unk_id) == ("tiktoken", lib.token_to_id("<pad>"), lib.token_to_id("<unk>"))
+    assert (meta.engine, meta.pad_id, meta.unk_id) == (
+        "tiktoken",
+        lib.token_to_id("<pad>"),
+        lib.token_to_id("<unk>"),
+    )
 
     def refused(*a, **k):
         raise AssertionError("the tokenize job loaded the tokenizers library")
 
-    monkeypatch.setattr(tokenizers, "Tokenizer", type("Refused", (), {"from_file": refused, "from_str": refused}))
+    monkeypatch.setattr(
+        tokenizers, "Tokenizer", type("Refused", (), {"from_file": refused, "from_str": refused})
+    )
     log = []
     tokenize_chunk(build, metas, 0, 0, str(tmp_path / "chunk"), log=log.append)
     assert log[-1].endswith("(engine: tiktoken)")
@@ -394,9 +489,15 @@ def test_build_with_engine_equals_library_build(small, tmp_path, monkeypatch):
     trees, manifests = {}, {}
     for mode in ("auto", "tokenizers"):
         monkeypatch.setenv("MINTDIM_ENGINE", mode)
-        cfg = basic_config([data], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
-                           tokenizer={"hf_json": {"path": small["llama3-nfc"]}}, sizes=[[64, 128, 256, 8192]],
-                           out=f"out-{mode}", work_dir=f"work-{mode}")
+        cfg = basic_config(
+            [data],
+            fields=[["question", "answer"]],
+            templates=["{question}\n\n{answer}"],
+            tokenizer={"hf_json": {"path": small["llama3-nfc"]}},
+            sizes=[[64, 128, 256, 8192]],
+            out=f"out-{mode}",
+            work_dir=f"work-{mode}",
+        )
         build_in(tmp_path, cfg)
         out = str(tmp_path / f"out-{mode}")
         manifests[mode] = read_json(os.path.join(out, "manifest.json"))
@@ -419,9 +520,15 @@ def test_a_fresh_work_dir_does_not_check_the_file_again(small, tmp_path, monkeyp
     cache = os.environ["MINTDIM_CACHE_DIR"]
 
     def cfg(tag):
-        return basic_config([GSM8K], fields=[["question", "answer"]], templates=["{question}\n\n{answer}"],
-                            tokenizer={"hf_json": {"path": path}}, sizes=[[64, 128, 256, 8192]], out=f"out-{tag}",
-                            work_dir=f"work-{tag}")
+        return basic_config(
+            [GSM8K],
+            fields=[["question", "answer"]],
+            templates=["{question}\n\n{answer}"],
+            tokenizer={"hf_json": {"path": path}},
+            sizes=[[64, 128, 256, 8192]],
+            out=f"out-{tag}",
+            work_dir=f"work-{tag}",
+        )
 
     def output(tag):
         tree = _tree(str(tmp_path / f"out-{tag}"))
@@ -430,7 +537,11 @@ def test_a_fresh_work_dir_does_not_check_the_file_again(small, tmp_path, monkeyp
         return tree
 
     build_in(tmp_path, cfg("a"))
-    assert len(os.listdir(tmp_path / "work-a" / "engines")) == len(os.listdir(os.path.join(cache, "engines"))) == 1
+    assert (
+        len(os.listdir(tmp_path / "work-a" / "engines"))
+        == len(os.listdir(os.path.join(cache, "engines")))
+        == 1
+    )
 
     def refused(*a, **k):
         raise AssertionError("the merges-vs-ranks check ran again")
@@ -452,10 +563,18 @@ def test_a_fresh_work_dir_does_not_check_the_file_again(small, tmp_path, monkeyp
 
 # ---- offsets (loss masks) from the engine's ids ----
 
-HARD = ["héllo wörld", "e\u0301 cafe\u0301 caf\u00e9", "😀😀 👨\u200d👩\u200d👧 🏳\ufe0f\u200d🌈 x",
-        "早上好，世界。漢字とかなカナ、한국어", "Chào buổi sáng, tiếng Việt có dấu", " 😀",
-        "\U0010FFFF\U000F0000 z", "<|im_start|>assistant\n答え😀<|im_end|>\n", "x<|im_start|>ü<tool_call>é",
-        "a\u00a0b\u2003c\u3000d\u0085e"]
+HARD = [
+    "héllo wörld",
+    "e\u0301 cafe\u0301 caf\u00e9",
+    "😀😀 👨\u200d👩\u200d👧 🏳\ufe0f\u200d🌈 x",
+    "早上好，世界。漢字とかなカナ、한국어",
+    "Chào buổi sáng, tiếng Việt có dấu",
+    " 😀",
+    "\U0010ffff\U000f0000 z",
+    "<|im_start|>assistant\n答え😀<|im_end|>\n",
+    "x<|im_start|>ü<tool_call>é",
+    "a\u00a0b\u2003c\u3000d\u0085e",
+]
 
 
 def library_offsets(path: str, texts: list[str]):
@@ -467,7 +586,7 @@ def assert_same_offsets(tok, path: str, texts: list[str], batch: int = 512) -> i
     """encode_batch_with_offsets of a tokenizer on the engine: the library's ids, (start, end) per token."""
     tokens = 0
     for i in range(0, len(texts), batch):
-        part = texts[i:i + batch]
+        part = texts[i : i + batch]
         flat, lengths, starts, ends = tok.encode_batch_with_offsets(part)
         ids, offsets = library_offsets(path, part)
         assert flat.tolist() == [x for one in ids for x in one] and lengths.tolist() == list(map(len, ids))
@@ -494,8 +613,18 @@ def test_engine_offsets_equal_the_library(small, name, threads):
 def test_a_post_processor_that_trims_offsets_keeps_the_library_offsets(small, tmp_path):
     """ByteLevel(trim_offsets=true) moves a token's start past its leading space: the engine still gives the
     ids, the offsets come from the library."""
-    path = _edited(small["gpt2"], tmp_path / "trim.json", lambda s: s.update(post_processor={
-        "type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}))
+    path = _edited(
+        small["gpt2"],
+        tmp_path / "trim.json",
+        lambda s: s.update(
+            post_processor={
+                "type": "ByteLevel",
+                "add_prefix_space": False,
+                "trim_offsets": True,
+                "use_regex": True,
+            }
+        ),
+    )
     tok = load("hf_json", path, engine="auto")
     assert tok.engine == "tiktoken" and tok.offsets_engine is None
     texts = ["one  two three", " x", "  y"] + HARD
@@ -530,10 +659,15 @@ def test_loss_mask_build_on_the_engine_equals_the_library_build(small, tmp_path,
     rows += [{"question": t, "answer": h + t[:30]} for t in adversarial() if t.strip() for h in HARD[:3]]
 
     def cfg(mode):
-        c = basic_config([write_jsonl(tmp_path / "in.jsonl", rows)], fields=[["question", "answer"]],
-                         templates=["{question} {answer}\n"],
-                         tokenizer={"hf_json": {"path": small["llama3-nfc"]}},
-                         sizes=[[64, 256, 8192]], out=f"out-{mode}", work_dir=f"work-{mode}")
+        c = basic_config(
+            [write_jsonl(tmp_path / "in.jsonl", rows)],
+            fields=[["question", "answer"]],
+            templates=["{question} {answer}\n"],
+            tokenizer={"hf_json": {"path": small["llama3-nfc"]}},
+            sizes=[[64, 256, 8192]],
+            out=f"out-{mode}",
+            work_dir=f"work-{mode}",
+        )
         c["source"]["train_on"] = [["answer"]]
         return c
 
@@ -547,8 +681,11 @@ def _eligible_qwen3_template(tmp_path) -> str:
 
     d = tmp_path / "qwen3-template"
     shutil.copytree(os.path.join(DATA, "tokenizers", "qwen3-template-bpe"), d)
-    _edited(str(d / "tokenizer.json"), d / "tokenizer.json",
-            lambda s: [a.update(normalized=False) for a in s["added_tokens"]])
+    _edited(
+        str(d / "tokenizer.json"),
+        d / "tokenizer.json",
+        lambda s: [a.update(normalized=False) for a in s["added_tokens"]],
+    )
     return str(d)
 
 
@@ -558,35 +695,50 @@ def test_chat_masks_on_the_engine_equal_the_library_build(tmp_path, monkeypatch)
     d = _eligible_qwen3_template(tmp_path)
     tok = load("hf_dir", d, engine="auto")
     assert tok.offsets_engine == "tiktoken"
-    convs = [[{"role": "user", "content": h}, {"role": "assistant", "content": HARD[-1 - k] + " " + h}]
-             for k, h in enumerate(HARD)]
-    convs += [[{"role": "system", "content": "Trả lời ngắn"}, {"role": "user", "content": t[:200]},
-               {"role": "assistant", "content": "<think>\n思考 😀\n</think>\n\n" + t[:100]}]
-              for t in adversarial()]
+    convs = [
+        [{"role": "user", "content": h}, {"role": "assistant", "content": HARD[-1 - k] + " " + h}]
+        for k, h in enumerate(HARD)
+    ]
+    convs += [
+        [
+            {"role": "system", "content": "Trả lời ngắn"},
+            {"role": "user", "content": t[:200]},
+            {"role": "assistant", "content": "<think>\n思考 😀\n</think>\n\n" + t[:100]},
+        ]
+        for t in adversarial()
+    ]
     with open(os.path.join(DATA, "chat", "gsm8k_chat.jsonl"), encoding="utf-8") as f:
         chats = [json.loads(line) for line in f][:100]
     rows = [{"messages": c} for c in convs] + [{"messages": r["messages"]} for r in chats]
     src = write_jsonl(tmp_path / "c.jsonl", rows)
     from mintdim.sources.chat import ChatRenderer
 
-    r = ChatRenderer(tok.chat_template, tok.special_tokens, {"messages": "messages", "role": "role",
-                                                              "content": "content"})
+    r = ChatRenderer(
+        tok.chat_template, tok.special_tokens, {"messages": "messages", "role": "role", "content": "content"}
+    )
     rendered = [r.render(o, src, 0) for o in rows]
     assert assert_same_offsets(tok, os.path.join(d, "tokenizer.json"), rendered) > 10_000
 
     def cfg(mode):
-        return {"source": {"files": [src], "chat": {}, "train_on": [["assistant"]]},
-                "tokenizer": {"hf_dir": {"path": d}},
-                "units": {"sizes": [[256, 1024, 8192]], "build_batch": [16]},
-                "output": {"dir": f"out-{mode}", "samples_per_shard": [40]}, "work_dir": f"work-{mode}"}
+        return {
+            "source": {"files": [src], "chat": {}, "train_on": [["assistant"]]},
+            "tokenizer": {"hf_dir": {"path": d}},
+            "units": {"sizes": [[256, 1024, 8192]], "build_batch": [16]},
+            "output": {"dir": f"out-{mode}", "samples_per_shard": [40]},
+            "work_dir": f"work-{mode}",
+        }
 
     _masked_trees(tmp_path, monkeypatch, cfg)
 
 
 # ---- real model files (skipped without ../assets, MINTDIM_ASSETS) ----
 
-REAL = {"llama3.2": "hf/llama3.2/tokenizer.json", "llama3_1": "hf/llama3_1/tokenizer.json",
-        "qwen3": "hf/qwen3/tokenizer.json", "deepseek": "hf/deepseek/tokenizer.json"}
+REAL = {
+    "llama3.2": "hf/llama3.2/tokenizer.json",
+    "llama3_1": "hf/llama3_1/tokenizer.json",
+    "qwen3": "hf/qwen3/tokenizer.json",
+    "deepseek": "hf/deepseek/tokenizer.json",
+}
 
 
 def real(name: str) -> str:
@@ -599,10 +751,22 @@ def real(name: str) -> str:
 @pytest.mark.parametrize("name", sorted(REAL))
 def test_real_byte_level_files_adversarial_and_code_points(name):
     path = real(name)
-    texts = adversarial() + [t.replace("<|im_start|>", s) for t in adversarial()
-                             for s in ("<|eot_id|>", "<|begin_of_text|>", "<|endoftext|>", "</think>",
-                                       "<｜User｜>", "<｜end▁of▁sentence｜>", "<｜/table>｜DSML｜", "｜DSML｜<｜/table>｜",
-                                       "<｜fim▁hole｜>", "<｜begin▁of▁sentence｜><｜User｜>")]
+    texts = adversarial() + [
+        t.replace("<|im_start|>", s)
+        for t in adversarial()
+        for s in (
+            "<|eot_id|>",
+            "<|begin_of_text|>",
+            "<|endoftext|>",
+            "</think>",
+            "<｜User｜>",
+            "<｜end▁of▁sentence｜>",
+            "<｜/table>｜DSML｜",
+            "｜DSML｜<｜/table>｜",
+            "<｜fim▁hole｜>",
+            "<｜begin▁of▁sentence｜><｜User｜>",
+        )
+    ]
     assert_same_ids(path, texts + code_point_texts(step=1 if SLOW else 17))
 
 
@@ -619,8 +783,8 @@ def test_deepseek_three_splits_are_one_pattern():
 
 
 def gettext_texts(limit: int | None = None) -> list[str]:
-    """Every translated message of this machine's gettext catalogues (Debian packages' translations,
-    ~190 languages), 40 messages to a text."""
+    """Every translated message of the gettext catalogues under /usr/share/locale (Debian packages'
+    translations, ~190 languages), 40 messages to a text."""
     import gettext
 
     texts = []
@@ -631,9 +795,9 @@ def gettext_texts(limit: int | None = None) -> list[str]:
         except Exception:  # noqa: BLE001 - a catalogue Python cannot read is simply not used
             continue
         values = [v for v in catalog.values() if isinstance(v, str) and v]
-        texts += ["\n".join(values[i:i + 40]) for i in range(0, len(values), 40)]
+        texts += ["\n".join(values[i : i + 40]) for i in range(0, len(values), 40)]
     if not texts:
-        pytest.skip("no gettext catalogues on this machine")
+        pytest.skip("no gettext catalogues under /usr/share/locale")
     return texts[:limit] if limit else texts
 
 
@@ -658,14 +822,26 @@ def test_real_files_on_full_sharegpt_pairs(name):
     assert_same_ids(path, texts, threads=2, batch=4096)
 
 
-SHAREGPT_CHAT = {"messages": "conversations", "role": "from", "content": "value",
-                 "roles": {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
-                           "chatgpt": "assistant", "bing": "assistant", "bard": "assistant",
-                           "system": "system"}}
+SHAREGPT_CHAT = {
+    "messages": "conversations",
+    "role": "from",
+    "content": "value",
+    "roles": {
+        "human": "user",
+        "user": "user",
+        "gpt": "assistant",
+        "assistant": "assistant",
+        "chatgpt": "assistant",
+        "bing": "assistant",
+        "bard": "assistant",
+        "system": "system",
+    },
+}
 
 
-@pytest.mark.parametrize("name, extra", [("qwen3", {}),
-                                         ("llama3_1", {"pad_token": "<|reserved_special_token_0|>"})])
+@pytest.mark.parametrize(
+    "name, extra", [("qwen3", {}), ("llama3_1", {"pad_token": "<|reserved_special_token_0|>"})]
+)
 def test_real_conversation_masks_on_the_engine_equal_the_library(tmp_path, monkeypatch, name, extra):
     """300 ShareGPT conversations (many not ASCII), rendered with their trained spans by the model's own
     template: the engine's offsets and the masks they give equal the library's, bit for bit, and the
@@ -701,9 +877,12 @@ def test_real_conversation_masks_on_the_engine_equal_the_library(tmp_path, monke
     src = write_jsonl(tmp_path / "c.jsonl", rows)
 
     def cfg(mode):
-        return {"source": {"files": [src], "chat": SHAREGPT_CHAT, "train_on": [["assistant"]]},
-                "tokenizer": {"hf_dir": {"path": d, **extra}},
-                "units": {"sizes": [[1024, 4096, 32768, 262144]], "build_batch": [64]},
-                "output": {"dir": f"out-{mode}", "samples_per_shard": [100]}, "work_dir": f"work-{mode}"}
+        return {
+            "source": {"files": [src], "chat": SHAREGPT_CHAT, "train_on": [["assistant"]]},
+            "tokenizer": {"hf_dir": {"path": d, **extra}},
+            "units": {"sizes": [[1024, 4096, 32768, 262144]], "build_batch": [64]},
+            "output": {"dir": f"out-{mode}", "samples_per_shard": [100]},
+            "work_dir": f"work-{mode}",
+        }
 
     _masked_trees(tmp_path, monkeypatch, cfg)

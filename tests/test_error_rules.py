@@ -1,4 +1,4 @@
-"""Errors say only what applies (issue 27, item 5 of "What to build").
+"""Errors say only what applies.
 
 A message's "Rules:" list names the rules of the key in question, never those of another key
 (an `overflow` problem listed the rules of `sizes`; a role in train_on listed the rules of
@@ -13,9 +13,10 @@ import os
 import re
 
 import pytest
-
 from conftest import DATA, basic_config, write_jsonl
-from mintdim import config, errors as E
+
+from mintdim import config
+from mintdim import errors as E
 from mintdim.stages.validate import preflight
 
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
@@ -57,8 +58,11 @@ def tokenizer(value):
 # name -> (config, error class, the key(s) in question: every rule of the list starts with one of them)
 CASES = {
     "overflow_value_with_sizes": (units(overflow=["keep"]), E.UnitValidationError, ("overflow",)),
-    "overflow_value_with_pack": (units(sizes="<del>", pack=[64], overflow=["keep"]), E.UnitValidationError,
-                                 ("overflow",)),
+    "overflow_value_with_pack": (
+        units(sizes="<del>", pack=[64], overflow=["keep"]),
+        E.UnitValidationError,
+        ("overflow",),
+    ),
     "pack_value": (units(sizes="<del>", pack=[64.5]), E.UnitValidationError, ("pack",)),
     "pack_and_sizes": (units(pack=[64]), E.UnitValidationError, ("pack",)),
     "auto_needs_k": (units(sizes="auto"), E.UnitValidationError, ("k",)),
@@ -66,27 +70,59 @@ CASES = {
     "auto_cost": (units(sizes="auto", k=2, cost="cubic"), E.UnitValidationError, ("cost",)),
     "auto_only": (units(k=2), E.UnitValidationError, ("k",)),
     "auto_only_two": (units(k=2, cost="linear"), E.UnitValidationError, ("k", "cost")),
-    "auto_min_above_max": (units(sizes="auto", k=2, min_size=64, max_size=8), E.UnitValidationError,
-                           ("min_size", "max_size")),
-    "chat_train_on_role_typo": (chat(chat={"roles": {"human": "user", "gpt": "assitant"}}, train_on=[["assistant"]]),
-                                E.FieldMappingError, ("train_on",)),
+    "auto_min_above_max": (
+        units(sizes="auto", k=2, min_size=64, max_size=8),
+        E.UnitValidationError,
+        ("min_size", "max_size"),
+    ),
+    "chat_train_on_role_typo": (
+        chat(chat={"roles": {"human": "user", "gpt": "assitant"}}, train_on=[["assistant"]]),
+        E.FieldMappingError,
+        ("train_on",),
+    ),
     "chat_train_on_role_not_string": (chat(train_on=[[""]]), E.FieldMappingError, ("train_on",)),
     "train_on_names_no_field": (fields(train_on=[["answer"]]), E.FieldMappingError, ("train_on",)),
-    "train_on_arity": (fields(files=["d/a.jsonl", "d/b.jsonl", "d/c.jsonl"], train_on=[["prompt"], ["prompt"]]),
-                       E.FieldMappingError, ("train_on",)),
+    "train_on_arity": (
+        fields(files=["d/a.jsonl", "d/b.jsonl", "d/c.jsonl"], train_on=[["prompt"], ["prompt"]]),
+        E.FieldMappingError,
+        ("train_on",),
+    ),
     "train_on_shape": (fields(train_on=["prompt"]), E.FieldMappingError, ("train_on",)),
-    "hf_dir_pad_token": (tokenizer({"hf_dir": {"path": "tokdir", "pad_token": 5}}), E.TokenizerValidationError,
-                         ("pad_token",)),
-    "hf_dir_chat_template": (tokenizer({"hf_dir": {"path": "tokdir", "chat_template": ""}}),
-                             E.TokenizerValidationError, ("chat_template",)),
-    "tokenizer_path_not_string": (tokenizer({"sentencepiece": {"path": 5}}), E.TokenizerValidationError, ("path",)),
-    "tokenizer_path_empty": (tokenizer({"sentencepiece": {"path": ""}}), E.TokenizerValidationError, ("path",)),
-    "train_bpe_unit": (tokenizer({"train_bpe": {"vocab_size": 300, "out": "tk", "unit": "char"}}),
-                       E.TokenizerValidationError, ("unit",)),
-    "train_bpe_vocab_size": (tokenizer({"train_bpe": {"vocab_size": 100, "out": "tk"}}),
-                             E.TokenizerValidationError, ("vocab_size",)),
-    "train_bpe_window": (tokenizer({"train_bpe": {"vocab_size": 300, "out": "tk", "hot_pair_window_size": 0}}),
-                         E.TokenizerValidationError, ("hot_pair_window_size",)),
+    "hf_dir_pad_token": (
+        tokenizer({"hf_dir": {"path": "tokdir", "pad_token": 5}}),
+        E.TokenizerValidationError,
+        ("pad_token",),
+    ),
+    "hf_dir_chat_template": (
+        tokenizer({"hf_dir": {"path": "tokdir", "chat_template": ""}}),
+        E.TokenizerValidationError,
+        ("chat_template",),
+    ),
+    "tokenizer_path_not_string": (
+        tokenizer({"sentencepiece": {"path": 5}}),
+        E.TokenizerValidationError,
+        ("path",),
+    ),
+    "tokenizer_path_empty": (
+        tokenizer({"sentencepiece": {"path": ""}}),
+        E.TokenizerValidationError,
+        ("path",),
+    ),
+    "train_bpe_unit": (
+        tokenizer({"train_bpe": {"vocab_size": 300, "out": "tk", "unit": "char"}}),
+        E.TokenizerValidationError,
+        ("unit",),
+    ),
+    "train_bpe_vocab_size": (
+        tokenizer({"train_bpe": {"vocab_size": 100, "out": "tk"}}),
+        E.TokenizerValidationError,
+        ("vocab_size",),
+    ),
+    "train_bpe_window": (
+        tokenizer({"train_bpe": {"vocab_size": 300, "out": "tk", "hot_pair_window_size": 0}}),
+        E.TokenizerValidationError,
+        ("hot_pair_window_size",),
+    ),
 }
 
 
@@ -108,7 +144,9 @@ def test_the_rules_list_names_only_the_key_in_question(name):
         bullets = rules(text, head)
         assert bullets, text
         for bullet in bullets:
-            assert re.split(r"[ :\[]", bullet, maxsplit=1)[0] in keys, f"{bullet!r} is not a rule of {keys}:\n{text}"
+            assert re.split(r"[ :\[]", bullet, maxsplit=1)[0] in keys, (
+                f"{bullet!r} is not a rule of {keys}:\n{text}"
+            )
 
 
 def test_the_spec_texts_keep_their_rules(tmp_path):
@@ -117,7 +155,10 @@ def test_the_spec_texts_keep_their_rules(tmp_path):
         with pytest.raises(E.UnitValidationError) as info:
             config.resolve(cfg)
         assert rules(info.value.render("en"), "Rules:") == [
-            "sizes must be positive integers", "sizes must be sorted ascending", "build_batch must be a positive integer"]
+            "sizes must be positive integers",
+            "sizes must be sorted ascending",
+            "build_batch must be a positive integer",
+        ]
 
 
 @pytest.mark.parametrize("kind", ["hf_dir", "unitoken"])
@@ -133,10 +174,14 @@ def test_a_directory_kind_given_a_file_says_a_directory_is_expected(tmp_path, mo
     en, vi = err.render("en"), err.render("vi")
     assert type(err) is E.TokenizerValidationError, en
     assert "not found" not in en and "Missing file" not in en
-    assert en.startswith("TokenizerValidationError: Invalid tokenizer config.\n\nComponent: path\n\n"
-                         f"Problem: {kind} expects a tokenizer directory, but path {declared} is a file")
-    assert vi.startswith("TokenizerValidationError: Cấu hình tokenizer không hợp lệ.\n\nThành phần: path\n\n"
-                         f"Vấn đề: {kind} cần một thư mục tokenizer, nhưng path {declared} là một file")
+    assert en.startswith(
+        "TokenizerValidationError: Invalid tokenizer config.\n\nComponent: path\n\n"
+        f"Problem: {kind} expects a tokenizer directory, but path {declared} is a file"
+    )
+    assert vi.startswith(
+        "TokenizerValidationError: Cấu hình tokenizer không hợp lệ.\n\nThành phần: path\n\n"
+        f"Vấn đề: {kind} cần một thư mục tokenizer, nhưng path {declared} là một file"
+    )
     if kind == "hf_dir":  # its directory is one: the fix names it
         assert f"Fix: name its directory: tokenizer: {{{kind}: {{path: tok}}}}" in en
         assert f"Cách sửa: chỉ định thư mục chứa nó: tokenizer: {{{kind}: {{path: tok}}}}" in vi

@@ -1,4 +1,4 @@
-"""`mintdim export OUT --format hf|megatron --to DEST` (issue 26, part 3): outputs trainers load without code.
+"""`mintdim export OUT --format hf|megatron --to DEST`: outputs trainers load without code.
 
 The references are independent of the exporter: tokens from the tokenizer library itself (the shipped
 example) or the reader / the mask files read straight from disk; the Megatron `.idx` is parsed here
@@ -20,14 +20,14 @@ import struct
 import numpy as np
 import pytest
 import yaml
-
-import mintdim
 from conftest import HF_JSON, REPO, basic_config, read_json, read_jsonl, read_mask, run_cli, tree_bytes
-from mintdim import errors as E
-from mintdim.reading.packed_reader import IGNORE
 from test_packing import drive as drive_packed
 from test_packing import packed_config, rows_file
 from test_stages import drive as drive_bucketed
+
+import mintdim
+from mintdim import errors as E
+from mintdim.reading.packed_reader import IGNORE
 
 datasets = pytest.importorskip("datasets")
 pytest.importorskip("pyarrow")
@@ -66,8 +66,12 @@ def chat(tmp_path_factory):
 @pytest.fixture(scope="module")
 def chat_packed(tmp_path_factory):
     """config/chat.yaml with packed rows of 1024 tokens (masks, several shards)."""
-    return _shipped(tmp_path_factory.mktemp("chatp"), "chat.yaml", units={"pack": [1024], "build_batch": [256]},
-                    output={"dir": "chat_packed", "samples_per_shard": [16]})
+    return _shipped(
+        tmp_path_factory.mktemp("chatp"),
+        "chat.yaml",
+        units={"pack": [1024], "build_batch": [256]},
+        output={"dir": "chat_packed", "samples_per_shard": [16]},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +108,10 @@ def bucketed_dropped(tmp_path_factory):
 
 def _mask_bits(out: str) -> dict[int, np.ndarray]:
     """Every sample's loss-mask bits read straight from the mask files (bucketed outputs)."""
-    return {row["sample_id"]: read_mask(out, row)[:row["token_count"]]
-            for row in read_jsonl(os.path.join(out, "sample_index.jsonl"))}
+    return {
+        row["sample_id"]: read_mask(out, row)[: row["token_count"]]
+        for row in read_jsonl(os.path.join(out, "sample_index.jsonl"))
+    }
 
 
 def _int32_list():
@@ -122,8 +128,9 @@ def test_hf_bucketed_rows_are_the_tokenizers_own_encode(gsm8k, tmp_path):
     export(gsm8k, "hf", dest)
     d = datasets.load_from_disk(dest)
     assert isinstance(d, datasets.Dataset)
-    assert d.features == datasets.Features({"input_ids": _int32_list(), "labels": _int32_list(),
-                                            "sample_id": datasets.Value("int64")})
+    assert d.features == datasets.Features(
+        {"input_ids": _int32_list(), "labels": _int32_list(), "sample_id": datasets.Value("int64")}
+    )
     tok = Tokenizer.from_file(os.path.join(REPO, "data", "tokenizers", "minilm-tokenizer.json"))
     assert HF_JSON.endswith("minilm-tokenizer.json")
     tok.no_padding()
@@ -163,9 +170,15 @@ def test_hf_packed_rows_as_the_reader_gives_them(chat_packed, tmp_path):
     export(chat_packed, "hf", dest)
     d = datasets.load_from_disk(dest)
     ds = mintdim.open(chat_packed)
-    assert d.features == datasets.Features({
-        "input_ids": _int32_list(), "labels": _int32_list(), "position_ids": _int32_list(),
-        "seq_lengths": _int32_list(), "sample_ids": datasets.List(datasets.Value("int64"))})
+    assert d.features == datasets.Features(
+        {
+            "input_ids": _int32_list(),
+            "labels": _int32_list(),
+            "position_ids": _int32_list(),
+            "seq_lengths": _int32_list(),
+            "sample_ids": datasets.List(datasets.Value("int64")),
+        }
+    )
     assert len(d) == ds.num_rows > 16  # several shards
     batch = ds.gather_rows(range(ds.num_rows))
     seen = []
@@ -197,15 +210,23 @@ def test_hf_directory_is_what_datasets_save_to_disk_writes(chat_packed, gsm8k, t
         d = datasets.load_from_disk(mine)
         datasets.Dataset.from_dict(d.to_dict(), features=d.features).save_to_disk(theirs)
         assert sorted(os.listdir(mine)) == sorted(os.listdir(theirs))
-        info, ref_info = read_json(os.path.join(mine, "dataset_info.json")), read_json(os.path.join(theirs, "dataset_info.json"))
+        info, ref_info = (
+            read_json(os.path.join(mine, "dataset_info.json")),
+            read_json(os.path.join(theirs, "dataset_info.json")),
+        )
         assert info.pop("description").startswith("MintDim export") and ref_info.pop("description") == ""
         assert info == ref_info
-        state, ref_state = read_json(os.path.join(mine, "state.json")), read_json(os.path.join(theirs, "state.json"))
+        state, ref_state = (
+            read_json(os.path.join(mine, "state.json")),
+            read_json(os.path.join(theirs, "state.json")),
+        )
         assert re.fullmatch(r"[0-9a-f]{16}", state.pop("_fingerprint")) and ref_state.pop("_fingerprint")
         assert state == ref_state
         for f in state["_data_files"]:
-            with pa.memory_map(os.path.join(mine, f["filename"])) as a, \
-                    pa.memory_map(os.path.join(theirs, f["filename"])) as b:
+            with (
+                pa.memory_map(os.path.join(mine, f["filename"])) as a,
+                pa.memory_map(os.path.join(theirs, f["filename"])) as b,
+            ):
                 ta, tb = pa.ipc.open_stream(a).read_all(), pa.ipc.open_stream(b).read_all()
             assert ta.schema.equals(tb.schema, check_metadata=True)
             assert ta.equals(tb)
@@ -241,7 +262,13 @@ def test_an_output_with_no_row_exports_empty_but_loadable(tmp_path, monkeypatch)
     drive_packed(packed_config([path], overflow="drop"))
     export("out", "hf", "hf")
     d = datasets.load_from_disk("hf")
-    assert len(d) == 0 and list(d.features) == ["input_ids", "labels", "position_ids", "seq_lengths", "sample_ids"]
+    assert len(d) == 0 and list(d.features) == [
+        "input_ids",
+        "labels",
+        "position_ids",
+        "seq_lengths",
+        "sample_ids",
+    ]
     export("out", "megatron", "mg")
     assert [len(s) for s in read_megatron("mg")] == [0] * 5
 
@@ -249,8 +276,16 @@ def test_an_output_with_no_row_exports_empty_but_loadable(tmp_path, monkeypatch)
 # --- megatron ----------------------------------------------------------------------------------------
 
 # dtype codes of Megatron-Core's DType enum (indexed_dataset.py)
-MEGATRON_DTYPES = {1: np.uint8, 2: np.int8, 3: np.int16, 4: np.int32, 5: np.int64, 6: np.float64, 7: np.float32,
-                   8: np.uint16}
+MEGATRON_DTYPES = {
+    1: np.uint8,
+    2: np.int8,
+    3: np.int16,
+    4: np.int32,
+    5: np.int64,
+    6: np.float64,
+    7: np.float32,
+    8: np.uint16,
+}
 
 
 def read_megatron(prefix: str) -> list[np.ndarray]:
@@ -274,7 +309,10 @@ def read_megatron(prefix: str) -> list[np.ndarray]:
     assert pointers.tolist() == starts.tolist()
     data = np.fromfile(prefix + ".bin", dtype=dtype)
     assert len(data) == int(lengths.sum())
-    return [data[p // dtype.itemsize: p // dtype.itemsize + n] for p, n in zip(pointers.tolist(), lengths.tolist())]
+    return [
+        data[p // dtype.itemsize : p // dtype.itemsize + n]
+        for p, n in zip(pointers.tolist(), lengths.tolist())
+    ]
 
 
 def test_megatron_sequences_are_the_readers_samples(gsm8k, tmp_path):
@@ -317,7 +355,9 @@ def test_megatron_packed_output_one_sequence_per_sample(chat_packed, dropped, tm
                 gone += 1
         if name == "chat":
             masks = read_megatron(prefix + "_mask")
-            assert all(masks[i].tolist() == ds.loss_mask(i).astype(np.uint8).tolist() for i in range(ds.num_samples))
+            assert all(
+                masks[i].tolist() == ds.loss_mask(i).astype(np.uint8).tolist() for i in range(ds.num_samples)
+            )
         else:
             assert gone == read_json(os.path.join(out, "stats.json"))["packing"]["overflow"]["dropped"] > 0
             assert not os.path.exists(prefix + "_mask.idx")
@@ -332,7 +372,7 @@ def test_a_bucketed_output_with_dropped_samples_exports_both_formats(bucketed_dr
     kept = [r["sample_id"] for r in index if r.get("overflow") != "dropped"]
     assert gone and len(kept) > len(gone)
     ds = mintdim.open(out)
-    bits = {r["sample_id"]: read_mask(out, r)[:r["token_count"]] for r in index if r["sample_id"] in kept}
+    bits = {r["sample_id"]: read_mask(out, r)[: r["token_count"]] for r in index if r["sample_id"] in kept}
     export(out, "hf", str(tmp_path / "hf"))
     d = datasets.load_from_disk(str(tmp_path / "hf"))
     assert d["sample_id"] == kept
@@ -371,7 +411,10 @@ def test_the_index_is_parsed_once_by_the_verification(gsm8k, chat, tmp_path, mon
         export(out, "megatron", str(tmp_path / f"{name}_mg"))
         assert tree_bytes(str(tmp_path / f"{name}_hf")) == tree_bytes(str(tmp_path / f"{name}_own"))
         for suffix in (".bin", ".idx") + (("_mask.bin", "_mask.idx") if out == chat else ()):
-            with open(tmp_path / f"{name}_mg{suffix}", "rb") as a, open(tmp_path / f"{name}_own{suffix}", "rb") as b:
+            with (
+                open(tmp_path / f"{name}_mg{suffix}", "rb") as a,
+                open(tmp_path / f"{name}_own{suffix}", "rb") as b,
+            ):
                 assert a.read() == b.read(), suffix
 
 
@@ -389,16 +432,26 @@ def test_long_exports_tell_their_progress(chat_packed, gsm8k, tmp_path, monkeypa
     """A long verification and a long write print a progress line every few seconds (here every update):
     shards checked, then rows or sequences written, each with the total."""
     _ticking(monkeypatch)
-    for out, fmt_name, what in ((gsm8k, "hf", "rows"), (gsm8k, "megatron", "sequences"),
-                                (chat_packed, "megatron", "sequences")):
+    for out, fmt_name, what in (
+        (gsm8k, "hf", "rows"),
+        (gsm8k, "megatron", "sequences"),
+        (chat_packed, "megatron", "sequences"),
+    ):
         lines = []
         export(out, fmt_name, str(tmp_path / f"{fmt_name}_{os.path.basename(out)}"), log=lines.append)
         shards = [line for line in lines if line.startswith(f"[verify] {out}: ") and " shards (" in line]
         written = [line for line in lines if line.startswith("[export] ") and f" {what} (" in line]
         assert shards and written, lines
         total = int(re.search(r"/([\d,]+) shards", shards[-1]).group(1).replace(",", ""))
-        assert total == len([f for d in os.listdir(out) if d.startswith("unit_")
-                             for f in os.listdir(os.path.join(out, d)) if f.startswith("shard_")])
+        assert total == len(
+            [
+                f
+                for d in os.listdir(out)
+                if d.startswith("unit_")
+                for f in os.listdir(os.path.join(out, d))
+                if f.startswith("shard_")
+            ]
+        )
 
 
 def test_verify_tells_its_progress_on_stderr_and_keeps_json_clean(gsm8k, tmp_path, monkeypatch, capsys):
@@ -521,11 +574,17 @@ def test_the_checksums_error_names_changed_missing_and_unlisted_files_in_both_la
     with pytest.raises(E.OutputValidationError) as info:
         export(str(bad), "megatron", str(tmp_path / "x"))
     en, vi = info.value.render("en"), info.value.render("vi")
-    assert ("Changed (bytes differ from their SHA-256):\n\n• stats.json\n\nMissing:\n\n• unk_index.jsonl\n\n"
-            "Not listed (not written by the build):\n\n• notes.txt\n\nNothing was exported.") in en
-    assert ("Đã thay đổi (bytes khác SHA-256 đã ghi):\n\n• stats.json\n\nBị thiếu:\n\n• unk_index.jsonl\n\n"
-            "Không có trong danh sách (không do lần build ghi):\n\n• notes.txt\n\nKhông export gì.") in vi
-    many = E.OutputValidationError.checksums_differ("out", [f"unit_64/shard_{k:06d}.bin" for k in range(25)], [], [])
+    assert (
+        "Changed (bytes differ from their SHA-256):\n\n• stats.json\n\nMissing:\n\n• unk_index.jsonl\n\n"
+        "Not listed (not written by the build):\n\n• notes.txt\n\nNothing was exported."
+    ) in en
+    assert (
+        "Đã thay đổi (bytes khác SHA-256 đã ghi):\n\n• stats.json\n\nBị thiếu:\n\n• unk_index.jsonl\n\n"
+        "Không có trong danh sách (không do lần build ghi):\n\n• notes.txt\n\nKhông export gì."
+    ) in vi
+    many = E.OutputValidationError.checksums_differ(
+        "out", [f"unit_64/shard_{k:06d}.bin" for k in range(25)], [], []
+    )
     assert many.render("en").count("• unit_64/shard_") == 20  # the first 20, then how many more
     assert "• ... and 5 more (`mintdim verify out` lists them all)" in many.render("en")
     assert "• ... và 5 file khác (`mintdim verify out` liệt kê đủ)" in many.render("vi")
@@ -539,10 +598,14 @@ def test_never_overwrites_a_users_file(gsm8k, tmp_path):
     for dest in ("taken", "file"):
         with pytest.raises(E.ExportError) as info:
             export(gsm8k, "hf", str(tmp_path / dest))
-        assert info.value.render("en") == (f"ExportError: {tmp_path / dest} already exists; mintdim export never "
-                                           "overwrites a file. Choose a new --to, or move it away.")
-        assert info.value.render("vi") == (f"ExportError: {tmp_path / dest} đã tồn tại; mintdim export không bao giờ "
-                                           "ghi đè file. Hãy chọn --to mới, hoặc chuyển nó đi chỗ khác.")
+        assert info.value.render("en") == (
+            f"ExportError: {tmp_path / dest} already exists; mintdim export never "
+            "overwrites a file. Choose a new --to, or move it away."
+        )
+        assert info.value.render("vi") == (
+            f"ExportError: {tmp_path / dest} đã tồn tại; mintdim export không bao giờ "
+            "ghi đè file. Hãy chọn --to mới, hoặc chuyển nó đi chỗ khác."
+        )
     assert (tmp_path / "taken" / "mine.txt").read_text() == "keep me"
     assert (tmp_path / "file").read_text() == "keep me too"
     for existing in ("p.idx", "p.bin", "p_mask.bin", "p_mask.idx"):
@@ -563,7 +626,9 @@ def test_refuses_a_destination_inside_the_output(gsm8k, tmp_path):
     for fmt_name, dest in (("hf", out / "hf"), ("megatron", out / "unit_128" / "x")):
         with pytest.raises(E.ExportError) as info:
             export(str(out), fmt_name, str(dest))
-        assert "inside the output" in info.value.render("en") and "nằm trong output" in info.value.render("vi")
+        assert "inside the output" in info.value.render("en") and "nằm trong output" in info.value.render(
+            "vi"
+        )
     assert mintdim.verify(str(out)).ok
 
 
@@ -624,14 +689,20 @@ def test_command_refuses_in_both_languages(gsm8k, tmp_path):
     assert "[english] ExportError: taken already exists" in res.stderr
     assert "[vietnam] ExportError: taken đã tồn tại" in res.stderr
     res = run_cli(tmp_path, "export", str(tmp_path), "--format", "megatron", "--to", "m")
-    assert res.returncode == 1 and "MintDimFileNotFoundError" in res.stderr and not os.path.exists(tmp_path / "m.bin")
+    assert (
+        res.returncode == 1
+        and "MintDimFileNotFoundError" in res.stderr
+        and not os.path.exists(tmp_path / "m.bin")
+    )
 
 
 def test_readme_export_example_runs_as_written(tmp_path):
     """The README's `mintdim export` lines, in a fresh copy of data/ and config/, after its two builds."""
     readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
     lines = [line.split("#")[0].strip() for line in readme.splitlines() if line.startswith("mintdim export ")]
-    assert len(lines) == 2 and {"--format hf", "--format megatron"} <= {" ".join(ln.split()[3:5]) for ln in lines}
+    assert len(lines) == 2 and {"--format hf", "--format megatron"} <= {
+        " ".join(ln.split()[3:5]) for ln in lines
+    }
     shutil.copytree(os.path.join(REPO, "data"), tmp_path / "data")
     shutil.copytree(os.path.join(REPO, "config"), tmp_path / "config")
     for config in ("config/config.yaml", "config/chat.yaml"):

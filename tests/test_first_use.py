@@ -6,17 +6,16 @@ job runs where it can."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 import pytest
-import yaml
-
 from buildkit import build, cli, project  # noqa: F401  (cli: later tests)
 from conftest import DATA, GSM8K, HF_JSON, basic_config, write_jsonl
+
 from mintdim import errors as E
 from mintdim.stages.validate import preflight
 
@@ -77,10 +76,14 @@ def test_hf_dir_given_a_tokenizer_json_beside_no_config_names_the_missing_file(t
     err = _tok_error(tmp_path, monkeypatch, "hf_dir", "tok")
     en, vi = err.render("en"), err.render("vi")
     assert type(err) is E.MintDimFileNotFoundError, en
-    assert en.startswith("MintDimFileNotFoundError: Required file was not found.\n\nContext: tokenizer\n\n"
-                         f"Missing file: {os.path.join('tok', 'tokenizer_config.json')}")
-    assert vi.startswith("MintDimFileNotFoundError: Không tìm thấy file cần dùng.\n\nContext: tokenizer\n\n"
-                         f"File thiếu: {os.path.join('tok', 'tokenizer_config.json')}")
+    assert en.startswith(
+        "MintDimFileNotFoundError: Required file was not found.\n\nContext: tokenizer\n\n"
+        f"Missing file: {os.path.join('tok', 'tokenizer_config.json')}"
+    )
+    assert vi.startswith(
+        "MintDimFileNotFoundError: Không tìm thấy file cần dùng.\n\nContext: tokenizer\n\n"
+        f"File thiếu: {os.path.join('tok', 'tokenizer_config.json')}"
+    )
     assert "A tokenizer directory (hf_dir) holds tokenizer.json and tokenizer_config.json" in en
     assert "Thư mục tokenizer (hf_dir) gồm tokenizer.json và tokenizer_config.json" in vi
 
@@ -138,10 +141,12 @@ def test_a_json_array_file_is_refused_in_preflight_with_the_conversion(tmp_path,
     err = _preflight_error(tmp_path, monkeypatch, cfg)
     en, vi = err.render("en"), err.render("vi")
     assert type(err) is E.SourceParseError, en
-    assert en.startswith("SourceParseError: Input file is not of a kind MintDim reads.\n\n"
-                         "File: data.json\n\n")
-    assert vi.startswith("SourceParseError: File đầu vào không thuộc loại MintDim đọc được.\n\n"
-                         "File: data.json\n\n")
+    assert en.startswith(
+        "SourceParseError: Input file is not of a kind MintDim reads.\n\nFile: data.json\n\n"
+    )
+    assert vi.startswith(
+        "SourceParseError: File đầu vào không thuộc loại MintDim đọc được.\n\nFile: data.json\n\n"
+    )
     for ext in (".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet", "datasets"):
         assert ext in en and ext in vi
     assert "holds a JSON array" in en and "json.load" in en and "mảng JSON" in vi
@@ -153,11 +158,14 @@ def test_a_json_array_file_is_refused_in_preflight_with_the_conversion(tmp_path,
     assert build.files[0].path == "data.jsonl" and (tmp_path / "data.jsonl").read_text().count("\n") == 3
 
 
-@pytest.mark.parametrize("name, content, hint", [
-    ("data.json", '{"prompt": "a", "response": "b"}\n', "rename it to .jsonl"),
-    ("data.txt", '{"prompt": "a", "response": "b"}\n', "rename it to .jsonl"),
-    ("data.csv", "prompt,response\na,b\n", None),
-])
+@pytest.mark.parametrize(
+    "name, content, hint",
+    [
+        ("data.json", '{"prompt": "a", "response": "b"}\n', "rename it to .jsonl"),
+        ("data.txt", '{"prompt": "a", "response": "b"}\n', "rename it to .jsonl"),
+        ("data.csv", "prompt,response\na,b\n", None),
+    ],
+)
 def test_other_unknown_extensions_are_refused_before_any_job(tmp_path, monkeypatch, name, content, hint):
     (tmp_path / name).write_text(content, encoding="utf-8")
     err = _preflight_error(tmp_path, monkeypatch, basic_config([name]))
@@ -182,8 +190,11 @@ def test_every_accepted_input_kind_still_passes(tmp_path, monkeypatch):
 
 
 def _packed(tmp_path, **units):
-    return project(tmp_path, units={"pack": [128], "build_batch": [16], **units},
-                   output={"dir": "out", "samples_per_shard": [8]})
+    return project(
+        tmp_path,
+        units={"pack": [128], "build_batch": [16], **units},
+        output={"dir": "out", "samples_per_shard": [8]},
+    )
 
 
 def test_overflow_in_packed_rows_advises_pack_not_unit_sizes(tmp_path):
@@ -217,13 +228,18 @@ def test_dropped_samples_are_said_dropped_in_the_build_summary_and_inspect(tmp_p
     dropped = stats["overflow"]["dropped"]
     kept = stats["total_samples"] - dropped
     assert 0 < dropped < 40 and kept == sum(stats["unit_distribution"].values())
-    assert (f"[unit-build] built out: {kept} samples ({dropped} dropped: units.overflow), "
-            f"{stats['total_tokens']} tokens, dtype uint16") in proc.stdout
+    assert (
+        f"[unit-build] built out: {kept} samples ({dropped} dropped: units.overflow), "
+        f"{stats['total_tokens']} tokens, dtype uint16"
+    ) in proc.stdout
     assert f"[unit-build] output out: {kept} samples ({dropped} dropped: units.overflow)" in proc.stderr
     shown = cli(root, "inspect", "out").stdout
     assert f"  samples     40 read: {kept} in the shards, {dropped} dropped" in shown
-    lines = {line.split()[0]: line.split() for line in shown.splitlines()
-             if line.split()[:1] in (["all"], ["dropped"])}
+    lines = {
+        line.split()[0]: line.split()
+        for line in shown.splitlines()
+        if line.split()[:1] in (["all"], ["dropped"])
+    }
     assert lines["all"][1:3] == [f"{kept}", f"{100 * kept / 40:.1f}%"]
     assert lines["dropped"][1:3] == [f"{dropped}", f"{100 * dropped / 40:.1f}%"]
     again = build(root)  # already built: the same figures
@@ -232,8 +248,9 @@ def test_dropped_samples_are_said_dropped_in_the_build_summary_and_inspect(tmp_p
 
 def test_packed_shard_lines_count_rows_and_samples(tmp_path):
     """A packed shard holds rows (samples_per_shard of them): its line said samples= for them."""
-    root = project(tmp_path, units={"pack": [1024], "build_batch": [16]},
-                   output={"dir": "out", "samples_per_shard": [2]})
+    root = project(
+        tmp_path, units={"pack": [1024], "build_batch": [16]}, output={"dir": "out", "samples_per_shard": [2]}
+    )
     proc = build(root)
     assert proc.returncode == 0, proc.stderr[-3000:]
     import mintdim
@@ -245,8 +262,10 @@ def test_packed_shard_lines_count_rows_and_samples(tmp_path):
     samples_said = [int(line.split(" samples=")[1].split()[0]) for line in lines]
     assert rows_said[:-1] == [2] * (len(lines) - 1) and sum(rows_said) == ds.num_rows
     assert sum(samples_said) == ds.num_samples > ds.num_rows
-    assert lines[0] == (f"[unit-build] shard=000000 rows=2 samples={samples_said[0]} "
-                        f"bytes={2 * 1024 * 2 / 2**20:.1f} MiB unit=1024")
+    assert lines[0] == (
+        f"[unit-build] shard=000000 rows=2 samples={samples_said[0]} "
+        f"bytes={2 * 1024 * 2 / 2**20:.1f} MiB unit=1024"
+    )
 
 
 # --- --forcerun and --dry-run on a finished output ----------------------------------------------------------
@@ -266,8 +285,10 @@ def test_forcerun_on_a_finished_output_says_what_it_did(finished):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "[unit-build] tokenize" in proc.stderr  # the work was done again
     assert "nothing to do" not in proc.stdout and "already built" not in proc.stdout
-    assert ("[unit-build] built again (--forcerun write): the same bytes as the finished output, which "
-            "stays; out: 40 samples") in proc.stdout
+    assert (
+        "[unit-build] built again (--forcerun write): the same bytes as the finished output, which "
+        "stays; out: 40 samples"
+    ) in proc.stdout
 
 
 def _stamps(path) -> dict:

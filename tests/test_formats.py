@@ -16,8 +16,10 @@ from mintdim.formats import shards as fs
 def test_intermediate_stream_reads_back_with_the_public_reader(tmp_path):
     path = str(tmp_path / inter.stream_name(256))
     w = inter.StreamWriter(path)
-    batches = [(np.array([3, 1], dtype=np.uint32), np.array([5, 6, 7, 8], dtype=np.uint16)),
-               (np.array([2], dtype=np.uint32), np.array([9, 10], dtype=np.uint16))]
+    batches = [
+        (np.array([3, 1], dtype=np.uint32), np.array([5, 6, 7, 8], dtype=np.uint16)),
+        (np.array([2], dtype=np.uint32), np.array([9, 10], dtype=np.uint16)),
+    ]
     for lengths, tokens in batches:
         w.append({"lengths": inter.arr(lengths, np.uint32), "tokens": inter.arr(tokens, np.uint16)})
     w.close()
@@ -38,7 +40,9 @@ def test_intermediate_names_and_read_chunk(tmp_path):
     os.makedirs(d)
     inter.write(inter.meta_path(d), {"n": 2, "lengths": inter.arr(np.array([4, 2]), np.uint32)})
     w = inter.StreamWriter(inter.stream_path(d, 8))
-    w.append({"lengths": inter.arr(np.array([4, 2]), np.uint32), "tokens": inter.arr(np.arange(6), np.uint16)})
+    w.append(
+        {"lengths": inter.arr(np.array([4, 2]), np.uint32), "tokens": inter.arr(np.arange(6), np.uint16)}
+    )
     w.close()
     meta, streams = inter.read_chunk(d)
     assert meta["n"] == 2 and meta["lengths"].tolist() == [4, 2] and meta["format"] == inter.FORMAT_VERSION
@@ -48,8 +52,9 @@ def test_intermediate_names_and_read_chunk(tmp_path):
 def test_shard_names_mask_path_and_records(tmp_path):
     assert fs.unit_dir(192) == "unit_192" and fs.shard_path(192, 3) == "unit_192/shard_000003.bin"
     assert fs.shard_index("shard_000012.bin") == 12 and fs.shard_index("mask_000012.bin") is None
-    assert fs.mask_path(os.path.join("out", "unit_8", "shard_000002.bin")) == os.path.join("out", "unit_8",
-                                                                                            "mask_000002.bin")
+    assert fs.mask_path(os.path.join("out", "unit_8", "shard_000002.bin")) == os.path.join(
+        "out", "unit_8", "mask_000002.bin"
+    )
     udir = tmp_path / "unit_8"
     udir.mkdir()
     w = fs.ShardWriter(str(udir), 8, 2, pad_id=1, dtype="uint16", masks=True)
@@ -67,8 +72,14 @@ def test_shard_names_mask_path_and_records(tmp_path):
 
 
 def test_output_names_writers_and_readers(tmp_path):
-    assert fmt.INDEX_FILES == ("manifest.json", "histogram.json", "stats.json", "sample_index.jsonl",
-                               "duplicate_index.jsonl", "unk_index.jsonl")
+    assert fmt.INDEX_FILES == (
+        "manifest.json",
+        "histogram.json",
+        "stats.json",
+        "sample_index.jsonl",
+        "duplicate_index.jsonl",
+        "unk_index.jsonl",
+    )
     fmt.write_json(str(tmp_path / fmt.STATS), {"total_samples": 2})
     assert fmt.read_json(str(tmp_path), fmt.STATS) == {"total_samples": 2}
     w = fmt.JsonlWriter(str(tmp_path / fmt.SAMPLE_INDEX))
@@ -104,8 +115,9 @@ def test_the_sample_index_reader_reads_what_the_writer_writes(tmp_path, trained)
     hexes = rng.bytes(32 * n).hex()
     mask = rng.integers(0, 1000, n) if trained else None
     path = str(tmp_path / fmt.SAMPLE_INDEX)
-    fmt.write_sample_index(path, hexes, lengths, sizes, units, rows, sps, file_ids, paths, lines, mask, _Silent(),
-                           block=1000)
+    fmt.write_sample_index(
+        path, hexes, lengths, sizes, units, rows, sps, file_ids, paths, lines, mask, _Silent(), block=1000
+    )
     data = open(path, "rb").read()
     cols = fmt.read_sample_index(path, paths)
     assert cols is not None
@@ -115,9 +127,16 @@ def test_the_sample_index_reader_reads_what_the_writer_writes(tmp_path, trained)
         assert all(np.array_equal(other[k], cols[k]) for k in cols if k != "hash"), chunk
     assert fmt.read_sample_index(path, paths, chunk=100) is None  # a line longer than a chunk
     parsed = [orjson.loads(line) for line in data.splitlines()]
-    want = {"sample_id": list(range(n)), "token_count": lengths.tolist(), "unit_size": [sizes[u] for u in units],
-            "source_line": lines.tolist(), "shard_row": (rows % sps).tolist(), "shard": (rows // sps).tolist(),
-            "shard_unit": [sizes[u] for u in units], "source_file": file_ids.tolist()}
+    want = {
+        "sample_id": list(range(n)),
+        "token_count": lengths.tolist(),
+        "unit_size": [sizes[u] for u in units],
+        "source_line": lines.tolist(),
+        "shard_row": (rows % sps).tolist(),
+        "shard": (rows // sps).tolist(),
+        "shard_unit": [sizes[u] for u in units],
+        "source_file": file_ids.tolist(),
+    }
     if trained:
         want["trained_tokens"] = mask.tolist()
     assert set(cols) == set(want) | {"hash"}
@@ -132,13 +151,15 @@ def test_the_sample_index_reader_reads_what_the_writer_writes(tmp_path, trained)
             f.write(cut)
         assert fmt.read_sample_index(path, paths) is None
     quoted = ['a"q.jsonl', "empty.jsonl", paths[2]]  # JSON writes the quote escaped
-    fmt.write_sample_index(path, hexes, lengths, sizes, units, rows, sps, file_ids, quoted, lines, mask, _Silent())
+    fmt.write_sample_index(
+        path, hexes, lengths, sizes, units, rows, sps, file_ids, quoted, lines, mask, _Silent()
+    )
     assert fmt.read_sample_index(path, quoted) is None
 
 
 def test_large_arrays_reach_the_kernel_in_pieces_of_at_most_write_piece(tmp_path, monkeypatch):
-    """A write() of 2 MB or more gets 2 MB page-cache folios, 10x slower on a virtual machine that returns
-    free memory to its host (files.WRITE_PIECE): every writer of large arrays hands them over in pieces,
+    """A write() of 2 MB or more gets 2 MB page-cache folios, 10x slower where the kernel returns free
+    memory to its host (files.WRITE_PIECE): every writer of large arrays hands them over in pieces,
     and the files hold the same bytes."""
     from mintdim import files
     from mintdim.formats import megatron
@@ -183,11 +204,14 @@ def test_large_arrays_reach_the_kernel_in_pieces_of_at_most_write_piece(tmp_path
     (tmp_path / "hf").mkdir()
     hw = hfd.ShardWriter(str(tmp_path / "hf"), schema, [0, len(lengths)])
     offsets = pa.array(np.arange(len(lengths) + 1, dtype=np.int32) * 4096)
-    hw.write(pa.record_batch([pa.ListArray.from_arrays(offsets, pa.array(tokens.astype(np.int32)))], schema=schema))
+    hw.write(
+        pa.record_batch([pa.ListArray.from_arrays(offsets, pa.array(tokens.astype(np.int32)))], schema=schema)
+    )
     hw.close()
     with pa.memory_map(str(tmp_path / "hf" / hw.files[0])) as source:
         table = pa.ipc.open_stream(source).read_all()
     assert np.array_equal(table.column("input_ids").combine_chunks().flatten().to_numpy(), tokens)
 
     assert sizes and max(sizes) <= files.WRITE_PIECE
-    assert sum(sizes) > 4 * n  # the shard, its masks, the .bin, the stream and the Arrow file all went through
+    # the shard, its masks, the .bin, the stream and the Arrow file all went through
+    assert sum(sizes) > 4 * n

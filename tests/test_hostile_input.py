@@ -12,14 +12,13 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO, SP_MODEL, basic_config, read_jsonl
 from test_stages import drive
 
 from mintdim import errors as E
+from mintdim.reading.verify import verify
 from mintdim.sources import jsonl
 from mintdim.sources.template import parse
-from mintdim.reading.verify import verify
 
 
 def read_all(path: str, display: str, fields=("prompt", "response"), template="{prompt}\n{response}"):
@@ -51,8 +50,12 @@ def test_escaped_nul_in_a_field_is_text_raw_nul_is_a_parse_error(tmp_path):
     ok = tmp_path / "nul.jsonl"
     ok.write_bytes(b'{"prompt": "a\\u0000b", "response": "c"}\n')
     assert read_all(str(ok), "nul.jsonl") == [(1, "a\x00b\nc")]
-    for line in (b'{"prompt": "a\x00b", "response": "c"}', b'{"prompt": "a",\x00 "response": "c"}', b"\x00",
-                 b'\x00{"prompt": "a", "response": "c"}'):
+    for line in (
+        b'{"prompt": "a\x00b", "response": "c"}',
+        b'{"prompt": "a",\x00 "response": "c"}',
+        b"\x00",
+        b'\x00{"prompt": "a", "response": "c"}',
+    ):
         err = parse_error(tmp_path, b'{"prompt": "x", "response": "y"}\n' + line + b"\n")
         assert err.line == 2 and "Reason: invalid JSON syntax" in str(err)
 
@@ -114,8 +117,8 @@ def peak_kb():                            # started at the pytest process's size
     return mb * 1024 if mb is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 base = peak_kb()
 t = time.monotonic()
-drive(basic_config(["big.jsonl"], tokenizer={"sentencepiece": {"path": sys.argv[3]}}, sizes=[[16, 64]], sps=[2],
-                   chunk_mb=64))
+drive(basic_config(["big.jsonl"], tokenizer={"sentencepiece": {"path": sys.argv[3]}},
+                   sizes=[[16, 64]], sps=[2], chunk_mb=64))
 print(json.dumps({"seconds": time.monotonic() - t,
                   "peak_mb": peak_kb() / 1024, "base_mb": base / 1024}))
 """
@@ -125,8 +128,13 @@ def test_a_single_200_mb_line_builds_with_bounded_memory(tmp_path):
     """A 200 MB line (a huge field that is not declared) between two small ones, split into 64 MB
     chunks: every line lands once, with its number, and the whole in-process build stays within a
     few times the line's size."""
-    proc = subprocess.run([sys.executable, "-c", _BIG, os.path.join(REPO, "tests"), "200", SP_MODEL],
-                          cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _BIG, os.path.join(REPO, "tests"), "200", SP_MODEL],
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     rows = read_jsonl(tmp_path / "out" / "sample_index.jsonl")
@@ -167,7 +175,7 @@ def test_a_file_of_valid_oddities_builds_and_verifies_against_its_source(tmp_pat
     drive(basic_config(["odd.jsonl"], sizes=[[16, 64, 256]], sps=[3]))
     rows = read_jsonl("out/sample_index.jsonl")
     assert [r["source_line"] for r in rows] == [1, 2, 4, 5, 6, 7, 8, 9]
-    assert rows[3]["hash"] == __import__("hashlib").sha256("dup\nlast wins".encode()).hexdigest()
+    assert rows[3]["hash"] == __import__("hashlib").sha256(b"dup\nlast wins").hexdigest()
     report = verify("out", source=True, all=True)
     assert report.ok, [str(p) for p in report.problems]
     assert report.encoded == 8

@@ -12,7 +12,6 @@ import tomllib
 
 import pytest
 import yaml
-
 from conftest import GSM8K, HF_JSON, REPO, SNAKEFILE, run_cli
 
 from mintdim.commands import COMMANDS
@@ -35,8 +34,18 @@ def example_config(ws) -> str:
 
 
 def snakemake(ws, *args) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(ws),
-           "--configfile", example_config(ws), *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        SNAKEFILE,
+        "--directory",
+        str(ws),
+        "--configfile",
+        example_config(ws),
+        *args,
+    ]
     return subprocess.run(cmd, cwd=str(ws), capture_output=True, text=True)
 
 
@@ -55,6 +64,27 @@ def test_snakefmt_check_passes():
     assert res.returncode == 0, res.stdout + res.stderr
 
 
+def _ruff() -> str:
+    beside = os.path.join(os.path.dirname(sys.executable), "ruff")  # this environment's, first
+    exe = beside if os.path.exists(beside) else shutil.which("ruff")
+    if not exe:
+        pytest.fail("ruff is pinned in the test extra: pip install -e '.[test]'")
+    return exe
+
+
+def test_ruff_format_check_passes():
+    """Every Python file (package, scripts, benchmarks, tests, data/*.py, setup.py) is as `ruff format`
+    writes it, under pyproject.toml's [tool.ruff]."""
+    res = subprocess.run([_ruff(), "format", "--check", "."], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_ruff_check_passes():
+    """pyproject.toml's [tool.ruff.lint] rules hold on every Python file: `ruff check` finds nothing."""
+    res = subprocess.run([_ruff(), "check", "."], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
 def test_every_rule_has_log_timing_record_and_resources():
     """Each job writes its timing record itself (`--bench`, mintdim/run/job.py write_timing), not through
     Snakemake's `benchmark:`, whose sampling thread took CPU from the tokenize jobs."""
@@ -62,8 +92,15 @@ def test_every_rule_has_log_timing_record_and_resources():
     for name in sorted(os.listdir(rules_dir)):
         text = open(os.path.join(rules_dir, name), encoding="utf-8").read()
         for rule in re.split(r"^rule ", text, flags=re.M)[1:]:
-            for directive in ("log:", "bench=bench(", "--bench {params.bench:q}", "resources:", "mem_mb=",
-                              "runtime=", "conda:"):
+            for directive in (
+                "log:",
+                "bench=bench(",
+                "--bench {params.bench:q}",
+                "resources:",
+                "mem_mb=",
+                "runtime=",
+                "conda:",
+            ):
                 assert directive in rule, (name, rule.split(":")[0], directive)
             assert "benchmark:" not in rule, (name, rule.split(":")[0])
 
@@ -103,8 +140,10 @@ def test_conda_env_matches_the_package_dependencies():
 
 def test_slurm_profile_dry_runs(tmp_path):
     pytest.importorskip("snakemake_executor_plugin_slurm")
-    res = snakemake(tmp_path, "--profile", os.path.join(REPO, "profiles", "slurm"), "--dry-run", "--quiet", "host",
-                    "-p")  # each job's rule block (profiles/default hides them)
+    # each job's rule block (profiles/default hides them)
+    res = snakemake(
+        tmp_path, "--profile", os.path.join(REPO, "profiles", "slurm"), "--dry-run", "--quiet", "host", "-p"
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "slurm_partition=CHANGE_ME" in res.stdout
     assert "--threads 4" in res.stdout  # set-threads reaches the tokenize command
@@ -114,7 +153,8 @@ def test_slurm_profile_dry_runs(tmp_path):
 def test_profiles_are_complete():
     default = yaml.safe_load(open(os.path.join(REPO, "profiles", "default", "config.yaml")))
     assert default["rerun-incomplete"] is True
-    assert default["quiet"] == ["rules", "host"] and default["printshellcmds"] is False  # issue 14: a short console
+    # a short console
+    assert default["quiet"] == ["rules", "host"] and default["printshellcmds"] is False
     local = os.path.join(REPO, "profiles", "local-cluster")
     cfg = yaml.safe_load(open(os.path.join(local, "config.yaml")))
     assert cfg["executor"] == "cluster-generic" and cfg["seconds-between-status-checks"] == 1
@@ -144,7 +184,7 @@ def test_build_dry_run_shows_the_planned_jobs_and_builds_nothing(tmp_path):
     text = res.stdout + res.stderr
     for rule in ("validate", "tokenize", "plan", "write", "aggregate", "finalize"):
         assert re.search(rf"^{rule}\s+\d+$", text, flags=re.M), rule
-    assert not re.search(r"^report\s+\d+$", text, flags=re.M)  # opt-in (issue 17): --report
+    assert not re.search(r"^report\s+\d+$", text, flags=re.M)  # opt-in: --report
     assert not os.path.exists(tmp_path / "out")
     res = run_cli(tmp_path, "build", example_config(tmp_path), "--dry-run", "--cores", "2", "--report")
     assert res.returncode == 0, res.stderr
@@ -154,7 +194,7 @@ def test_build_dry_run_shows_the_planned_jobs_and_builds_nothing(tmp_path):
 
 
 def test_the_core_imports_neither_snakemake_nor_the_cli():
-    """Issue 13: the layers are subpackages. The core (config, schema, errors, sources/, tokenizers/,
+    """The layers are subpackages. The core (config, schema, errors, sources/, tokenizers/,
     formats/, units/, stages/, reading/) imports nothing from Snakemake, the CLI (cli, commands/) or
     the run machinery (run/); function-level imports included. Only the entry points (cli,
     commands/, api, __main__) and run/ may."""
@@ -182,7 +222,9 @@ def test_the_core_imports_neither_snakemake_nor_the_cli():
                     mods = [base] + [f"{base}.{a.name}" for a in node.names]
                 else:
                     continue
-                offenders += [f"{os.path.relpath(path, REPO)}:{node.lineno}: {m}" for m in mods if _above_core(m)]
+                offenders += [
+                    f"{os.path.relpath(path, REPO)}:{node.lineno}: {m}" for m in mods if _above_core(m)
+                ]
     assert checked > 30  # the walk saw the package
     assert not offenders, offenders
 
@@ -198,11 +240,12 @@ def _absolute(level: int, module: str | None, rel_root: str, depth: int) -> str:
 
 def _above_core(mod: str) -> bool:
     """Snakemake, or the package's CLI or run layer (mintdim.cli, mintdim.commands, mintdim.run)."""
-    return mod.split(".")[0] == "snakemake" or mod.startswith(("mintdim.cli", "mintdim.commands", "mintdim.run"))
+    return mod.split(".")[0] == "snakemake" or mod.startswith(
+        ("mintdim.cli", "mintdim.commands", "mintdim.run")
+    )
 
 
-
-MAX_FUNCTION_LINES = 80  # issue 25: from `def` to the end of the body, docstring and comments included
+MAX_FUNCTION_LINES = 80  # from `def` to the end of the body, docstring and comments included
 
 
 def _package_modules():
@@ -243,7 +286,9 @@ def _import_graph() -> dict[str, set[str]]:
     modules = {module: (rel, tree) for rel, module, tree in _package_modules()}
     graph = {}
     for module, (rel, tree) in modules.items():
-        rel_root = os.path.dirname(os.path.relpath(os.path.join(REPO, rel), os.path.join(REPO, "mintdim"))) or "."
+        rel_root = (
+            os.path.dirname(os.path.relpath(os.path.join(REPO, rel), os.path.join(REPO, "mintdim"))) or "."
+        )
         deps = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -256,7 +301,7 @@ def _import_graph() -> dict[str, set[str]]:
 
 
 def test_the_package_imports_form_no_cycle():
-    """Issue 25: no import cycles, function-level imports included: what two modules share lives in a
+    """No import cycles, function-level imports included: what two modules share lives in a
     module below both."""
     graph = _import_graph()
     assert {"mintdim.config", "mintdim.reading.reader", "mintdim.tokenizers.kinds"} <= set(graph)
@@ -271,7 +316,11 @@ def test_the_package_imports_form_no_cycle():
         return found
 
     reachable = {m: reach(m) for m in graph}
-    cycles = {tuple(sorted({m} | {n for n in reachable[m] if m in reachable[n]})) for m in graph if m in reachable[m]}
+    cycles = {
+        tuple(sorted({m} | {n for n in reachable[m] if m in reachable[n]}))
+        for m in graph
+        if m in reachable[m]
+    }
     assert not cycles, sorted(cycles)
 
 
@@ -292,6 +341,7 @@ def _dag_edges(ws, *args) -> set[tuple[str, str]]:
 def test_write_jobs_one_per_core_and_at_most_one_per_chunk_mb_of_input(tmp_path):
     """A write job costs ~0.1 s of start-up: the shipped example (0.75 MB, 4 unit sizes) writes in
     one job on 2 cores; an input of more than chunk_mb gets one per core."""
+
     def write_jobs(*args):
         return list(_dag(tmp_path, *args)[0].values()).count("write")
 
@@ -320,7 +370,8 @@ def test_aggregate_runs_beside_the_write_jobs_and_finalize_waits_for_both(tmp_pa
     assert {("write", "aggregate"), ("write", "finalize"), ("aggregate", "finalize")} <= edges
 
 
-# --- the README's "Repository layout" matches the tree -------------------------------------------------------------
+# --- the README's "Repository layout" matches the tree ------------------------------------------------------
+
 
 def _layout_block() -> list[str]:
     readme = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
@@ -347,8 +398,11 @@ def _layout_entries(lines: list[str]) -> list[tuple[str, str]]:
 def _ignored_by_git(rel: str) -> bool:
     import fnmatch
 
-    patterns = [p.strip().strip("/") for p in open(os.path.join(REPO, ".gitignore"), encoding="utf-8")
-                if p.strip() and not p.startswith("#")]
+    patterns = [
+        p.strip().strip("/")
+        for p in open(os.path.join(REPO, ".gitignore"), encoding="utf-8")
+        if p.strip() and not p.startswith("#")
+    ]
     return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(os.path.basename(rel), p) for p in patterns)
 
 
@@ -359,8 +413,11 @@ def test_readme_layout_names_every_directory_and_module_and_only_what_exists():
     named = {path.rstrip("/") for path, _ in entries}
     missing = sorted(p for p in named if not os.path.exists(os.path.join(REPO, p)))
     assert not missing, f"README's layout names paths that do not exist: {missing}"
-    tops = [d for d in os.listdir(REPO) if os.path.isdir(os.path.join(REPO, d))
-            and not d.startswith(".") and not _ignored_by_git(d)]
+    tops = [
+        d
+        for d in os.listdir(REPO)
+        if os.path.isdir(os.path.join(REPO, d)) and not d.startswith(".") and not _ignored_by_git(d)
+    ]
     unnamed = sorted(d for d in tops if not any(p == d or p.startswith(d + "/") for p in named))
     assert not unnamed, f"README's layout does not name the top-level directories {unnamed}"
     pkg = os.path.join(REPO, "mintdim")
@@ -371,9 +428,17 @@ def test_readme_layout_names_every_directory_and_module_and_only_what_exists():
         assert rel in named, f"README's layout does not name {rel}"
         if os.path.isdir(os.path.join(pkg, name)):
             listed = _listed_modules(next(d for p, d in entries if p.rstrip("/") == rel))
-            modules = {m[:-3] for m in os.listdir(os.path.join(pkg, name)) if m.endswith(".py") and m != "__init__.py"}
-            assert not modules - listed, f"README's layout line for {rel}/ does not name {sorted(modules - listed)}"
-            assert not listed - modules, f"README's layout line for {rel}/ names no module {sorted(listed - modules)}"
+            modules = {
+                m[:-3]
+                for m in os.listdir(os.path.join(pkg, name))
+                if m.endswith(".py") and m != "__init__.py"
+            }
+            assert not modules - listed, (
+                f"README's layout line for {rel}/ does not name {sorted(modules - listed)}"
+            )
+            assert not listed - modules, (
+                f"README's layout line for {rel}/ names no module {sorted(listed - modules)}"
+            )
 
 
 def _listed_modules(description: str) -> set[str]:
@@ -400,8 +465,11 @@ def test_document_links_resolve_and_the_readme_links_every_page():
             if re.match(r"[a-z]+://", target):
                 continue
             path, _, anchor = target.partition("#")
-            file = os.path.normpath(os.path.join(os.path.dirname(os.path.join(REPO, page)), path)) if path else \
-                os.path.join(REPO, page)
+            file = (
+                os.path.normpath(os.path.join(os.path.dirname(os.path.join(REPO, page)), path))
+                if path
+                else os.path.join(REPO, page)
+            )
             if not os.path.exists(file):
                 broken.append(f"{page}: {target} (no such file)")
             elif anchor and file.endswith(".md"):

@@ -8,12 +8,11 @@ import os
 import random
 
 import pytest
+from conftest import write_jsonl
 
 from mintdim import errors as E
 from mintdim.sources import jsonl
 from mintdim.sources.jsonl import BOM, ChunkReader, chunk_bounds, declared_values, parse_object
-
-from conftest import write_jsonl
 
 _WS = b" \t\r\n"
 MB = 1024 * 1024
@@ -22,7 +21,7 @@ MB = 1024 * 1024
 def naive_lines(data: bytes) -> list[tuple[int, bytes]]:
     """(1-based physical line number, raw line) of every non-blank line, the obvious way."""
     if data.startswith(BOM):
-        data = data[len(BOM):]
+        data = data[len(BOM) :]
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -71,7 +70,8 @@ def test_chunk_bounds_partition_the_file(tmp_path):
 
 def test_chunk_bounds_keep_every_core_busy(tmp_path):
     """A chunk count is a multiple of the cores once a file is split; with `spread` a file of
-    MIN_SPLIT_MB or more is split across the cores even when it fits one chunk; a smaller one stays one job."""
+    MIN_SPLIT_MB or more is split across the cores even when it
+    fits one chunk; a smaller one stays one job."""
     from mintdim.sources.jsonl import MIN_SPLIT_MB
 
     small = _write(tmp_path, "s.jsonl", b'{"t":"x"}\n' * 1000)
@@ -102,8 +102,10 @@ def test_chunk_bounds_empty_and_compressed_are_one_chunk(tmp_path):
 
 @pytest.mark.parametrize("trailing_newline", [True, False])
 def test_every_line_exactly_once_in_order(tmp_path, trailing_newline):
-    rows = [json.dumps({"t": "x" * (i * 7 % 23), "i": i, "u": "é世" * (i % 3)}, ensure_ascii=False).encode()
-            for i in range(40)]
+    rows = [
+        json.dumps({"t": "x" * (i * 7 % 23), "i": i, "u": "é世" * (i % 3)}, ensure_ascii=False).encode()
+        for i in range(40)
+    ]
     data = b"\n".join(rows) + (b"\n" if trailing_newline else b"")
     path = _write(tmp_path, "a.jsonl", data)
     expected = naive_lines(data)
@@ -116,15 +118,18 @@ def test_random_files_against_naive_split(tmp_path):
     rng = random.Random(20240517)
     for trial in range(120):
         parts = []
-        for i in range(rng.randint(0, 15)):
+        for _ in range(rng.randint(0, 15)):
             r = rng.random()
             if r < 0.12:
                 parts.append(b"")
             elif r < 0.22:
                 parts.append(rng.choice([b" ", b"\t", b"\r", b"  \t \r"]))
             else:
-                parts.append(json.dumps({"t": "a" * rng.randint(0, 40) + "ü" * rng.randint(0, 3)},
-                                        ensure_ascii=False).encode())
+                parts.append(
+                    json.dumps(
+                        {"t": "a" * rng.randint(0, 40) + "ü" * rng.randint(0, 3)}, ensure_ascii=False
+                    ).encode()
+                )
         data = b"\n".join(parts)
         if parts and rng.random() < 0.6:
             data += b"\n"
@@ -289,8 +294,11 @@ def _reason(err) -> str:
 
 
 def test_parse_object_plain():
-    assert parse_object(b'{"a": "x", "n": 1, "z": [1, {"b": null}]}', "f", 1) == \
-        {"a": "x", "n": 1, "z": [1, {"b": None}]}
+    assert parse_object(b'{"a": "x", "n": 1, "z": [1, {"b": null}]}', "f", 1) == {
+        "a": "x",
+        "n": 1,
+        "z": [1, {"b": None}],
+    }
     assert parse_object('{"a": "é世"}'.encode(), "f", 1) == {"a": "é世"}
     assert parse_object(b'{"a":"x"}\r', "f", 1) == {"a": "x"}
 
@@ -304,8 +312,10 @@ def test_nan_and_infinity_rejected(raw):
     assert _reason(info.value) == "invalid JSON syntax"
 
 
-@pytest.mark.parametrize("raw", [b'{"a": "x"', b"{'a': 'x'}", b'{"a": "x",}', b'{"a": "x"} {"b": 1}',
-                                 b'{"a": "tab\there"}', b"{a: 1}"])
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"a": "x"', b"{'a': 'x'}", b'{"a": "x",}', b'{"a": "x"} {"b": 1}', b'{"a": "tab\there"}', b"{a: 1}"],
+)
 def test_invalid_json_rejected(raw):
     with pytest.raises(E.SourceParseError) as info:
         parse_object(raw, "f", 7)
@@ -313,7 +323,9 @@ def test_invalid_json_rejected(raw):
     assert info.value.line == 7
 
 
-@pytest.mark.parametrize("raw", [b'{"a": "\xff"}', b'{"a": "\xc3"}', b'\xed\xa0\x80', b'{"a": "x", "b": "\xe4\xb8"}'])
+@pytest.mark.parametrize(
+    "raw", [b'{"a": "\xff"}', b'{"a": "\xc3"}', b"\xed\xa0\x80", b'{"a": "x", "b": "\xe4\xb8"}']
+)
 def test_invalid_utf8_reason(raw):
     with pytest.raises(E.SourceParseError) as info:
         parse_object(raw, "f", 3)
@@ -336,7 +348,7 @@ def test_lone_surrogate_in_undeclared_field_accepted():
 
 
 def test_valid_surrogate_pair_is_decoded():
-    assert parse_object(b'{"a": "\\ud83d\\ude00"}', "f", 1) == {"a": "\U0001F600"}
+    assert parse_object(b'{"a": "\\ud83d\\ude00"}', "f", 1) == {"a": "\U0001f600"}
 
 
 @pytest.mark.parametrize("depth", [10, 200, 1100, 5000, 200000])
@@ -383,11 +395,13 @@ def test_missing_fields_lists_declared_missing_available():
     with pytest.raises(E.SampleSchemaError) as info:
         declared_values(obj, ["instruction", "input", "output"], "./data/alpaca.jsonl", 18291)
     msg = str(info.value)
-    assert msg == ("SampleSchemaError: JSONL sample is missing declared fields.\n\n"
-                   "File: ./data/alpaca.jsonl\n\nLine: 18291\n\n"
-                   "Declared fields: instruction input output\n\n"
-                   "Missing fields: input\n\n"
-                   "Available keys: instruction output metadata")
+    assert msg == (
+        "SampleSchemaError: JSONL sample is missing declared fields.\n\n"
+        "File: ./data/alpaca.jsonl\n\nLine: 18291\n\n"
+        "Declared fields: instruction input output\n\n"
+        "Missing fields: input\n\n"
+        "Available keys: instruction output metadata"
+    )
     assert info.value.line == 18291
 
 
@@ -398,9 +412,20 @@ def test_all_missing_fields_listed():
     assert "Available keys: z" in str(info.value)
 
 
-@pytest.mark.parametrize("value, name", [(1, "number"), (2.5, "number"), (True, "boolean"), (False, "boolean"),
-                                         (None, "null"), ([], "array"), (["x"], "array"), ({}, "object"),
-                                         ({"k": "v"}, "object")])
+@pytest.mark.parametrize(
+    "value, name",
+    [
+        (1, "number"),
+        (2.5, "number"),
+        (True, "boolean"),
+        (False, "boolean"),
+        (None, "null"),
+        ([], "array"),
+        (["x"], "array"),
+        ({}, "object"),
+        ({"k": "v"}, "object"),
+    ],
+)
 def test_non_string_field_names_json_type(value, name):
     with pytest.raises(E.SampleSchemaError) as info:
         declared_values({"a": "ok", "b": value}, ["a", "b"], "./x.jsonl", 4)
@@ -466,6 +491,7 @@ def test_build_splits_large_files_across_cores_only_when_jobs_are_too_few(tmp_pa
     """One 20 MB file at --cores 2: two tokenize jobs. Two such files: one job each (a split
     would only add tokenizer loads). Only file sizes matter: sparse files."""
     from conftest import basic_config
+
     from mintdim.run.dag import BuildDAG
 
     monkeypatch.chdir(tmp_path)

@@ -10,9 +10,9 @@ import os
 import numpy as np
 import pytest
 import sentencepiece as spm
+from conftest import HF_JSON, SP_MODEL, basic_config, build_in, read_json, read_jsonl, read_mask, write_jsonl
 from tokenizers import Tokenizer
 
-from conftest import HF_JSON, SP_MODEL, basic_config, build_in, read_json, read_jsonl, read_mask, write_jsonl
 from mintdim import errors as E
 from mintdim.config import resolve
 
@@ -56,20 +56,26 @@ def sp_expected(text, sp):
     return got["ids"], [any(a <= o[0] < b for a, b in sp) for o in got["offsets"]]
 
 
-
-
 def read_tokens(out, row, dtype):
     shard = np.fromfile(os.path.join(out, row["shard_path"]), dtype=np.dtype(dtype).newbyteorder("<"))
     return shard.reshape(-1, row["unit_size"])[row["shard_row"]]
 
 
-@pytest.mark.parametrize("kind, path, expected", [("hf_json", HF_JSON, hf_expected),
-                                                  ("sentencepiece", SP_MODEL, sp_expected)])
+@pytest.mark.parametrize(
+    "kind, path, expected", [("hf_json", HF_JSON, hf_expected), ("sentencepiece", SP_MODEL, sp_expected)]
+)
 def test_masks_match_independent_offsets(tmp_path, kind, path, expected):
     rows = ROWS + [{"instruction": r["instruction"] + " again", "output": r["output"] * 2} for r in ROWS]
     src = write_jsonl(tmp_path / "d.jsonl", rows)
-    cfg = basic_config([src], fields=[["instruction", "output"]], templates=[TEMPLATE],
-                       tokenizer={kind: {"path": path}}, sizes=[[16, 32, 64]], build_batch=[3], sps=[4])
+    cfg = basic_config(
+        [src],
+        fields=[["instruction", "output"]],
+        templates=[TEMPLATE],
+        tokenizer={kind: {"path": path}},
+        sizes=[[16, 32, 64]],
+        build_batch=[3],
+        sps=[4],
+    )
     cfg["source"]["train_on"] = [["output"]]
     res = build_in(tmp_path, cfg, cores=2)
     out = str(tmp_path / "out")
@@ -81,10 +87,10 @@ def test_masks_match_independent_offsets(tmp_path, kind, path, expected):
         text, sp = spans(rows[row["sample_id"]])
         ids, want = expected(text, sp)
         toks = read_tokens(out, row, manifest["token_dtype"])
-        assert toks[:row["token_count"]].tolist() == ids  # the same single encode
+        assert toks[: row["token_count"]].tolist() == ids  # the same single encode
         mask = read_mask(out, row)
-        assert mask[:row["token_count"]].tolist() == want
-        assert not mask[row["token_count"]:].any()  # padding bits are 0
+        assert mask[: row["token_count"]].tolist() == want
+        assert not mask[row["token_count"] :].any()  # padding bits are 0
         assert row["trained_tokens"] == sum(want)
         total += sum(want)
     assert res.outputs[0].stats["trained_tokens"] == total
@@ -95,16 +101,25 @@ def test_masks_match_independent_offsets(tmp_path, kind, path, expected):
         d = os.path.join(out, f"unit_{unit}")
         for name in os.listdir(d):
             if name.startswith("shard_"):
-                records = os.path.getsize(os.path.join(d, name)) // (unit * manifest["token_storage"]["bytes_per_token"])
-                assert os.path.getsize(os.path.join(d, name.replace("shard_", "mask_"))) == records * ((unit + 7) // 8)
+                records = os.path.getsize(os.path.join(d, name)) // (
+                    unit * manifest["token_storage"]["bytes_per_token"]
+                )
+                assert os.path.getsize(os.path.join(d, name.replace("shard_", "mask_"))) == records * (
+                    (unit + 7) // 8
+                )
 
 
 def test_field_used_twice_and_mapped_train_on(tmp_path):
     a = write_jsonl(tmp_path / "a.jsonl", ROWS)
     b = write_jsonl(tmp_path / "b.jsonl", [{"q": "why?", "r": "because"}])
-    cfg = basic_config([a, b], fields=[["instruction", "output"], ["q", "r"]],
-                       templates=["{output} | {instruction} | {output}", "{q}->{r}"],
-                       tokenizer={"hf_json": {"path": HF_JSON}}, sizes=[[64]], out="o")
+    cfg = basic_config(
+        [a, b],
+        fields=[["instruction", "output"], ["q", "r"]],
+        templates=["{output} | {instruction} | {output}", "{q}->{r}"],
+        tokenizer={"hf_json": {"path": HF_JSON}},
+        sizes=[[64]],
+        out="o",
+    )
     cfg["source"]["train_on"] = [["output"], ["q"]]
     build_in(tmp_path, cfg, cores=1)
     index = read_jsonl(tmp_path / "o" / "sample_index.jsonl")
@@ -112,17 +127,22 @@ def test_field_used_twice_and_mapped_train_on(tmp_path):
     text, sp = spans(ROWS[0], "{output} | {instruction} | {output}")
     assert len(sp) == 2
     ids, want = hf_expected(text, sp)
-    assert read_mask(str(tmp_path / "o"), first)[:len(ids)].tolist() == want
+    assert read_mask(str(tmp_path / "o"), first)[: len(ids)].tolist() == want
     last = index[-1]
     text, sp = spans({"q": "why?", "r": "because"}, "{q}->{r}", trained=("q",))
     ids, want = hf_expected(text, sp)
-    assert read_mask(str(tmp_path / "o"), last)[:len(ids)].tolist() == want
+    assert read_mask(str(tmp_path / "o"), last)[: len(ids)].tolist() == want
 
 
 def test_without_train_on_nothing_changes(tmp_path):
     src = write_jsonl(tmp_path / "d.jsonl", ROWS)
-    cfg = basic_config([src], fields=[["instruction", "output"]], templates=[TEMPLATE],
-                       tokenizer={"hf_json": {"path": HF_JSON}}, sizes=[[64]])
+    cfg = basic_config(
+        [src],
+        fields=[["instruction", "output"]],
+        templates=[TEMPLATE],
+        tokenizer={"hf_json": {"path": HF_JSON}},
+        sizes=[[64]],
+    )
     build_in(tmp_path, cfg, cores=1)
     out = tmp_path / "out"
     assert not any(name.startswith("mask_") for name in os.listdir(out / "unit_64"))
@@ -131,8 +151,10 @@ def test_without_train_on_nothing_changes(tmp_path):
     assert "trained_tokens" not in read_json(out / "stats.json")
 
 
-@pytest.mark.parametrize("train_on, needle", [([["nope"]], "'nope'"), ([["output"], ["output"]], "train_on"),
-                                              ("output", "list of lists")])
+@pytest.mark.parametrize(
+    "train_on, needle",
+    [([["nope"]], "'nope'"), ([["output"], ["output"]], "train_on"), ("output", "list of lists")],
+)
 def test_train_on_errors_are_clear_and_bilingual(train_on, needle):
     cfg = basic_config(["x.jsonl"], fields=[["instruction", "output"]], templates=[TEMPLATE])
     cfg["source"]["train_on"] = train_on
@@ -144,8 +166,14 @@ def test_train_on_errors_are_clear_and_bilingual(train_on, needle):
 
 def test_reader_torch_and_inspect_show_the_mask(tmp_path):
     src = write_jsonl(tmp_path / "d.jsonl", ROWS)
-    cfg = basic_config([src], fields=[["instruction", "output"]], templates=[TEMPLATE],
-                       tokenizer={"hf_json": {"path": HF_JSON}}, sizes=[[32, 64]], sps=[2])
+    cfg = basic_config(
+        [src],
+        fields=[["instruction", "output"]],
+        templates=[TEMPLATE],
+        tokenizer={"hf_json": {"path": HF_JSON}},
+        sizes=[[32, 64]],
+        sps=[2],
+    )
     cfg["source"]["train_on"] = [["output"]]
     build_in(tmp_path, cfg, cores=1)
     import mintdim

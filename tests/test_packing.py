@@ -16,20 +16,31 @@ import shutil
 import numpy as np
 import pytest
 import sentencepiece as spm
+from conftest import (
+    SP_MODEL,
+    assert_not_finished,
+    basic_config,
+    build_in,
+    build_shipped,
+    gsm8k_rows,
+    read_json,
+    read_jsonl,
+    run_cli,
+    tree_bytes,
+    write_jsonl,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stagekit import drive
 
 import mintdim
 import mintdim.formats.output
-from conftest import (SP_MODEL, assert_not_finished, basic_config, build_in, build_shipped, gsm8k_rows, read_json,
-                      read_jsonl, run_cli, tree_bytes, write_jsonl)
 from mintdim import errors as E
-from mintdim.units import packing
 from mintdim.config import resolve
 from mintdim.formats import shards as fs
 from mintdim.reading.packed_reader import IGNORE, PackedDataset
-from stagekit import drive
 from mintdim.reading.verify import verify
+from mintdim.units import packing
 
 ROW = 384
 
@@ -81,10 +92,12 @@ class TinyCausalLM:
         self.h = heads
         self.emb = rng.normal(0, 1, (vocab, d))
         self.pos = rng.normal(0, 1, (max_pos, d))
-        self.layers = [{k: rng.normal(0, d ** -0.5, (d, d)) for k in ("q", "k", "v", "o")}
-                       | {"w1": rng.normal(0, d ** -0.5, (d, 2 * d)), "w2": rng.normal(0, (2 * d) ** -0.5, (2 * d, d))}
-                       for _ in range(layers)]
-        self.out = rng.normal(0, d ** -0.5, (d, vocab))
+        self.layers = [
+            {k: rng.normal(0, d**-0.5, (d, d)) for k in ("q", "k", "v", "o")}
+            | {"w1": rng.normal(0, d**-0.5, (d, 2 * d)), "w2": rng.normal(0, (2 * d) ** -0.5, (2 * d, d))}
+            for _ in range(layers)
+        ]
+        self.out = rng.normal(0, d**-0.5, (d, vocab))
 
     @staticmethod
     def _norm(x):
@@ -138,7 +151,7 @@ def test_losses_in_packed_rows_equal_each_sample_alone(tmp_path, monkeypatch, sp
             cu = ds.row_boundaries(r).astype(np.int64)  # the stored boundaries
             seg = np.full(ROW, -1)
             for j in range(len(cu) - 1):
-                seg[cu[j]:cu[j + 1]] = j
+                seg[cu[j] : cu[j + 1]] = j
             causal = np.tril(np.ones((ROW, ROW), dtype=bool))
             allowed = causal & (seg[:, None] == seg[None, :]) & (seg[:, None] >= 0)
             allowed |= np.eye(ROW, dtype=bool)  # padding attends to itself only (never read)
@@ -186,8 +199,13 @@ def reference_bfd(lengths, C):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(1, 64).flatmap(lambda C: st.tuples(
-    st.just(C), st.lists(st.integers(0, C + 10), max_size=120), st.sampled_from(["drop", "truncate"]))))
+@given(
+    st.integers(1, 64).flatmap(
+        lambda C: st.tuples(
+            st.just(C), st.lists(st.integers(0, C + 10), max_size=120), st.sampled_from(["drop", "truncate"])
+        )
+    )
+)
 def test_plan_properties(case):
     C, lengths, policy = case
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -204,18 +222,18 @@ def test_plan_properties(case):
     assert np.all(loads <= C)
     first = np.concatenate(([0], np.cumsum(per_row)))
     for r in range(p.n_rows):
-        ids = order[first[r]:first[r + 1]]
+        ids = order[first[r] : first[r + 1]]
         assert np.all(np.diff(ids) > 0)
         assert np.array_equal(p.offsets[ids], np.concatenate(([0], np.cumsum(p.kept[ids])[:-1])))
     # boundaries as stored: each row's cu ends at its tokens, and the pointers find every row
     block = fs.boundaries_block(per_row, (p.offsets + p.kept)[order])
-    ptr, cu = block[:p.n_rows + 1].astype(np.int64), block[p.n_rows + 1:]
+    ptr, cu = block[: p.n_rows + 1].astype(np.int64), block[p.n_rows + 1 :]
     for r in range(p.n_rows):
         row_cu = fs.row_cu(ptr, cu, r)
         assert row_cu[0] == 0 and row_cu[-1] == loads[r] and np.all(np.diff(row_cu) >= 0)
         assert np.diff(row_cu).sum() == loads[r]
     # rows numbered by their smallest sample id; exactly best-fit decreasing's rows
-    smallest = [order[first[r]:first[r + 1]].min() for r in range(p.n_rows)]
+    smallest = [order[first[r] : first[r + 1]].min() for r in range(p.n_rows)]
     assert smallest == sorted(smallest)
     assert sorted(loads.tolist()) == reference_bfd(p.kept[live].tolist(), C)
     again = packing.plan(lengths, C, policy)
@@ -238,7 +256,9 @@ def test_plan_meets_the_targets_on_a_realistic_distribution():
 def test_files_layout_manifest_and_index(masked, sp):
     out, rows = masked
     m, stats = read_json(f"{out}/manifest.json"), read_json(f"{out}/stats.json")
-    assert m["units"]["layout"] == "packed" and m["units"]["row_length"] == ROW and m["units"]["sizes"] == [ROW]
+    assert (
+        m["units"]["layout"] == "packed" and m["units"]["row_length"] == ROW and m["units"]["sizes"] == [ROW]
+    )
     assert m["units"]["overflow"] == "truncate" and m["loss_mask"]["record_bytes"] == "ceil(row_length / 8)"
     index = read_jsonl(f"{out}/sample_index.jsonl")
     truncated = [r["sample_id"] for r in index if r.get("overflow") == "truncated"]
@@ -247,13 +267,16 @@ def test_files_layout_manifest_and_index(masked, sp):
     n_rows = stats["packing"]["rows"]
     names = sorted(os.listdir(f"{out}/unit_{ROW}"))
     shards = -(-n_rows // 7)
-    assert names == sorted([fs.shard_name(k) for k in range(shards)] + [fs.cu_name(k) for k in range(shards)]
-                           + [fs.mask_name(k) for k in range(shards)])
+    assert names == sorted(
+        [fs.shard_name(k) for k in range(shards)]
+        + [fs.cu_name(k) for k in range(shards)]
+        + [fs.mask_name(k) for k in range(shards)]
+    )
     for r in index:  # each sample's tokens at shard_path / shard_row / row_offset: the library's encode
         rec = np.fromfile(f"{out}/{r['shard_path']}", dtype=dtype).reshape(-1, ROW)[r["shard_row"]]
         text = rows[r["sample_id"]]["prompt"] + "\n" + rows[r["sample_id"]]["response"]
         ids = sp.encode(text)
-        assert rec[r["row_offset"]:r["row_offset"] + r["token_count"]].tolist() == ids[:ROW]
+        assert rec[r["row_offset"] : r["row_offset"] + r["token_count"]].tolist() == ids[:ROW]
         assert r["token_count"] == min(len(ids), ROW)
         if r["sample_id"] in truncated:
             assert r["source_token_count"] == len(ids) > ROW
@@ -272,8 +295,13 @@ def test_overflow_error_drop_and_indexes(tmp_path, monkeypatch):
     index = read_jsonl("o_drop/sample_index.jsonl")
     dropped = [r for r in index if r.get("overflow") == "dropped"]
     assert [r["sample_id"] for r in dropped] == list(range(0, 60, 11))
-    assert all(r["shard_path"] is None and r["row_offset"] is None and r["token_count"] == 0
-               and r["source_token_count"] > ROW for r in dropped)
+    assert all(
+        r["shard_path"] is None
+        and r["row_offset"] is None
+        and r["token_count"] == 0
+        and r["source_token_count"] > ROW
+        for r in dropped
+    )
     stats = read_json("o_drop/stats.json")
     assert stats["packing"]["overflow"]["dropped"] == len(dropped) and stats["total_samples"] == 60
     assert stats["unit_distribution"] == {str(ROW): 60 - len(dropped)}
@@ -283,7 +311,6 @@ def test_overflow_error_drop_and_indexes(tmp_path, monkeypatch):
     assert sum(len(ds.row_sample_ids(r)) for r in range(ds.num_rows)) == 60 - len(dropped)
     assert verify("o_drop", source=True, all=True).ok
     from mintdim.reading.summary import format_summary, summarize
-
     from mintdim.stages.report import render_html
 
     text = format_summary(summarize("o_drop"))
@@ -308,13 +335,23 @@ def test_same_bytes_whatever_the_chunking_and_cores(tmp_path, monkeypatch):
     path, _rows = rows_file(tmp_path, 200, long_every=37)
     files = [path, shutil.copy(path, str(tmp_path / "copy.jsonl"))]  # a path once per output
     drive(packed_config(files, overflow="truncate", train_on=[["response"]], out="a"))
-    drive(packed_config(files, overflow="truncate", train_on=[["response"]], out="b",
-                        chunk_mb=4 * 1024 / 2**20, work_dir=".w2"))
+    drive(
+        packed_config(
+            files,
+            overflow="truncate",
+            train_on=[["response"]],
+            out="b",
+            chunk_mb=4 * 1024 / 2**20,
+            work_dir=".w2",
+        )
+    )
     assert tree_bytes("a") == tree_bytes("b")
     assert verify("a").ok
     shutil.rmtree(".mintdim")
-    result = build_in(tmp_path, packed_config(files, overflow="truncate", train_on=[["response"]], out="c"),
-                      cores=2)  # the Snakemake workflow, two cores: the write rule hands the plan table over
+    # the Snakemake workflow, two cores: the write rule hands the plan table over
+    result = build_in(
+        tmp_path, packed_config(files, overflow="truncate", train_on=[["response"]], out="c"), cores=2
+    )
     assert result.outputs[0].stats["packing"]["rows"] == read_json("a/stats.json")["packing"]["rows"]
     assert tree_bytes("a") == tree_bytes("c")
 
@@ -323,7 +360,6 @@ def test_conversations_pack_too(tmp_path, monkeypatch):
     """The shipped conversation example (config/chat.yaml: chat template, loss on assistant turns)
     with packed rows: masks, per-role counts, verify."""
     import yaml
-
     from conftest import REPO
 
     monkeypatch.chdir(tmp_path)
@@ -335,10 +371,15 @@ def test_conversations_pack_too(tmp_path, monkeypatch):
     drive(cfg)
     stats = read_json("chat_out/stats.json")
     assert stats["packing"]["rows"] == stats["packing"]["lower_bound_rows"]
-    assert stats["trained_tokens_by_role"] == {"assistant": stats["trained_tokens"]} and stats["trained_tokens"] > 0
+    assert (
+        stats["trained_tokens_by_role"] == {"assistant": stats["trained_tokens"]}
+        and stats["trained_tokens"] > 0
+    )
     ds = mintdim.open("chat_out")
     batch = ds.gather_rows(range(ds.num_rows))
-    assert int((batch.labels != IGNORE).sum()) == sum(int(ds.loss_mask(s)[1:].sum()) for s in range(ds.num_samples))
+    assert int((batch.labels != IGNORE).sum()) == sum(
+        int(ds.loss_mask(s)[1:].sum()) for s in range(ds.num_samples)
+    )
     assert verify("chat_out", source=True, all=True).ok
 
 
@@ -374,6 +415,7 @@ def test_reader_batches_positions_labels_and_boundaries(masked):
 def test_torch_adapter_without_torch_is_a_clear_error(masked):
     try:
         import torch  # noqa: F401
+
         pytest.skip("torch is installed")
     except ModuleNotFoundError:
         pass
@@ -388,7 +430,10 @@ def test_torch_adapter_gives_flattening_batches(masked):
     batch = next(iter(ds.torch_loader(2, shuffle=False)))
     ref = ds.gather_rows([0, 1])
     assert batch["input_ids"].shape == (1, int(ref.cu_seqlens[-1]))
-    assert torch.equal(batch["cu_seq_lens_q"], torch.from_numpy(ref.cu_seqlens)) and batch["max_length_k"] == ref.max_seqlen
+    assert (
+        torch.equal(batch["cu_seq_lens_q"], torch.from_numpy(ref.cu_seqlens))
+        and batch["max_length_k"] == ref.max_seqlen
+    )
     assert batch["labels"][0, 0].item() == -100
 
 
@@ -400,10 +445,16 @@ def test_suggest_units_shows_packed_padding_beside_the_buckets(masked, tmp_path,
     lengths = mintdim.formats.output.token_counts(out, source=True)
     assert a.current_sizes is None and a.samples == len(rows) and lengths.max() > ROW  # whole lengths
     p = packing.plan(lengths, 4 * ROW, "drop")
-    assert a.packed[1] == {"row_length": 4 * ROW, "rows": p.n_rows, "lower_bound_rows": p.lower_bound,
-                           "total_slots": p.slots, "pad_tokens": p.slots - p.tokens,
-                           "padding_ratio": 1 - p.efficiency, "efficiency": p.efficiency,
-                           "longer_than_row": int((lengths > 4 * ROW).sum())}
+    assert a.packed[1] == {
+        "row_length": 4 * ROW,
+        "rows": p.n_rows,
+        "lower_bound_rows": p.lower_bound,
+        "total_slots": p.slots,
+        "pad_tokens": p.slots - p.tokens,
+        "padding_ratio": 1 - p.efficiency,
+        "efficiency": p.efficiency,
+        "longer_than_row": int((lengths > 4 * ROW).sum()),
+    }
     assert a.packed[0]["longer_than_row"] == int((lengths > ROW).sum()) > 0
     monkeypatch.chdir(tmp_path)
     path, _ = rows_file(tmp_path, 30)
@@ -461,7 +512,9 @@ def _corrupt_stats(out):
     return "truncated_ids"
 
 
-@pytest.mark.parametrize("corrupt", [_corrupt_cu, _corrupt_offset, _corrupt_pad, _corrupt_mask, _corrupt_stats])
+@pytest.mark.parametrize(
+    "corrupt", [_corrupt_cu, _corrupt_offset, _corrupt_pad, _corrupt_mask, _corrupt_stats]
+)
 def test_verify_catches_packing_corruption(masked, tmp_path, corrupt):
     out = str(tmp_path / "copy")
     shutil.copytree(masked[0], out)
@@ -478,6 +531,7 @@ def _says(use, out, en, vi):
 
 def test_reader_names_a_damaged_packed_output_in_both_languages(masked, tmp_path):
     """What mintdim.open and the packed dataset say about rows that are no longer as MintDim wrote them."""
+
     def damaged(name):
         out = str(tmp_path / name)
         shutil.copytree(masked[0], out)
@@ -492,22 +546,37 @@ def test_reader_names_a_damaged_packed_output_in_both_languages(masked, tmp_path
     out = damaged("shard")
     names = fs.list_shards(os.path.join(out, fs.unit_dir(ROW)))
     os.remove(os.path.join(out, fs.unit_dir(ROW), names[-1]))
-    _says(mintdim.open, out, f"unit_{ROW} should hold {len(names)} shards, found {len(names) - 1}",
-          f"unit_{ROW} phải có {len(names)} shard, thấy {len(names) - 1}")
+    _says(
+        mintdim.open,
+        out,
+        f"unit_{ROW} should hold {len(names)} shards, found {len(names) - 1}",
+        f"unit_{ROW} phải có {len(names)} shard, thấy {len(names) - 1}",
+    )
     out = damaged("order")
     write_index(out, [index[1], index[0]] + index[2:])
-    _says(lambda o: mintdim.open(o).tokens(0), out, "sample_index.jsonl line 1 holds sample_id 1",
-          "sample_index.jsonl dòng 1 có sample_id 1")
+    _says(
+        lambda o: mintdim.open(o).tokens(0),
+        out,
+        "sample_index.jsonl line 1 holds sample_id 1",
+        "sample_index.jsonl dòng 1 có sample_id 1",
+    )
     out = damaged("cut")
     write_index(out, index[:-1])
-    _says(lambda o: mintdim.open(o).loss_mask(3), out, f"sample_index.jsonl lists {n - 1} samples, stats.json {n}",
-          f"sample_index.jsonl có {n - 1} sample, stats.json {n}")
+    _says(
+        lambda o: mintdim.open(o).loss_mask(3),
+        out,
+        f"sample_index.jsonl lists {n - 1} samples, stats.json {n}",
+        f"sample_index.jsonl có {n - 1} sample, stats.json {n}",
+    )
     out = damaged("count")
     write_index(out, [dict(r, token_count=r["token_count"] + 1) if r["sample_id"] == 4 else r for r in index])
     row = mintdim.open(out).position(4)[0]
-    _says(lambda o: mintdim.open(o).gather_rows([row]), out,
-          f"row {row}: its boundaries disagree with sample_index.jsonl",
-          f"hàng {row}: ranh giới không khớp sample_index.jsonl")
+    _says(
+        lambda o: mintdim.open(o).gather_rows([row]),
+        out,
+        f"row {row}: its boundaries disagree with sample_index.jsonl",
+        f"hàng {row}: ranh giới không khớp sample_index.jsonl",
+    )
 
 
 def test_reader_names_an_output_of_unit_sizes_in_both_languages(tmp_path):
@@ -515,8 +584,12 @@ def test_reader_names_an_output_of_unit_sizes_in_both_languages(tmp_path):
     path, _rows = rows_file(tmp_path, 20)
     build_in(tmp_path, basic_config([path], sizes=[[16, 1024]]))  # every sample is longer than 16 tokens
     out = str(tmp_path / "out")
-    _says(PackedDataset, out, "its manifest does not declare packed rows (open it with mintdim.open)",
-          "manifest không khai báo hàng đóng gói (mở bằng mintdim.open)")
+    _says(
+        PackedDataset,
+        out,
+        "its manifest does not declare packed rows (open it with mintdim.open)",
+        "manifest không khai báo hàng đóng gói (mở bằng mintdim.open)",
+    )
     assert os.listdir(os.path.join(out, "unit_16")) == ["EMPTY_UNIT.md"]  # no shard: the note says why
     shutil.rmtree(os.path.join(out, "unit_16"))
     _says(mintdim.open, out, "unit_16 is missing", "thiếu unit_16")
@@ -532,9 +605,11 @@ def test_config_form_and_its_errors(tmp_path):
     assert (b.outputs[0].pack, b.outputs[0].overflow, b.outputs[0].sizes) == (ROW, "drop", [ROW])
     api = mintdim.pipeline("unit-build").units(pack=[4096], overflow=["drop"], build_batch=[4096])
     assert api.to_config()["units"] == {"pack": [4096], "overflow": ["drop"], "build_batch": [4096]}
-    bad = [({"pack": [ROW], "sizes": [[8]], "build_batch": [1]}, "pack replaces sizes", "pack thay cho sizes"),
-           ({"pack": [0], "build_batch": [1]}, "positive row lengths", "độ dài hàng dương"),
-           ({"pack": [8], "overflow": ["split"], "build_batch": [1]}, "error | drop | truncate", "error | drop")]
+    bad = [
+        ({"pack": [ROW], "sizes": [[8]], "build_batch": [1]}, "pack replaces sizes", "pack thay cho sizes"),
+        ({"pack": [0], "build_batch": [1]}, "positive row lengths", "độ dài hàng dương"),
+        ({"pack": [8], "overflow": ["split"], "build_batch": [1]}, "error | drop | truncate", "error | drop"),
+    ]
     for units, en, vi in bad:
         cfg["units"] = units
         with pytest.raises(E.UnitValidationError) as err:
@@ -565,10 +640,14 @@ def test_torch_adapter_equals_transformers_data_collator_with_flattening(masked)
         tokens = ds.tokens(s).astype(np.int64)
         labels = np.where(ds.loss_mask(s), tokens, -100)
         features.append({"input_ids": tokens.tolist(), "labels": labels.tolist()})
-    ref = collator_mod.DataCollatorWithFlattening(return_flash_attn_kwargs=True, return_tensors="pt")(features)
+    ref = collator_mod.DataCollatorWithFlattening(return_flash_attn_kwargs=True, return_tensors="pt")(
+        features
+    )
     for key in ("input_ids", "labels", "position_ids", "cu_seq_lens_q", "cu_seq_lens_k"):
         assert torch.equal(batch[key].to(ref[key].dtype), ref[key]), key
-    assert int(batch["max_length_q"]) == int(ref["max_length_q"]) and int(batch["max_length_k"]) == int(ref["max_length_k"])
+    assert int(batch["max_length_q"]) == int(ref["max_length_q"]) and int(batch["max_length_k"]) == int(
+        ref["max_length_k"]
+    )
 
 
 def test_shipped_packed_example_builds_and_verifies(tmp_path):
@@ -580,7 +659,8 @@ def test_shipped_packed_example_builds_and_verifies(tmp_path):
     assert read_json(out / "manifest.json")["units"]["layout"] == "packed"
     packed = read_json(out / "stats.json")["packing"]
     assert packed["row_length"] == 1024 and packed["samples"] == 1319
-    assert packed["lower_bound_rows"] <= packed["rows"] <= packed["lower_bound_rows"] + 2  # BFD: near the bound
+    # BFD: near the bound
+    assert packed["lower_bound_rows"] <= packed["rows"] <= packed["lower_bound_rows"] + 2
     assert packed["tokens"] == read_json(out / "stats.json")["total_tokens"]
     res = run_cli(tmp_path, "verify", str(out), "--source", "--all")
     assert res.returncode == 0 and "OK" in res.stdout, res.stdout + res.stderr

@@ -5,13 +5,13 @@ import json
 
 import numpy as np
 import pytest
+from conftest import HF_JSON, basic_config, build_in, read_json, read_jsonl, run_cli, write_jsonl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import HF_JSON, basic_config, build_in, read_json, read_jsonl, run_cli, write_jsonl
 from mintdim import errors as E
-from mintdim.units import padding as P
 from mintdim import suggest_units
+from mintdim.units import padding as P
 
 
 def brute_force(values, counts, k, multiple_of=1, min_size=None, max_size=None, cost="linear"):
@@ -24,17 +24,25 @@ def brute_force(values, counts, k, multiple_of=1, min_size=None, max_size=None, 
     return best
 
 
-histograms = st.lists(st.tuples(st.integers(0, 300), st.integers(1, 50)), min_size=1, max_size=9,
-                      unique_by=lambda t: t[0]).map(lambda pairs: sorted(pairs))
+histograms = st.lists(
+    st.tuples(st.integers(0, 300), st.integers(1, 50)), min_size=1, max_size=9, unique_by=lambda t: t[0]
+).map(lambda pairs: sorted(pairs))
 
 
 @settings(max_examples=300, deadline=None)
-@given(hist=histograms, k=st.integers(1, 5), multiple_of=st.sampled_from([1, 1, 4, 8, 64]),
-       min_size=st.sampled_from([None, None, 16, 100]), cost=st.sampled_from(["linear", "attention"]))
+@given(
+    hist=histograms,
+    k=st.integers(1, 5),
+    multiple_of=st.sampled_from([1, 1, 4, 8, 64]),
+    min_size=st.sampled_from([None, None, 16, 100]),
+    cost=st.sampled_from(["linear", "attention"]),
+)
 def test_optimiser_equals_brute_force(hist, k, multiple_of, min_size, cost):
     values = [v for v, _ in hist]
     counts = [c for _, c in hist]
-    found = P.suggest(values=values, counts=counts, k=k, multiple_of=multiple_of, min_size=min_size, cost=cost)
+    found = P.suggest(
+        values=values, counts=counts, k=k, multiple_of=multiple_of, min_size=min_size, cost=cost
+    )
     best = brute_force(values, counts, k, multiple_of, min_size, cost=cost)
     assert found.objective == best
     assert P.objective(values, counts, found.sizes, cost) == best  # the sizes really give that cost
@@ -145,6 +153,7 @@ def test_auto_options_need_sizes_auto_and_k(tmp_path):
     cfg["units"]["k"] = 4
     with pytest.raises(E.UnitValidationError):
         from mintdim.config import resolve
+
         resolve(cfg)
     cfg["units"] = {"sizes": "auto", "build_batch": [8]}
     with pytest.raises(E.UnitValidationError) as err:

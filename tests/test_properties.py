@@ -19,17 +19,16 @@ import tempfile
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
-
 from conftest import basic_config, read_json, read_jsonl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_stages import drive
 
 from mintdim import errors as E
-from mintdim.sources import jsonl
 from mintdim.config import resolve
-from mintdim.sources.template import TemplateSyntaxError, parse
 from mintdim.reading.verify import verify
+from mintdim.sources import jsonl
+from mintdim.sources.template import TemplateSyntaxError, parse
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BUILDS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -38,7 +37,9 @@ BUILDS = settings(max_examples=120, deadline=None, suppress_health_check=[Health
 # templates
 # ---------------------------------------------------------------------------------------------
 
-NAME = st.text(st.characters(blacklist_characters=":!.[]{}", blacklist_categories=("Cs",)), min_size=1, max_size=6)
+NAME = st.text(
+    st.characters(blacklist_characters=":!.[]{}", blacklist_categories=("Cs",)), min_size=1, max_size=6
+)
 LITERAL = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
 
 
@@ -54,8 +55,10 @@ def test_template_round_trip_and_verbatim_render(pieces, last, data):
     assert tpl.names == tuple(name for _lit, name in pieces)
     assert tpl.literals == tuple(lit for lit, _name in pieces) + (last,)
     assert tpl.static_parts == [p for p in tpl.literals if p]
-    values = {name: data.draw(st.text(max_size=6) | st.sampled_from(["{x}", "{{", "}", "{a!r}"]))
-              for _lit, name in pieces}
+    values = {
+        name: data.draw(st.text(max_size=6) | st.sampled_from(["{x}", "{{", "}", "{a!r}"]))
+        for _lit, name in pieces
+    }
     assert tpl.render(values) == "".join(lit + values[name] for lit, name in pieces) + last
 
 
@@ -72,8 +75,11 @@ def test_template_parse_accepts_or_raises_only_its_syntax_error(text):
 
 
 @FAST
-@given(st.lists(st.tuples(LITERAL, st.from_regex(r"[a-z_][a-z0-9_]{0,4}", fullmatch=True)), max_size=4), LITERAL,
-       st.lists(st.text(max_size=5), min_size=4, max_size=4))
+@given(
+    st.lists(st.tuples(LITERAL, st.from_regex(r"[a-z_][a-z0-9_]{0,4}", fullmatch=True)), max_size=4),
+    LITERAL,
+    st.lists(st.text(max_size=5), min_size=4, max_size=4),
+)
 def test_template_renders_like_str_format_on_plain_templates(pieces, last, vals):
     text = "".join(escape(lit) + "{" + name + "}" for lit, name in pieces) + escape(last)
     values = {name: vals[i % 4] for i, (_lit, name) in enumerate(pieces)}
@@ -85,9 +91,15 @@ def test_template_renders_like_str_format_on_plain_templates(pieces, last, vals)
 # ---------------------------------------------------------------------------------------------
 
 BLOCKS = ["fields", "templates", "tokenizer", "sizes", "build_batch", "dir", "samples_per_shard"]
-ARITY_ERROR = {"fields": E.FieldMappingError, "templates": E.TemplateMappingError,
-               "tokenizer": E.TokenizerMappingError, "sizes": E.UnitMappingError, "build_batch": E.UnitMappingError,
-               "dir": E.OutputMappingError, "samples_per_shard": E.SamplesPerShardError}
+ARITY_ERROR = {
+    "fields": E.FieldMappingError,
+    "templates": E.TemplateMappingError,
+    "tokenizer": E.TokenizerMappingError,
+    "sizes": E.UnitMappingError,
+    "build_batch": E.UnitMappingError,
+    "dir": E.OutputMappingError,
+    "samples_per_shard": E.SamplesPerShardError,
+}
 
 
 @FAST
@@ -95,7 +107,9 @@ ARITY_ERROR = {"fields": E.FieldMappingError, "templates": E.TemplateMappingErro
 def test_config_mapping_shared_mapped_and_wrong_arity(data):
     n = data.draw(st.integers(1, 4), label="files")
     per_file = {
-        "fields": [data.draw(st.lists(st.sampled_from("abc"), min_size=1, max_size=3, unique=True)) for _ in range(n)],
+        "fields": [
+            data.draw(st.lists(st.sampled_from("abc"), min_size=1, max_size=3, unique=True)) for _ in range(n)
+        ],
         "tokenizer": [{"path": data.draw(st.sampled_from(["t1.model", "t2.model"]))} for _ in range(n)],
         "sizes": [data.draw(st.sampled_from([[8, 16], [16, 32, 64], [128]])) for _ in range(n)],
         "build_batch": [data.draw(st.integers(1, 5)) for _ in range(n)],
@@ -115,13 +129,25 @@ def test_config_mapping_shared_mapped_and_wrong_arity(data):
         else:
             k = data.draw(st.sampled_from([k for k in range(2, n + 3) if k != n]), label=f"{b} arity")
             declared[b], effective[b] = [values[i % n] for i in range(k)], list(values)
-    cfg = {"source": {"files": [f"in{i}.jsonl" for i in range(n)], "fields": declared["fields"],
-                      "templates": declared["templates"]},
-           "tokenizer": {"sentencepiece": declared["tokenizer"] if data.draw(st.booleans()) or
-                         len(declared["tokenizer"]) > 1 else declared["tokenizer"][0]},
-           "units": {"sizes": declared["sizes"], "build_batch": declared["build_batch"]},
-           "output": {"dir": declared["dir"] if len(declared["dir"]) > 1 or data.draw(st.booleans())
-                      else declared["dir"][0], "samples_per_shard": declared["samples_per_shard"]}}
+    cfg = {
+        "source": {
+            "files": [f"in{i}.jsonl" for i in range(n)],
+            "fields": declared["fields"],
+            "templates": declared["templates"],
+        },
+        "tokenizer": {
+            "sentencepiece": declared["tokenizer"]
+            if data.draw(st.booleans()) or len(declared["tokenizer"]) > 1
+            else declared["tokenizer"][0]
+        },
+        "units": {"sizes": declared["sizes"], "build_batch": declared["build_batch"]},
+        "output": {
+            "dir": declared["dir"]
+            if len(declared["dir"]) > 1 or data.draw(st.booleans())
+            else declared["dir"][0],
+            "samples_per_shard": declared["samples_per_shard"],
+        },
+    }
     wrong = [b for b in BLOCKS if forms[b] == "wrong"]
     if wrong:
         with pytest.raises(ARITY_ERROR[wrong[0]]):  # blocks are checked in a fixed order
@@ -132,8 +158,11 @@ def test_config_mapping_shared_mapped_and_wrong_arity(data):
     for i, d in enumerate(effective["dir"]):
         groups.setdefault(d, []).append(i)
     for members in groups.values():
-        for key, cls in (("tokenizer", E.TokenizerMappingError), ("sizes", E.UnitMappingError),
-                         ("samples_per_shard", E.SamplesPerShardError)):
+        for key, cls in (
+            ("tokenizer", E.TokenizerMappingError),
+            ("sizes", E.UnitMappingError),
+            ("samples_per_shard", E.SamplesPerShardError),
+        ):
             if len({json.dumps(effective[key][i]) for i in members}) > 1:
                 with pytest.raises(cls):
                     resolve(cfg)
@@ -177,8 +206,10 @@ def word_tokenizer(tmp_path_factory) -> str:
 
 
 WORD = st.one_of(st.integers(0, WORDS - 1).map(lambda i: f"w{i}"), st.sampled_from(["zz", "x1"]))
-LINE = st.one_of(st.lists(WORD, max_size=14).map(lambda ws: ("row", ws)),
-                 st.sampled_from(["", "  ", "\t", "\r"]).map(lambda b: ("blank", b)))
+LINE = st.one_of(
+    st.lists(WORD, max_size=14).map(lambda ws: ("row", ws)),
+    st.sampled_from(["", "  ", "\t", "\r"]).map(lambda b: ("blank", b)),
+)
 
 
 def _ids(words: list[str]) -> list[int]:
@@ -186,12 +217,18 @@ def _ids(words: list[str]) -> list[int]:
 
 
 @BUILDS
-@given(files=st.lists(st.lists(LINE, max_size=18), min_size=1, max_size=2),
-       sizes=st.lists(st.integers(1, 16), min_size=1, max_size=4, unique=True).map(sorted),
-       sps=st.integers(1, 6), chunk=st.sampled_from([None, 0.00005, 0.0003]), shared=st.booleans(),
-       trailing=st.booleans(), allow_empty=st.booleans())
-def test_planner_units_shards_and_sample_ids_match_an_independent_model(word_tokenizer, files, sizes, sps, chunk,
-                                                                        shared, trailing, allow_empty):
+@given(
+    files=st.lists(st.lists(LINE, max_size=18), min_size=1, max_size=2),
+    sizes=st.lists(st.integers(1, 16), min_size=1, max_size=4, unique=True).map(sorted),
+    sps=st.integers(1, 6),
+    chunk=st.sampled_from([None, 0.00005, 0.0003]),
+    shared=st.booleans(),
+    trailing=st.booleans(),
+    allow_empty=st.booleans(),
+)
+def test_planner_units_shards_and_sample_ids_match_an_independent_model(
+    word_tokenizer, files, sizes, sps, chunk, shared, trailing, allow_empty
+):
     with tempfile.TemporaryDirectory() as root:
         old = os.getcwd()
         os.chdir(root)
@@ -205,8 +242,10 @@ def _plan_case(tok_path, files, sizes, sps, chunk, shared, trailing, allow_empty
     names = [f"d{i}.jsonl" for i in range(len(files))]
     expect: dict[str, list[dict]] = {}  # per output dir, in sample_id order
     for name, lines, i in zip(names, files, range(len(files))):
-        body = [json.dumps({"t": " ".join(ws), "n": k}) if kind == "row" else ws
-                for k, (kind, ws) in enumerate(lines)]
+        body = [
+            json.dumps({"t": " ".join(ws), "n": k}) if kind == "row" else ws
+            for k, (kind, ws) in enumerate(lines)
+        ]
         with open(name, "w", encoding="utf-8", newline="") as f:
             f.write("\n".join(body) + ("\n" if trailing and body else ""))
         out = "out" if shared else f"out{i}"
@@ -214,9 +253,16 @@ def _plan_case(tok_path, files, sizes, sps, chunk, shared, trailing, allow_empty
             if kind == "row":
                 expect.setdefault(out, []).append({"file": name, "line": k + 1, "words": ws})
         expect.setdefault(out, [])
-    cfg = basic_config(names, fields=[["t"]], templates=["{t}"], tokenizer={"hf_json": {"path": tok_path}},
-                       sizes=[sizes], sps=[sps], out="out" if shared else [f"out{i}" for i in range(len(files))],
-                       **({"chunk_mb": chunk} if chunk else {}))
+    cfg = basic_config(
+        names,
+        fields=[["t"]],
+        templates=["{t}"],
+        tokenizer={"hf_json": {"path": tok_path}},
+        sizes=[sizes],
+        sps=[sps],
+        out="out" if shared else [f"out{i}" for i in range(len(files))],
+        **({"chunk_mb": chunk} if chunk else {}),
+    )
     empty = [name for name, lines in zip(names, files) if not any(kind == "row" for kind, _ws in lines)]
     if allow_empty:
         cfg["source"]["allow_empty"] = True
@@ -251,7 +297,9 @@ def _plan_case(tok_path, files, sizes, sps, chunk, shared, trailing, allow_empty
             assert row.tolist() == _ids(s["words"]) + [1] * (unit - tc)
         assert read_json(os.path.join(out, "histogram.json")) == {str(u): seen[u] for u in sizes}
         mine = [n for i, n in enumerate(names) if (out == "out" if shared else out == f"out{i}")]
-        assert read_json(os.path.join(out, "stats.json")).get("empty_files", []) == [n for n in mine if n in empty]
+        assert read_json(os.path.join(out, "stats.json")).get("empty_files", []) == [
+            n for n in mine if n in empty
+        ]
         for u in sizes:
             shards = sorted(f for f in os.listdir(os.path.join(out, f"unit_{u}")) if f.endswith(".bin"))
             assert shards == [f"shard_{j:06d}.bin" for j in range(-(-seen[u] // sps))]
@@ -263,10 +311,15 @@ def _plan_case(tok_path, files, sizes, sps, chunk, shared, trailing, allow_empty
 # fuzzing the JSONL reader and the renderer
 # ---------------------------------------------------------------------------------------------
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-                    | st.text(max_size=6), lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c,
-                                                                                             max_size=3),
-                    max_leaves=8)
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+    max_leaves=8,
+)
 FIELD = st.one_of(st.text(max_size=8), st.sampled_from(["\ud800", "\udfff", "a\x00b", "\ufeff", "{a}"]), JSON)
 
 
@@ -278,7 +331,7 @@ def _mutate(line: bytes, data) -> bytes:
     if not line:
         return line
     at = data.draw(st.integers(0, len(line) - 1))
-    return line[:at] + data.draw(st.binary(min_size=1, max_size=2)) + line[at + 1:]
+    return line[:at] + data.draw(st.binary(min_size=1, max_size=2)) + line[at + 1 :]
 
 
 @st.composite
@@ -342,10 +395,16 @@ def _outcome(raw: bytes, display: str, line: int, tpl) -> tuple:
 
 
 @FAST
-@given(lines=st.lists(hostile_line(), max_size=12), bom=st.booleans(), trailing=st.booleans(),
-       newline=st.sampled_from([b"\n", b"\r\n"]), cuts=st.lists(st.integers(0, 10**6), max_size=4))
-def test_fuzz_reader_and_renderer_give_a_sample_or_a_spec_error_with_file_and_line(lines, bom, trailing, newline,
-                                                                                    cuts):
+@given(
+    lines=st.lists(hostile_line(), max_size=12),
+    bom=st.booleans(),
+    trailing=st.booleans(),
+    newline=st.sampled_from([b"\n", b"\r\n"]),
+    cuts=st.lists(st.integers(0, 10**6), max_size=4),
+)
+def test_fuzz_reader_and_renderer_give_a_sample_or_a_spec_error_with_file_and_line(
+    lines, bom, trailing, newline, cuts
+):
     data = (b"\xef\xbb\xbf" if bom else b"") + newline.join(lines) + (newline if trailing else b"")
     display = "./data/fuzz.jsonl"
     tpl = parse("{a}|{b}")
@@ -406,8 +465,13 @@ def test_fuzz_tokenize_stage_never_raises_anything_else(word_tokenizer, lines, c
                     f.write(gzip.compress(data))
                 else:
                     f.write(data)
-            cfg = basic_config([name], fields=[["a", "b"]], templates=["{a} {b}"],
-                               tokenizer={"hf_json": {"path": word_tokenizer}}, sizes=[[100000]])
+            cfg = basic_config(
+                [name],
+                fields=[["a", "b"]],
+                templates=["{a} {b}"],
+                tokenizer={"hf_json": {"path": word_tokenizer}},
+                sizes=[[100000]],
+            )
             if not any(raw.strip(b" \t\r\n") for raw in data.removeprefix(b"\xef\xbb\xbf").split(b"\n")):
                 with pytest.raises(E.SourceParseError) as info:  # no line with data: no sample
                     preflight(cfg)
@@ -416,13 +480,16 @@ def test_fuzz_tokenize_stage_never_raises_anything_else(word_tokenizer, lines, c
             b, metas = preflight(cfg)
             lay = Layout(b.work_dir, b.build_id)
             try:  # the job lists its chunk's bad records; the plan, which sees the whole file, raises
-                tokenize_chunk(b, metas, 0, 0, lay.tok_dir(0, 0), bounds=(0, os.path.getsize(name)),
-                               log=lambda m: None)
+                tokenize_chunk(
+                    b, metas, 0, 0, lay.tok_dir(0, 0), bounds=(0, os.path.getsize(name)), log=lambda m: None
+                )
                 os.makedirs(os.path.dirname(lay.plan(0)), exist_ok=True)
                 plan_output(b, 0, [lay.tok_dir(0, 0)], lay.plan(0), lay.plan_units(0), log=lambda m: None)
             except (E.SourceParseError, E.SampleSchemaError) as err:
                 assert first_bad is not None, str(err)
-                assert (type(err).__name__, err.line, err.file) == (first_bad[0], first_bad[1], name), str(err)
+                assert (type(err).__name__, err.line, err.file) == (first_bad[0], first_bad[1], name), str(
+                    err
+                )
                 return
             assert first_bad is None
         finally:

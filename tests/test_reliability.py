@@ -20,24 +20,38 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
-from buildkit import (SIZES, Launch, build, cli, config, out_tree, project, reference,  # noqa: F401  (a fixture)
-                      rows, snakemake_cmd, write_rows)
+from buildkit import (
+    SIZES,
+    Launch,
+    build,
+    cli,
+    config,
+    out_tree,
+    project,
+    reference,  # noqa: F401  (a fixture)
+    rows,
+    snakemake_cmd,
+    write_rows,
+)
 from conftest import SNAKEFILE, tree_bytes
 
 from mintdim import errors as E
-from mintdim.run import guard
 from mintdim.formats import records
 from mintdim.formats.layout import Layout
 from mintdim.progress import BENCH_COLUMNS, JobLog
 from mintdim.reading.verify import verify
+from mintdim.run import guard
 
 FAILED = records.FAILED_MARKER
 
 
 def msgpack_left(root) -> list[str]:
-    return [os.path.join(b, f) for b, _d, fs in os.walk(os.path.join(str(root), ".mintdim")) for f in fs
-            if f.endswith(".msgpack")]
+    return [
+        os.path.join(b, f)
+        for b, _d, fs in os.walk(os.path.join(str(root), ".mintdim"))
+        for f in fs
+        if f.endswith(".msgpack")
+    ]
 
 
 def snakemake_locks(root) -> list[str]:
@@ -67,8 +81,12 @@ def assert_nothing_looks_complete(out, reference: dict) -> str:
 CHAIN = ["tokenize:start", "plan:end", "write:shard", "aggregate:end", "finalize:moved"]
 # Write and aggregate run side by side after plan: held together, so that the next run of the chain still
 # has its job to be killed in
-HELD = {"write:shard": ["aggregate:start"], "aggregate:end": ["write:start"],
-        "write:start": ["aggregate:start"], "aggregate:start": ["write:start"]}
+HELD = {
+    "write:shard": ["aggregate:start"],
+    "aggregate:end": ["write:start"],
+    "write:start": ["aggregate:start"],
+    "aggregate:start": ["write:start"],
+}
 
 
 def _held(root: str, point: str, *args, out: str = "out", how: str = "all") -> dict:
@@ -90,9 +108,15 @@ def _held(root: str, point: str, *args, out: str = "out", how: str = "all") -> d
     finally:
         run.close()
     out = os.path.join(root, out)
-    return {"point": point, "rc": run.proc.returncode, "text": run.output(), "survivors": survivors,
-            "stale": snakemake_locks(root), "tree": tree_bytes(out) if os.path.isdir(out) else {},
-            "seen": assert_nothing_looks_complete(out, _REFERENCE[0]) if _REFERENCE else None}
+    return {
+        "point": point,
+        "rc": run.proc.returncode,
+        "text": run.output(),
+        "survivors": survivors,
+        "stale": snakemake_locks(root),
+        "tree": tree_bytes(out) if os.path.isdir(out) else {},
+        "seen": assert_nothing_looks_complete(out, _REFERENCE[0]) if _REFERENCE else None,
+    }
 
 
 _REFERENCE: list[dict] = []
@@ -101,8 +125,13 @@ _REFERENCE: list[dict] = []
 def _finish(root: str, out: str = "out") -> dict:
     again = build(root)  # the same command, nothing else done in between
     out = os.path.join(root, out)
-    return {"again": again, "tree": tree_bytes(out) if os.path.isdir(out) else {}, "locks": snakemake_locks(root),
-            "msgpack": msgpack_left(root), "text": again.stderr + again.stdout}
+    return {
+        "again": again,
+        "tree": tree_bytes(out) if os.path.isdir(out) else {},
+        "locks": snakemake_locks(root),
+        "msgpack": msgpack_left(root),
+        "text": again.stderr + again.stdout,
+    }
 
 
 def _assert_finished(what, done: dict, reference: dict) -> None:
@@ -142,8 +171,10 @@ def _orphan(root: str) -> list[dict]:
     env = dict(os.environ, MINTDIM_TEST_SLEEP_AT="tokenize:start=15")
     as_a_user = [c for c in snakemake_cmd(root) if c not in ("--workflow-profile", "none")]
     with open(os.path.join(root, "first.log"), "w") as log:
-        first = subprocess.Popen(as_a_user, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                 start_new_session=True)  # no pipe: the orphan does not hold us up
+        # no pipe: the orphan does not hold us up
+        first = subprocess.Popen(
+            as_a_user, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         t0 = time.monotonic()
         while not _running(root, "tokenize_chunk.py"):
             assert first.poll() is None and time.monotonic() - t0 < 120
@@ -151,9 +182,16 @@ def _orphan(root: str) -> list[dict]:
         first.kill()
         rc = first.wait()
     again = subprocess.run(as_a_user, cwd=root, capture_output=True, text=True, timeout=300)
-    return [{"rc": rc, "stale": snakemake_locks(root)},
-            {"again": again, "text": again.stdout + again.stderr, "locks": snakemake_locks(root),
-             "msgpack": msgpack_left(root), "tree": tree_bytes(os.path.join(root, "out"))}]
+    return [
+        {"rc": rc, "stale": snakemake_locks(root)},
+        {
+            "again": again,
+            "text": again.stdout + again.stderr,
+            "locks": snakemake_locks(root),
+            "msgpack": msgpack_left(root),
+            "tree": tree_bytes(os.path.join(root, "out")),
+        },
+    ]
 
 
 def test_sigkill_at_every_stage_then_the_same_command_completes_byte_identical(tmp_path, reference):
@@ -210,14 +248,16 @@ def _launcher_chain(root: str, how) -> list[dict]:
 
 
 def test_stopping_only_the_launcher_stops_snakemake_and_its_jobs_and_the_rerun_completes(tmp_path, reference):
-    """issues 14 and 25: `kill -TERM` or `kill -9` of the `mintdim build` process alone, at every stage.
+    """`kill -TERM` or `kill -9` of the `mintdim build` process alone, at every stage.
     Within 10 s nothing of the build runs (Snakemake used to run on, hang on a broken pipe, or deadlock in
     its own SIGTERM handler), and the same command afterwards completes (it used to say `This build is
     already running`)."""
     _REFERENCE[:] = [reference]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        chains = {how: pool.submit(_launcher_chain, str(tmp_path / str(how)), how)
-                  for how in (signal.SIGTERM, "launcher")}
+        chains = {
+            how: pool.submit(_launcher_chain, str(tmp_path / str(how)), how)
+            for how in (signal.SIGTERM, "launcher")
+        }
         chains = {how: f.result() for how, f in chains.items()}
     for how, (*kills, done) in chains.items():
         for k in kills:
@@ -262,12 +302,20 @@ def _group_killed_then_rerun(root: str, delay: float | None) -> dict:
             pass
         run.proc.wait()
         with open(os.path.join(root, "rerun.log"), "w+") as log:
-            again = subprocess.Popen([sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"], cwd=root,
-                                     stdout=log, stderr=subprocess.STDOUT, text=True)
+            again = subprocess.Popen(
+                [sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"],
+                cwd=root,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
             if snakemake is not None:
                 t0 = time.monotonic()
-                while STOPPING not in open(log.name).read() and again.poll() is None \
-                        and time.monotonic() - t0 < 120:
+                while (
+                    STOPPING not in open(log.name).read()
+                    and again.poll() is None
+                    and time.monotonic() - t0 < 120
+                ):
                     time.sleep(0.05)
                 os.kill(snakemake, signal.SIGCONT)
             again.wait(timeout=300)
@@ -281,7 +329,13 @@ def _group_killed_then_rerun(root: str, delay: float | None) -> dict:
             except OSError:
                 pass
         run.close()
-    return {"landed": landed, "rc": again.returncode, "text": text, "tree": out_tree(root), "survivors": survivors}
+    return {
+        "landed": landed,
+        "rc": again.returncode,
+        "text": text,
+        "tree": out_tree(root),
+        "survivors": survivors,
+    }
 
 
 def _assert_rerun_went_on(what, k: dict, reference: dict) -> None:
@@ -302,8 +356,9 @@ def test_kill_9_of_the_launchers_group_then_the_same_command_at_once_waits_and_c
     assert k["landed"] and k["text"].count(STOPPING) == 1, k["text"][-3000:]
 
 
-def test_kill_9_of_the_launchers_group_at_random_moments_then_the_same_command_at_once_completes(tmp_path,
-                                                                                                reference):
+def test_kill_9_of_the_launchers_group_at_random_moments_then_the_same_command_at_once_completes(
+    tmp_path, reference
+):
     """The same, at uniformly random moments of a build (MINTDIM_TEST_GROUP_KILLS kills, default 5; the long
     form is 20): every rerun exits 0 with the bytes of an uninterrupted build."""
     import random
@@ -329,7 +384,9 @@ def test_ctrl_c_at_mintdim_build_stops_snakemake_in_its_own_group(tmp_path, refe
     root = project(tmp_path)
     k = _held(root, "write:start", how=signal.SIGINT)
     assert k["survivors"] == [], k
-    assert k["rc"] == 130 and k["text"].rstrip().endswith("interrupted") and "Traceback" not in k["text"], k["text"]
+    assert k["rc"] == 130 and k["text"].rstrip().endswith("interrupted") and "Traceback" not in k["text"], k[
+        "text"
+    ]
     _assert_finished("ctrl-c at mintdim build", _finish(root), reference)
 
 
@@ -343,11 +400,18 @@ def test_a_closed_terminal_sighup_to_the_launcher_stops_the_build(tmp_path, refe
 
 
 def test_ctrl_c_under_a_direct_snakemake_run_says_interrupted_without_a_traceback(tmp_path, reference):
-    """issue 14, case 2: SIGINT to the whole process group (Ctrl-C in a terminal) while a job runs."""
+    """SIGINT to the whole process group (Ctrl-C in a terminal) while a job runs."""
     root = project(tmp_path)
     env = dict(os.environ, MINTDIM_TEST_SLEEP_AT="plan:start=60")
-    proc = subprocess.Popen(snakemake_cmd(root), cwd=root, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        snakemake_cmd(root),
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     t0 = time.monotonic()
     while not _running(root, "plan_units.py", held=True):  # inside the job's body
         assert proc.poll() is None and time.monotonic() - t0 < 120
@@ -372,8 +436,12 @@ def test_a_stop_while_a_job_starts_leaves_no_traceback():
         prefix = re.search(r'shell\.prefix\("(.*)"\)', f.read()).group(1)
     script = os.path.join(os.path.dirname(SNAKEFILE), "scripts", "plan_units.py")
     for delay_ms in range(0, 120, 3):
-        proc = subprocess.Popen(["bash", "-c", f"{prefix}{sys.executable} {script} --help"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        proc = subprocess.Popen(
+            ["bash", "-c", f"{prefix}{sys.executable} {script} --help"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         time.sleep(delay_ms / 1000)
         try:
             os.killpg(proc.pid, signal.SIGINT)
@@ -389,7 +457,9 @@ def _running(root: str, script: str, held: bool = False) -> bool:
     for pid in os.listdir("/proc"):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if script.encode() not in f.read() or os.path.realpath(f"/proc/{pid}/cwd") != os.path.realpath(root):
+                if script.encode() not in f.read() or os.path.realpath(
+                    f"/proc/{pid}/cwd"
+                ) != os.path.realpath(root):
                     continue
             with open(f"/proc/{pid}/wchan") as f:
                 if not held or "nanosleep" in f.read():
@@ -433,9 +503,16 @@ def test_orphan_wait_has_a_limit_and_names_the_process(tmp_path, monkeypatch):
     b = resolve(config())
     lay = Layout(b.work_dir, b.build_id)
     os.makedirs(lay.root)
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from mintdim.run.guard import job_lock; "
-                               f"lock = job_lock({lay.root!r}); print('held', flush=True); time.sleep(30)"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from mintdim.run.guard import job_lock; "
+            f"lock = job_lock({lay.root!r}); print('held', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         monkeypatch.setenv(guard.ORPHAN_WAIT_ENV, "0.5")
@@ -454,6 +531,7 @@ def test_orphan_wait_has_a_limit_and_names_the_process(tmp_path, monkeypatch):
 # 2. concurrency
 # ---------------------------------------------------------------------------------------------
 
+
 def _wait_for(cond, proc, timeout=60.0):
     t0 = time.monotonic()
     while not cond():
@@ -470,22 +548,39 @@ def test_concurrent_builds_one_wins_the_other_fails_clearly_neither_is_harmed(tm
     root = project(tmp_path)
     project(tmp_path, "other.yaml", samples_per_shard=[5], work_dir="wd2")
     project(tmp_path, "third.yaml", dir="out_c")
-    first = subprocess.Popen([sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"], cwd=root,
-                             env=dict(os.environ, MINTDIM_TEST_SLEEP_AT="tokenize:start=25"),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "mintdim", "build", "c.yaml", "--cores", "2"],
+        cwd=root,
+        env=dict(os.environ, MINTDIM_TEST_SLEEP_AT="tokenize:start=25"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     out = os.path.join(root, "out")
     _wait_for(lambda: os.path.isdir(out), first)  # A holds its output (onstart)
     build_id = next(d for d in os.listdir(os.path.join(root, ".mintdim")) if len(d) == 16)
     run_lock = guard.run_lock_path(Layout(os.path.join(root, ".mintdim"), build_id))
     with ThreadPoolExecutor(max_workers=5) as pool:  # all of them while A runs
         same = pool.submit(build, root)  # the runner's own check
-        same_smk = pool.submit(subprocess.run, snakemake_cmd(root), cwd=root, capture_output=True, text=True,
-                               timeout=120)
+        same_smk = pool.submit(
+            subprocess.run, snakemake_cmd(root), cwd=root, capture_output=True, text=True, timeout=120
+        )
         other = pool.submit(build, root, "other.yaml")
-        other_smk = pool.submit(subprocess.run, snakemake_cmd(root, "other.yaml"), cwd=root, capture_output=True,
-                                text=True, timeout=120)
+        other_smk = pool.submit(
+            subprocess.run,
+            snakemake_cmd(root, "other.yaml"),
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         third = pool.submit(cli, root, "build", "third.yaml", "--cores", "1")
-        same, same_smk, other, other_smk = same.result(), same_smk.result(), other.result(), other_smk.result()
+        same, same_smk, other, other_smk = (
+            same.result(),
+            same_smk.result(),
+            other.result(),
+            other_smk.result(),
+        )
         assert first.poll() is None, "A must still be running"
         assert guard.holders(run_lock)  # A still holds its run lock
         third = third.result()
@@ -494,7 +589,10 @@ def test_concurrent_builds_one_wins_the_other_fails_clearly_neither_is_harmed(tm
     assert same_smk.returncode != 0
     assert "This build is already running" in same_smk.stderr + same_smk.stdout
     assert other.returncode == 1
-    assert "OutputValidationError" in other.stderr and "being built right now by another MintDim build" in other.stderr
+    assert (
+        "OutputValidationError" in other.stderr
+        and "being built right now by another MintDim build" in other.stderr
+    )
     assert other_smk.returncode != 0
     assert "being built right now" in other_smk.stderr + other_smk.stdout
     assert msgpack_left(os.path.join(root, "wd2")) == []  # the refused build ran no job
@@ -514,6 +612,7 @@ def test_concurrent_builds_one_wins_the_other_fails_clearly_neither_is_harmed(tm
 # 3. resource faults
 # ---------------------------------------------------------------------------------------------
 
+
 def _user_files(root) -> dict:
     """Files of the user beside and above the output: they must never change."""
     os.makedirs(os.path.join(str(root), "notes"), exist_ok=True)
@@ -531,8 +630,13 @@ def _file_size_limit(root: str) -> dict:
         resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
 
     failed = build(root, preexec_fn=limit)
-    return {"failed": failed, "mine": mine, "after": _failed_state(root, "out", [1024, 2048]),
-            "mine_after": _user_files_now(root, mine), "done": _finish(root)}
+    return {
+        "failed": failed,
+        "mine": mine,
+        "after": _failed_state(root, "out", [1024, 2048]),
+        "mine_after": _user_files_now(root, mine),
+        "done": _finish(root),
+    }
 
 
 def _work_dir_full(root: str, mnt: str) -> dict:
@@ -542,8 +646,13 @@ def _work_dir_full(root: str, mnt: str) -> dict:
     failed = build(root)
     state = _failed_state(root, "out", SIZES)
     os.unlink(filler)  # the user frees space, then runs the same command
-    return {"failed": failed, "mine": mine, "after": state, "mine_after": _user_files_now(root, mine),
-            "done": _finish(root)}
+    return {
+        "failed": failed,
+        "mine": mine,
+        "after": state,
+        "mine_after": _user_files_now(root, mine),
+        "done": _finish(root),
+    }
 
 
 def _output_full(root: str, mnt: str) -> dict:
@@ -564,13 +673,21 @@ def _user_files_now(root, mine: dict) -> dict:
 def _failed_state(root, out, sizes) -> dict:
     out = os.path.join(str(root), out)
     tree = tree_bytes(out) if os.path.isdir(out) else {}
-    return {"markers": all(f"unit_{s}/{FAILED}" in tree for s in sizes),
-            "stats": any(os.path.basename(rel) == "stats.json" for rel in tree), "tree": sorted(tree)}
+    return {
+        "markers": all(f"unit_{s}/{FAILED}" in tree for s in sizes),
+        "stats": any(os.path.basename(rel) == "stats.json" for rel in tree),
+        "tree": sorted(tree),
+    }
 
 
 def _mount_tmpfs(path: str) -> bool:
     os.makedirs(path)
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", path], capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", path], capture_output=True
+        ).returncode
+        == 0
+    )
 
 
 def _fill(mnt: str, leave: int) -> str:
@@ -604,7 +721,9 @@ def test_disk_full_and_file_size_limit_are_clear_errors_and_the_rerun_completes(
     err = r["failed"].stderr
     assert r["failed"].returncode == 1 and "Traceback" not in err
     assert "BuildError: The build failed." in err and "Stage: write_" in err
-    assert "Path: .mintdim/" in err and "unit_1024/shard_000000.bin" in err and "file size or quota limit" in err
+    assert (
+        "Path: .mintdim/" in err and "unit_1024/shard_000000.bin" in err and "file size or quota limit" in err
+    )
     assert r["after"]["markers"] and not r["after"]["stats"], r["after"]
     assert r["mine_after"] == r["mine"]
     assert r["done"]["again"].returncode == 0, r["done"]["text"][-3000:]
@@ -634,6 +753,7 @@ def test_disk_full_and_file_size_limit_are_clear_errors_and_the_rerun_completes(
 # 3b. inputs that cannot be read
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", ["directory", "fifo"])
 def test_source_that_is_not_a_regular_file_fails_preflight_and_creates_nothing(tmp_path, kind):
     root = project(tmp_path)
@@ -647,7 +767,9 @@ def test_source_that_is_not_a_regular_file_fails_preflight_and_creates_nothing(t
     assert proc.returncode == 1
     assert "MintDimFileNotFoundError: Required file was not found." in proc.stderr
     assert "Context: source" in proc.stderr and "Missing file: d.jsonl" in proc.stderr
-    assert not os.path.exists(os.path.join(root, "out")) and not os.path.exists(os.path.join(root, ".mintdim"))
+    assert not os.path.exists(os.path.join(root, "out")) and not os.path.exists(
+        os.path.join(root, ".mintdim")
+    )
 
 
 def test_tokenizer_that_is_a_directory_fails_preflight(tmp_path):
@@ -671,8 +793,13 @@ def test_source_removed_after_preflight_is_a_clear_error_naming_it(tmp_path, mon
     b, metas = preflight(config())
     lay = Layout(b.work_dir, b.build_id)
     os.unlink("d.jsonl")
-    rc = job.run("tokenize_f0_c0", lambda: tokenize_chunk(b, metas, 0, 0, lay.tok_dir(0, 0), bounds=(0, 10)),
-                 log=JobLog(None, console=False), errors_dir=lay.errors_dir, failed_flag=lay.failed_flag)
+    rc = job.run(
+        "tokenize_f0_c0",
+        lambda: tokenize_chunk(b, metas, 0, 0, lay.tok_dir(0, 0), bounds=(0, 10)),
+        log=JobLog(None, console=False),
+        errors_dir=lay.errors_dir,
+        failed_flag=lay.failed_flag,
+    )
     assert rc == 1
     err = E.MintDimError.from_dict(json.load(open(os.path.join(lay.errors_dir, "tokenize_f0_c0.json"))))
     text = err.render("en")
@@ -682,12 +809,14 @@ def test_source_removed_after_preflight_is_a_clear_error_naming_it(tmp_path, mon
 
 
 # ---------------------------------------------------------------------------------------------
-# 4. a finished output met again (issue 14, case 3; docs/reliability.md)
+# 4. a finished output met again (docs/reliability.md)
 # ---------------------------------------------------------------------------------------------
 
+
 def _smk(root, *extra) -> subprocess.CompletedProcess:
-    return subprocess.run(snakemake_cmd(root) + list(extra), cwd=str(root), capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        snakemake_cmd(root) + list(extra), cwd=str(root), capture_output=True, text=True, timeout=300
+    )
 
 
 def test_forced_stages_after_success_find_the_same_bytes_and_nothing_is_poisoned(tmp_path, reference):
@@ -709,26 +838,33 @@ def test_forced_stages_after_success_find_the_same_bytes_and_nothing_is_poisoned
     assert "the stages run again gave the same bytes" in forced.stderr
     again = build(root)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert "[unit-build] already built (same config and inputs; nothing to do) out: 40 samples" in again.stdout
+    assert (
+        "[unit-build] already built (same config and inputs; nothing to do) out: 40 samples" in again.stdout
+    )
     assert tree_bytes(out) == reference and verify(out).ok
     assert msgpack_left(root) == []
 
 
-def test_an_input_changed_after_success_is_said_before_any_tokenizing_and_rebuild_replaces_only_ours(tmp_path):
+def test_an_input_changed_after_success_is_said_before_any_tokenizing_and_rebuild_replaces_only_ours(
+    tmp_path,
+):
     root = project(tmp_path)
     assert build(root).returncode == 0
     out = os.path.join(root, "out")
     before = tree_bytes(out)
-    logs = os.path.join(root, ".mintdim", next(d for d in os.listdir(os.path.join(root, ".mintdim"))
-                                                 if len(d) == 16), "logs")
+    logs = os.path.join(
+        root, ".mintdim", next(d for d in os.listdir(os.path.join(root, ".mintdim")) if len(d) == 16), "logs"
+    )
     stamp = {n: os.stat(os.path.join(logs, n)).st_mtime_ns for n in os.listdir(logs)}
     with open(os.path.join(root, "d.jsonl"), "a") as f:
         f.write(json.dumps({"prompt": "one more", "response": "row"}) + "\n")
     for proc in (build(root), _smk(root)):
         text = proc.stdout + proc.stderr
         assert proc.returncode != 0
-        assert "OutputValidationError: Output directory holds this config's finished output, built from inputs " \
-               "that have changed since." in text
+        assert (
+            "OutputValidationError: Output directory holds this config's finished output, built from inputs "
+            "that have changed since." in text
+        )
         assert "• source d.jsonl" in text and "--rebuild" in text and "Traceback" not in text
         # said at once: no job ran (the job logs are untouched) and the output is as it was
         assert {n: os.stat(os.path.join(logs, n)).st_mtime_ns for n in os.listdir(logs)} == stamp
@@ -743,7 +879,9 @@ def test_an_input_changed_after_success_is_said_before_any_tokenizing_and_rebuil
     rebuilt = cli(root, "build", "c.yaml", "--cores", "2", "--rebuild")
     assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
     assert "built out: 41 samples" in rebuilt.stdout and verify(out).ok
-    assert sorted(os.listdir(root)).count("out") == 1 and not [n for n in os.listdir(root) if "mintdim-old" in n]
+    assert sorted(os.listdir(root)).count("out") == 1 and not [
+        n for n in os.listdir(root) if "mintdim-old" in n
+    ]
     assert build(root).returncode == 0  # and it is "already built" from then on
 
 
@@ -768,7 +906,7 @@ def test_another_configs_output_and_a_file_in_the_way_get_their_own_text(tmp_pat
 
 
 def test_a_job_log_honours_lang_vi(tmp_path, monkeypatch):
-    """issue 13: the job entry read the config's `lang` before the config was read: always English."""
+    """The job entry read the config's `lang` before the config was read: always English."""
     from mintdim.run import job
     from mintdim.stages import validate
 
@@ -808,12 +946,30 @@ def test_a_job_writes_its_timing_record_only_when_it_ends_well(tmp_path, monkeyp
         raise E.UnitOverflowError.make("d.jsonl", 3, 900, 512)
 
     good, bad = str(tmp_path / "b" / "plan_o0.tsv"), str(tmp_path / "b" / "plan_o1.tsv")
-    assert job.entry("plan_o0", "test", lambda p: None, busy, argv=["--validated", path, "--bench", good]) == 0
-    assert job.entry("plan_o1", "test", lambda p: None, fails, argv=["--validated", path, "--bench", bad]) == 1
+    assert (
+        job.entry("plan_o0", "test", lambda p: None, busy, argv=["--validated", path, "--bench", good]) == 0
+    )
+    assert (
+        job.entry("plan_o1", "test", lambda p: None, fails, argv=["--validated", path, "--bench", bad]) == 1
+    )
     assert not os.path.exists(bad) and os.listdir(tmp_path / "b") == ["plan_o0.tsv"]
     head, row = open(good, encoding="utf-8").read().splitlines()
-    assert head.split("\t") == list(BENCH_COLUMNS) == ["s", "h:m:s", "max_rss", "max_vms", "max_uss",
-                                                           "max_pss", "io_in", "io_out", "mean_load", "cpu_time"]
+    assert (
+        head.split("\t")
+        == list(BENCH_COLUMNS)
+        == [
+            "s",
+            "h:m:s",
+            "max_rss",
+            "max_vms",
+            "max_uss",
+            "max_pss",
+            "io_in",
+            "io_out",
+            "mean_load",
+            "cpu_time",
+        ]
+    )
     cells = dict(zip(BENCH_COLUMNS, row.split("\t")))
     # this test's process (and the children it waited for, as a job's): at least the 0.3 s just spent
     assert float(cells["cpu_time"]) >= 0.3 and float(cells["s"]) > 0.3
@@ -822,16 +978,16 @@ def test_a_job_writes_its_timing_record_only_when_it_ends_well(tmp_path, monkeyp
 
 
 # ---------------------------------------------------------------------------------------------
-# 5. the speed hacks change no byte (issue 13)
+# 5. the speed hacks change no byte
 # ---------------------------------------------------------------------------------------------
 
-PLAIN = '''
+PLAIN = """
 import os, sys
 import mintdim.run.dag
 mintdim.run.dag.cancel_pending_timers = lambda: None  # Snakemake's Timer is waited for
 with open(os.environ["MINTDIM_TEST_PLAIN_LOG"], "a") as f:
     f.write(" ".join(sys.argv[:2]) + "\\n")
-'''
+"""
 
 
 def test_plain_snakemake_without_the_speed_hacks_builds_the_same_bytes(tmp_path, reference):
@@ -843,11 +999,28 @@ def test_plain_snakemake_without_the_speed_hacks_builds_the_same_bytes(tmp_path,
     site.mkdir()
     (site / "sitecustomize.py").write_text(PLAIN)
     log = tmp_path / "plain.log"
-    env = dict(os.environ, MINTDIM_TEST_PLAIN_LOG=str(log),
-               PYTHONPATH=os.pathsep.join([str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                                          if p]))
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", root, "--configfile",
-           os.path.join(root, "c.yaml"), "--cores", "2", "--workflow-profile", "none"]
+    env = dict(
+        os.environ,
+        MINTDIM_TEST_PLAIN_LOG=str(log),
+        PYTHONPATH=os.pathsep.join(
+            [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        ),
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        SNAKEFILE,
+        "--directory",
+        root,
+        "--configfile",
+        os.path.join(root, "c.yaml"),
+        "--cores",
+        "2",
+        "--workflow-profile",
+        "none",
+    ]
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     assert tree_bytes(os.path.join(root, "out")) == reference
@@ -857,7 +1030,7 @@ def test_plain_snakemake_without_the_speed_hacks_builds_the_same_bytes(tmp_path,
 
 
 def test_parsing_the_snakefile_writes_nothing_the_jobs_read_and_sniffs_no_argv(tmp_path, monkeypatch):
-    """issue 13: a dry run (or --report, --lint) must not replace what a running build's jobs read
+    """A dry run (or --report, --lint) must not replace what a running build's jobs read
     (jobs.json, config.json: written when a run starts executing), nor clear its recorded errors."""
     from mintdim.config import resolve
 
@@ -876,16 +1049,19 @@ def test_parsing_the_snakefile_writes_nothing_the_jobs_read_and_sniffs_no_argv(t
     with open(SNAKEFILE, encoding="utf-8") as f:
         assert "sys.argv" not in f.read()
     assert build(root).returncode == 0  # a run that executes writes them, and clears old errors
-    assert os.path.exists(os.path.join(lay_root, "jobs.json")) and not os.path.exists(os.path.join(lay_root, "errors"))
+    assert os.path.exists(os.path.join(lay_root, "jobs.json")) and not os.path.exists(
+        os.path.join(lay_root, "errors")
+    )
 
 
 def _snapshot(*dirs) -> dict:
-    """Every file and directory under dirs with its size, mtime and content hash (what a parse could change)."""
+    """Every file and directory under dirs with its size, mtime
+    and content hash (what a parse could change)."""
     import hashlib
 
     seen = {}
     for top in dirs:
-        for base, subdirs, files in os.walk(top):
+        for base, _subdirs, files in os.walk(top):
             seen[base] = "dir"
             for name in files:
                 path = os.path.join(base, name)
@@ -898,7 +1074,7 @@ def _snapshot(*dirs) -> dict:
 
 
 def test_parsing_the_snakefile_changes_no_file_and_a_deleted_output_is_still_rebuilt(tmp_path, reference):
-    """issue 13 item 2: parsing validates and wires, nothing else. After a build whose output the user then
+    """Parsing validates and wires, nothing else. After a build whose output the user then
     deleted, a dry run lists the finalize job yet changes no file of the work directory or of Snakemake's
     (no run-lock pid written, no completion record removed); the real run rebuilds the same bytes."""
     root = project(tmp_path)

@@ -1,4 +1,4 @@
-"""The five cases of issue 25, as a user met them: each failed on the run layer with the fork server, the
+"""Five cases of the run layer, as a user met them: each failed on the run layer with the fork server, the
 early-started Snakemake and the console scraping, and must pass on the plain one (docs/reliability.md)."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import time
 
 import pytest
 import yaml
-
 from buildkit import Launch, build, logs_text, out_tree, project, reference  # noqa: F401  (reference: a fixture)
 from conftest import REPO
 
@@ -21,9 +20,11 @@ def _no_traceback(root, *texts) -> None:
 
 # --- case 1: kill -9 of the launcher during finalize -------------------------------------------------
 
+
 @pytest.mark.parametrize("held", ["finalize:start", "finalize:moved"])
 def test_1_kill9_of_the_launcher_in_finalize_leaves_nothing_running_and_the_next_build_is_exact(
-        tmp_path, reference, held):
+    tmp_path, reference, held
+):
     root = project(tmp_path)
     run = Launch(root, env={"MINTDIM_TEST_SLEEP_AT": f"{held}=60"})
     try:
@@ -42,7 +43,8 @@ def test_1_kill9_of_the_launcher_in_finalize_leaves_nothing_running_and_the_next
 
 
 def test_1_a_killed_rebuild_never_deletes_the_finished_output_before_its_replacement_is_complete(
-        tmp_path, reference):
+    tmp_path, reference
+):
     root = project(tmp_path)
     assert build(root).returncode == 0
     run = Launch(root, "--rebuild", env={"MINTDIM_TEST_SLEEP_AT": "tokenize:start=60"})
@@ -61,8 +63,11 @@ def test_1_a_killed_rebuild_never_deletes_the_finished_output_before_its_replace
 
 # --- case 2: --keep-intermediates, then the output deleted --------------------------------------------
 
+
 @pytest.mark.parametrize("rebuild", [False, True])
-def test_2_an_output_deleted_after_a_build_that_kept_its_intermediates_is_built_again(tmp_path, reference, rebuild):
+def test_2_an_output_deleted_after_a_build_that_kept_its_intermediates_is_built_again(
+    tmp_path, reference, rebuild
+):
     root = project(tmp_path)
     first = build(root, "c.yaml", "--keep-intermediates")
     assert first.returncode == 0, first.stderr[-3000:]
@@ -76,6 +81,7 @@ def test_2_an_output_deleted_after_a_build_that_kept_its_intermediates_is_built_
 
 
 # --- case 3: every job runs in the process its executor started ---------------------------------------
+
 
 def _parent(pid: int) -> int:
     with open(f"/proc/{pid}/stat", "rb") as f:
@@ -91,6 +97,7 @@ def test_3_a_profile_snakemake_finds_itself_runs_each_job_as_its_executor_starte
     run = Launch(root, env={"SNAKEMAKE_PROFILE": profile, "MINTDIM_TEST_SLEEP_AT": "tokenize:start=4"})
     seen = []
     try:
+
         def held_job():
             seen[:] = run.held()
             return bool(seen)
@@ -107,6 +114,7 @@ def test_3_a_profile_snakemake_finds_itself_runs_each_job_as_its_executor_starte
 
 
 # --- case 4: unchanged inputs are unchanged; a refusal names the real config file ---------------------
+
 
 def test_4_an_input_copied_back_with_the_same_bytes_is_unchanged_and_a_real_change_names_the_config(tmp_path):
     root = project(tmp_path, name="my-build.yaml")
@@ -127,6 +135,7 @@ def test_4_an_input_copied_back_with_the_same_bytes_is_unchanged_and_a_real_chan
 
 
 # --- case 5: outcomes from MintDim's records, whatever the console says -----------------------------
+
 
 @pytest.mark.parametrize("quiet", [["all"], ["rules", "progress", "host"]])
 def test_5_a_profile_that_quiets_the_console_changes_nothing_mintdim_decides(tmp_path, quiet):

@@ -1,4 +1,4 @@
-"""One state rule for an output, proven by a stateful test (issue 25, docs/reliability.md).
+"""One state rule for an output, proven by a stateful test (docs/reliability.md).
 
 A Hypothesis state machine runs random sequences of what users do to a small build (tests/buildkit.py:
 40 GSM8K rows): build, build with --keep-intermediates, kill -9 of the launcher or of the whole build
@@ -35,10 +35,11 @@ import tempfile
 import time
 
 import yaml
-from hypothesis import HealthCheck, Phase, settings, strategies as st
+from buildkit import Launch, build, config, out_tree, rows, write_rows
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from buildkit import Launch, build, config, out_tree, rows, write_rows
 from mintdim.reading.verify import verify
 
 EXAMPLES = int(os.environ.get("MINTDIM_STATES_EXAMPLES", "5"))
@@ -46,13 +47,32 @@ STEPS = int(os.environ.get("MINTDIM_STATES_STEPS", "6"))
 
 DATA = [rows(40), rows(41), rows(40)[5:] + rows(45)[40:]]  # three contents of d.jsonl
 CONFIGS = [config(), config(samples_per_shard=[7])]  # two configs of the same output directory
-POINTS = ["validate:start", "tokenize:start", "tokenize:end", "plan:end", "write:shard", "aggregate:start",
-          "finalize:start", "finalize:moved"]
-BESIDE = {"write:shard": ["aggregate:start"], "aggregate:start": ["write:start"]}  # jobs that run side by side
+POINTS = [
+    "validate:start",
+    "tokenize:start",
+    "tokenize:end",
+    "plan:end",
+    "write:shard",
+    "aggregate:start",
+    "finalize:start",
+    "finalize:moved",
+]
+# jobs that run side by side
+BESIDE = {
+    "write:shard": ["aggregate:start"],
+    "aggregate:start": ["write:start"],
+}
 MODES = ["", "--rebuild", "--keep-intermediates"]  # the build that is killed
 STAGES = ["validate", "tokenize", "plan", "write", "aggregate", "finalize"]
-COUNTS = {"sequences": 0, "steps": 0, "kills": 0, "kills_in_finalize": 0, "refusals": 0, "builds": 0,
-          "rebuilds_at_end": 0}
+COUNTS = {
+    "sequences": 0,
+    "steps": 0,
+    "kills": 0,
+    "kills_in_finalize": 0,
+    "refusals": 0,
+    "builds": 0,
+    "rebuilds_at_end": 0,
+}
 _CLEAN: dict[tuple[int, int], dict] = {}
 
 
@@ -122,8 +142,11 @@ class RunStates(RuleBasedStateMachine):
             assert valid(self.out), self.trail
         self._never_looks_complete_unless_valid()
 
-    @rule(point=st.sampled_from(["finalize:start", "finalize:moved"]), whole=st.booleans(),
-          mode=st.sampled_from(MODES))
+    @rule(
+        point=st.sampled_from(["finalize:start", "finalize:moved"]),
+        whole=st.booleans(),
+        mode=st.sampled_from(MODES),
+    )
     def kill_in_finalize(self, point, whole, mode):
         self.kill(point, whole, mode)
 
@@ -216,7 +239,7 @@ class RunStates(RuleBasedStateMachine):
             with open(path, encoding="utf-8", errors="replace") as f:
                 log = f.read()
             at = log.find("Traceback")
-            assert at < 0, (self.trail, path, log[max(0, at - 1500):at + 3000])
+            assert at < 0, (self.trail, path, log[max(0, at - 1500) : at + 3000])
 
     def _write_data(self):
         write_rows(self.root, DATA[self.data])
@@ -234,10 +257,13 @@ def _report() -> None:
 
 
 RunStates.TestCase.settings = settings(
-    max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None,
+    max_examples=EXAMPLES,
+    stateful_step_count=STEPS,
+    deadline=None,
     # no shrinking: a build's timing is not replayable, and the failing sequence is in the message (trail)
     phases=(Phase.explicit, Phase.reuse, Phase.generate),
     derandomize=os.environ.get("MINTDIM_STATES_RANDOM") is None,
-    suppress_health_check=list(HealthCheck), database=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
 )
 TestRunStates = RunStates.TestCase

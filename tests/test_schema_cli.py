@@ -5,10 +5,10 @@ import os
 import jsonschema
 import pytest
 import yaml
-
 from conftest import REPO, basic_config, run_cli
-from mintdim import errors as E
+
 from mintdim import config
+from mintdim import errors as E
 from mintdim.paths import schema_file
 
 
@@ -32,13 +32,16 @@ def test_schema_sets_no_defaults_on_required_blocks():
         assert "default" not in sch["properties"][block]
 
 
-@pytest.mark.parametrize("mutate, cls", [
-    (lambda c: c["units"].update(sizes=[[0, 8]]), E.UnitValidationError),
-    (lambda c: c["output"].update(samples_per_shard=["10"]), E.SamplesPerShardError),
-    (lambda c: c["tokenizer"]["sentencepiece"].update(pad_id=0), E.TokenizerValidationError),
-    (lambda c: c.update(lang="fr"), E.PipelineValidationError),
-    (lambda c: c["source"].update(fields=[["a", "a"]]), E.FieldMappingError),
-])
+@pytest.mark.parametrize(
+    "mutate, cls",
+    [
+        (lambda c: c["units"].update(sizes=[[0, 8]]), E.UnitValidationError),
+        (lambda c: c["output"].update(samples_per_shard=["10"]), E.SamplesPerShardError),
+        (lambda c: c["tokenizer"]["sentencepiece"].update(pad_id=0), E.TokenizerValidationError),
+        (lambda c: c.update(lang="fr"), E.PipelineValidationError),
+        (lambda c: c["source"].update(fields=[["a", "a"]]), E.FieldMappingError),
+    ],
+)
 def test_schema_violations_map_to_the_block_error_class(mutate, cls, tmp_path):
     cfg = basic_config([str(tmp_path / "x.jsonl")])
     mutate(cfg)

@@ -19,15 +19,16 @@ import sys
 import time
 
 import pytest
-
-from conftest import REPO, SNAKEFILE, tree_bytes
 from buildkit import project
+from conftest import REPO, SNAKEFILE, tree_bytes
 from slurmkit import free_port, slurm_cluster  # noqa: F401 (the fixture)
 
 BUILD_TIMEOUT_S = 150  # a hang (a status command that never answers) fails here instead of waiting for ever
-SHIPPED = {"plain": ("config/config.yaml", "artifacts/gsm8k_units"),
-           "packed": ("config/packed.yaml", "artifacts/gsm8k_packed"),
-           "chat": ("config/chat.yaml", "artifacts/gsm8k_chat_units")}
+SHIPPED = {
+    "plain": ("config/config.yaml", "artifacts/gsm8k_units"),
+    "packed": ("config/packed.yaml", "artifacts/gsm8k_packed"),
+    "chat": ("config/chat.yaml", "artifacts/gsm8k_chat_units"),
+}
 
 
 def profile_copy(root: str, partition: str, account: str = "mintdim", **extra) -> str:
@@ -59,8 +60,14 @@ class Run:
         self.root = root
         self.out = open(os.path.join(root, f"{name}.out"), "w+")
         self.t0 = time.monotonic()
-        self.proc = subprocess.Popen(argv, cwd=root, stdout=self.out, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=root,
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self.seconds = None
 
     def wait(self, timeout: float = BUILD_TIMEOUT_S) -> int | None:
@@ -84,8 +91,26 @@ def mintdim_build(root: str, config: str, *args: str, name: str = "build") -> Ru
 
 
 def snakemake_run(root: str, config: str, profile: str, *args: str, name: str = "snakemake") -> Run:
-    return Run(root, [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", root,
-                      "--configfile", config, "--profile", profile, "--cores", "2", *args], name)
+    return Run(
+        root,
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            SNAKEFILE,
+            "--directory",
+            root,
+            "--configfile",
+            config,
+            "--profile",
+            profile,
+            "--cores",
+            "2",
+            *args,
+        ],
+        name,
+    )
 
 
 def jobs_in(root: str) -> list[str]:
@@ -122,8 +147,9 @@ def runs(slurm_cluster, tmp_path_factory):  # noqa: F811
     # every write job a Slurm job of its own (the profile runs it in its output's group job, whose CPUs
     # are those of plan and aggregate): what the write rule asks a cluster for, on its own
     root = shipped_project(os.path.join(base, "snakemake-plain"))
-    started["snakemake-plain"] = snakemake_run(root, SHIPPED["plain"][0], profile_copy(root, part),
-                                               "--groups", "write=write_alone")
+    started["snakemake-plain"] = snakemake_run(
+        root, SHIPPED["plain"][0], profile_copy(root, part), "--groups", "write=write_alone"
+    )
     local = broken_project(os.path.join(base, "local-broken"))
     started["local-broken"] = mintdim_build(local, "c.yaml", "--cores", "2")
     root = broken_project(os.path.join(base, "slurm-broken"))
@@ -170,9 +196,11 @@ def test_shipped_example_builds_on_slurm_without_accounting(runs):
     tree = built(runs, "slurm-plain", SHIPPED["plain"][1])
     text = runs["slurm-plain"].text()
     lines = [line for line in text.splitlines() if "Slurm job status" in line]
-    assert lines == ["[unit-build] Slurm job status: squeue (sacct: Slurm accounting storage is disabled; "
-                     "finished jobs stay in squeue for MinJobAge = 300 s, longer than the longest wait "
-                     "between two status checks, 180 s)"]
+    assert lines == [
+        "[unit-build] Slurm job status: squeue (sacct: Slurm accounting storage is disabled; "
+        "finished jobs stay in squeue for MinJobAge = 300 s, longer than the longest wait "
+        "between two status checks, 180 s)"
+    ]
     assert tree == built(runs, "local-plain", SHIPPED["plain"][1])
 
 
@@ -196,9 +224,11 @@ def test_snakemake_profile_builds_packed_rows_on_slurm(runs):
 def test_a_data_error_in_a_slurm_job_reads_as_in_a_local_build(runs):
     slurm, local = runs["slurm-broken"], runs["local-broken"]
     assert slurm.wait() == 1 and local.wait() == 1
-    error = local.text()[local.text().index("SourceParseError"):].strip()
-    assert error.startswith("SourceParseError: JSONL line could not be parsed.\n\nFile: d.jsonl\n\nLine: 26\n\n"
-                            "Reason: invalid JSON syntax\n\nd.jsonl holds 1 bad record")
+    error = local.text()[local.text().index("SourceParseError") :].strip()
+    assert error.startswith(
+        "SourceParseError: JSONL line could not be parsed.\n\nFile: d.jsonl\n\nLine: 26\n\n"
+        "Reason: invalid JSON syntax\n\nd.jsonl holds 1 bad record"
+    )
     assert slurm.text().rstrip().endswith(error)
     # the same failure markers where the output would be, and no finished output
     markers = [sorted(tree_bytes(os.path.join(run.root, "out"))) for run in (slurm, local)]
@@ -212,8 +242,13 @@ def test_a_data_error_in_a_slurm_job_reads_as_in_a_local_build(runs):
 def refused(root: str, *env_and_profile, lang: str = "both", **profile_extra) -> str:
     project(root, lang=lang)
     profile_copy(root, *env_and_profile, **profile_extra)
-    proc = subprocess.run([sys.executable, "-m", "mintdim", "build", "c.yaml", "--profile", "./myslurm"],
-                          cwd=root, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mintdim", "build", "c.yaml", "--profile", "./myslurm"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert jobs_in(root) == [] and not os.path.exists(os.path.join(root, "out"))
     assert not os.path.exists(os.path.join(root, ".snakemake")), "Snakemake was started"
@@ -222,20 +257,27 @@ def refused(root: str, *env_and_profile, lang: str = "both", **profile_extra) ->
 
 def test_status_command_that_cannot_answer_is_a_cluster_error(slurm_cluster, tmp_path):  # noqa: F811
     err = refused(str(tmp_path), slurm_cluster.partition, **{"slurm-status-command": "sacct"})
-    assert ("ClusterError: Slurm cannot tell this build when its jobs end: the job-status command fails, "
-            "and the build would wait for ever. No job was submitted.\n\nCommand: sacct -X") in err
-    assert ("Answer: Slurm accounting storage is disabled\n\n"
-            "Set slurm-status-command: squeue in the profile.") in err
-    assert ("ClusterError: Slurm không thể cho build biết khi nào các job kết thúc" in err
-            and "Hãy đặt slurm-status-command: squeue trong profile." in err)
+    assert (
+        "ClusterError: Slurm cannot tell this build when its jobs end: the job-status command fails, "
+        "and the build would wait for ever. No job was submitted.\n\nCommand: sacct -X"
+    ) in err
+    assert (
+        "Answer: Slurm accounting storage is disabled\n\nSet slurm-status-command: squeue in the profile."
+    ) in err
+    assert (
+        "ClusterError: Slurm không thể cho build biết khi nào các job kết thúc" in err
+        and "Hãy đặt slurm-status-command: squeue trong profile." in err
+    )
 
 
 def test_unknown_partition_is_a_cluster_error(slurm_cluster, tmp_path):  # noqa: F811
     err = refused(str(tmp_path), "gpu-long", lang="en")
-    assert ("ClusterError: The profile asks for the partition gpu-long, which this cluster does not have; "
-            "no job was submitted.\n\nCommand: sinfo --noheader --format=%R\nAnswer: debug\n\n"
-            "Set slurm_partition (the profile's default-resources, or set-resources of a rule) "
-            "to one of them.") in err
+    assert (
+        "ClusterError: The profile asks for the partition gpu-long, which this cluster does not have; "
+        "no job was submitted.\n\nCommand: sinfo --noheader --format=%R\nAnswer: debug\n\n"
+        "Set slurm_partition (the profile's default-resources, or set-resources of a rule) "
+        "to one of them."
+    ) in err
 
 
 def test_slurm_that_does_not_answer_is_a_cluster_error(slurm_cluster, tmp_path, monkeypatch):  # noqa: F811
@@ -245,6 +287,8 @@ def test_slurm_that_does_not_answer_is_a_cluster_error(slurm_cluster, tmp_path, 
     (tmp_path / "slurm.conf").write_text(conf + "MessageTimeout=1\n")
     monkeypatch.setenv("SLURM_CONF", str(tmp_path / "slurm.conf"))
     err = refused(str(tmp_path), slurm_cluster.partition, lang="en")
-    assert ("ClusterError: Slurm does not answer on this host; no job was submitted.\n\n"
-            "Command: sinfo --noheader --format=%R\n"
-            "Answer: slurm_load_partitions: Unable to contact slurm controller (connect failure)") in err
+    assert (
+        "ClusterError: Slurm does not answer on this host; no job was submitted.\n\n"
+        "Command: sinfo --noheader --format=%R\n"
+        "Answer: slurm_load_partitions: Unable to contact slurm controller (connect failure)"
+    ) in err

@@ -15,24 +15,25 @@ import re
 import numpy as np
 import pytest
 import sentencepiece as spm
+from conftest import GSM8K, HF_JSON, SP_MODEL, basic_config, read_json, read_jsonl, tree_bytes
+from stagekit import drive
 from tokenizers import Tokenizer
 
 from mintdim import __version__
 from mintdim import errors as E
-from mintdim.sources import inputs, jsonl
-from mintdim.formats import records
 from mintdim.config import resolve
-from mintdim.formats import output as indexes, shards
+from mintdim.formats import output as indexes
+from mintdim.formats import records, shards
 from mintdim.formats.layout import Layout
+from mintdim.sources import inputs, jsonl
 from mintdim.stages.plan import plan_output
 from mintdim.stages.tokenize import tokenize_chunk
 from mintdim.stages.validate import outputs_to_build, preflight
-from stagekit import drive
-
-from conftest import GSM8K, HF_JSON, SP_MODEL, basic_config, read_json, read_jsonl, tree_bytes
 
 KB_AS_MB = 1024 / (1024 * 1024)
-SHARD_LINE = re.compile(r"^\[unit-build\] shard=(\d{6}) samples=(\d+) bytes=(\d+\.\d) MiB unit=(\d+)( output=.+)?$")
+SHARD_LINE = re.compile(
+    r"^\[unit-build\] shard=(\d{6}) samples=(\d+) bytes=(\d+\.\d) MiB unit=(\d+)( output=.+)?$"
+)
 
 
 # --- driving the stages ----------------------------------------------------------------
@@ -42,8 +43,10 @@ def test_finalize_refuses_shards_the_plan_does_not_count(tmp_path, monkeypatch):
     """Aggregate counts the shards from the plan, beside the write jobs; finalize checks the write
     jobs' own summaries against that count before anything is placed."""
     monkeypatch.chdir(tmp_path)
-    write_lines("data/train.jsonl", [json.dumps({"prompt": f"p {i}", "response": "r " * (i % 40)})
-                                     for i in range(300)])
+    write_lines(
+        "data/train.jsonl",
+        [json.dumps({"prompt": f"p {i}", "response": "r " * (i % 40)}) for i in range(300)],
+    )
 
     def lose_a_shard(written):
         for path in written:
@@ -141,15 +144,19 @@ def main_lines() -> list[str]:
         if i in (4, 17):
             lines.append("   \t ")  # whitespace-only lines count for numbering
         if i == 9:
-            lines += [dumps({"prompt": "hello 世界", "response": "ok", "meta": {"x": [1, 2]}}),  # UNK
-                      dumps({"prompt": "same text", "response": "again"}),
-                      dumps({"response": "again", "prompt": "same text"}),  # same rendered text, key order differs
-                      dumps({"prompt": "a\nb", "response": "c"})]
+            lines += [
+                dumps({"prompt": "hello 世界", "response": "ok", "meta": {"x": [1, 2]}}),  # UNK
+                dumps({"prompt": "same text", "response": "again"}),
+                dumps({"response": "again", "prompt": "same text"}),  # same rendered text, key order differs
+                dumps({"prompt": "a\nb", "response": "c"}),
+            ]
         if i == 25:
-            lines += [dumps(g[3]),  # duplicate of an earlier long sample
-                      dumps({"prompt": "漢字 and 世界 x 世", "response": "y"}),  # several UNK
-                      dumps({"prompt": "a", "response": "b\nc"}),  # same rendered text as "a\nb" + "c"
-                      ""]
+            lines += [
+                dumps(g[3]),  # duplicate of an earlier long sample
+                dumps({"prompt": "漢字 and 世界 x 世", "response": "y"}),  # several UNK
+                dumps({"prompt": "a", "response": "b\nc"}),  # same rendered text as "a\nb" + "c"
+                "",
+            ]
     lines += [dumps({"prompt": "same text", "response": "again", "extra": None})]
     return lines
 
@@ -166,8 +173,15 @@ def main_build(tmp_path_factory, sp):
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(root)
         write_lines("data/train.jsonl", lines)
-        cfg = basic_config(["./data/train.jsonl"], templates=[TEMPLATE], sizes=[SIZES], sps=[SPS],
-                           build_batch=[5], out="./artifacts/units", chunk_mb=2 * KB_AS_MB)
+        cfg = basic_config(
+            ["./data/train.jsonl"],
+            templates=[TEMPLATE],
+            sizes=[SIZES],
+            sps=[SPS],
+            build_batch=[5],
+            out="./artifacts/units",
+            chunk_mb=2 * KB_AS_MB,
+        )
         built = drive(cfg)
     exp = expected_samples(lines, ["prompt", "response"], TEMPLATE, sp.encode)
     hist = {s: sum(1 for e in exp if unit_of(len(e["ids"]), SIZES) == s) for s in SIZES}
@@ -175,21 +189,33 @@ def main_build(tmp_path_factory, sp):
     n_chunks = len(jsonl.chunk_bounds(str(root / "data/train.jsonl"), 2 * KB_AS_MB))
     assert n_chunks > 5
     out_dir = str(root / "artifacts/units")
-    return {"root": str(root), "out": out_dir, "exp": exp, "built": built, "lines": lines,
-            "samples": read_jsonl(os.path.join(out_dir, "sample_index.jsonl")),
-            "manifest": read_json(os.path.join(out_dir, "manifest.json")),
-            "stats": read_json(os.path.join(out_dir, "stats.json")),
-            "histogram": read_json(os.path.join(out_dir, "histogram.json")),
-            "dups": read_jsonl(os.path.join(out_dir, "duplicate_index.jsonl")),
-            "unks": read_jsonl(os.path.join(out_dir, "unk_index.jsonl"))}
+    return {
+        "root": str(root),
+        "out": out_dir,
+        "exp": exp,
+        "built": built,
+        "lines": lines,
+        "samples": read_jsonl(os.path.join(out_dir, "sample_index.jsonl")),
+        "manifest": read_json(os.path.join(out_dir, "manifest.json")),
+        "stats": read_json(os.path.join(out_dir, "stats.json")),
+        "histogram": read_json(os.path.join(out_dir, "histogram.json")),
+        "dups": read_jsonl(os.path.join(out_dir, "duplicate_index.jsonl")),
+        "unks": read_jsonl(os.path.join(out_dir, "unk_index.jsonl")),
+    }
 
 
 def test_output_tree(main_build):
     names = set(os.listdir(main_build["out"]))
-    assert {"manifest.json", "histogram.json", "stats.json", "sample_index.jsonl", "duplicate_index.jsonl",
-            "unk_index.jsonl"} <= names
+    assert {
+        "manifest.json",
+        "histogram.json",
+        "stats.json",
+        "sample_index.jsonl",
+        "duplicate_index.jsonl",
+        "unk_index.jsonl",
+    } <= names
     assert {f"unit_{s}" for s in SIZES} <= names
-    for base, _dirs, files in os.walk(main_build["out"]):
+    for _base, _dirs, files in os.walk(main_build["out"]):
         assert records.FAILED_MARKER not in files
 
 
@@ -219,13 +245,22 @@ def test_source_lines_are_physical(main_build):
 
 
 def test_shard_files_are_fixed_width(main_build):
-    out, dtype, bpt = main_build["out"], main_build["manifest"]["token_dtype"], main_build["stats"]["bytes_per_token"]
+    out, dtype, bpt = (
+        main_build["out"],
+        main_build["manifest"]["token_dtype"],
+        main_build["stats"]["bytes_per_token"],
+    )
     assert dtype == "uint16" and bpt == 2
     per_shard: dict[str, int] = {}
     for s in main_build["samples"]:
         per_shard[s["shard_path"]] = per_shard.get(s["shard_path"], 0) + 1
-    on_disk = {f"{u}/{f}" for u in os.listdir(out) if u.startswith("unit_")
-               for f in os.listdir(os.path.join(out, u)) if f.endswith(".bin")}
+    on_disk = {
+        f"{u}/{f}"
+        for u in os.listdir(out)
+        if u.startswith("unit_")
+        for f in os.listdir(os.path.join(out, u))
+        if f.endswith(".bin")
+    }
     assert on_disk == set(per_shard)
     for path, n_records in per_shard.items():
         unit = int(path.split("/")[0].split("_")[1])
@@ -327,8 +362,17 @@ def test_unk_index(main_build, sp):
 
 def test_stats_totals(main_build):
     exp, stats = main_build["exp"], main_build["stats"]
-    assert {"total_samples", "total_tokens", "token_dtype", "bytes_per_token", "duplicate_groups",
-            "duplicate_samples", "samples_with_unk", "unk_tokens", "unit_distribution"} <= set(stats)
+    assert {
+        "total_samples",
+        "total_tokens",
+        "token_dtype",
+        "bytes_per_token",
+        "duplicate_groups",
+        "duplicate_samples",
+        "samples_with_unk",
+        "unk_tokens",
+        "unit_distribution",
+    } <= set(stats)
     assert stats["total_samples"] == len(exp)
     assert stats["total_tokens"] == sum(len(e["ids"]) for e in exp)
     assert stats["token_dtype"] == "uint16"
@@ -339,13 +383,21 @@ def test_manifest(main_build, sp):
     m = main_build["manifest"]
     assert m["pipeline"] == "unit-build"
     assert m["mintdim_version"] == __version__ == "0.1.5"
-    assert m["tokenizer"] == {"type": "sentencepiece", "path": SP_MODEL, "vocab_size": sp.get_piece_size(),
-                              "unk_id": sp.unk_id(), "pad_id": sp.pad_id()}
+    assert m["tokenizer"] == {
+        "type": "sentencepiece",
+        "path": SP_MODEL,
+        "vocab_size": sp.get_piece_size(),
+        "unk_id": sp.unk_id(),
+        "pad_id": sp.pad_id(),
+    }
     assert m["token_storage"]["dtype"] == "uint16" and m["token_storage"]["bytes_per_token"] == 2
     assert m["units"] == {"sizes": SIZES, "build_batch": 5}
     assert isinstance(m["units"]["build_batch"], int)
-    assert m["source"] == {"files": ["./data/train.jsonl"], "fields": [["prompt", "response"]],
-                           "templates": [TEMPLATE]}
+    assert m["source"] == {
+        "files": ["./data/train.jsonl"],
+        "fields": [["prompt", "response"]],
+        "templates": [TEMPLATE],
+    }
     assert m["output"]["samples_per_shard"] == SPS
     assert m["token_dtype"] == "uint16"
     assert m["hash"] == {"algorithm": "sha256"}
@@ -353,8 +405,14 @@ def test_manifest(main_build, sp):
 
 def test_no_absolute_work_paths_or_timestamps_in_outputs(main_build):
     root = main_build["root"]
-    for name in ("manifest.json", "stats.json", "histogram.json", "sample_index.jsonl", "duplicate_index.jsonl",
-                 "unk_index.jsonl"):
+    for name in (
+        "manifest.json",
+        "stats.json",
+        "histogram.json",
+        "sample_index.jsonl",
+        "duplicate_index.jsonl",
+        "unk_index.jsonl",
+    ):
         text = open(os.path.join(main_build["out"], name), encoding="utf-8").read()
         assert root not in text
         assert ".mintdim" not in text
@@ -380,8 +438,15 @@ def test_shard_observability_lines(main_build):
 def test_deterministic_whatever_the_chunking(main_build, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_lines("data/train.jsonl", main_build["lines"])
-    cfg = basic_config(["./data/train.jsonl"], templates=[TEMPLATE], sizes=[SIZES], sps=[SPS],
-                       build_batch=[64], out="./artifacts/units")  # one chunk, other batch size
+    # one chunk, other batch size
+    cfg = basic_config(
+        ["./data/train.jsonl"],
+        templates=[TEMPLATE],
+        sizes=[SIZES],
+        sps=[SPS],
+        build_batch=[64],
+        out="./artifacts/units",
+    )
     drive(cfg)
     a = tree_bytes(main_build["out"])
     b = tree_bytes("artifacts/units")
@@ -389,9 +454,11 @@ def test_deterministic_whatever_the_chunking(main_build, tmp_path, monkeypatch):
     assert m_a["units"]["build_batch"] == 5 and m_b["units"]["build_batch"] == 64
     m_a["units"].pop("build_batch"), m_b["units"].pop("build_batch")
     assert m_a == m_b
-    # checksums.sha256 lists manifest.json's own digest, which differs with build_batch: every other line agrees
+    # checksums.sha256 lists manifest.json's own digest,
+    # which differs with build_batch: every other line agrees
     sums_a, sums_b = (
-        [x for x in t.pop("checksums.sha256").splitlines() if not x.endswith(b"  manifest.json")] for t in (a, b)
+        [x for x in t.pop("checksums.sha256").splitlines() if not x.endswith(b"  manifest.json")]
+        for t in (a, b)
     )
     assert sums_a == sums_b and len(sums_a) == len(a)
     assert a.keys() == b.keys()
@@ -417,9 +484,20 @@ def test_intermediates_live_in_work_dir_only(main_build):
 
 def test_zero_token_sample_goes_to_smallest_unit(tmp_path, monkeypatch, sp):
     monkeypatch.chdir(tmp_path)
-    write_lines("d.jsonl", [dumps({"a": "", "b": ""}), dumps({"a": "word", "b": " more"}), dumps({"a": "", "b": ""}),
-                            dumps({"a": "世", "b": ""})])
-    drive(basic_config(["d.jsonl"], fields=[["a", "b"]], templates=["{a}{b}"], sizes=[[4, 8]], sps=[10], out="o"))
+    write_lines(
+        "d.jsonl",
+        [
+            dumps({"a": "", "b": ""}),
+            dumps({"a": "word", "b": " more"}),
+            dumps({"a": "", "b": ""}),
+            dumps({"a": "世", "b": ""}),
+        ],
+    )
+    drive(
+        basic_config(
+            ["d.jsonl"], fields=[["a", "b"]], templates=["{a}{b}"], sizes=[[4, 8]], sps=[10], out="o"
+        )
+    )
     samples = read_jsonl("o/sample_index.jsonl")
     assert [s["token_count"] for s in samples] == [0, len(sp.encode("word more")), 0, len(sp.encode("世"))]
     assert samples[0]["unit_size"] == 4 and samples[2]["unit_size"] == 4
@@ -440,8 +518,17 @@ def test_hf_tokenizer_build_no_truncation_no_special_tokens(tmp_path, monkeypatc
     long_q = " ".join(r["prompt"] for r in rows[:6])
     data = [dumps({"q": long_q}), dumps({"q": "hello world"}), dumps({"q": "snow ☃ man"})]
     write_lines("d.jsonl", data)
-    drive(basic_config(["d.jsonl"], fields=[["q"]], templates=["Q: {q}"], sizes=[[8, 64, 512]], sps=[2],
-                       tokenizer={"hf_json": {"path": HF_JSON}}, out="o"))
+    drive(
+        basic_config(
+            ["d.jsonl"],
+            fields=[["q"]],
+            templates=["Q: {q}"],
+            sizes=[[8, 64, 512]],
+            sps=[2],
+            tokenizer={"hf_json": {"path": HF_JSON}},
+            out="o",
+        )
+    )
     ref = Tokenizer.from_file(HF_JSON)
     ref.no_truncation()
     ref.no_padding()
@@ -454,14 +541,15 @@ def test_hf_tokenizer_build_no_truncation_no_special_tokens(tmp_path, monkeypatc
         ids = ref.encode("Q: " + json.loads(line)["q"], add_special_tokens=False).ids
         assert s["token_count"] == len(ids)
         rec = read_records("o", s["shard_path"], s["unit_size"], "uint16")[s["shard_row"]]
-        assert rec[:len(ids)].tolist() == ids
-        assert (rec[len(ids):] == 0).all()
+        assert rec[: len(ids)].tolist() == ids
+        assert (rec[len(ids) :] == 0).all()
         assert 101 not in ids and 102 not in ids
     assert samples[0]["token_count"] > 128 and samples[0]["unit_size"] == 512
     unks = read_jsonl("o/unk_index.jsonl")
     assert [u["sample_id"] for u in unks] == [2]
-    assert unks[0]["unk_positions"] == [i for i, t in enumerate(ref.encode("Q: snow ☃ man",
-                                                                              add_special_tokens=False).ids) if t == 100]
+    assert unks[0]["unk_positions"] == [
+        i for i, t in enumerate(ref.encode("Q: snow ☃ man", add_special_tokens=False).ids) if t == 100
+    ]
 
 
 def _big_vocab_tokenizer(path: str) -> None:
@@ -479,9 +567,20 @@ def _big_vocab_tokenizer(path: str) -> None:
 def test_uint32_build(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _big_vocab_tokenizer("big.json")
-    write_lines("d.jsonl", [dumps({"t": "w69999 w0 w65534"}), dumps({"t": "nope w70000 w65535"}), dumps({"t": ""})])
-    drive(basic_config(["d.jsonl"], fields=[["t"]], templates=["{t}"], sizes=[[2, 4]], sps=[5],
-                       tokenizer={"hf_json": {"path": "big.json"}}, out="o"))
+    write_lines(
+        "d.jsonl", [dumps({"t": "w69999 w0 w65534"}), dumps({"t": "nope w70000 w65535"}), dumps({"t": ""})]
+    )
+    drive(
+        basic_config(
+            ["d.jsonl"],
+            fields=[["t"]],
+            templates=["{t}"],
+            sizes=[[2, 4]],
+            sps=[5],
+            tokenizer={"hf_json": {"path": "big.json"}},
+            out="o",
+        )
+    )
     m = read_json("o/manifest.json")
     assert m["token_dtype"] == "uint32" and m["token_storage"]["bytes_per_token"] == 4
     assert m["tokenizer"]["vocab_size"] == 70002 and m["tokenizer"]["path"] == "big.json"
@@ -504,14 +603,25 @@ def test_several_files_one_output(tmp_path, monkeypatch, sp):
     b = [dumps({"q": "same"}), dumps({"q": "p0 r0"})]
     write_lines("in/a.jsonl", a)
     write_lines("in/b.jsonl", b, trailing=False)
-    cfg = basic_config(["./in/a.jsonl", "in/b.jsonl"], fields=[["prompt", "response"], ["q"]],
-                       templates=["{prompt} {response}", "{q}"], sizes=[[8, 16]], build_batch=[1, 3],
-                       sps=[2], out="shared", chunk_mb=8 * KB_AS_MB / 1024)
+    cfg = basic_config(
+        ["./in/a.jsonl", "in/b.jsonl"],
+        fields=[["prompt", "response"], ["q"]],
+        templates=["{prompt} {response}", "{q}"],
+        sizes=[[8, 16]],
+        build_batch=[1, 3],
+        sps=[2],
+        out="shared",
+        chunk_mb=8 * KB_AS_MB / 1024,
+    )
     built = drive(cfg)
     assert len(built.build.outputs) == 1
     samples = read_jsonl("shared/sample_index.jsonl")
     assert [(s["sample_id"], s["source_file"], s["source_line"]) for s in samples] == [
-        (0, "./in/a.jsonl", 1), (1, "./in/a.jsonl", 3), (2, "in/b.jsonl", 1), (3, "in/b.jsonl", 2)]
+        (0, "./in/a.jsonl", 1),
+        (1, "./in/a.jsonl", 3),
+        (2, "in/b.jsonl", 1),
+        (3, "in/b.jsonl", 2),
+    ]
     m = read_json("shared/manifest.json")
     assert m["source"]["files"] == ["./in/a.jsonl", "in/b.jsonl"]
     assert m["source"]["fields"] == [["prompt", "response"], ["q"]]
@@ -519,9 +629,12 @@ def test_several_files_one_output(tmp_path, monkeypatch, sp):
     assert m["units"]["build_batch"] == [1, 3]  # files disagree: a list per file
     dups = read_jsonl("shared/duplicate_index.jsonl")
     assert [[(x["sample_id"], x["source_file"]) for x in g["samples"]] for g in dups] == [
-        [(0, "./in/a.jsonl"), (3, "in/b.jsonl")]]
+        [(0, "./in/a.jsonl"), (3, "in/b.jsonl")]
+    ]
     # shards roll across files in sample_id order
-    assert [s["shard_path"] for s in samples] == ["unit_8/shard_000000.bin"] * 2 + ["unit_8/shard_000001.bin"] * 2
+    assert [s["shard_path"] for s in samples] == ["unit_8/shard_000000.bin"] * 2 + [
+        "unit_8/shard_000001.bin"
+    ] * 2
     recs = read_records("shared", "unit_8/shard_000001.bin", 8, "uint16")
     n = len(sp.encode("same"))
     assert recs[0][:n].tolist() == sp.encode("same")
@@ -531,8 +644,16 @@ def test_mapped_outputs_shard_line_names_output(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_lines("a.jsonl", [dumps({"t": "one two"})] * 3)
     write_lines("b.jsonl", [dumps({"t": "three"})])
-    built = drive(basic_config(["a.jsonl", "b.jsonl"], fields=[["t"]], templates=["{t}"], sizes=[[8], [4, 8]],
-                               sps=[2, 5], out=["out_a", "out_b"]))
+    built = drive(
+        basic_config(
+            ["a.jsonl", "b.jsonl"],
+            fields=[["t"]],
+            templates=["{t}"],
+            sizes=[[8], [4, 8]],
+            sps=[2, 5],
+            out=["out_a", "out_b"],
+        )
+    )
     assert len(built.build.outputs) == 2
     lines = [line for line in built.logs if line.startswith("[unit-build] shard=")]
     assert "[unit-build] shard=000000 samples=2 bytes=0.0 MiB unit=8 output=out_a" in lines
@@ -553,7 +674,12 @@ def test_mapped_outputs_shard_line_names_output(tmp_path, monkeypatch):
 @pytest.mark.parametrize("kind", ["gz", "zst"])
 def test_compressed_input_gives_the_same_shards(tmp_path, monkeypatch, kind):
     monkeypatch.chdir(tmp_path)
-    lines = ["", dumps({"prompt": "hello", "response": "there"}), " ", dumps({"prompt": "x 世", "response": "y"})]
+    lines = [
+        "",
+        dumps({"prompt": "hello", "response": "there"}),
+        " ",
+        dumps({"prompt": "x 世", "response": "y"}),
+    ]
     payload = ("\ufeff" + "\n".join(lines) + "\n").encode("utf-8")  # a BOM at the start too
     if kind == "gz":
         with gzip.open(f"d.jsonl.{kind}", "wb") as f:
@@ -575,7 +701,9 @@ def test_compressed_input_gives_the_same_shards(tmp_path, monkeypatch, kind):
         s.pop("source_file")
     assert sz == sp_
     tz, tp = tree_bytes("z"), tree_bytes("p")
-    assert {k: v for k, v in tz.items() if k.endswith(".bin")} == {k: v for k, v in tp.items() if k.endswith(".bin")}
+    assert {k: v for k, v in tz.items() if k.endswith(".bin")} == {
+        k: v for k, v in tp.items() if k.endswith(".bin")
+    }
 
 
 def test_empty_input_file(tmp_path, monkeypatch):
@@ -625,15 +753,22 @@ def test_lone_surrogate_in_undeclared_field_is_fine(tmp_path, monkeypatch):
     assert len(read_jsonl("o/sample_index.jsonl")) == 1
 
 
-@pytest.mark.parametrize("bad, error, text", [
-    ('{"prompt": "x", "response": NaN}', E.SourceParseError, "Reason: invalid JSON syntax"),
-    ('{"prompt": "x", "response": "y"', E.SourceParseError, "Reason: invalid JSON syntax"),
-    ('["prompt", "response"]', E.SourceParseError, "Reason: line is not a JSON object"),
-    ('{"prompt": "x"}', E.SampleSchemaError, "Missing fields: response"),
-    ('{"prompt": "x", "response": 3}', E.SampleSchemaError, "Found JSON type: number"),
-    ('{"prompt": "x", "response": null}', E.SampleSchemaError, "Found JSON type: null"),
-    ('{"prompt": "x", "response": ' + "[" * 3000 + "]" * 3000 + "}", E.SourceParseError, "Reason: invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "bad, error, text",
+    [
+        ('{"prompt": "x", "response": NaN}', E.SourceParseError, "Reason: invalid JSON syntax"),
+        ('{"prompt": "x", "response": "y"', E.SourceParseError, "Reason: invalid JSON syntax"),
+        ('["prompt", "response"]', E.SourceParseError, "Reason: line is not a JSON object"),
+        ('{"prompt": "x"}', E.SampleSchemaError, "Missing fields: response"),
+        ('{"prompt": "x", "response": 3}', E.SampleSchemaError, "Found JSON type: number"),
+        ('{"prompt": "x", "response": null}', E.SampleSchemaError, "Found JSON type: null"),
+        (
+            '{"prompt": "x", "response": ' + "[" * 3000 + "]" * 3000 + "}",
+            E.SourceParseError,
+            "Reason: invalid JSON",
+        ),
+    ],
+)
 @pytest.mark.parametrize("chunk_kb", [64 * 1024, 0.25])
 def test_data_errors_report_the_physical_line(tmp_path, monkeypatch, bad, error, text, chunk_kb):
     monkeypatch.chdir(tmp_path)
@@ -673,13 +808,19 @@ def test_unit_overflow_reports_line_and_counts(tmp_path, monkeypatch, sp, chunk_
 
 
 def test_shard_line_and_warning_text():
-    assert shards.shard_line(12, 100000, int(241.8 * 2**20), 512) == \
-        "[unit-build] shard=000012 samples=100000 bytes=241.8 MiB unit=512"
-    assert shards.shard_line(0, 3, 0, 8, "out_a") == "[unit-build] shard=000000 samples=3 bytes=0.0 MiB unit=8 output=out_a"
+    assert (
+        shards.shard_line(12, 100000, int(241.8 * 2**20), 512)
+        == "[unit-build] shard=000012 samples=100000 bytes=241.8 MiB unit=512"
+    )
+    assert (
+        shards.shard_line(0, 3, 0, 8, "out_a")
+        == "[unit-build] shard=000000 samples=3 bytes=0.0 MiB unit=8 output=out_a"
+    )
     assert shards.shard_warning(12, 512 * 2**20) is None
     assert shards.shard_warning(12, int(684.3 * 2**20)) == (
         "[unit-build:warning] shard=000012 size=684.3 MiB exceeds recommended 512 MiB.\n"
-        "Build continues because sharding is controlled by samples_per_shard.")
+        "Build continues because sharding is controlled by samples_per_shard."
+    )
     assert shards.shard_name(7) == "shard_000007.bin"
 
 
@@ -689,13 +830,21 @@ def test_pad_block():
     block = shards.pad_block(lengths, tokens, 4, 1, "uint16")
     assert block.dtype == np.dtype("<u2")
     assert block.tolist() == [[5, 6, 7, 1], [1, 1, 1, 1], [9, 9, 9, 9], [2, 1, 1, 1]]
-    assert shards.pad_block(np.array([0, 0]), np.zeros(0, np.uint32), 3, 7, "uint32").tolist() == [[7] * 3] * 2
+    assert (
+        shards.pad_block(np.array([0, 0]), np.zeros(0, np.uint32), 3, 7, "uint32").tolist() == [[7] * 3] * 2
+    )
 
 
 def test_shard_writer_rolls_by_count_and_reports(tmp_path):
     closed = []
-    w = shards.ShardWriter(str(tmp_path), unit=3, samples_per_shard=4, pad_id=0, dtype="uint16",
-                           on_close=lambda i, info: closed.append((i, info)))
+    w = shards.ShardWriter(
+        str(tmp_path),
+        unit=3,
+        samples_per_shard=4,
+        pad_id=0,
+        dtype="uint16",
+        on_close=lambda i, info: closed.append((i, info)),
+    )
     rng = np.random.default_rng(0)
     all_rows = []
     for batch in (5, 1, 4, 0, 1):  # 11 records over batches that straddle shard ends
@@ -705,7 +854,7 @@ def test_shard_writer_rolls_by_count_and_reports(tmp_path):
             w.write(lengths, toks)
         ends = np.cumsum(lengths)
         for k, n in enumerate(lengths):
-            seq = toks[ends[k] - n:ends[k]].tolist()
+            seq = toks[ends[k] - n : ends[k]].tolist()
             all_rows.append(seq + [0] * (3 - n))
     info = w.close()
     assert [s["records"] for s in info] == [4, 4, 3]
@@ -744,7 +893,7 @@ def test_duplicate_groups_unit():
     assert [g.tolist() for g in indexes.duplicate_groups(np.stack([a, b, a, d("y"), b]))] == [[0, 2], [1, 4]]
 
 
-# --- mintdim.formats.records ------------------------------------------------------------------------------------
+# --- mintdim.formats.records --------------------------------------------------------------------------------
 
 
 def _build_for(out_dirs, sizes=(8, 16)):
@@ -869,7 +1018,8 @@ def test_rerun_after_kill_inside_finalize_is_accepted(tmp_path, monkeypatch):
     monkeypatch.setattr(records, "write_record", real)
     assert os.path.isfile("o/stats.json")  # the finished tree was already moved into place
     build = resolve(cfg)
-    # this same build's own completed output: a rerun must not call it "not empty", and its finalize records it
+    # this same build's own completed output: a rerun must
+    # not call it "not empty", and its finalize records it
     st = records.state(build.work_dir, os.path.abspath("o"))
     assert st.kind == "placing" and st.entry["build_id"] == build.build_id
     assert outputs_to_build(preflight(cfg)[0]) == [0]
@@ -878,7 +1028,7 @@ def test_rerun_after_kill_inside_finalize_is_accepted(tmp_path, monkeypatch):
     assert records.state(build.work_dir, os.path.abspath("o")).kind == "placed" and tree_bytes("o") == before
 
 
-# --- unit assignment boundaries (a word-level tokenizer: token_count == number of words) ---------------------
+# --- unit assignment boundaries (a word-level tokenizer: token_count == number of words) --------------------
 
 
 def test_unit_assignment_boundaries(tmp_path, monkeypatch):
@@ -886,8 +1036,17 @@ def test_unit_assignment_boundaries(tmp_path, monkeypatch):
     _big_vocab_tokenizer("big.json")
     counts = [0, 1, 2, 3, 4, 5, 6]
     write_lines("d.jsonl", [dumps({"t": " ".join(f"w{i}" for i in range(n))}) for n in counts])
-    drive(basic_config(["d.jsonl"], fields=[["t"]], templates=["{t}"], sizes=[[2, 4, 6]], sps=[100],
-                       tokenizer={"hf_json": {"path": "big.json"}}, out="o"))
+    drive(
+        basic_config(
+            ["d.jsonl"],
+            fields=[["t"]],
+            templates=["{t}"],
+            sizes=[[2, 4, 6]],
+            sps=[100],
+            tokenizer={"hf_json": {"path": "big.json"}},
+            out="o",
+        )
+    )
     samples = read_jsonl("o/sample_index.jsonl")
     assert [s["token_count"] for s in samples] == counts
     assert [s["unit_size"] for s in samples] == [2, 2, 2, 4, 4, 6, 6]
@@ -899,8 +1058,16 @@ def test_unit_overflow_by_one_token(tmp_path, monkeypatch):
     _big_vocab_tokenizer("big.json")
     write_lines("d.jsonl", [dumps({"t": "w1 w2"}), dumps({"t": "w1 w2 w3"})])
     with pytest.raises(E.UnitOverflowError) as info:
-        drive(basic_config(["d.jsonl"], fields=[["t"]], templates=["{t}"], sizes=[[1, 2]],
-                           tokenizer={"hf_json": {"path": "big.json"}}, out="o"))
+        drive(
+            basic_config(
+                ["d.jsonl"],
+                fields=[["t"]],
+                templates=["{t}"],
+                sizes=[[1, 2]],
+                tokenizer={"hf_json": {"path": "big.json"}},
+                out="o",
+            )
+        )
     assert "Sample: d.jsonl:2" in str(info.value)
     assert "token_count: 3" in str(info.value) and "max_unit_size: 2" in str(info.value)
 
@@ -915,8 +1082,8 @@ def test_shard_writer_block_rows_do_not_change_bytes(tmp_path, monkeypatch):
         d = tmp_path / f"b{rows}"
         d.mkdir()
         w = shards.ShardWriter(str(d), unit=5, samples_per_shard=16, pad_id=9, dtype="uint16")
-        w.write(lengths[:20], toks[:int(lengths[:20].sum())])
-        w.write(lengths[20:], toks[int(lengths[:20].sum()):])
+        w.write(lengths[:20], toks[: int(lengths[:20].sum())])
+        w.write(lengths[20:], toks[int(lengths[:20].sum()) :])
         assert [s["records"] for s in w.close()] == [16, 16, 16, 2]
         results.append(tree_bytes(str(d)))
     assert results[0] == results[1] == results[2]
@@ -928,8 +1095,17 @@ def test_hf_literal_braces_verbatim_values_and_pad_inside_text(tmp_path, monkeyp
     rows = [{"a": "{x}", "b": "value"}, {"a": "hello [PAD] world", "b": "{{b}}"}]
     write_lines("d.jsonl", [dumps(r) for r in rows])
     template = "{{json}}: {a} | {b} / {a}"
-    drive(basic_config(["d.jsonl"], fields=[["a", "b"]], templates=[template], sizes=[[32]], sps=[10],
-                       tokenizer={"hf_json": {"path": HF_JSON}}, out="o"))
+    drive(
+        basic_config(
+            ["d.jsonl"],
+            fields=[["a", "b"]],
+            templates=[template],
+            sizes=[[32]],
+            sps=[10],
+            tokenizer={"hf_json": {"path": HF_JSON}},
+            out="o",
+        )
+    )
     ref = Tokenizer.from_file(HF_JSON)
     ref.no_truncation()
     ref.no_padding()
@@ -940,12 +1116,13 @@ def test_hf_literal_braces_verbatim_values_and_pad_inside_text(tmp_path, monkeyp
         ids = ref.encode(text, add_special_tokens=False).ids
         assert s["hash"] == hashlib.sha256(text.encode()).hexdigest()
         assert s["token_count"] == len(ids)
-        assert recs[s["shard_row"]][:len(ids)].tolist() == ids
+        assert recs[s["shard_row"]][: len(ids)].tolist() == ids
     # "[PAD]" in a value becomes the pad id inside the sample, and is counted as a token (DECISIONS)
-    ids = recs[1][:samples[1]["token_count"]].tolist()
+    ids = recs[1][: samples[1]["token_count"]].tolist()
     assert ids.count(0) == 2
-    assert samples[1]["token_count"] == len(ref.encode("{json}: hello [PAD] world | {{b}} / hello [PAD] world",
-                                                       add_special_tokens=False).ids)
+    assert samples[1]["token_count"] == len(
+        ref.encode("{json}: hello [PAD] world | {{b}} / hello [PAD] world", add_special_tokens=False).ids
+    )
 
 
 def test_template_literal_unk_fails_preflight_and_creates_nothing(tmp_path, monkeypatch):
@@ -962,12 +1139,23 @@ def test_interleaved_output_mapping(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for name, words in (("f0", ["alpha", "beta"]), ("f1", ["gamma"]), ("f2", ["delta", "alpha"])):
         write_lines(f"{name}.jsonl", [dumps({"prompt": w, "response": "r"}) for w in words])
-    built = drive(basic_config(["f0.jsonl", "f1.jsonl", "f2.jsonl"], sizes=[[16]], sps=[3],
-                               out=["A", "B", "./A"], build_batch=[4]))
+    built = drive(
+        basic_config(
+            ["f0.jsonl", "f1.jsonl", "f2.jsonl"],
+            sizes=[[16]],
+            sps=[3],
+            out=["A", "B", "./A"],
+            build_batch=[4],
+        )
+    )
     assert [o.files for o in built.build.outputs] == [[0, 2], [1]]
     a = read_jsonl("A/sample_index.jsonl")
     assert [(s["sample_id"], s["source_file"], s["source_line"]) for s in a] == [
-        (0, "f0.jsonl", 1), (1, "f0.jsonl", 2), (2, "f2.jsonl", 1), (3, "f2.jsonl", 2)]
+        (0, "f0.jsonl", 1),
+        (1, "f0.jsonl", 2),
+        (2, "f2.jsonl", 1),
+        (3, "f2.jsonl", 2),
+    ]
     assert [s["shard_path"] for s in a] == ["unit_16/shard_000000.bin"] * 3 + ["unit_16/shard_000001.bin"]
     assert read_json("A/manifest.json")["source"]["files"] == ["f0.jsonl", "f2.jsonl"]
     assert read_json("A/manifest.json")["units"]["build_batch"] == 4
@@ -975,6 +1163,7 @@ def test_interleaved_output_mapping(tmp_path, monkeypatch):
     assert [s["sample_id"] for s in read_jsonl("B/sample_index.jsonl")] == [0]
     dups = read_jsonl("A/duplicate_index.jsonl")
     assert [[(m["sample_id"], m["source_file"], m["source_line"]) for m in g["samples"]] for g in dups] == [
-        [(0, "f0.jsonl", 1), (3, "f2.jsonl", 2)]]
+        [(0, "f0.jsonl", 1), (3, "f2.jsonl", 2)]
+    ]
     lines = [line for line in built.logs if line.startswith("[unit-build] shard=")]
     assert sorted(line.rsplit(" output=", 1)[1] for line in lines) == ["A", "A", "B"]

@@ -1,4 +1,4 @@
-"""Mixing with exact counts: source.take and source.seed (issue 26, part 2).
+"""Mixing with exact counts: source.take and source.seed.
 
 take[i] is a fraction of file i's samples (a float; above 1 upsamples) or exactly that many samples
 (an int). Above the file's size: whole repeats of the file plus a seeded choice for the remainder;
@@ -14,14 +14,13 @@ import os
 
 import numpy as np
 import pytest
-
 from conftest import basic_config, build_in, gsm8k_rows, read_json, read_jsonl, tree_bytes, write_jsonl
+from test_stages import drive
 
 import mintdim
 from mintdim import errors as E
 from mintdim.reading.suggest import suggest_units
 from mintdim.reading.verify import verify
-from test_stages import drive
 
 SIZES = [[128, 256, 512, 1024]]
 
@@ -68,8 +67,10 @@ def by_file(out) -> dict[str, list[tuple[int, int]]]:
 def assert_tokens_are_the_sources(out, ref_out) -> None:
     """Every sample's stored tokens are those of its source line in a build without take."""
     ds, ref = mintdim.open(out), mintdim.open(ref_out)
-    where = {(r["source_file"], r["source_line"]): r["sample_id"]
-             for r in read_jsonl(os.path.join(ref_out, "sample_index.jsonl"))}
+    where = {
+        (r["source_file"], r["source_line"]): r["sample_id"]
+        for r in read_jsonl(os.path.join(ref_out, "sample_index.jsonl"))
+    }
     for r in read_jsonl(os.path.join(out, "sample_index.jsonl")):
         want = ref.tokens(where[(r["source_file"], r["source_line"])])
         assert np.array_equal(ds.tokens(r["sample_id"]), want), r
@@ -89,9 +90,13 @@ def test_half_of_a_and_three_times_b_bucketed(tmp_path, monkeypatch):
     assert got[b] == [(r, line) for r in range(3) for line in range(1, 101)]
     assert_tokens_are_the_sources("out", "ref")
     manifest = read_json("out/manifest.json")
-    assert manifest["take"] == {"seed": 7, "files": [
-        {"file": a, "file_index": 0, "take": 0.5, "available": 1000, "taken": 500, "whole_repeats": 0},
-        {"file": b, "file_index": 1, "take": 300, "available": 100, "taken": 300, "whole_repeats": 3}]}
+    assert manifest["take"] == {
+        "seed": 7,
+        "files": [
+            {"file": a, "file_index": 0, "take": 0.5, "available": 1000, "taken": 500, "whole_repeats": 0},
+            {"file": b, "file_index": 1, "take": 300, "available": 100, "taken": 300, "whole_repeats": 3},
+        ],
+    }
     stats = read_json("out/stats.json")
     assert stats["total_samples"] == 800
     # repeats of one sample are duplicates by hash: B's 100 lines are 100 groups of 3 (its repeats 0, 1, 2)
@@ -129,10 +134,12 @@ def test_whole_repeats_plus_a_seeded_remainder(tmp_path, monkeypatch):
     drive(take_config(["c.jsonl", "b.jsonl"], [2.5, 25], seed=3))
     got = by_file("out")
     # c: 30 samples x 2.5 = 75 = 2 whole repeats + 15 chosen; b: 25 of 10 = 2 whole repeats + 5 chosen
-    assert got["c.jsonl"] == [(r, n) for r in range(2) for n in range(1, 31)] + \
-        [(2, n + 1) for n in documented_choice(3, 0, 30, 15)]
-    assert got["b.jsonl"] == [(r, n) for r in range(2) for n in range(1, 11)] + \
-        [(2, n + 1) for n in documented_choice(3, 1, 10, 5)]
+    assert got["c.jsonl"] == [(r, n) for r in range(2) for n in range(1, 31)] + [
+        (2, n + 1) for n in documented_choice(3, 0, 30, 15)
+    ]
+    assert got["b.jsonl"] == [(r, n) for r in range(2) for n in range(1, 11)] + [
+        (2, n + 1) for n in documented_choice(3, 1, 10, 5)
+    ]
     files = read_json("out/manifest.json")["take"]["files"]
     assert [(f["available"], f["taken"], f["whole_repeats"]) for f in files] == [(30, 75, 2), (10, 25, 2)]
     assert verify("out", source=True, all=True).ok
@@ -148,7 +155,9 @@ def test_same_seed_same_bytes_other_seed_same_counts(tmp_path, monkeypatch):
     one, three = by_file("one"), by_file("three")
     assert [len(one[f]) for f in (a, b)] == [len(three[f]) for f in (a, b)] == [90, 50]
     assert one[a] != three[a] and one[b] != three[b]
-    assert read_json("one/stats.json")["total_samples"] == read_json("three/stats.json")["total_samples"] == 140
+    assert (
+        read_json("one/stats.json")["total_samples"] == read_json("three/stats.json")["total_samples"] == 140
+    )
 
 
 def test_default_seed_is_zero_and_a_take_of_all_keeps_the_shards(tmp_path, monkeypatch):
@@ -162,7 +171,9 @@ def test_default_seed_is_zero_and_a_take_of_all_keeps_the_shards(tmp_path, monke
     shards = lambda out: {k: v for k, v in tree_bytes(out).items() if k.endswith(".bin")}  # noqa: E731
     assert shards("all") == shards("plain")
     assert all(r["repeat"] == 0 for r in read_jsonl("all/sample_index.jsonl"))
-    assert "repeat" not in read_jsonl("plain/sample_index.jsonl")[0] and "take" not in read_json("plain/manifest.json")
+    assert "repeat" not in read_jsonl("plain/sample_index.jsonl")[0] and "take" not in read_json(
+        "plain/manifest.json"
+    )
 
 
 def test_take_with_planned_sizes_and_loss_masks(tmp_path, monkeypatch):
@@ -180,12 +191,18 @@ def test_take_with_planned_sizes_and_loss_masks(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     got = by_file("out")
     assert got[a] == [(0, n + 1) for n in documented_choice(2, 0, 300, 120)]
-    assert got[b] == [(r, n) for r in range(2) for n in range(1, 41)] + [(2, n + 1) for n in documented_choice(2, 1, 40, 10)]
+    assert got[b] == [(r, n) for r in range(2) for n in range(1, 41)] + [
+        (2, n + 1) for n in documented_choice(2, 1, 40, 10)
+    ]
     assert_tokens_are_the_sources("out", "ref")
     ds, rf = mintdim.open("out"), mintdim.open("ref")
-    where = {(r["source_file"], r["source_line"]): r["sample_id"] for r in read_jsonl("ref/sample_index.jsonl")}
+    where = {
+        (r["source_file"], r["source_line"]): r["sample_id"] for r in read_jsonl("ref/sample_index.jsonl")
+    }
     for r in read_jsonl("out/sample_index.jsonl"):
-        assert np.array_equal(ds.loss_mask(r["sample_id"]), rf.loss_mask(where[(r["source_file"], r["source_line"])]))
+        assert np.array_equal(
+            ds.loss_mask(r["sample_id"]), rf.loss_mask(where[(r["source_file"], r["source_line"])])
+        )
     assert read_json("out/manifest.json")["units"]["planned"]["k"] == 3
     assert verify("out", source=True, all=True).ok
 
@@ -229,19 +246,22 @@ def test_suggest_units_counts_the_taken_samples(tmp_path, monkeypatch):
 # --- invalid takes: catalogue errors in pre-flight, nothing created ---------------------------------------
 
 
-@pytest.mark.parametrize("take, seed, needle", [
-    ([0], None, "source.take[0]"),
-    ([-3], None, "source.take[0]"),
-    ([0.0], None, "source.take[0]"),
-    ([1, -0.5], None, "source.take[1]"),
-    (["half"], None, "source.take[0]"),
-    ([True], None, "source.take[0]"),
-    ([1, 2, 3], None, "3 take entries"),
-    ("all", None, "source.take"),
-    ([1], -1, "source.seed"),
-    ([1], 1.5, "source.seed"),
-    (None, 4, "source.seed"),
-])
+@pytest.mark.parametrize(
+    "take, seed, needle",
+    [
+        ([0], None, "source.take[0]"),
+        ([-3], None, "source.take[0]"),
+        ([0.0], None, "source.take[0]"),
+        ([1, -0.5], None, "source.take[1]"),
+        (["half"], None, "source.take[0]"),
+        ([True], None, "source.take[0]"),
+        ([1, 2, 3], None, "3 take entries"),
+        ("all", None, "source.take"),
+        ([1], -1, "source.seed"),
+        ([1], 1.5, "source.seed"),
+        (None, 4, "source.seed"),
+    ],
+)
 def test_invalid_takes_are_config_errors(tmp_path, take, seed, needle):
     write_jsonl(tmp_path / "a.jsonl", gsm8k_rows(0, 3))
     write_jsonl(tmp_path / "b.jsonl", gsm8k_rows(3, 3))
@@ -263,7 +283,7 @@ def test_a_count_on_a_file_with_no_samples(tmp_path, content):
     (tmp_path / "empty.jsonl").write_bytes(content)
     cfg = basic_config(["a.jsonl", "empty.jsonl"], sizes=SIZES)
     cfg["source"]["take"] = [2, 5]
-    with pytest.raises(E.SourceParseError):  # an input with no sample is an error first (issue 27)
+    with pytest.raises(E.SourceParseError):  # an input with no sample is an error first
         build_in(tmp_path, cfg, cores=1)
     cfg["source"]["allow_empty"] = True  # built without it: a count of it is still refused
     with pytest.raises(E.PipelineValidationError) as info:
@@ -281,9 +301,15 @@ def test_fluent_api_take_and_seed():
     from mintdim import pipeline
     from mintdim.config import resolve
 
-    job = (pipeline("unit-build").source.jsonl(files=["a.jsonl", "b.jsonl"], fields=[["q"]], templates=["{q}"],
-                                               take=[0.5, 300], seed=7)
-           .tokenizer.hf_json({"path": "t.json"}).units(sizes=[[64]], build_batch=[8]).output.dir("o", [10]))
+    job = (
+        pipeline("unit-build")
+        .source.jsonl(
+            files=["a.jsonl", "b.jsonl"], fields=[["q"]], templates=["{q}"], take=[0.5, 300], seed=7
+        )
+        .tokenizer.hf_json({"path": "t.json"})
+        .units(sizes=[[64]], build_batch=[8])
+        .output.dir("o", [10])
+    )
     cfg = job.to_config()
     assert cfg["source"]["take"] == [0.5, 300] and cfg["source"]["seed"] == 7
     a, b = resolve(cfg).files

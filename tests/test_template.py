@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+from conftest import basic_config
 
 from mintdim import errors as E
 from mintdim.config import resolve
 from mintdim.sources.template import Template, TemplateSyntaxError, parse
-
-from conftest import basic_config
 
 
 def test_placeholders_and_literals():
@@ -72,7 +73,7 @@ def test_template_is_frozen_value():
     tpl = parse("{a}")
     assert isinstance(tpl, Template)
     assert tpl == parse("{a}")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         tpl.text = "other"  # type: ignore[misc]
 
 
@@ -121,8 +122,13 @@ def parse_error_placeholder(text: str) -> str:
 def test_field_mismatch_both_ways(tmp_path):
     path = str(tmp_path / "x.jsonl")
     with pytest.raises(E.TemplateFieldMismatchError) as info:
-        resolve(basic_config([path], fields=[["instruction", "input", "output"]],
-                             templates=["{instruction}\n\n{prompt}\n\n{output}"]))
+        resolve(
+            basic_config(
+                [path],
+                fields=[["instruction", "input", "output"]],
+                templates=["{instruction}\n\n{prompt}\n\n{output}"],
+            )
+        )
     assert "Field causing template mismatch: prompt" in str(info.value)
     assert "template uses {prompt}, but fields does not declare it" in str(info.value)
     with pytest.raises(E.TemplateFieldMismatchError) as info:

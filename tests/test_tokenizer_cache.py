@@ -10,7 +10,6 @@ import os
 import shutil
 
 import pytest
-
 from conftest import HF_JSON, SP_MODEL, basic_config, build_in, read_json, tree_bytes
 
 from mintdim.stages import validate
@@ -18,8 +17,9 @@ from mintdim.tokenizers import engines
 
 
 def _config(data, tokenizer, tag):
-    return basic_config([data], tokenizer=tokenizer, sizes=[[64, 128, 256, 2048]], out=f"out-{tag}",
-                        work_dir=f"work-{tag}")
+    return basic_config(
+        [data], tokenizer=tokenizer, sizes=[[64, 128, 256, 2048]], out=f"out-{tag}", work_dir=f"work-{tag}"
+    )
 
 
 def _outputs(root, tag) -> dict[str, bytes]:

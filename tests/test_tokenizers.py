@@ -1,4 +1,5 @@
-"""Tokenizer loading: special ids from the library, in-file padding/truncation off, exact batch encodes, dtype."""
+"""Tokenizer loading: special ids from the library, in-file
+padding/truncation off, exact batch encodes, dtype."""
 
 from __future__ import annotations
 
@@ -8,12 +9,11 @@ import json
 import numpy as np
 import pytest
 import sentencepiece as spm
+from conftest import GSM8K, HF_JSON, SP_MODEL
 from tokenizers import Tokenizer
 
 from mintdim.tokenizers import kinds as T
 from mintdim.tokenizers.kinds import HFJsonTokenizer, SentencePieceTokenizer, dtype_for_vocab, load
-
-from conftest import GSM8K, HF_JSON, SP_MODEL
 
 
 def gsm8k_texts(n: int = 30) -> list[str]:
@@ -75,8 +75,11 @@ def test_hf_without_padding_settings_has_no_pad(tmp_path):
 def test_hf_unigram_unk_from_serialization(tmp_path):
     from tokenizers import models
 
-    hf = Tokenizer(models.Unigram([("<pad>", 0.0), ("<unk>", 0.0), ("a", -1.0), ("b", -2.0)], unk_id=1,
-                                  byte_fallback=False))
+    hf = Tokenizer(
+        models.Unigram(
+            [("<pad>", 0.0), ("<unk>", 0.0), ("a", -1.0), ("b", -2.0)], unk_id=1, byte_fallback=False
+        )
+    )
     hf.enable_padding(pad_id=0, pad_token="<pad>")
     path = str(tmp_path / "uni.json")
     hf.save(path)
@@ -100,8 +103,17 @@ def test_hf_bpe_without_unk_token_has_no_unk(tmp_path):
 def test_sentencepiece_without_pad_reports_none(tmp_path):
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(gsm8k_texts(40)), model_writer=model, vocab_size=120, model_type="unigram",
-        unk_id=0, pad_id=-1, bos_id=-1, eos_id=-1, num_threads=1, minloglevel=2)
+        sentence_iterator=iter(gsm8k_texts(40)),
+        model_writer=model,
+        vocab_size=120,
+        model_type="unigram",
+        unk_id=0,
+        pad_id=-1,
+        bos_id=-1,
+        eos_id=-1,
+        num_threads=1,
+        minloglevel=2,
+    )
     path = tmp_path / "nopad.model"
     path.write_bytes(model.getvalue())
     tok = load("sentencepiece", str(path))
@@ -210,8 +222,18 @@ def test_unknown_characters_map_to_unk():
 # --- dtype ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("vocab, dtype", [(1, "uint16"), (2000, "uint16"), (30522, "uint16"), (65535, "uint16"),
-                                          (65536, "uint32"), (128256, "uint32"), (2**32 - 1, "uint32")])
+@pytest.mark.parametrize(
+    "vocab, dtype",
+    [
+        (1, "uint16"),
+        (2000, "uint16"),
+        (30522, "uint16"),
+        (65535, "uint16"),
+        (65536, "uint32"),
+        (128256, "uint32"),
+        (2**32 - 1, "uint32"),
+    ],
+)
 def test_dtype_for_vocab_boundaries(vocab, dtype):
     assert dtype_for_vocab(vocab) == dtype
 

@@ -17,12 +17,21 @@ import sys
 import numpy as np
 import pytest
 import yaml
-
-from conftest import GSM8K, HF_JSON, SNAKEFILE, assert_not_finished, build_in, read_json, read_jsonl, run_cli, tree_bytes
+from conftest import (
+    GSM8K,
+    HF_JSON,
+    SNAKEFILE,
+    assert_not_finished,
+    build_in,
+    read_json,
+    read_jsonl,
+    run_cli,
+    tree_bytes,
+)
 
 import mintdim
-from mintdim.reading import reader
 from mintdim.progress import Progress
+from mintdim.reading import reader
 
 SIZES = [128, 256, 512]
 SPS = 200
@@ -30,7 +39,11 @@ SPS = 200
 
 def config(out="out"):
     return {
-        "source": {"files": [GSM8K], "fields": [["question", "answer"]], "templates": ["{question}\n\n{answer}"]},
+        "source": {
+            "files": [GSM8K],
+            "fields": [["question", "answer"]],
+            "templates": ["{question}\n\n{answer}"],
+        },
         "tokenizer": {"hf_json": {"path": HF_JSON}},
         "units": {"sizes": [SIZES], "build_batch": [256]},
         "output": {"dir": out, "samples_per_shard": [SPS]},
@@ -66,6 +79,7 @@ def ds(built):
 # reader
 # ------------------------------------------------------------------------------------------------
 
+
 def test_open_lists_units_counts_and_memmapped_shards(ds, built):
     stats = read_json(os.path.join(built["out"], "stats.json"))
     assert mintdim.read is mintdim.open
@@ -95,10 +109,12 @@ def test_every_sample_round_trips_to_its_source_tokens(ds, expected, built):
         assert got.tolist() == ids, sid
         record = ds.record(sid)
         assert len(record) == index[sid]["unit_size"] == min(s for s in SIZES if s >= len(ids))
-        assert np.all(record[len(ids):] == ds.pad_id)
+        assert np.all(record[len(ids) :] == ds.pad_id)
         size, path, row = ds.locate(sid)
-        assert (os.path.relpath(path, built["out"]).replace(os.sep, "/"), row) == \
-            (index[sid]["shard_path"], index[sid]["shard_row"])
+        assert (os.path.relpath(path, built["out"]).replace(os.sep, "/"), row) == (
+            index[sid]["shard_path"],
+            index[sid]["shard_row"],
+        )
     assert ds.token_counts.tolist() == [len(x) for x in expected]
     with pytest.raises(IndexError):
         ds.tokens(len(ds))
@@ -159,30 +175,53 @@ def _grow_first_shard(out):
 # (damage, what the user then does, problem in English, problem in Vietnamese); the built output's unit_128
 # holds 3 shards (SPS 200)
 DAMAGED = {
-    "failed build": (_no_manifest_failed_build, lambda out: mintdim.open(out),
-                     "its build failed (see UNIT_BUILD_FAILED.md in its unit directories)",
-                     "lần build đã thất bại (xem UNIT_BUILD_FAILED.md trong các thư mục unit)"),
-    "shard deleted": (_drop_last_shard, lambda out: mintdim.open(out),
-                      "unit_128 should hold 3 shards, found 2", "unit_128 phải có 3 shard, thấy 2"),
-    "shard grown": (_grow_first_shard, lambda out: mintdim.open(out).unit(256).shards,
-                    "{out}/unit_256/shard_000000.bin is not a whole number of 256-token records",
-                    "{out}/unit_256/shard_000000.bin không phải số nguyên lần bản ghi 256 token"),
-    "index reordered": (lambda out: _write_index(out, (lambda r: [r[1], r[0]] + r[2:])(_index_rows(out))),
-                        lambda out: mintdim.open(out).tokens(5),
-                        "sample_index.jsonl line 1 holds sample_id 1", "sample_index.jsonl dòng 1 có sample_id 1"),
-    "index cut": (lambda out: _write_index(out, _index_rows(out)[:-1]), lambda out: mintdim.open(out).tokens(5),
-                  "sample_index.jsonl lists 1318 samples, stats.json 1319",
-                  "sample_index.jsonl có 1318 sample, stats.json 1319"),
-    "index unit size": (lambda out: _write_index(out, [dict(r, unit_size=300) if r["sample_id"] == 7 else r
-                                                       for r in _index_rows(out)]),
-                        lambda out: next(mintdim.open(out).batches(8)),
-                        "sample_index.jsonl names a unit size the manifest does not declare",
-                        "sample_index.jsonl có unit size không khai báo trong manifest"),
-    "index shard row": (lambda out: _write_index(out, [dict(r, shard_row=r["shard_row"] + 1) if r["sample_id"] == 7
-                                                       else r for r in _index_rows(out)]),
-                        lambda out: mintdim.open(out).tokens(0),
-                        "sample_index.jsonl shard_row disagrees with the shard layout",
-                        "shard_row trong sample_index.jsonl không khớp bố cục shard"),
+    "failed build": (
+        _no_manifest_failed_build,
+        lambda out: mintdim.open(out),
+        "its build failed (see UNIT_BUILD_FAILED.md in its unit directories)",
+        "lần build đã thất bại (xem UNIT_BUILD_FAILED.md trong các thư mục unit)",
+    ),
+    "shard deleted": (
+        _drop_last_shard,
+        lambda out: mintdim.open(out),
+        "unit_128 should hold 3 shards, found 2",
+        "unit_128 phải có 3 shard, thấy 2",
+    ),
+    "shard grown": (
+        _grow_first_shard,
+        lambda out: mintdim.open(out).unit(256).shards,
+        "{out}/unit_256/shard_000000.bin is not a whole number of 256-token records",
+        "{out}/unit_256/shard_000000.bin không phải số nguyên lần bản ghi 256 token",
+    ),
+    "index reordered": (
+        lambda out: _write_index(out, (lambda r: [r[1], r[0]] + r[2:])(_index_rows(out))),
+        lambda out: mintdim.open(out).tokens(5),
+        "sample_index.jsonl line 1 holds sample_id 1",
+        "sample_index.jsonl dòng 1 có sample_id 1",
+    ),
+    "index cut": (
+        lambda out: _write_index(out, _index_rows(out)[:-1]),
+        lambda out: mintdim.open(out).tokens(5),
+        "sample_index.jsonl lists 1318 samples, stats.json 1319",
+        "sample_index.jsonl có 1318 sample, stats.json 1319",
+    ),
+    "index unit size": (
+        lambda out: _write_index(
+            out, [dict(r, unit_size=300) if r["sample_id"] == 7 else r for r in _index_rows(out)]
+        ),
+        lambda out: next(mintdim.open(out).batches(8)),
+        "sample_index.jsonl names a unit size the manifest does not declare",
+        "sample_index.jsonl có unit size không khai báo trong manifest",
+    ),
+    "index shard row": (
+        lambda out: _write_index(
+            out,
+            [dict(r, shard_row=r["shard_row"] + 1) if r["sample_id"] == 7 else r for r in _index_rows(out)],
+        ),
+        lambda out: mintdim.open(out).tokens(0),
+        "sample_index.jsonl shard_row disagrees with the shard layout",
+        "shard_row trong sample_index.jsonl không khớp bố cục shard",
+    ),
 }
 
 
@@ -201,6 +240,7 @@ def test_a_damaged_output_is_named_in_both_languages(built, tmp_path, case):
 # ------------------------------------------------------------------------------------------------
 # batches and the sampler
 # ------------------------------------------------------------------------------------------------
+
 
 def _unit_of(ds):
     return {sid: int(s) for sid, s in enumerate(ds.unit_sizes)}
@@ -240,8 +280,10 @@ def test_sampler_is_seeded_shuffled_per_epoch_and_drop_last(ds):
 def test_rank_split_gives_disjoint_equal_shares(ds, world):
     whole = ds.sampler(8, seed=5)
     everything = [x.tolist() for x in whole.iter_arrays()]
-    shares = [[x.tolist() for x in ds.sampler(8, seed=5, rank=r, world_size=world).iter_arrays()]
-              for r in range(world)]
+    shares = [
+        [x.tolist() for x in ds.sampler(8, seed=5, rank=r, world_size=world).iter_arrays()]
+        for r in range(world)
+    ]
     flat = [sum(s, []) for s in shares]
     for i in range(world):
         for j in range(i + 1, world):
@@ -250,8 +292,13 @@ def test_rank_split_gives_disjoint_equal_shares(ds, world):
     assert len(shares[0]) == len(ds.sampler(8, seed=5, rank=0, world_size=world)) == len(everything) // world
     kept = everything[: len(everything) - len(everything) % world]
     assert sorted(sum(shares, []), key=lambda b: b[0]) == sorted(kept, key=lambda b: b[0])
-    uneven = [sum((x.tolist() for x in ds.sampler(8, seed=5, rank=r, world_size=world, even=False)
-                   .iter_arrays()), []) for r in range(world)]
+    uneven = [
+        sum(
+            (x.tolist() for x in ds.sampler(8, seed=5, rank=r, world_size=world, even=False).iter_arrays()),
+            [],
+        )
+        for r in range(world)
+    ]
     assert sorted(sum(uneven, [])) == list(range(len(ds)))
     with pytest.raises(ValueError):
         ds.sampler(8, rank=world, world_size=world)
@@ -261,20 +308,25 @@ def test_rank_split_gives_disjoint_equal_shares(ds, world):
 # PyTorch
 # ------------------------------------------------------------------------------------------------
 
+
 def test_importing_mintdim_does_not_import_torch_or_matplotlib():
-    code = ("import sys, mintdim; ds = mintdim.open; "
-            "print(any(m in sys.modules for m in ('torch', 'matplotlib')))")
+    code = (
+        "import sys, mintdim; ds = mintdim.open; "
+        "print(any(m in sys.modules for m in ('torch', 'matplotlib')))"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout.strip() == "False", res.stderr
 
 
 def test_the_build_and_its_light_jobs_do_not_import_numpy():
-    """issue 17: `mintdim build`, Snakemake's process (run.dag) and the validate and finalize jobs do not
+    """`mintdim build`, Snakemake's process (run.dag) and the validate and finalize jobs do not
     need numpy; its import (~0.15 s CPU) was paid by each of them, one after the other, in every build.
     mintdim.verify still works, imported on first use."""
-    code = ("import sys, mintdim, mintdim.cli, mintdim.run.runner, mintdim.run.dag, mintdim.stages.validate, "
-            "mintdim.stages.finalize; print('numpy' in sys.modules); print(callable(mintdim.verify), "
-            "'numpy' in sys.modules)")
+    code = (
+        "import sys, mintdim, mintdim.cli, mintdim.run.runner, mintdim.run.dag, mintdim.stages.validate, "
+        "mintdim.stages.finalize; print('numpy' in sys.modules); print(callable(mintdim.verify), "
+        "'numpy' in sys.modules)"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout.split() == ["False", "True", "True"], res.stderr
 
@@ -298,8 +350,10 @@ def test_torch_loader_covers_each_rank_with_its_own_samples(ds, expected):
     item = ds.torch_dataset()[5]
     assert item["input_ids"][: item["length"]].tolist() == expected[5]
     from mintdim.reading.torch_data import TorchBucketSampler
-    assert isinstance(ds.torch_sampler(8), torch.utils.data.Sampler) and isinstance(ds.torch_sampler(8),
-                                                                                   TorchBucketSampler)
+
+    assert isinstance(ds.torch_sampler(8), torch.utils.data.Sampler) and isinstance(
+        ds.torch_sampler(8), TorchBucketSampler
+    )
 
 
 def test_torch_loader_with_worker_processes(ds, expected):
@@ -321,6 +375,7 @@ def test_torch_loader_with_worker_processes(ds, expected):
 # ------------------------------------------------------------------------------------------------
 # mintdim inspect, the report, progress
 # ------------------------------------------------------------------------------------------------
+
 
 def test_inspect_prints_counts_padding_and_histogram(built, expected):
     res = run_cli(built["ws"], "inspect", "out")
@@ -347,12 +402,16 @@ def test_inspect_prints_counts_padding_and_histogram(built, expected):
 
 def test_inspect_exit_codes(tmp_path):
     res = run_cli(tmp_path, "inspect", "nowhere")
-    assert res.returncode == 1 and res.stderr.startswith("MintDimFileNotFoundError") and "Traceback" not in res.stderr
+    assert (
+        res.returncode == 1
+        and res.stderr.startswith("MintDimFileNotFoundError")
+        and "Traceback" not in res.stderr
+    )
     assert run_cli(tmp_path, "inspect").returncode == 2
 
 
 def test_report_is_opt_in_and_target_reports_writes_it(built):
-    """issue 17: a plain build runs no report job and makes no report directory (it only lengthened
+    """A plain build runs no report job and makes no report directory (it only lengthened
     the build). `mintdim build --report` on the finished build, or the target `reports` (`snakemake
     --cores 2 reports`), writes the same table and plot from the finished output, and `snakemake
     --report report.html reports` gathers them. The output itself is untouched."""
@@ -364,20 +423,42 @@ def test_report_is_opt_in_and_target_reports_writes_it(built):
     before = tree_bytes(built["out"])
     with open(built["ws"] / "cfg.yaml", "w", encoding="utf-8") as f:
         yaml.safe_dump(config(), f)
-    res_cli = run_cli(built["ws"], "build", "cfg.yaml", "--cores", "2", "--report")  # the finished build's report
+    # the finished build's report
+    res_cli = run_cli(built["ws"], "build", "cfg.yaml", "--cores", "2", "--report")
     assert res_cli.returncode == 0, res_cli.stderr[-2000:]
-    assert f"[unit-build] report out: {os.path.join(res.work_dir, res.build_id, 'report', 'o0')} (stats.html" \
+    assert (
+        f"[unit-build] report out: {os.path.join(res.work_dir, res.build_id, 'report', 'o0')} (stats.html"
         in res_cli.stderr
-    assert "[unit-build] already built (same config and inputs; report written) out: 1319 samples" in res_cli.stdout
+    )
+    assert (
+        "[unit-build] already built (same config and inputs; report written) out: 1319 samples"
+        in res_cli.stdout
+    )
     res_again = run_cli(built["ws"], "build", "cfg.yaml", "--cores", "2", "--report")  # report there too
-    assert "[unit-build] already built (same config and inputs; nothing to do) out: 1319 samples" in res_again.stdout
+    assert (
+        "[unit-build] already built (same config and inputs; nothing to do) out: 1319 samples"
+        in res_again.stdout
+    )
     by_cli = tree_bytes(root)
     assert {"stats.html", "stats.txt"} <= set(by_cli)
     shutil.rmtree(os.path.join(build_root, "report"))
     cfg = os.path.join(build_root, "config.yaml")
-    snakemake = [sys.executable, "-m", "snakemake", "--snakefile", SNAKEFILE, "--directory", str(built["ws"]),
-                 "--configfile", cfg, "--workflow-profile", "none"]
-    run = subprocess.run(snakemake + ["--cores", "2", "reports"], cwd=str(built["ws"]), capture_output=True, text=True)
+    snakemake = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        SNAKEFILE,
+        "--directory",
+        str(built["ws"]),
+        "--configfile",
+        cfg,
+        "--workflow-profile",
+        "none",
+    ]
+    run = subprocess.run(
+        snakemake + ["--cores", "2", "reports"], cwd=str(built["ws"]), capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "rule report:" in run.stderr and "rule tokenize:" not in run.stderr  # only the report job ran
     assert tree_bytes(root) == by_cli  # the same files either way
@@ -392,8 +473,12 @@ def test_report_is_opt_in_and_target_reports_writes_it(built):
         assert head[:8] == b"\x89PNG\r\n\x1a\n"
         width, height = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
         assert width >= 600 and height >= 400
-    run = subprocess.run(snakemake + ["--report", "report.html", "reports"], cwd=str(built["ws"]),
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        snakemake + ["--report", "report.html", "reports"],
+        cwd=str(built["ws"]),
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     html = open(built["ws"] / "report.html", encoding="utf-8").read()
     assert "stats.html" in html
@@ -422,6 +507,7 @@ def test_progress_is_silent_at_first_then_one_line_per_period():
 # the cluster path, end to end
 # ------------------------------------------------------------------------------------------------
 
+
 def test_local_cluster_profile_builds_the_same_bytes(built, tmp_path):
     pytest.importorskip("snakemake_executor_plugin_cluster_generic")
     with open(tmp_path / "cfg.yaml", "w", encoding="utf-8") as f:
@@ -429,7 +515,9 @@ def test_local_cluster_profile_builds_the_same_bytes(built, tmp_path):
     res = run_cli(tmp_path, "build", "cfg.yaml", "--profile", "local-cluster", "--cores", "2")
     assert res.returncode == 0, res.stderr[-3000:]
     jobs = os.listdir(tmp_path / ".snakemake" / "local-cluster")
-    codes = [open(tmp_path / ".snakemake" / "local-cluster" / n).read().strip() for n in jobs if n.endswith(".rc")]
+    codes = [
+        open(tmp_path / ".snakemake" / "local-cluster" / n).read().strip() for n in jobs if n.endswith(".rc")
+    ]
     assert codes and set(codes) == {"0"}  # jobs went through submit.sh and ended well
     assert tree_bytes(tmp_path / "out") == tree_bytes(built["out"])
 

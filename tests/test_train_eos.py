@@ -42,8 +42,10 @@ ROWS = [
     {"prompt": "Chinese please", "response": "早上好，世界"},
     {"prompt": "x" * 3, "response": "yes yes yes\n"},  # ends in white space
 ]
-LLAMA_TEMPLATE = ("<|start_header_id|>user<|end_header_id|>\n\n{prompt}<|eot_id|>"
-                  "<|start_header_id|>assistant<|end_header_id|>\n\n{response}<|eot_id|>")
+LLAMA_TEMPLATE = (
+    "<|start_header_id|>user<|end_header_id|>\n\n{prompt}<|eot_id|>"
+    "<|start_header_id|>assistant<|end_header_id|>\n\n{response}<|eot_id|>"
+)
 CHATML_TEMPLATE = "<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n{response}<|im_end|>\n"
 
 
@@ -73,8 +75,20 @@ def hf_expected(path, text, span, at, marker):
     return enc.ids, want
 
 
-def build_and_check(tmp_path, tokenizer, template, rows, marker, expected, path, after, before, between,
-                    train_eos=None, name="out"):
+def build_and_check(
+    tmp_path,
+    tokenizer,
+    template,
+    rows,
+    marker,
+    expected,
+    path,
+    after,
+    before,
+    between,
+    train_eos=None,
+    name="out",
+):
     src = write_jsonl(tmp_path / "d.jsonl", rows)
     cfg = basic_config([src], templates=[template], tokenizer=tokenizer, sizes=[[64, 256]], out=name)
     cfg["source"]["train_on"] = [["response"]]
@@ -89,8 +103,8 @@ def build_and_check(tmp_path, tokenizer, template, rows, marker, expected, path,
         ids, want = expected(path, text, span, at, marker)
         assert row["token_count"] == len(ids)
         mask = read_mask(out, row)
-        assert mask[:len(ids)].tolist() == want, rows[row["sample_id"]]
-        assert not mask[len(ids):].any()
+        assert mask[: len(ids)].tolist() == want, rows[row["sample_id"]]
+        assert not mask[len(ids) :].any()
         assert row["trained_tokens"] == sum(want)
         total += sum(want)
     assert res.outputs[0].stats["trained_tokens"] == total
@@ -103,18 +117,37 @@ def test_qwen3_template_directory_trains_im_end_after_the_answer(tmp_path):
     before, between, after = "<|im_start|>user\n", "<|im_end|>\n<|im_start|>assistant\n", "<|im_end|>\n"
     tok = {"hf_dir": {"path": QWEN_SMALL}}
     path = os.path.join(QWEN_SMALL, "tokenizer.json")
-    out, index = build_and_check(tmp_path, tok, CHATML_TEMPLATE, ROWS, "<|im_end|>", hf_expected, path, after,
-                                 before, between)
+    out, index = build_and_check(
+        tmp_path, tok, CHATML_TEMPLATE, ROWS, "<|im_end|>", hf_expected, path, after, before, between
+    )
     empty = next(r for r in index if ROWS[r["sample_id"]]["response"] == "")
     assert empty["trained_tokens"] == 1  # the end-of-turn token alone, as chat mode trains an empty answer
     loss_mask = read_json(os.path.join(out, "manifest.json"))["loss_mask"]
     assert loss_mask["end_of_turn"] == {str(tmp_path / "d.jsonl"): ["<|im_end|>"]}
     assert "end-of-turn token" in loss_mask["rule"]
-    off, _ = build_and_check(tmp_path, tok, CHATML_TEMPLATE, ROWS, None, hf_expected, path, after, before,
-                             between, train_eos=False, name="off")
+    off, _ = build_and_check(
+        tmp_path,
+        tok,
+        CHATML_TEMPLATE,
+        ROWS,
+        None,
+        hf_expected,
+        path,
+        after,
+        before,
+        between,
+        train_eos=False,
+        name="off",
+    )
     assert "end_of_turn" not in read_json(os.path.join(off, "manifest.json"))["loss_mask"]
-    assert next(r for r in read_jsonl(os.path.join(off, "sample_index.jsonl"))
-                if ROWS[r["sample_id"]]["response"] == "")["trained_tokens"] == 0
+    assert (
+        next(
+            r
+            for r in read_jsonl(os.path.join(off, "sample_index.jsonl"))
+            if ROWS[r["sample_id"]]["response"] == ""
+        )["trained_tokens"]
+        == 0
+    )
 
 
 def test_white_space_before_the_marker_and_a_marker_named_like_a_header_are_not_trained(tmp_path):
@@ -122,10 +155,31 @@ def test_white_space_before_the_marker_and_a_marker_named_like_a_header_are_not_
     whose trained field is followed by <|im_start|> (a start marker) trains nothing more."""
     tok = {"hf_dir": {"path": QWEN_SMALL}}
     path = os.path.join(QWEN_SMALL, "tokenizer.json")
-    build_and_check(tmp_path, tok, "Q: {prompt}\nA: {response}\n<|im_end|>", ROWS, "<|im_end|>", hf_expected,
-                    path, "\n<|im_end|>", "Q: ", "\nA: ")
-    build_and_check(tmp_path, tok, "Q: {prompt}\nA: {response}<|im_start|>", ROWS, None, hf_expected, path,
-                    "<|im_start|>", "Q: ", "\nA: ", name="start")
+    build_and_check(
+        tmp_path,
+        tok,
+        "Q: {prompt}\nA: {response}\n<|im_end|>",
+        ROWS,
+        "<|im_end|>",
+        hf_expected,
+        path,
+        "\n<|im_end|>",
+        "Q: ",
+        "\nA: ",
+    )
+    build_and_check(
+        tmp_path,
+        tok,
+        "Q: {prompt}\nA: {response}<|im_start|>",
+        ROWS,
+        None,
+        hf_expected,
+        path,
+        "<|im_start|>",
+        "Q: ",
+        "\nA: ",
+        name="start",
+    )
 
 
 def test_a_template_without_a_special_token_after_the_field_keeps_its_bytes(tmp_path):
@@ -134,8 +188,13 @@ def test_a_template_without_a_special_token_after_the_field_keeps_its_bytes(tmp_
     src = write_jsonl(tmp_path / "d.jsonl", ROWS)
     trees = []
     for name, value in (("default", None), ("on", True), ("off", False)):
-        cfg = basic_config([src], templates=["{prompt}\n{response}</s>"], tokenizer={"hf_json": {"path": HF_JSON}},
-                           sizes=[[64]], out=name)
+        cfg = basic_config(
+            [src],
+            templates=["{prompt}\n{response}</s>"],
+            tokenizer={"hf_json": {"path": HF_JSON}},
+            sizes=[[64]],
+            out=name,
+        )
         cfg["source"]["train_on"] = [["response"]]
         if value is not None:
             cfg["source"]["train_eos"] = [value]
@@ -152,29 +211,56 @@ def test_llama3_2_directory_trains_eot_id(tmp_path):
     d = tmp_path / "llama3.2"
     d.mkdir()
     shutil.copy(LLAMA32, d / "tokenizer.json")
-    (d / "tokenizer_config.json").write_text('{"bos_token": "<|begin_of_text|>", "eos_token": "<|end_of_text|>"}')
-    before, between = "<|start_header_id|>user<|end_header_id|>\n\n", \
-        "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+    (d / "tokenizer_config.json").write_text(
+        '{"bos_token": "<|begin_of_text|>", "eos_token": "<|end_of_text|>"}'
+    )
+    before, between = (
+        "<|start_header_id|>user<|end_header_id|>\n\n",
+        "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+    )
     tok = {"hf_dir": {"path": str(d), "pad_token": "<|finetune_right_pad_id|>"}}
-    _out, index = build_and_check(tmp_path, tok, LLAMA_TEMPLATE, ROWS, "<|eot_id|>", hf_expected, LLAMA32,
-                                 "<|eot_id|>", before, between)
+    _out, index = build_and_check(
+        tmp_path, tok, LLAMA_TEMPLATE, ROWS, "<|eot_id|>", hf_expected, LLAMA32, "<|eot_id|>", before, between
+    )
     assert all(r["trained_tokens"] >= 1 for r in index)
 
 
 @pytest.mark.skipif(not os.path.isdir(LLAMA31_DIR), reason="Llama-3.1 directory not fetched")
 def test_llama3_1_directory_trains_eot_id(tmp_path):
-    before, between = "<|start_header_id|>user<|end_header_id|>\n\n", \
-        "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+    before, between = (
+        "<|start_header_id|>user<|end_header_id|>\n\n",
+        "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+    )
     tok = {"hf_dir": {"path": LLAMA31_DIR, "pad_token": "<|reserved_special_token_0|>"}}
-    build_and_check(tmp_path, tok, LLAMA_TEMPLATE, ROWS, "<|eot_id|>", hf_expected,
-                    os.path.join(LLAMA31_DIR, "tokenizer.json"), "<|eot_id|>", before, between)
+    build_and_check(
+        tmp_path,
+        tok,
+        LLAMA_TEMPLATE,
+        ROWS,
+        "<|eot_id|>",
+        hf_expected,
+        os.path.join(LLAMA31_DIR, "tokenizer.json"),
+        "<|eot_id|>",
+        before,
+        between,
+    )
 
 
 @pytest.mark.skipif(not os.path.isdir(QWEN3_DIR), reason="Qwen3 directory not fetched")
 def test_qwen3_directory_trains_im_end(tmp_path):
     before, between, after = "<|im_start|>user\n", "<|im_end|>\n<|im_start|>assistant\n", "<|im_end|>\n"
-    build_and_check(tmp_path, {"hf_dir": {"path": QWEN3_DIR}}, CHATML_TEMPLATE, ROWS, "<|im_end|>", hf_expected,
-                    os.path.join(QWEN3_DIR, "tokenizer.json"), after, before, between)
+    build_and_check(
+        tmp_path,
+        {"hf_dir": {"path": QWEN3_DIR}},
+        CHATML_TEMPLATE,
+        ROWS,
+        "<|im_end|>",
+        hf_expected,
+        os.path.join(QWEN3_DIR, "tokenizer.json"),
+        after,
+        before,
+        between,
+    )
 
 
 def with_user_defined(path, pieces) -> str:
@@ -209,15 +295,38 @@ def test_sentencepiece_user_defined_end_marker_is_trained_control_eos_is_text(tm
     model = with_user_defined(tmp_path / "ud.model", ["<start_of_turn>", "<end_of_turn>"])
     tok = {"sentencepiece": {"path": model}}
     template = "<start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n{response}<end_of_turn>"
-    build_and_check(tmp_path, tok, template, ROWS, "<end_of_turn>", sp_expected, model, "<end_of_turn>",
-                    "<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n")
+    build_and_check(
+        tmp_path,
+        tok,
+        template,
+        ROWS,
+        "<end_of_turn>",
+        sp_expected,
+        model,
+        "<end_of_turn>",
+        "<start_of_turn>user\n",
+        "<end_of_turn>\n<start_of_turn>model\n",
+    )
     # </s> is a control symbol: in a template it is text (pieces <, /, s, >), and nothing of it is trained
-    build_and_check(tmp_path, {"sentencepiece": {"path": SP_MODEL}}, "{prompt}\n{response}</s>", ROWS, None,
-                    sp_expected, SP_MODEL, "</s>", "", "\n", name="control")
+    build_and_check(
+        tmp_path,
+        {"sentencepiece": {"path": SP_MODEL}},
+        "{prompt}\n{response}</s>",
+        ROWS,
+        None,
+        sp_expected,
+        SP_MODEL,
+        "</s>",
+        "",
+        "\n",
+        name="control",
+    )
 
 
-@pytest.mark.parametrize("value, needle", [(True, "list"), ([True, False, True], "2 input files but 3"),
-                                           (["yes"], "true or false")])
+@pytest.mark.parametrize(
+    "value, needle",
+    [(True, "list"), ([True, False, True], "2 input files but 3"), (["yes"], "true or false")],
+)
 def test_train_eos_and_drop_untrained_errors_are_clear_and_bilingual(value, needle):
     for key in ("train_eos", "drop_untrained"):
         cfg = basic_config(["a.jsonl", "b.jsonl"], templates=["{prompt}\n{response}"])
@@ -229,7 +338,7 @@ def test_train_eos_and_drop_untrained_errors_are_clear_and_bilingual(value, need
         assert f"source.{key}" in err.value.render("vi")
 
 
-# --- samples with nothing to train ----------------------------------------------------------------------------
+# --- samples with nothing to train --------------------------------------------------------------------------
 
 CUT_ROWS = [
     {"prompt": "Add 2 and 3.", "response": "The answer is 5."},
@@ -252,7 +361,9 @@ def untrained_by_hand(rows, limit=LIMIT):
     for i, row in enumerate(rows):
         a = len(row["prompt"]) + 1
         b = a + len(row["response"])
-        starts = [o[0] for o in tok.encode(row["prompt"] + "\n" + row["response"], add_special_tokens=False).offsets]
+        starts = [
+            o[0] for o in tok.encode(row["prompt"] + "\n" + row["response"], add_special_tokens=False).offsets
+        ]
         if not any(a <= s < b for s in starts[:limit]):
             found.append(i)
     return found
@@ -305,8 +416,13 @@ def test_drop_untrained_leaves_them_out_as_overflow_drop_does(tmp_path, layout):
     import mintdim
 
     want = untrained_by_hand(CUT_ROWS)
-    assert run_cli(tmp_path, "build", cut_config(tmp_path, CUT_ROWS, "keep", layout), "--cores", "1").returncode == 0
-    res = run_cli(tmp_path, "build", cut_config(tmp_path, CUT_ROWS, "drop", layout, drop=True), "--cores", "1")
+    assert (
+        run_cli(tmp_path, "build", cut_config(tmp_path, CUT_ROWS, "keep", layout), "--cores", "1").returncode
+        == 0
+    )
+    res = run_cli(
+        tmp_path, "build", cut_config(tmp_path, CUT_ROWS, "drop", layout, drop=True), "--cores", "1"
+    )
     assert res.returncode == 0, res.stderr
     assert "3 left out of the shards (source.drop_untrained)" in res.stdout + res.stderr
     keep, drop = (read_jsonl(tmp_path / d / "sample_index.jsonl") for d in ("keep", "drop"))
@@ -348,8 +464,12 @@ def test_drop_untrained_leaves_them_out_as_overflow_drop_does(tmp_path, layout):
 def test_without_the_options_a_build_without_train_on_has_no_untrained_keys(tmp_path):
     res = run_cli(tmp_path, "build", cut_config(tmp_path, CUT_ROWS, "plain", "units"), "--cores", "1")
     assert res.returncode == 0
-    cfg = basic_config([write_jsonl(tmp_path / "p.jsonl", CUT_ROWS)], tokenizer={"hf_json": {"path": HF_JSON}},
-                       out="nomask", sizes=[[16, LIMIT]])
+    cfg = basic_config(
+        [write_jsonl(tmp_path / "p.jsonl", CUT_ROWS)],
+        tokenizer={"hf_json": {"path": HF_JSON}},
+        out="nomask",
+        sizes=[[16, LIMIT]],
+    )
     cfg["units"]["overflow"] = ["truncate"]
     build_in(tmp_path, cfg, cores=1)
     stats = read_json(tmp_path / "nomask" / "stats.json")
@@ -360,7 +480,9 @@ SHAREGPT_PAIRS = os.path.join(ASSETS, "data", "sharegpt_pairs.jsonl")
 MINILM = os.path.join(ASSETS, "hf", "minilm", "tokenizer.json")
 
 
-@pytest.mark.skipif(not (os.path.isfile(SHAREGPT_PAIRS) and os.path.isfile(MINILM)), reason="assets not fetched")
+@pytest.mark.skipif(
+    not (os.path.isfile(SHAREGPT_PAIRS) and os.path.isfile(MINILM)), reason="assets not fetched"
+)
 def test_real_sharegpt_pairs_untrained_samples_equal_an_independent_count(tmp_path):
     """The first 5,000 ShareGPT pairs in packed rows of 2048 with overflow: truncate: every sample whose
     response starts past its first 2048 tokens (or is empty) trains nothing."""
@@ -392,15 +514,19 @@ def test_conversations_without_a_trained_turn_are_counted_and_left_out(tmp_path)
     """source.chat: a conversation with no assistant message trains nothing (train_on: assistant)."""
     import mintdim
 
-    convs = [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]},
-             {"messages": [{"role": "user", "content": "no answer here"}]},
-             {"messages": [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]}]
+    convs = [
+        {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]},
+        {"messages": [{"role": "user", "content": "no answer here"}]},
+        {"messages": [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]},
+    ]
     src = write_jsonl(tmp_path / "c.jsonl", convs)
     for name, drop in (("keep", None), ("drop", True)):
-        cfg = {"source": {"files": [src], "chat": {}, "train_on": [["assistant"]]},
-               "tokenizer": {"hf_dir": {"path": QWEN_SMALL}},
-               "units": {"sizes": [[64, 128]], "build_batch": [8]},
-               "output": {"dir": name, "samples_per_shard": [10]}}
+        cfg = {
+            "source": {"files": [src], "chat": {}, "train_on": [["assistant"]]},
+            "tokenizer": {"hf_dir": {"path": QWEN_SMALL}},
+            "units": {"sizes": [[64, 128]], "build_batch": [8]},
+            "output": {"dir": name, "samples_per_shard": [10]},
+        }
         if drop:
             cfg["source"]["drop_untrained"] = [True]
         build_in(tmp_path, cfg, cores=1)

@@ -15,16 +15,20 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import (
+    ASSETS,  # noqa: E402
+    GSM8K,
+    HF_JSON,
+    read_json,
+    read_jsonl,
+    write_jsonl,
+)
 
 from mintdim import errors as E
 from mintdim import pipeline
 from mintdim.tokenizers import training
 from mintdim.tokenizers.kinds import load
 from mintdim.tokenizers.unitoken import SENTINEL
-
-from conftest import GSM8K, HF_JSON, read_json, read_jsonl, write_jsonl
-
-from conftest import ASSETS  # noqa: E402
 
 
 def gsm8k_texts(n: int | None = None) -> list[str]:
@@ -38,8 +42,21 @@ def gsm8k_texts(n: int | None = None) -> list[str]:
     return out
 
 
-EDGE_TEXTS = ["", " ", "  lead", "trail  ", "x\n\n", "\t\t", "a <pad> b", "<unk>", "<pad><pad>", "a<pad",
-              "Tiếng Việt có dấu — 中文 🙂  ", "don't 're 123 456", "{braces} and <|tags|>"]
+EDGE_TEXTS = [
+    "",
+    " ",
+    "  lead",
+    "trail  ",
+    "x\n\n",
+    "\t\t",
+    "a <pad> b",
+    "<unk>",
+    "<pad><pad>",
+    "a<pad",
+    "Tiếng Việt có dấu — 中文 🙂  ",
+    "don't 're 123 456",
+    "{braces} and <|tags|>",
+]
 
 
 def sha(path) -> str:
@@ -68,7 +85,7 @@ def models(tmp_path_factory):
     return {"byte": byte, "unicode": uni, "nopad": nopad}
 
 
-# --- the kind ------------------------------------------------------------------------------------------------
+# --- the kind -----------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("unit", ["byte", "unicode"])
@@ -84,7 +101,7 @@ def test_ids_equal_ffbpe_encoder_on_real_text(models, unit):
     assert flat.dtype == np.uint32 and len(lengths) == len(texts)
     ends = np.cumsum(lengths)
     for text, end, n in zip(texts, ends, lengths):
-        assert flat[end - n:end].tolist() == ref.encode(text)
+        assert flat[end - n : end].tolist() == ref.encode(text)
     assert tok.encode_ids(texts[:50]) == [ref.encode(t) for t in texts[:50]]
     assert int(flat.max()) < tok.vocab_size  # the batching sentinel never leaks
 
@@ -108,15 +125,23 @@ def test_text_holding_the_batch_sentinel_still_encodes_exactly(models):
 def test_model_without_pad_is_refused_with_advice(models, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     src = write_jsonl(tmp_path / "d.jsonl", [{"q": "one", "a": "two"}])
-    job = (pipeline("unit-build").source.jsonl(files=[src], fields=[["q", "a"]], templates=["{q} {a}"])
-           .tokenizer.unitoken({"path": models["nopad"]}).units(sizes=[[16]], build_batch=[8])
-           .output.dir("out", samples_per_shard=[10]))
+    job = (
+        pipeline("unit-build")
+        .source.jsonl(files=[src], fields=[["q", "a"]], templates=["{q} {a}"])
+        .tokenizer.unitoken({"path": models["nopad"]})
+        .units(sizes=[[16]], build_batch=[8])
+        .output.dir("out", samples_per_shard=[10])
+    )
     with pytest.raises(E.TokenizerSpecialTokenError) as info:
         job.validate()
     text = info.value.render("en")
-    assert text.startswith("TokenizerSpecialTokenError: Tokenizer library did not expose a required special "
-                           "token.\n\nSpecial token: pad_id")
-    assert "mintdim tokenizer add-specials" in text and "mintdim tokenizer add-specials" in info.value.render("vi")
+    assert text.startswith(
+        "TokenizerSpecialTokenError: Tokenizer library did not expose a required special "
+        "token.\n\nSpecial token: pad_id"
+    )
+    assert "mintdim tokenizer add-specials" in text and "mintdim tokenizer add-specials" in info.value.render(
+        "vi"
+    )
 
 
 def test_not_a_model_directory_and_missing_path(models, tmp_path, monkeypatch):
@@ -126,9 +151,13 @@ def test_not_a_model_directory_and_missing_path(models, tmp_path, monkeypatch):
     (tmp_path / "file.json").write_text("{}")
 
     def job(path):
-        return (pipeline("unit-build").source.jsonl(files=[src], fields=[["q", "a"]], templates=["{q} {a}"])
-                .tokenizer.unitoken({"path": path}).units(sizes=[[16]], build_batch=[8])
-                .output.dir("out", samples_per_shard=[10]))
+        return (
+            pipeline("unit-build")
+            .source.jsonl(files=[src], fields=[["q", "a"]], templates=["{q} {a}"])
+            .tokenizer.unitoken({"path": path})
+            .units(sizes=[[16]], build_batch=[8])
+            .output.dir("out", samples_per_shard=[10])
+        )
 
     with pytest.raises(E.TokenizerValidationError) as info:
         job("./empty_dir").validate()
@@ -148,9 +177,13 @@ def test_not_a_model_directory_and_missing_path(models, tmp_path, monkeypatch):
         job("./no/such/model").validate()
     assert "Context: tokenizer" in info.value.render("en")
     with pytest.raises(E.TokenizerValidationError) as info:
-        (pipeline("unit-build").source.jsonl(files=[src], fields=[["q", "a"]], templates=["{q} {a}"])
-         .tokenizer.unitoken({"path": models["byte"], "pad_id": 1}).units(sizes=[[16]], build_batch=[8])
-         .output.dir("out", samples_per_shard=[10])).validate()
+        (
+            pipeline("unit-build")
+            .source.jsonl(files=[src], fields=[["q", "a"]], templates=["{q} {a}"])
+            .tokenizer.unitoken({"path": models["byte"], "pad_id": 1})
+            .units(sizes=[[16]], build_batch=[8])
+            .output.dir("out", samples_per_shard=[10])
+        ).validate()
     assert "unknown keys: ['pad_id']" in info.value.render("en")
     assert not os.path.exists(tmp_path / "out") and not os.path.exists(tmp_path / ".mintdim")
 
@@ -166,18 +199,20 @@ def test_token_starts_for_loss_masks(models, tmp_path):
     flat, lengths, starts = tok.encode_batch_with_starts(texts)
     assert np.array_equal(flat, tok.encode_batch(texts)[0])
     export(models["byte"], str(tmp_path / "hf.json"))
-    hf_flat, hf_lengths, hf_starts = load("hf_json", str(tmp_path / "hf.json")).encode_batch_with_starts(texts)
+    hf_flat, hf_lengths, hf_starts = load("hf_json", str(tmp_path / "hf.json")).encode_batch_with_starts(
+        texts
+    )
     assert np.array_equal(hf_flat, flat) and np.array_equal(hf_starts, starts)
     uni = load("unitoken", models["unicode"])
     short = gsm8k_texts(20)
     flat, lengths, starts = uni.encode_batch_with_starts(short)
     ends = np.cumsum(lengths)
-    for text, end, n in zip(short, ends, lengths):
-        ids = flat[end - n:end].tolist()
-        assert starts[end - n:end].tolist() == [len(uni.decode(ids[:k])) for k in range(n)]
+    for _text, end, n in zip(short, ends, lengths):
+        ids = flat[end - n : end].tolist()
+        assert starts[end - n : end].tolist() == [len(uni.decode(ids[:k])) for k in range(n)]
 
 
-# --- training ------------------------------------------------------------------------------------------------
+# --- training -----------------------------------------------------------------------------------------------
 
 
 def test_hot_pair_window_gives_the_same_model(tmp_path):
@@ -196,7 +231,9 @@ def test_rendered_texts_stream_chunk_by_chunk_with_data_errors_located(tmp_path)
     rows = [{"q": f"question {i} " + "x" * 200, "a": f"answer {i}"} for i in range(3000)]
     rows[2500] = "{not json"
     path = write_jsonl(tmp_path / "d.jsonl", rows)
-    entry = SimpleNamespace(index=0, path="./d.jsonl", abspath=path, fields=["q", "a"], template="Q: {q}\nA: {a}")
+    entry = SimpleNamespace(
+        index=0, path="./d.jsonl", abspath=path, fields=["q", "a"], template="Q: {q}\nA: {a}"
+    )
     build = SimpleNamespace(files=[entry], chunk_mb=0.05)
     stats = training.TextStats()
     it = training.iter_rendered(build, [0], stats)
@@ -210,21 +247,27 @@ def test_rendered_texts_stream_chunk_by_chunk_with_data_errors_located(tmp_path)
 
 def _train_job(tmp_path, src, **tok):
     opts = {"vocab_size": 1000, "out": "./tok/bpe", **tok}
-    return (pipeline("unit-build").source.jsonl(files=[src], fields=[["question", "answer"]],
-                                                templates=["Q: {question}\nA: {answer}"])
-            .tokenizer.train_bpe(opts).units(sizes=[[128, 256, 512, 1024]], build_batch=[200])
-            .output.dir("./out", samples_per_shard=[400]))
+    return (
+        pipeline("unit-build")
+        .source.jsonl(files=[src], fields=[["question", "answer"]], templates=["Q: {question}\nA: {answer}"])
+        .tokenizer.train_bpe(opts)
+        .units(sizes=[[128, 256, 512, 1024]], build_batch=[200])
+        .output.dir("./out", samples_per_shard=[400])
+    )
 
 
-@pytest.mark.parametrize("tok,component", [
-    ({"vocab_size": 100}, "train_bpe.vocab_size"),
-    ({"vocab_size": True}, "train_bpe.vocab_size"),
-    ({"unit": "char"}, "train_bpe.unit"),
-    ({"out": ""}, "train_bpe.out"),
-    ({"hot_pair_window_size": 0}, "train_bpe.hot_pair_window_size"),
-    ({"path": "x"}, "train_bpe"),
-    ({"out": "./out/tok"}, "train_bpe.out"),
-])
+@pytest.mark.parametrize(
+    "tok,component",
+    [
+        ({"vocab_size": 100}, "train_bpe.vocab_size"),
+        ({"vocab_size": True}, "train_bpe.vocab_size"),
+        ({"unit": "char"}, "train_bpe.unit"),
+        ({"out": ""}, "train_bpe.out"),
+        ({"hot_pair_window_size": 0}, "train_bpe.hot_pair_window_size"),
+        ({"path": "x"}, "train_bpe"),
+        ({"out": "./out/tok"}, "train_bpe.out"),
+    ],
+)
 def test_train_bpe_config_errors(tmp_path, monkeypatch, tok, component):
     monkeypatch.chdir(tmp_path)
     src = write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "answer": "a"}])
@@ -247,11 +290,16 @@ def test_train_bpe_preflight_before_training(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     src = write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "answer": "a"}])
     build = _train_job(tmp_path, src).validate()  # passes, nothing trained yet
-    assert build.files[0].tokenizer_kind == "unitoken" and build.files[0].tokenizer_train["vocab_size"] == 1000
-    job = (pipeline("unit-build").source.jsonl(files=[src], fields=[["question", "answer"]],
-                                               templates=["<unk>{question}\n{answer}"])
-           .tokenizer.train_bpe({"vocab_size": 1000, "out": "./tok/bpe"}).units(sizes=[[16]], build_batch=[8])
-           .output.dir("./out", samples_per_shard=[10]))
+    assert (
+        build.files[0].tokenizer_kind == "unitoken" and build.files[0].tokenizer_train["vocab_size"] == 1000
+    )
+    job = (
+        pipeline("unit-build")
+        .source.jsonl(files=[src], fields=[["question", "answer"]], templates=["<unk>{question}\n{answer}"])
+        .tokenizer.train_bpe({"vocab_size": 1000, "out": "./tok/bpe"})
+        .units(sizes=[[16]], build_batch=[8])
+        .output.dir("./out", samples_per_shard=[10])
+    )
     with pytest.raises(E.TemplateTokenizerError):
         job.validate()
     (tmp_path / "tok" / "bpe").mkdir(parents=True)
@@ -280,8 +328,12 @@ def test_train_bpe_build_then_the_same_build_from_the_saved_model(tmp_path, monk
     trained = tok["trained"]
     assert trained["corpus"]["files"] == [src] and trained["samples"] == 600
     assert trained["hot_pair_window_size"] == 256 and trained["special_tokens"] == ["<unk>", "<pad>"]
-    assert sorted(os.listdir(tmp_path / "tok" / "bpe")) == ["ffbpe.json", "merges.txt", "mintdim-train.json",
-                                                            "vocab.json"]
+    assert sorted(os.listdir(tmp_path / "tok" / "bpe")) == [
+        "ffbpe.json",
+        "merges.txt",
+        "mintdim-train.json",
+        "vocab.json",
+    ]
     # the shards hold ffbpe's own ids for the rendered samples, then pad
     ref = BpeEncoder.from_pretrained(str(tmp_path / "tok" / "bpe"))
     index = read_jsonl(tmp_path / "out" / "sample_index.jsonl")
@@ -290,23 +342,28 @@ def test_train_bpe_build_then_the_same_build_from_the_saved_model(tmp_path, monk
         want = ref.encode(f"Q: {sample['question']}\nA: {sample['answer']}")
         shard = np.fromfile(tmp_path / "out" / row["shard_path"], dtype="<u2").reshape(-1, row["unit_size"])
         record = shard[row["shard_row"]]
-        assert record[:row["token_count"]].tolist() == want
-        assert set(record[row["token_count"]:].tolist()) <= {1}
+        assert record[: row["token_count"]].tolist() == want
+        assert set(record[row["token_count"] :].tolist()) <= {1}
     assert result.stats["total_samples"] == 600
     # reproducible: the same build with the saved model as a unitoken tokenizer, into another directory
-    job = (pipeline("unit-build").source.jsonl(files=[src], fields=[["question", "answer"]],
-                                               templates=["Q: {question}\nA: {answer}"])
-           .tokenizer.unitoken({"path": "./tok/bpe"}).units(sizes=[[128, 256, 512, 1024]], build_batch=[64])
-           .output.dir("./out2", samples_per_shard=[400]))
+    job = (
+        pipeline("unit-build")
+        .source.jsonl(files=[src], fields=[["question", "answer"]], templates=["Q: {question}\nA: {answer}"])
+        .tokenizer.unitoken({"path": "./tok/bpe"})
+        .units(sizes=[[128, 256, 512, 1024]], build_batch=[64])
+        .output.dir("./out2", samples_per_shard=[400])
+    )
     job.run(cores=1)
     for unit in (128, 256, 512, 1024):
         for name in sorted(os.listdir(tmp_path / "out" / f"unit_{unit}")):
-            assert sha(tmp_path / "out" / f"unit_{unit}" / name) == sha(tmp_path / "out2" / f"unit_{unit}" / name)
+            assert sha(tmp_path / "out" / f"unit_{unit}" / name) == sha(
+                tmp_path / "out2" / f"unit_{unit}" / name
+            )
     assert read_json(tmp_path / "out2" / "manifest.json")["tokenizer"]["type"] == "unitoken"
     assert "trained" not in read_json(tmp_path / "out2" / "manifest.json")["tokenizer"]
 
 
-# --- export ---------------------------------------------------------------------------------------------------
+# --- export -------------------------------------------------------------------------------------------------
 
 
 def test_export_to_tokenizer_json_gives_identical_ids_on_real_text(models, tmp_path):
@@ -328,7 +385,7 @@ def test_export_to_tokenizer_json_gives_identical_ids_on_real_text(models, tmp_p
         export(models["unicode"], str(tmp_path / "uni.json"))
 
 
-# --- add-specials ---------------------------------------------------------------------------------------------
+# --- add-specials -------------------------------------------------------------------------------------------
 
 
 def _sp_model(tmp_path, model_type: str) -> str:
@@ -336,8 +393,10 @@ def _sp_model(tmp_path, model_type: str) -> str:
 
     lines = [json.loads(line)["question"] for line in open(GSM8K, encoding="utf-8")][:600]
     buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=buf, vocab_size=300,
-                                   model_type=model_type, minloglevel=2)  # pad_id -1: no pad, as Mistral
+    # pad_id -1: no pad, as Mistral
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=buf, vocab_size=300, model_type=model_type, minloglevel=2
+    )
     path = tmp_path / f"nopad-{model_type}.model"
     path.write_bytes(buf.getvalue())
     return str(path)
@@ -375,17 +434,24 @@ def test_add_specials_hf_json_byte_level_bpe_without_unk_or_pad(tmp_path):
     hf = Tokenizer(models.BPE())
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     hf.decoder = decoders.ByteLevel()
-    hf.train_from_iterator(gsm8k_texts(500), trainers.BpeTrainer(
-        vocab_size=600, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<|eot|>"],
-        show_progress=False))
+    hf.train_from_iterator(
+        gsm8k_texts(500),
+        trainers.BpeTrainer(
+            vocab_size=600,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            special_tokens=["<|eot|>"],
+            show_progress=False,
+        ),
+    )
     src = str(tmp_path / "nounk.json")
     hf.save(src)
     before = sha(src)
     out = str(tmp_path / "fixed.json")
     report = add_specials(src, out)
     assert report["added"] == {"pad_id": 600, "unk_id": 601}
-    old, new = _same_ids("hf_json", src, out, gsm8k_texts() + [t for t in EDGE_TEXTS if "<pad>" not in t
-                                                                 and "<unk>" not in t])
+    old, new = _same_ids(
+        "hf_json", src, out, gsm8k_texts() + [t for t in EDGE_TEXTS if "<pad>" not in t and "<unk>" not in t]
+    )
     assert (old.unk_id, old.pad_id) == (None, None) and (new.pad_id, new.unk_id) == (600, 601)
     old_vocab = old.tok.get_vocab(with_added_tokens=True)
     assert all(new.tok.token_to_id(t) == i for t, i in old_vocab.items())
@@ -417,9 +483,13 @@ def test_add_specials_unitoken_directory_then_build_preflight_accepts_it(models,
     _same_ids("unitoken", models["nopad"], out, gsm8k_texts())
     monkeypatch.chdir(tmp_path)
     src = write_jsonl(tmp_path / "d.jsonl", [{"q": "one", "a": "two"}])
-    build = (pipeline("unit-build").source.jsonl(files=[src], fields=[["q", "a"]], templates=["{q} {a}"])
-             .tokenizer.unitoken({"path": out}).units(sizes=[[16]], build_batch=[8])
-             .output.dir("out", samples_per_shard=[10])).validate()
+    build = (
+        pipeline("unit-build")
+        .source.jsonl(files=[src], fields=[["q", "a"]], templates=["{q} {a}"])
+        .tokenizer.unitoken({"path": out})
+        .units(sizes=[[16]], build_batch=[8])
+        .output.dir("out", samples_per_shard=[10])
+    ).validate()
     assert build.files[0].tokenizer_kind == "unitoken"
 
 
@@ -444,11 +514,15 @@ def _sharegpt_texts(n=200) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("parts,kind,added", [
-    (("sp", "mistral", "tokenizer.model.v1"), "sentencepiece", {"pad_id": 32000}),
-    (("hf", "llama3.2", "tokenizer.json"), "hf_json", {"pad_id": 128257, "unk_id": 128258}),
-    (("hf", "deepseek", "tokenizer.json"), "hf_json", None),
-], ids=["mistral", "llama3.2", "deepseek"])
+@pytest.mark.parametrize(
+    "parts,kind,added",
+    [
+        (("sp", "mistral", "tokenizer.model.v1"), "sentencepiece", {"pad_id": 32000}),
+        (("hf", "llama3.2", "tokenizer.json"), "hf_json", {"pad_id": 128257, "unk_id": 128258}),
+        (("hf", "deepseek", "tokenizer.json"), "hf_json", None),
+    ],
+    ids=["mistral", "llama3.2", "deepseek"],
+)
 def test_add_specials_real_tokenizers(tmp_path, parts, kind, added):
     from mintdim.tokenizers.specials import add_specials
 
@@ -463,15 +537,33 @@ def test_add_specials_real_tokenizers(tmp_path, parts, kind, added):
     assert sha(src) == before
 
 
-# --- the command ----------------------------------------------------------------------------------------------
+# --- the command --------------------------------------------------------------------------------------------
 
 
 def test_cli_tokenizer_train_export_add_specials(tmp_path, monkeypatch, capsys):
     from mintdim.cli import main
 
     monkeypatch.chdir(tmp_path)
-    assert main(["tokenizer", "train", "tok", "--vocab-size", "600", "--jsonl", GSM8K, "--fields", "question",
-                 "answer", "--template", "{question}\n{answer}", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "tokenizer",
+                "train",
+                "tok",
+                "--vocab-size",
+                "600",
+                "--jsonl",
+                GSM8K,
+                "--fields",
+                "question",
+                "answer",
+                "--template",
+                "{question}\n{answer}",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert "[tokenizer] trained tok: vocab 600" in capsys.readouterr().out
     record = read_json(tmp_path / "tok" / "mintdim-train.json")
     assert record["reference"]["corpus"]["templates"] == ["{question}\n{answer}"]
@@ -479,7 +571,10 @@ def test_cli_tokenizer_train_export_add_specials(tmp_path, monkeypatch, capsys):
     assert "identical ids on 1320 texts" in capsys.readouterr().out
     assert main(["tokenizer", "add-specials", "tok", "tok2"]) == 1
     assert "nothing to add" in capsys.readouterr().err
-    assert main(["tokenizer", "train", "tok", "--vocab-size", "600", "--jsonl", GSM8K, "--fields", "question"]) == 1
+    assert (
+        main(["tokenizer", "train", "tok", "--vocab-size", "600", "--jsonl", GSM8K, "--fields", "question"])
+        == 1
+    )
     assert "never overwrites" in capsys.readouterr().err
     assert main(["tokenizer", "train", "tok3", "--vocab-size", "600"]) == 2
     assert not os.path.exists(tmp_path / "tok2") and not os.path.exists(tmp_path / "tok3")
@@ -488,8 +583,12 @@ def test_cli_tokenizer_train_export_add_specials(tmp_path, monkeypatch, capsys):
 def test_cli_is_installed_and_documents_the_tools(tmp_path):
     import sys
 
-    res = subprocess.run([sys.executable, "-m", "mintdim", "tokenizer", "add-specials", "--help"],
-                         capture_output=True, text=True, cwd=str(tmp_path))
+    res = subprocess.run(
+        [sys.executable, "-m", "mintdim", "tokenizer", "add-specials", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=str(tmp_path),
+    )
     assert res.returncode == 0 and "--pad TOKEN" in res.stdout and "--unk TOKEN" in res.stdout
 
 
@@ -502,16 +601,20 @@ def test_tokenizer_tool_error_is_in_the_catalogue_with_both_languages(tmp_path):
     with pytest.raises(E.TokenizerToolError) as info:
         specials.add_specials(HF_JSON, str(existing))
     err = info.value
-    assert err.render("en") == (f"TokenizerToolError: {existing} already exists; MintDim never overwrites a file. "
-                                "Choose a new OUT.")
-    assert err.render("vi") == (f"TokenizerToolError: {existing} đã tồn tại; MintDim không bao giờ ghi đè file. "
-                                "Hãy chọn OUT mới.")
+    assert err.render("en") == (
+        f"TokenizerToolError: {existing} already exists; MintDim never overwrites a file. Choose a new OUT."
+    )
+    assert err.render("vi") == (
+        f"TokenizerToolError: {existing} đã tồn tại; MintDim không bao giờ ghi đè file. Hãy chọn OUT mới."
+    )
     assert existing.read_text() == "{}"
     odd = tmp_path / "tok.bin"
     odd.write_bytes(b"\x00\x01")
     with pytest.raises(E.TokenizerToolError) as info:
         specials.kind_of(str(odd))
-    assert info.value.render("vi") == (f"TokenizerToolError: {odd}: không phải SentencePiece .model, tokenizer.json "
-                                       "(.json) hay thư mục model unitoken")
+    assert info.value.render("vi") == (
+        f"TokenizerToolError: {odd}: không phải SentencePiece .model, tokenizer.json "
+        "(.json) hay thư mục model unitoken"
+    )
     back = E.MintDimError.from_dict(err.to_dict(), lang="vi")  # crosses a process boundary unchanged
     assert type(back) is E.TokenizerToolError and back.render("vi") == err.render("vi")

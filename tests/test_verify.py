@@ -1,5 +1,5 @@
-"""`mintdim verify OUT [--source [--all]]` and `mintdim.reading.verify.verify()`: a finished output checks clean,
-and each way of corrupting it (shards, indexes, stats, markers, the source files) is caught and named
+"""`mintdim verify OUT [--source [--all]]` and `mintdim.reading.verify.verify()`: a finished output checks
+clean, and each way of corrupting it (shards, indexes, stats, markers, the source files) is caught and named
 with its file, and its sample where there is one."""
 
 from __future__ import annotations
@@ -10,10 +10,9 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import SP_MODEL, basic_config, gsm8k_rows, read_json, read_jsonl, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import gsm8k_rows, SP_MODEL, basic_config, read_json, read_jsonl, run_cli
 from test_stages import drive
 
 from mintdim.reading.verify import Report, main_lines, verify
@@ -64,8 +63,9 @@ def write_index(out, name, rows) -> None:
 def record_of(out, sample_id: int):
     rec = index(out)[sample_id]
     m = read_json(os.path.join(out, "manifest.json"))
-    arr = np.memmap(os.path.join(out, rec["shard_path"]), dtype=np.dtype(m["token_dtype"]).newbyteorder("<"),
-                    mode="r+").reshape(-1, rec["unit_size"])
+    arr = np.memmap(
+        os.path.join(out, rec["shard_path"]), dtype=np.dtype(m["token_dtype"]).newbyteorder("<"), mode="r+"
+    ).reshape(-1, rec["unit_size"])
     return rec, arr
 
 
@@ -100,8 +100,10 @@ def test_cli_reports_each_problem_and_exits_1(copy):
     arr.flush()
     proc = run_cli(root, "verify", "out")
     assert proc.returncode == 1
-    assert f"{rec['shard_path']}: sample 5: row {rec['shard_row']}: slot {rec['unit_size'] - 1} holds 7, " \
-           f"not pad_id 1" in proc.stderr
+    assert (
+        f"{rec['shard_path']}: sample 5: row {rec['shard_row']}: slot {rec['unit_size'] - 1} holds 7, "
+        f"not pad_id 1" in proc.stderr
+    )
     assert proc.stderr.startswith(f"{rec['shard_path']}: its bytes differ from its SHA-256 in checksums")
     assert proc.stdout.startswith("[verify] out: 2 problems (")  # checksums.sha256 first, then what is wrong
     proc = run_cli(root, "verify", "nowhere")
@@ -284,12 +286,33 @@ def _stray_file(out):
     return "notes.txt", "unexpected entry"
 
 
-CORRUPTIONS = [_truncate_shard, _half_record, _pad_overwritten, _token_beyond_vocab, _unk_written_into_tokens,
-               _token_count_changed, _unit_size_wrong, _line_dropped, _shard_path_wrong, _source_line_wrong,
-               _bad_json_line, _histogram_changed, _stats_changed, _duplicate_group_dropped,
-               _duplicate_member_changed, _unk_positions_changed, _unk_entry_dropped, _extra_shard, _shard_missing,
-               _empty_marker_removed, _failure_marker, _manifest_pad_changed, _manifest_dtype_changed,
-               _unit_dir_removed, _stray_file]
+CORRUPTIONS = [
+    _truncate_shard,
+    _half_record,
+    _pad_overwritten,
+    _token_beyond_vocab,
+    _unk_written_into_tokens,
+    _token_count_changed,
+    _unit_size_wrong,
+    _line_dropped,
+    _shard_path_wrong,
+    _source_line_wrong,
+    _bad_json_line,
+    _histogram_changed,
+    _stats_changed,
+    _duplicate_group_dropped,
+    _duplicate_member_changed,
+    _unk_positions_changed,
+    _unk_entry_dropped,
+    _extra_shard,
+    _shard_missing,
+    _empty_marker_removed,
+    _failure_marker,
+    _manifest_pad_changed,
+    _manifest_dtype_changed,
+    _unit_dir_removed,
+    _stray_file,
+]
 
 
 @pytest.mark.parametrize("corrupt", CORRUPTIONS, ids=[c.__name__.strip("_") for c in CORRUPTIONS])
@@ -314,18 +337,31 @@ def test_a_swapped_token_is_caught_by_the_checksums_and_the_source_names_the_sam
     arr[rec["shard_row"], 1] = 3 if arr[rec["shard_row"], 1] != 3 else 4
     arr.flush()
     r = verify(out)
-    assert problems(r) == [f"{rec['shard_path']}: its bytes differ from its SHA-256 in checksums.sha256 "
-                           "(changed since the build)"]
+    assert problems(r) == [
+        f"{rec['shard_path']}: its bytes differ from its SHA-256 in checksums.sha256 "
+        "(changed since the build)"
+    ]
     r = verify(out, source=True, all=True, root=root)
-    assert any(f"{rec['shard_path']}: sample 12: row {rec['shard_row']}: tokens differ" in p and "slot 1" in p
-               for p in problems(r)), problems(r)
+    assert any(
+        f"{rec['shard_path']}: sample 12: row {rec['shard_row']}: tokens differ" in p and "slot 1" in p
+        for p in problems(r)
+    ), problems(r)
 
 
 # --- checksums.sha256 ------------------------------------------------------------------------------------
 
 SUMS = "checksums.sha256"
-KINDS = ("shard_", "mask_", "cu_", "sample_index", "histogram", "duplicate_index", "unk_index", "stats",
-         "manifest")
+KINDS = (
+    "shard_",
+    "mask_",
+    "cu_",
+    "sample_index",
+    "histogram",
+    "duplicate_index",
+    "unk_index",
+    "stats",
+    "manifest",
+)
 
 
 @pytest.fixture(scope="module")
@@ -351,8 +387,11 @@ def _flip_one_bit(path: str) -> None:
 
 
 def _files(out: str) -> list[str]:
-    return sorted(os.path.relpath(os.path.join(b, n), out).replace(os.sep, "/")
-                  for b, _d, names in os.walk(out) for n in names)
+    return sorted(
+        os.path.relpath(os.path.join(b, n), out).replace(os.sep, "/")
+        for b, _d, names in os.walk(out)
+        for n in names
+    )
 
 
 def test_checksums_file_is_what_sha256sum_writes_and_checks(good, packed):
@@ -361,13 +400,15 @@ def test_checksums_file_is_what_sha256sum_writes_and_checks(good, packed):
 
     for out in (os.path.join(good, "out"), packed):
         data = open(os.path.join(out, SUMS), "rb").read()
-        sha = {rel: hashlib.sha256(open(os.path.join(out, rel), "rb").read()).hexdigest()
-               for rel in _files(out)}
+        sha = {
+            rel: hashlib.sha256(open(os.path.join(out, rel), "rb").read()).hexdigest() for rel in _files(out)
+        }
         want = "".join(f"{sha[rel]}  {rel}\n" for rel in _files(out) if rel != SUMS).encode()
         assert data == want  # every other file, sorted relative paths with '/', two spaces, LF
         if shutil.which("sha256sum"):
-            proc = subprocess.run(["sha256sum", "--strict", "-c", SUMS], cwd=out, capture_output=True,
-                                  text=True)
+            proc = subprocess.run(
+                ["sha256sum", "--strict", "-c", SUMS], cwd=out, capture_output=True, text=True
+            )
             assert proc.returncode == 0 and proc.stdout.count(": OK\n") == len(_files(out)) - 1, proc.stdout
 
 
@@ -385,8 +426,9 @@ def test_one_flipped_bit_in_any_file_fails_verify_naming_that_file(good, packed,
             shutil.copytree(out, copy)
             _flip_one_bit(os.path.join(copy, rel))
             r = verify(copy)
-            assert not r.ok and str(r.problems[0]) == (f"{rel}: its bytes differ from its SHA-256 in {SUMS} "
-                                                        "(changed since the build)"), (rel, problems(r)[:3])
+            assert not r.ok and str(r.problems[0]) == (
+                f"{rel}: its bytes differ from its SHA-256 in {SUMS} (changed since the build)"
+            ), (rel, problems(r)[:3])
     assert {k for k, _o in seen} == set(KINDS)  # every kind met, in one layout or the other
 
 
@@ -395,8 +437,10 @@ def test_a_missing_or_an_added_file_is_named(copy):
     os.unlink(os.path.join(out, "unk_index.jsonl"))
     open(os.path.join(out, "unit_64", "extra.bin"), "wb").write(b"x")
     found = problems(verify(out))
-    assert found[:2] == [f"unk_index.jsonl: listed in {SUMS}, missing",
-                         f"unit_64/extra.bin: not listed in {SUMS} (the build did not write it)"], found
+    assert found[:2] == [
+        f"unk_index.jsonl: listed in {SUMS}, missing",
+        f"unit_64/extra.bin: not listed in {SUMS} (the build did not write it)",
+    ], found
 
 
 def test_an_output_written_before_checksums_verifies_with_a_note(copy):
@@ -426,8 +470,10 @@ def test_source_changed_after_the_build_is_caught(copy):
     open(path, "w", encoding="utf-8").writelines(lines)
     r = verify(out, source=True, root=root)
     found = problems(r)
-    assert any("sample_index.jsonl: sample 15: hash differs from the rendered text of data/d.jsonl:16" in p
-               for p in found), found
+    assert any(
+        "sample_index.jsonl: sample 15: hash differs from the rendered text of data/d.jsonl:16" in p
+        for p in found
+    ), found
     assert any(p.startswith("data/d.jsonl: line 35 has no sample") for p in found), found
 
 
@@ -494,7 +540,10 @@ def test_loss_masks_are_checked_when_the_manifest_declares_them(tmp_path, monkey
     with open(mask, "r+b") as f:
         f.seek(rec["shard_row"] * width + width - 1)
         f.write(b"\x80")  # the record's last slot: after token_count
-    assert any(f"sample 6: row {rec['shard_row']}: mask bit set after token_count" in p for p in problems(verify("out")))
+    assert any(
+        f"sample 6: row {rec['shard_row']}: mask bit set after token_count" in p
+        for p in problems(verify("out"))
+    )
     with open(mask, "r+b") as f:
         f.truncate(width)
     assert any("expected" in p and "mask_" in p for p in problems(verify("out")))
@@ -536,11 +585,20 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
     _root, changed = copy
     original = index(changed)
     write_index(changed, "sample_index.jsonl", original)
-    with open(os.path.join(out, "sample_index.jsonl"), "rb") as a, \
-            open(os.path.join(changed, "sample_index.jsonl"), "rb") as b:
-        assert a.read() == b.read()  # write_index writes the build's bytes: what follows tests the array check
-    for key, value in (("shard_row", None), ("sample_id", 5.0), ("hash", "A" * 64), ("source_line", 0),
-                       ("token_count", 3), ("shard_path", "unit_64/shard_000009.bin")):
+    with (
+        open(os.path.join(out, "sample_index.jsonl"), "rb") as a,
+        open(os.path.join(changed, "sample_index.jsonl"), "rb") as b,
+    ):
+        # write_index writes the build's bytes: what follows tests the array check
+        assert a.read() == b.read()
+    for key, value in (
+        ("shard_row", None),
+        ("sample_id", 5.0),
+        ("hash", "A" * 64),
+        ("source_line", 0),
+        ("token_count", 3),
+        ("shard_path", "unit_64/shard_000009.bin"),
+    ):
         rows = [dict(r) for r in original]
         if value is None:
             del rows[5][key]  # an optional key: the line-by-line check accepts its absence
@@ -554,8 +612,13 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
         assert (not rest) == (key in ("shard_row", "sample_id")), (key, found)
     # what the line-by-line check lets pass but the array check does not take: another key order or
     # spacing, an unknown key, a trained_tokens that is not an int
-    for change in ({"note": 1}, {"trained_tokens": "7"}, {"shard_row": None, "note": 1}, {"order": True},
-                   {"spaces": True}):
+    for change in (
+        {"note": 1},
+        {"trained_tokens": "7"},
+        {"shard_row": None, "note": 1},
+        {"order": True},
+        {"spaces": True},
+    ):
         rows = [dict(r) for r in original]
         if "order" in change:
             rows[5] = dict(reversed(list(rows[5].items())))
@@ -570,8 +633,9 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
             assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None
             continue
         assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None, change
-        changed_only = (f"sample_index.jsonl: its bytes differ from its SHA-256 in {SUMS} "
-                        "(changed since the build)")
+        changed_only = (
+            f"sample_index.jsonl: its bytes differ from its SHA-256 in {SUMS} (changed since the build)"
+        )
         assert problems(verify(changed)) == [changed_only], change  # the index's own checks pass
     with open(os.path.join(changed, "sample_index.jsonl"), "w", encoding="utf-8") as f:
         f.writelines(json.dumps(r) + "\n" for r in original[:3])
@@ -591,8 +655,10 @@ def test_trained_tokens_are_checked_against_the_mask_bits(tmp_path, monkeypatch)
     changed = [dict(r) for r in original]
     changed[6]["trained_tokens"] += 1
     write_index("out", "sample_index.jsonl", changed)
-    want = f"sample 6: trained_tokens {original[6]['trained_tokens'] + 1}, the mask bits give " \
-           f"{original[6]['trained_tokens']}"
+    want = (
+        f"sample 6: trained_tokens {original[6]['trained_tokens'] + 1}, the mask bits give "
+        f"{original[6]['trained_tokens']}"
+    )
     assert any(want in p for p in problems(verify("out"))), problems(verify("out"))
     write_index("out", "sample_index.jsonl", original)
     stats = read_json("out/stats.json")
@@ -601,22 +667,30 @@ def test_trained_tokens_are_checked_against_the_mask_bits(tmp_path, monkeypatch)
     assert any("stats.json: trained_tokens" in p for p in problems(verify("out"))), problems(verify("out"))
 
 
-@pytest.mark.parametrize("pattern,replacement,slow_ok", [
-    (rb'"token_count":(\d+)', rb'"token_count":0\1', False),  # a leading zero: not JSON
-    (rb'"source_line":(\d+)', rb'"source_line":-\1', False),  # a sign
-    (rb'"source_line":(\d+)', rb'"source_line":\1.0', False),  # a float (not an int for the check)
-    (rb'"shard_row":(\d+)', rb'"shard_row":\1e0', True),  # 1e0 == 1.0 == 1 for the optional key
-    (rb'"source_line":(\d+)', rb'"source_line":\1 ', True),  # a space
-    (rb'"hash":"([0-9a-f]+)"', lambda m: b'"hash":"' + m.group(1).upper() + b'"', False),
-    (rb'"source_file":"data/d.jsonl"', rb'"source_file":"data\/d.jsonl"', True),  # an escape, the same name
-    (rb'"source_file":"data/d.jsonl"', rb'"source_file":"data/d.jsonlx"', False),
-    (rb'shard_(\d+)', rb'shard_0\1', False),  # 7 digits: not the shard's name
-    (rb'"shard_row":(\d+)', rb'"shard_row":123456789012345678901', False),  # past int64
-    (rb'}\n', rb'}\r\n', True),  # CRLF
-    (rb'"sample_id":(\d+)', rb'"sample_id": \1', True),
-])
-def test_the_array_check_declines_what_is_not_as_the_build_writes_it(good, copy, monkeypatch, pattern, replacement,
-                                                                     slow_ok):
+@pytest.mark.parametrize(
+    "pattern,replacement,slow_ok",
+    [
+        (rb'"token_count":(\d+)', rb'"token_count":0\1', False),  # a leading zero: not JSON
+        (rb'"source_line":(\d+)', rb'"source_line":-\1', False),  # a sign
+        (rb'"source_line":(\d+)', rb'"source_line":\1.0', False),  # a float (not an int for the check)
+        (rb'"shard_row":(\d+)', rb'"shard_row":\1e0', True),  # 1e0 == 1.0 == 1 for the optional key
+        (rb'"source_line":(\d+)', rb'"source_line":\1 ', True),  # a space
+        (rb'"hash":"([0-9a-f]+)"', lambda m: b'"hash":"' + m.group(1).upper() + b'"', False),
+        (
+            rb'"source_file":"data/d.jsonl"',
+            rb'"source_file":"data\/d.jsonl"',
+            True,
+        ),  # an escape, the same name
+        (rb'"source_file":"data/d.jsonl"', rb'"source_file":"data/d.jsonlx"', False),
+        (rb"shard_(\d+)", rb"shard_0\1", False),  # 7 digits: not the shard's name
+        (rb'"shard_row":(\d+)', rb'"shard_row":123456789012345678901', False),  # past int64
+        (rb"}\n", rb"}\r\n", True),  # CRLF
+        (rb'"sample_id":(\d+)', rb'"sample_id": \1', True),
+    ],
+)
+def test_the_array_check_declines_what_is_not_as_the_build_writes_it(
+    good, copy, monkeypatch, pattern, replacement, slow_ok
+):
     """Byte changes JSON reads the same or not at all: the array check declines each one; the line-by-line
     check then accepts or words it."""
     import re
@@ -639,12 +713,26 @@ def test_the_array_check_declines_what_is_not_as_the_build_writes_it(good, copy,
 _BYTES = b'0123456789 -.eE+"\\,:{}[]\nafAF\x00\x1f\xc3\xa9_/'
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
-          derandomize=True)
-@given(edits=st.lists(st.tuples(st.integers(0, 10**9), st.sampled_from(["put", "insert", "delete"]),
-                                st.sampled_from([bytes([b]) for b in _BYTES])), min_size=1, max_size=3))
-def test_an_index_the_array_check_takes_is_one_the_line_by_line_check_reads_the_same(good, tmp_path_factory,
-                                                                                   monkeypatch, edits):
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    derandomize=True,
+)
+@given(
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, 10**9),
+            st.sampled_from(["put", "insert", "delete"]),
+            st.sampled_from([bytes([b]) for b in _BYTES]),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_an_index_the_array_check_takes_is_one_the_line_by_line_check_reads_the_same(
+    good, tmp_path_factory, monkeypatch, edits
+):
     """Bytes of sample_index.jsonl changed, inserted or deleted anywhere: the array check either declines
     (None) or reads exactly the columns the line-by-line check reads, without a problem. It never takes
     a line the JSON parser would read otherwise or refuse."""
@@ -656,7 +744,7 @@ def test_an_index_the_array_check_takes_is_one_the_line_by_line_check_reads_the_
     for at, how, byte in edits:
         at %= len(data) + (how == "insert")
         if how == "put":
-            data[at:at + 1] = byte
+            data[at : at + 1] = byte
         elif how == "insert":
             data[at:at] = byte
         else:
@@ -676,12 +764,12 @@ def test_the_shard_checks_find_what_a_row_by_row_check_finds():
     from mintdim.reading import verify as V
 
     rng = np.random.default_rng(0)
-    for trial in range(300):
+    for _trial in range(300):
         n, width = int(rng.integers(1, 9)), int(rng.integers(1, 7))
         block = rng.choice([0, 0, 0, 5, 7], size=(n, width)).astype(np.uint16)  # pad 0, unk 7
         tc = rng.integers(0, width + 1, size=n)
         ids = np.arange(100, 100 + n)
-        expected_stray = [bool((block[r, tc[r]:] != 0).any()) for r in range(n)]
+        expected_stray = [bool((block[r, tc[r] :] != 0).any()) for r in range(n)]
         assert V._stray_padding(block, tc, 0).tolist() == expected_stray, (block, tc)
         found: dict = {}
         V._unk_positions(block, tc, ids, 7, found)

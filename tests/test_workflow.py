@@ -11,36 +11,54 @@ from __future__ import annotations
 
 import glob
 import gzip
-import io
 import hashlib
+import io
 import json
 import os
 import re
 import shutil
 import socket
 import sys
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
 import yaml
-
-from conftest import (gsm8k_rows, HF_JSON, SP_MODEL, basic_config, build_in, read_json, read_jsonl, run_cli,
-                      run_snakemake, tree_bytes, write_jsonl)
+from conftest import (
+    HF_JSON,
+    SP_MODEL,
+    basic_config,
+    build_in,
+    gsm8k_rows,
+    read_json,
+    read_jsonl,
+    run_cli,
+    run_snakemake,
+    tree_bytes,
+    write_jsonl,
+)
 
 import mintdim
 from mintdim.run.runner import run_build
 
-INDEX_FILES = ("manifest.json", "histogram.json", "stats.json", "sample_index.jsonl", "duplicate_index.jsonl",
-               "unk_index.jsonl")
+INDEX_FILES = (
+    "manifest.json",
+    "histogram.json",
+    "stats.json",
+    "sample_index.jsonl",
+    "duplicate_index.jsonl",
+    "unk_index.jsonl",
+)
 
 
 # ---------------------------------------------------------------------------------------------
 # helpers: data, independent rendering/encoding, and a full check of one output directory
 # ---------------------------------------------------------------------------------------------
 
+
 def render(template: str, row: dict) -> str:
     """The spec's template semantics, re-implemented: {name} substituted verbatim, {{ and }} literal."""
+
     def sub(m):
         tok = m.group(0)
         if tok == "{{":
@@ -48,18 +66,21 @@ def render(template: str, row: dict) -> str:
         if tok == "}}":
             return "}"
         return row[m.group(1)]
+
     return re.sub(r"\{\{|\}\}|\{([^{}]+)\}", sub, template)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sp(path: str):
     import sentencepiece as spm
+
     return spm.SentencePieceProcessor(model_file=path)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hf(path: str):
     from tokenizers import Tokenizer
+
     tok = Tokenizer.from_file(path)
     tok.no_truncation()
     tok.no_padding()
@@ -80,6 +101,7 @@ def read_source_lines(path: str) -> list[tuple[int, bytes]]:
         data = gzip.decompress(data)
     elif path.endswith(".zst"):
         import zstandard
+
         data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
     return [(n, line) for n, line in enumerate(data.split(b"\n"), 1) if line.strip(b" \t\r\n")]
 
@@ -178,8 +200,16 @@ def check_output(outdir, samples: list[dict], encode) -> dict:
     for rec, exp, ids in zip(records, samples, ids_of):
         pos = [i for i, t in enumerate(ids) if t == unk]
         if pos:
-            exp_unk.append({"sample_id": rec["sample_id"], "hash": rec["hash"], "source_file": exp["source_file"],
-                            "source_line": exp["source_line"], "unk_count": len(pos), "unk_positions": pos})
+            exp_unk.append(
+                {
+                    "sample_id": rec["sample_id"],
+                    "hash": rec["hash"],
+                    "source_file": exp["source_file"],
+                    "source_line": exp["source_line"],
+                    "unk_count": len(pos),
+                    "unk_positions": pos,
+                }
+            )
     unk_rows = read_jsonl(os.path.join(outdir, "unk_index.jsonl"))
     assert [{k: r[k] for k in exp_unk[0]} for r in unk_rows] == exp_unk if exp_unk else unk_rows == []
     assert stats["samples_with_unk"] == len(exp_unk)
@@ -189,22 +219,46 @@ def check_output(outdir, samples: list[dict], encode) -> dict:
     groups: dict[str, list[int]] = {}
     for rec in records:
         groups.setdefault(rec["hash"], []).append(rec["sample_id"])
-    exp_dup = [{"hash": h, "count": len(ids),
-                "samples": [{"sample_id": i, "source_file": samples[i]["source_file"],
-                             "source_line": samples[i]["source_line"]} for i in ids]}
-               for h, ids in sorted(groups.items(), key=lambda kv: kv[1][0]) if len(ids) > 1]
+    exp_dup = [
+        {
+            "hash": h,
+            "count": len(ids),
+            "samples": [
+                {
+                    "sample_id": i,
+                    "source_file": samples[i]["source_file"],
+                    "source_line": samples[i]["source_line"],
+                }
+                for i in ids
+            ],
+        }
+        for h, ids in sorted(groups.items(), key=lambda kv: kv[1][0])
+        if len(ids) > 1
+    ]
     dup_rows = read_jsonl(os.path.join(outdir, "duplicate_index.jsonl"))
-    got_dup = [{"hash": g["hash"], "count": g["count"],
-                "samples": [{k: s[k] for k in ("sample_id", "source_file", "source_line")} for s in g["samples"]]}
-               for g in dup_rows]
+    got_dup = [
+        {
+            "hash": g["hash"],
+            "count": g["count"],
+            "samples": [{k: s[k] for k in ("sample_id", "source_file", "source_line")} for s in g["samples"]],
+        }
+        for g in dup_rows
+    ]
     assert got_dup == exp_dup
     assert stats["duplicate_groups"] == len(exp_dup)
     assert stats["duplicate_samples"] == sum(g["count"] for g in exp_dup)
 
     for base, _dirs, files in os.walk(outdir):
         assert "UNIT_BUILD_FAILED.md" not in files, base
-    return {"manifest": manifest, "stats": stats, "records": records, "ids": ids_of, "per_unit": per_unit,
-            "shards": shards_per_unit, "dtype": dtype}
+    return {
+        "manifest": manifest,
+        "stats": stats,
+        "records": records,
+        "ids": ids_of,
+        "per_unit": per_unit,
+        "shards": shards_per_unit,
+        "dtype": dtype,
+    }
 
 
 def msgpack_files(work_dir) -> list[str]:
@@ -235,11 +289,13 @@ def shard_lines(text: str, units, dirs=()) -> list[tuple[int, int, int, str | No
     """
     unit_alt = "|".join(str(u) for u in sorted(units, key=lambda u: -len(str(u))))
     found = []
-    for m in re.finditer(r"\[unit-build\] shard=(\d{6}) samples=(\d+) bytes=\d+\.\d MiB unit=(%s)" % unit_alt, text):
-        rest = text[m.end():]
+    for m in re.finditer(
+        r"\[unit-build\] shard=(\d{6}) samples=(\d+) bytes=\d+\.\d MiB unit=(" + unit_alt + ")", text
+    ):
+        rest = text[m.end() :]
         out = None
         if rest.startswith(" output="):
-            rest = rest[len(" output="):]
+            rest = rest[len(" output=") :]
             out = next((d for d in sorted(dirs, key=len, reverse=True) if rest.startswith(d)), "?")
         found.append((int(m.group(1)), int(m.group(2)), int(m.group(3)), out))
     return found
@@ -271,6 +327,7 @@ TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\b1[6-9]\d{8}(\.\d+)?\
 # 1. the fluent API
 # ---------------------------------------------------------------------------------------------
 
+
 def test_api_sentencepiece_chain_is_lazy_dry_run_builds_nothing_and_run_builds(tmp_path, monkeypatch):
     from mintdim import pipeline
 
@@ -298,8 +355,12 @@ def test_api_sentencepiece_chain_is_lazy_dry_run_builds_nothing_and_run_builds(t
     # the dry-run plan: every declared job output lives in the work dir; the user's output
     # directory is never a Snakemake output (it is staged and moved into place)
     plan = open(dry.log, encoding="utf-8").read()
-    outputs = [p.strip() for line in plan.splitlines() if line.strip().startswith("output:")
-               for p in line.split(":", 1)[1].split(",")]
+    outputs = [
+        p.strip()
+        for line in plan.splitlines()
+        if line.strip().startswith("output:")
+        for p in line.split(":", 1)[1].split(",")
+    ]
     assert outputs, plan[-2000:]
     assert all(p.startswith(".mintdim" + os.sep) for p in outputs), outputs
     assert not any("artifacts" in p for p in outputs)
@@ -310,13 +371,23 @@ def test_api_sentencepiece_chain_is_lazy_dry_run_builds_nothing_and_run_builds(t
     assert out.dir == "./artifacts/instruction_units"
     assert os.path.samefile(out.path, tmp_path / "artifacts" / "instruction_units")
     samples = expected_samples(tmp_path, ["./data/train.jsonl"], ["{prompt}\n\n{response}"])
-    got = check_output(tmp_path / "artifacts" / "instruction_units", samples, encoder("sentencepiece", SP_MODEL))
+    got = check_output(
+        tmp_path / "artifacts" / "instruction_units", samples, encoder("sentencepiece", SP_MODEL)
+    )
     assert out.stats == got["stats"] == result.stats
     m = got["manifest"]
-    assert m["tokenizer"] == {"type": "sentencepiece", "path": SP_MODEL, "vocab_size": 2000, "unk_id": 0,
-                              "pad_id": 1}
-    assert m["source"] == {"files": ["./data/train.jsonl"], "fields": [["prompt", "response"]],
-                           "templates": ["{prompt}\n\n{response}"]}
+    assert m["tokenizer"] == {
+        "type": "sentencepiece",
+        "path": SP_MODEL,
+        "vocab_size": 2000,
+        "unk_id": 0,
+        "pad_id": 1,
+    }
+    assert m["source"] == {
+        "files": ["./data/train.jsonl"],
+        "fields": [["prompt", "response"]],
+        "templates": ["{prompt}\n\n{response}"],
+    }
     assert m["units"] == {"sizes": [64, 128, 256, 320], "build_batch": 8}
     assert m["output"]["samples_per_shard"] == 10
     # default: intermediates deleted from the default work dir; the staging tree was moved away
@@ -328,20 +399,27 @@ def test_api_sentencepiece_chain_is_lazy_dry_run_builds_nothing_and_run_builds(t
     bench_dir = os.path.join(result.work_dir, result.build_id, "benchmarks")
     names = sorted(os.listdir(bench_dir))
     assert {"validate.tsv", "plan_o0.tsv", "aggregate_o0.tsv", "finalize_o0_g0.tsv"} <= set(names), names
-    assert any(n.startswith("tokenize_f0_c") for n in names) and any(n.startswith("write_o0_p") for n in names)
+    assert any(n.startswith("tokenize_f0_c") for n in names) and any(
+        n.startswith("write_o0_p") for n in names
+    )
     for name in names:
         head, row = open(os.path.join(bench_dir, name), encoding="utf-8").read().splitlines()
         cells = dict(zip(head.split("\t"), row.split("\t")))
-        assert 0 < float(cells["cpu_time"]) <= 2 * float(cells["s"]) and 10 < float(cells["max_rss"]) < 4096, name
+        assert (
+            0 < float(cells["cpu_time"]) <= 2 * float(cells["s"]) and 10 < float(cells["max_rss"]) < 4096
+        ), name
     # the finished build's report, as `mintdim build --report`: the output is not built again
     again = job.run(cores=2, report=True)
     assert again.already_built and again.reports_written == 1 and again.stats == result.stats
-    assert sorted(os.listdir(os.path.join(again.work_dir, again.build_id, "report", "o0")))[-2:] == \
-        ["stats.html", "stats.txt"]
+    assert sorted(os.listdir(os.path.join(again.work_dir, again.build_id, "report", "o0")))[-2:] == [
+        "stats.html",
+        "stats.txt",
+    ]
 
 
 def test_api_hf_json_keep_intermediates_in_work_dir_and_in_file_truncation_ignored(tmp_path, monkeypatch):
-    """MiniLM tokenizer.json truncates at 128 and pads to 128 inside the file: MintDim must switch that off."""
+    """MiniLM tokenizer.json truncates at 128 and pads to 128
+    inside the file: MintDim must switch that off."""
     from mintdim import pipeline
 
     rows = gsm8k_rows(0, 12)
@@ -350,7 +428,9 @@ def test_api_hf_json_keep_intermediates_in_work_dir_and_in_file_truncation_ignor
     monkeypatch.chdir(tmp_path)
     job = (
         pipeline("unit-build", work_dir="wd")
-        .source.jsonl(files=["qa.jsonl"], fields=[["prompt", "response"]], templates=["Q: {prompt}\nA: {response}"])
+        .source.jsonl(
+            files=["qa.jsonl"], fields=[["prompt", "response"]], templates=["Q: {prompt}\nA: {response}"]
+        )
         .tokenizer.hf_json({"path": HF_JSON})
         .units(sizes=[[128, 256, 512, 1024]], build_batch=[4])
         .output.dir("hf_out", samples_per_shard=[5])
@@ -382,6 +462,7 @@ def test_api_hf_json_keep_intermediates_in_work_dir_and_in_file_truncation_ignor
 # 2. mapping forms, 3. input formats
 # ---------------------------------------------------------------------------------------------
 
+
 def test_fully_shared_three_files_plain_gz_zst_into_one_output(tmp_path):
     import zstandard
 
@@ -393,8 +474,15 @@ def test_fully_shared_three_files_plain_gz_zst_into_one_output(tmp_path):
     with open(tmp_path / "data" / "c.jsonl.zst", "wb") as f:
         f.write(zstandard.ZstdCompressor().compress(raw))
     files = ["./data/a.jsonl", "data/b.jsonl.gz", "./data/c.jsonl.zst"]
-    cfg = basic_config(files, fields=[["prompt", "response"]], templates=["{prompt}\n{response}"],
-                       sizes=[[64, 128, 256, 512]], build_batch=[5], out="shared", sps=[9])
+    cfg = basic_config(
+        files,
+        fields=[["prompt", "response"]],
+        templates=["{prompt}\n{response}"],
+        sizes=[[64, 128, 256, 512]],
+        build_batch=[5],
+        out="shared",
+        sps=[9],
+    )
     result, lines = build_echo(tmp_path, cfg, cores=2)
     samples = expected_samples(tmp_path, files, ["{prompt}\n{response}"] * 3)
     got = check_output(tmp_path / "shared", samples, encoder("sentencepiece", SP_MODEL))
@@ -405,8 +493,8 @@ def test_fully_shared_three_files_plain_gz_zst_into_one_output(tmp_path):
     assert [r["source_line"] for r in recs] == list(range(1, n + 1)) * 3
     assert [r["sample_id"] for r in recs] == list(range(3 * n))
     # compressed inputs give exactly the tokens of the plain file
-    assert got["ids"][n:2 * n] == got["ids"][:n] and got["ids"][2 * n:] == got["ids"][:n]
-    assert [r["hash"] for r in recs[n:2 * n]] == [r["hash"] for r in recs[:n]]
+    assert got["ids"][n : 2 * n] == got["ids"][:n] and got["ids"][2 * n :] == got["ids"][:n]
+    assert [r["hash"] for r in recs[n : 2 * n]] == [r["hash"] for r in recs[:n]]
     # ... which makes every line a 3-way duplicate across files
     assert got["stats"]["duplicate_groups"] == n and got["stats"]["duplicate_samples"] == 3 * n
     assert got["manifest"]["source"]["files"] == files
@@ -426,11 +514,17 @@ def test_fully_mapped_two_files_two_outputs_isolated(tmp_path):
     files = ["./data/alpaca.jsonl", "./data/sharegpt.jsonl"]
     templates = ["{instruction}\n\n{input}\n\n{output}", "{prompt}\n{response}"]
     cfg = {
-        "source": {"files": files, "fields": [["instruction", "input", "output"], ["prompt", "response"]],
-                   "templates": templates},
+        "source": {
+            "files": files,
+            "fields": [["instruction", "input", "output"], ["prompt", "response"]],
+            "templates": templates,
+        },
         "tokenizer": {"sentencepiece": [{"path": SP_MODEL}, {"path": "./b.model"}]},
         "units": {"sizes": [[128, 192, 256, 320], [96, 128, 160, 192, 224, 320]], "build_batch": [4, 3]},
-        "output": {"dir": ["./artifacts/alpaca_units", "./artifacts/sharegpt_units"], "samples_per_shard": [4, 3]},
+        "output": {
+            "dir": ["./artifacts/alpaca_units", "./artifacts/sharegpt_units"],
+            "samples_per_shard": [4, 3],
+        },
     }
     result, lines = build_echo(tmp_path, cfg, cores=2)
     assert [o.dir for o in result.outputs] == cfg["output"]["dir"]
@@ -441,7 +535,10 @@ def test_fully_mapped_two_files_two_outputs_isolated(tmp_path):
         assert result.outputs[i].stats == got["stats"]
         m = got["manifest"]
         assert m["source"] == {"files": [f], "fields": [cfg["source"]["fields"][i]], "templates": [tpl]}
-        assert m["units"] == {"sizes": cfg["units"]["sizes"][i], "build_batch": cfg["units"]["build_batch"][i]}
+        assert m["units"] == {
+            "sizes": cfg["units"]["sizes"][i],
+            "build_batch": cfg["units"]["build_batch"][i],
+        }
         assert m["output"]["samples_per_shard"] == cfg["output"]["samples_per_shard"][i]
         assert m["tokenizer"]["path"] == path
         assert {r["source_file"] for r in got["records"]} == {f}
@@ -454,7 +551,9 @@ def test_fully_mapped_two_files_two_outputs_isolated(tmp_path):
         mine = [(u, shard, samples) for shard, samples, u, out in sl if out == d]
         assert sorted(mine) == sorted(
             (u, i, os.path.getsize(tmp_path / d / f"unit_{u}" / f"shard_{i:06d}.bin") // (u * 2))
-            for u in sizes for i in range(len(glob.glob(str(tmp_path / d / f"unit_{u}" / "*.bin")))))
+            for u in sizes
+            for i in range(len(glob.glob(str(tmp_path / d / f"unit_{u}" / "*.bin"))))
+        )
         assert all(samples <= sps for *_x, samples in mine)
 
 
@@ -484,7 +583,10 @@ def test_shard_line_is_written_whole_to_unbuffered_stderr(monkeypatch):
     raw = _RawRecorder()
     monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(raw, encoding="utf-8", write_through=True))
     line = shard_line(12, 100000, int(241.8 * 2**20), 512, "./artifacts/alpaca_units")
-    assert line == "[unit-build] shard=000012 samples=100000 bytes=241.8 MiB unit=512 output=./artifacts/alpaca_units"
+    assert (
+        line
+        == "[unit-build] shard=000012 samples=100000 bytes=241.8 MiB unit=512 output=./artifacts/alpaca_units"
+    )
     JobLog(None)(line)
     sys.stderr.flush()
     assert raw.writes == [(line + "\n").encode()]
@@ -501,8 +603,11 @@ def test_mixed_shared_and_mapped_spec_example_via_snakemake(tmp_path):
     tokenizer_cfg = {"path": "./fineweb_edu_32k.model"}
     files = ["./data/train_a.jsonl", "./data/train_b.jsonl"]
     cfg = {
-        "source": {"files": files, "fields": [["prompt", "answer", "separator"]],
-                   "templates": ["{prompt}{separator}{answer}"]},
+        "source": {
+            "files": files,
+            "fields": [["prompt", "answer", "separator"]],
+            "templates": ["{prompt}{separator}{answer}"],
+        },
         "tokenizer": {"sentencepiece": [tokenizer_cfg, tokenizer_cfg]},
         "units": {"sizes": [[32, 64, 128, 256]], "build_batch": [64]},
         "output": {"dir": ["./output1", "./output2"], "samples_per_shard": [5]},
@@ -541,8 +646,14 @@ def test_crlf_blank_lines_literal_braces_and_braces_in_values_into_empty_existin
     assert raw.count(b"\r\n") == len(lines)
     template = "{{{q}}} -> {{a}}: {a}"
     os.makedirs(tmp_path / "out")  # a pre-existing empty output dir is accepted
-    cfg = basic_config(["crlf.jsonl"], fields=[["q", "a"]], templates=[template],
-                       tokenizer={"hf_json": {"path": HF_JSON}}, sizes=[[8, 16, 32]], sps=[2])
+    cfg = basic_config(
+        ["crlf.jsonl"],
+        fields=[["q", "a"]],
+        templates=[template],
+        tokenizer={"hf_json": {"path": HF_JSON}},
+        sizes=[[8, 16, 32]],
+        sps=[2],
+    )
     build_in(tmp_path, cfg, cores=2)
     samples = expected_samples(tmp_path, ["crlf.jsonl"], [template])
     assert [s["source_line"] for s in samples] == [1, 4, 6]  # physical lines; blank lines are not samples
@@ -559,6 +670,7 @@ def test_crlf_blank_lines_literal_braces_and_braces_in_values_into_empty_existin
 # ---------------------------------------------------------------------------------------------
 # 4. empty units, many shards, UNK, duplicates
 # ---------------------------------------------------------------------------------------------
+
 
 def test_many_shards_empty_units_unk_and_duplicates(tmp_path, pairs):
     rows = read_jsonl(pairs)
@@ -592,18 +704,21 @@ def test_many_shards_empty_units_unk_and_duplicates(tmp_path, pairs):
     assert got["shards"][big] == -(-counts[big] // 7)
     files = sorted(os.listdir(tmp_path / "out" / f"unit_{big}"))
     rec_bytes = big * 2
-    assert [os.path.getsize(tmp_path / "out" / f"unit_{big}" / f) // rec_bytes for f in files] == \
-        [7] * (len(files) - 1) + [counts[big] % 7]
+    assert [os.path.getsize(tmp_path / "out" / f"unit_{big}" / f) // rec_bytes for f in files] == [7] * (
+        len(files) - 1
+    ) + [counts[big] % 7]
     # every sample_index row points at the record holding its tokens, via shard_path/shard_row
     for rec, ids in zip(got["records"], got["ids"]):
         arr = np.fromfile(tmp_path / "out" / rec["shard_path"], dtype="<u2").reshape(-1, rec["unit_size"])
-        assert arr[rec["shard_row"]][:rec["token_count"]].tolist() == ids
+        assert arr[rec["shard_row"]][: rec["token_count"]].tolist() == ids
     # the shard lines match the files on disk
     sl = shard_lines("\n".join(lines), sizes[0])
     assert all(out is None for *_x, out in sl)
     assert sorted((u, shard, samples) for shard, samples, u, _o in sl) == sorted(
         (u, i, os.path.getsize(tmp_path / "out" / f"unit_{u}" / f"shard_{i:06d}.bin") // (u * 2))
-        for u, n in got["shards"].items() for i in range(n))
+        for u, n in got["shards"].items()
+        for i in range(n)
+    )
 
     # UNK: CJK text -> unk id 0 (tier 2: recorded, not fatal)
     unk_rows = read_jsonl(tmp_path / "out" / "unk_index.jsonl")
@@ -626,6 +741,7 @@ def test_many_shards_empty_units_unk_and_duplicates(tmp_path, pairs):
 # 6. determinism
 # ---------------------------------------------------------------------------------------------
 
+
 def _det_project(root, a_rows, b_rows):
     os.makedirs(root)
     write_jsonl(os.path.join(root, "data", "a.jsonl"), a_rows)
@@ -636,8 +752,13 @@ def _det_project(root, a_rows, b_rows):
 def test_output_identical_across_cores_and_chunking(tmp_path):
     a_rows = gsm8k_rows(500, 14)
     b_rows = gsm8k_rows(520, 9) + [{"prompt": "日本", "response": "x"}] + gsm8k_rows(500, 2)
-    base = basic_config(["./data/a.jsonl", "./data/b.jsonl"], sizes=[[64, 128, 256, 512]], build_batch=[3],
-                        out="./det_out", sps=[4])
+    base = basic_config(
+        ["./data/a.jsonl", "./data/b.jsonl"],
+        sizes=[[64, 128, 256, 512]],
+        build_batch=[3],
+        out="./det_out",
+        sps=[4],
+    )
     trees = {}
     # c2again: the same build a second time, elsewhere, with its work dir given as an absolute path
     for name, cores, chunk in (("c1", 1, None), ("c2", 2, None), ("c2small", 2, 0.002), ("c2again", 2, None)):
@@ -649,7 +770,8 @@ def test_output_identical_across_cores_and_chunking(tmp_path):
         trees[name] = tree_bytes(os.path.join(root, "det_out"))
         tok_logs = glob.glob(os.path.join(root, ".mintdim", "*", "logs", "tokenize_f*_c*.log"))
         assert (len(tok_logs) > 2) == (chunk is not None), tok_logs  # chunking really split the files
-    assert os.path.getsize(tmp_path / "c2small" / "data" / "a.jsonl") > 2 * 0.002 * 1024 * 1024  # really chunked
+    # really chunked
+    assert os.path.getsize(tmp_path / "c2small" / "data" / "a.jsonl") > 2 * 0.002 * 1024 * 1024
     assert trees["c1"] == trees["c2"]
     assert trees["c1"] == trees["c2small"]
     assert trees["c1"] == trees["c2again"]
@@ -658,11 +780,15 @@ def test_output_identical_across_cores_and_chunking(tmp_path):
     assert not re.search(rf"(?<![\w.-]){re.escape(host)}(?![\w.-])", manifest), host
     assert "abs_work_dir" not in manifest and str(tmp_path) not in manifest
     assert not TIMESTAMP.search(manifest)
-    samples = expected_samples(tmp_path / "c1", ["./data/a.jsonl", "./data/b.jsonl"], ["{prompt}\n{response}"] * 2)
+    samples = expected_samples(
+        tmp_path / "c1", ["./data/a.jsonl", "./data/b.jsonl"], ["{prompt}\n{response}"] * 2
+    )
     got = check_output(tmp_path / "c2small" / "det_out", samples, encoder("sentencepiece", SP_MODEL))
     assert got["stats"]["samples_with_unk"] == 1 and got["stats"]["duplicate_groups"] == 2
-    for rel, text in {**json_texts(tmp_path / "c2small" / "det_out"),
-                      **json_texts(tmp_path / "c2again" / "det_out")}.items():
+    for rel, text in {
+        **json_texts(tmp_path / "c2small" / "det_out"),
+        **json_texts(tmp_path / "c2again" / "det_out"),
+    }.items():
         assert str(tmp_path) not in text and os.path.realpath(str(tmp_path)) not in text, rel
         assert ".mintdim" not in text and "abs_work_dir" not in text, rel
         assert not TIMESTAMP.search(text), (rel, TIMESTAMP.search(text).group(0))
@@ -671,6 +797,7 @@ def test_output_identical_across_cores_and_chunking(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # 7. safety
 # ---------------------------------------------------------------------------------------------
+
 
 def test_non_empty_output_dir_is_refused_before_anything_runs_and_left_untouched(tmp_path, pairs):
     os.makedirs(tmp_path / "out")
@@ -730,12 +857,19 @@ def test_failed_build_leaves_markers_and_rerun_with_fixed_data_succeeds(tmp_path
 # 8. the CLI outside the repository, and a direct snakemake run of the same config
 # ---------------------------------------------------------------------------------------------
 
+
 def _cli_project(root, rows):
     os.makedirs(os.path.join(root, "tok"))
     shutil.copy(SP_MODEL, os.path.join(root, "tok", "sp.model"))
     write_jsonl(os.path.join(root, "data", "pairs.jsonl"), rows)
-    cfg = basic_config(["./data/pairs.jsonl"], tokenizer={"sentencepiece": {"path": "./tok/sp.model"}},
-                       sizes=[[64, 128, 256, 512]], build_batch=[16], out="./artifacts/units", sps=[8])
+    cfg = basic_config(
+        ["./data/pairs.jsonl"],
+        tokenizer={"sentencepiece": {"path": "./tok/sp.model"}},
+        sizes=[[64, 128, 256, 512]],
+        build_batch=[16],
+        out="./artifacts/units",
+        sps=[8],
+    )
     with open(os.path.join(root, "cfg.yaml"), "w", encoding="utf-8") as f:
         yaml.safe_dump(cfg, f)
     return cfg
@@ -752,8 +886,11 @@ def test_cli_build_outside_repo_matches_direct_snakemake(tmp_path):
     assert "[unit-build] built ./artifacts/units: 25 samples" in proc.stdout
     assert "Traceback" not in proc.stderr
     samples = expected_samples(cli_dir, ["./data/pairs.jsonl"], ["{prompt}\n{response}"])
-    got = check_output(os.path.join(cli_dir, "artifacts", "units"), samples,
-                       encoder("sentencepiece", os.path.join(cli_dir, "tok", "sp.model")))
+    got = check_output(
+        os.path.join(cli_dir, "artifacts", "units"),
+        samples,
+        encoder("sentencepiece", os.path.join(cli_dir, "tok", "sp.model")),
+    )
     assert got["manifest"]["tokenizer"]["path"] == "./tok/sp.model"
     assert msgpack_files(os.path.join(cli_dir, ".mintdim")) == []
 

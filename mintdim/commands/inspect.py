@@ -21,7 +21,11 @@ def run(args) -> int:
         if not 0 <= args.sample < count:
             raise E.UsageError.sample_range(args.sample, count, args.output)
 
-        print(render_sample(args.output, args.sample, args.tokenizer, color=sys.stdout.isatty() and not args.json))
+        print(
+            render_sample(
+                args.output, args.sample, args.tokenizer, color=sys.stdout.isatty() and not args.json
+            )
+        )
         return 0
 
     summary = summarize(args.output)
@@ -34,17 +38,26 @@ def run(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "inspect", help="summarise a finished output directory",
+        "inspect",
+        help="summarise a finished output directory",
         description="Print what a finished output directory holds: samples, tokens, dtype, per-unit sample "
-                    "counts, shards and padding ratio (1 - tokens / (samples x unit_size)), per unit and overall; "
-                    "duplicate and UNK figures from stats.json; a text histogram of token lengths with the unit "
-                    "boundaries. Reads the manifest, stats and sample_index.jsonl; changes nothing.",
-        epilog="Exit codes: 0 ok, 1 not a finished MintDim output (one clear message), 2 usage error.")
+        "counts, shards and padding ratio (1 - tokens / (samples x unit_size)), per unit and overall; "
+        "duplicate and UNK figures from stats.json; a text histogram of token lengths with the unit "
+        "boundaries. Reads the manifest, stats and sample_index.jsonl; changes nothing.",
+        epilog="Exit codes: 0 ok, 1 not a finished MintDim output (one clear message), 2 usage error.",
+    )
     p.add_argument("output", help="output directory of a finished build (output.dir in the config)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON instead of text")
-    p.add_argument("--sample", type=int, default=None, metavar="ID",
-                   help="show one sample's text, its trained tokens (source.train_on) highlighted: colour on a "
-                        "terminal, ⟦ ⟧ brackets otherwise")
-    p.add_argument("--tokenizer", default=None, help="tokenizer path for --sample (default: the manifest's path)")
+    p.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="ID",
+        help="show one sample's text, its trained tokens (source.train_on) highlighted: colour on a "
+        "terminal, ⟦ ⟧ brackets otherwise",
+    )
+    p.add_argument(
+        "--tokenizer", default=None, help="tokenizer path for --sample (default: the manifest's path)"
+    )
     lang_option(p)
     p.set_defaults(func=run)

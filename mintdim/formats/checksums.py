@@ -67,8 +67,8 @@ def digest(path: str, counter: _Counter | None = None) -> str:
 
 
 def text_of(root: str, progress=None) -> str:
-    """The checksums file of the tree at root, as write() writes it (`progress`: its total becomes the count of
-    files; a line every few seconds)."""
+    """The checksums file of the tree at root, as write() writes it (`progress`: its total becomes the count
+    of files; a line every few seconds)."""
     rels = files_of(root)
     if progress is not None:
         progress.total = len(rels)

@@ -42,7 +42,8 @@ def feature(kind: str) -> dict:
 
 
 def arrow_schema(columns: list[tuple[str, str]]):
-    """The pyarrow schema of (name, kind) columns, with the features in its metadata as datasets writes them."""
+    """The pyarrow schema of (name, kind) columns, with the
+    features in its metadata as datasets writes them."""
     import pyarrow as pa
 
     def arrow_type(kind: str):
@@ -51,8 +52,10 @@ def arrow_schema(columns: list[tuple[str, str]]):
         return getattr(pa, kind)()
 
     features = {name: feature(kind) for name, kind in columns}
-    return pa.schema([(name, arrow_type(kind)) for name, kind in columns],
-                     metadata={"huggingface": json.dumps({"info": {"features": features}})})
+    return pa.schema(
+        [(name, arrow_type(kind)) for name, kind in columns],
+        metadata={"huggingface": json.dumps({"info": {"features": features}})},
+    )
 
 
 def arrow_nbytes(num_rows: int, values: dict[str, int], columns: list[tuple[str, str]]) -> int:
@@ -77,7 +80,8 @@ def shard_bounds(num_rows: int, nbytes: int) -> list[int]:
 
 
 class ShardWriter:
-    """Streams record batches of consecutive rows into the data files of a directory (bounds: shard_bounds)."""
+    """Streams record batches of consecutive rows into the data
+    files of a directory (bounds: shard_bounds)."""
 
     def __init__(self, directory: str, schema, bounds: list[int]):
         self.directory = directory
@@ -137,14 +141,26 @@ class ShardWriter:
                 pass
 
 
-def write_metadata(directory: str, columns: list[tuple[str, str]], files: list[str], description: str,
-                   fingerprint: str) -> None:
+def write_metadata(
+    directory: str, columns: list[tuple[str, str]], files: list[str], description: str, fingerprint: str
+) -> None:
     """dataset_info.json and state.json, as save_to_disk writes them."""
-    info = {"citation": "", "description": description,
-            "features": {name: feature(kind) for name, kind in columns}, "homepage": "", "license": ""}
-    state = {"_data_files": [{"filename": f} for f in files], "_fingerprint": fingerprint,
-             "_format_columns": None, "_format_kwargs": {}, "_format_type": None, "_output_all_columns": False,
-             "_split": None}
+    info = {
+        "citation": "",
+        "description": description,
+        "features": {name: feature(kind) for name, kind in columns},
+        "homepage": "",
+        "license": "",
+    }
+    state = {
+        "_data_files": [{"filename": f} for f in files],
+        "_fingerprint": fingerprint,
+        "_format_columns": None,
+        "_format_kwargs": {},
+        "_format_type": None,
+        "_output_all_columns": False,
+        "_split": None,
+    }
     with open(os.path.join(directory, STATE), "w", encoding="utf-8") as f:
         json.dump(state, f, indent=2, sort_keys=True)
     with open(os.path.join(directory, DATASET_INFO), "w", encoding="utf-8") as f:

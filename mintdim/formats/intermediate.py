@@ -111,6 +111,9 @@ def read_chunk(chunk_dir: str) -> tuple[dict, dict[str, list[dict]]]:
     """A whole chunk directory: (meta, {stream name: [batch objects]}), arrays decoded.
     For inspection and tests; the stages stream instead."""
     meta = next(iter_objects(meta_path(chunk_dir)))
-    streams = {name: list(iter_objects(os.path.join(chunk_dir, name)))
-               for name in sorted(os.listdir(chunk_dir)) if name != META and name.endswith(".msgpack")}
+    streams = {
+        name: list(iter_objects(os.path.join(chunk_dir, name)))
+        for name in sorted(os.listdir(chunk_dir))
+        if name != META and name.endswith(".msgpack")
+    }
     return meta, streams

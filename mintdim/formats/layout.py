@@ -80,7 +80,6 @@ class Layout:
         return self._p("FAILED")
 
 
-
 def _generations(done_dir: str, out: int | str) -> list[int]:
     prefix, gens = f"o{out}.g", []
     try:
@@ -88,7 +87,7 @@ def _generations(done_dir: str, out: int | str) -> list[int]:
     except OSError:
         return gens
     for name in names:
-        gen = name[len(prefix):-len(".json")] if name.startswith(prefix) and name.endswith(".json") else ""
+        gen = name[len(prefix) : -len(".json")] if name.startswith(prefix) and name.endswith(".json") else ""
         if gen.isdigit():
             gens.append(int(gen))
     return sorted(gens)
@@ -98,5 +97,5 @@ def older_done(done_path: str) -> list[str]:
     """The earlier generations of the completion record done_path (finalize removes them once it
     has written done_path)."""
     done_dir, name = os.path.split(done_path)
-    out, gen = name[1:-len(".json")].split(".g")
+    out, gen = name[1 : -len(".json")].split(".g")
     return [os.path.join(done_dir, f"o{out}.g{g}.json") for g in _generations(done_dir, out) if g < int(gen)]

@@ -28,7 +28,16 @@ from ..files import open_pieces
 
 HEADER = b"MMIDIDX\x00\x00"
 VERSION = 1
-DTYPE_CODES = {"uint8": 1, "int8": 2, "int16": 3, "int32": 4, "int64": 5, "float64": 6, "float32": 7, "uint16": 8}
+DTYPE_CODES = {
+    "uint8": 1,
+    "int8": 2,
+    "int16": 3,
+    "int32": 4,
+    "int64": 5,
+    "float64": 6,
+    "float32": 7,
+    "uint16": 8,
+}
 CODE_DTYPES = {code: name for name, code in DTYPE_CODES.items()}
 MASK_SUFFIX = "_mask"
 MASK_DTYPE = np.dtype(np.uint8)
@@ -97,8 +106,10 @@ def read_index(idx_file: str) -> tuple[np.dtype, np.ndarray, np.ndarray, np.ndar
         raise ValueError(f"{idx_file}: {len(raw)} bytes, shorter than the header")
     header, version, code, seqs, docs = _HEAD.unpack_from(raw)
     if header != HEADER or version != VERSION or code not in CODE_DTYPES:
-        raise ValueError(f"{idx_file}: not a version-1 Megatron index (header {header!r}, version {version}, "
-                         f"dtype code {code})")
+        raise ValueError(
+            f"{idx_file}: not a version-1 Megatron index (header {header!r}, version {version}, "
+            f"dtype code {code})"
+        )
     if len(raw) != _HEAD.size + 12 * seqs + 8 * docs:
         raise ValueError(f"{idx_file}: {len(raw)} bytes, the counts give {_HEAD.size + 12 * seqs + 8 * docs}")
     lengths = np.frombuffer(raw, dtype="<i4", count=seqs, offset=_HEAD.size)
@@ -113,4 +124,4 @@ def read_sequences(prefix: str) -> list[np.ndarray]:
     if not int(lengths.sum()):
         return [np.zeros(0, dtype=dtype) for _ in lengths]
     data = np.memmap(bin_path(prefix), dtype=np.uint8, mode="r")
-    return [data[p:p + n * dtype.itemsize].view(dtype) for p, n in zip(pointers.tolist(), lengths.tolist())]
+    return [data[p : p + n * dtype.itemsize].view(dtype) for p, n in zip(pointers.tolist(), lengths.tolist())]

@@ -59,6 +59,7 @@ def write_skipped_index(path: str, skipped: dict, paths: list[str], row_files: s
     writer.close()
     return dict(sorted(per_class.items()))
 
+
 _JSON_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 
 
@@ -91,7 +92,9 @@ def token_counts(out_dir: str, source: bool = False) -> np.ndarray:
         obj = orjson.loads(line)
         return obj.get(key, obj["token_count"])
 
-    return np.fromiter((count(line) for _n, line in iter_jsonl(os.path.join(out_dir, SAMPLE_INDEX))), dtype=np.int64)
+    return np.fromiter(
+        (count(line) for _n, line in iter_jsonl(os.path.join(out_dir, SAMPLE_INDEX))), dtype=np.int64
+    )
 
 
 def write_json(path: str, obj) -> None:
@@ -142,7 +145,7 @@ def duplicate_groups(digests: np.ndarray) -> list[np.ndarray]:
     # runs of True in `same` mark consecutive equal digests; a run's ids ascend (stable sorts)
     edges = np.flatnonzero(np.diff(np.concatenate(([0], same.astype(np.int8), [0]))))
     for start, stop in zip(edges[::2], edges[1::2]):
-        groups.append(order[start:stop + 1])
+        groups.append(order[start : stop + 1])
     groups.sort(key=lambda m: int(m[0]))
     return groups
 
@@ -150,6 +153,7 @@ def duplicate_groups(digests: np.ndarray) -> list[np.ndarray]:
 def origin_of(paths, file_ids, lines, repeats=None):
     """origin(s): where sample s comes from, as the indexes give it: {"sample_id", "source_file",
     "source_line"} (source.take: and its "repeat")."""
+
     def origin(s: int) -> dict:
         found = {"sample_id": s, "source_file": paths[file_ids[s]], "source_line": int(lines[s])}
         if repeats is not None:
@@ -163,8 +167,11 @@ def duplicate_records(groups, hash_of, origin):
     """duplicate_index.jsonl's objects: a group by first sample_id (duplicate_groups), its members in
     sample_id order (source.take: the repeats of one sample are duplicates too, by their hash)."""
     for members in groups:
-        yield {"hash": hash_of(int(members[0])), "count": int(len(members)),
-               "samples": [origin(int(s)) for s in members]}
+        yield {
+            "hash": hash_of(int(members[0])),
+            "count": int(len(members)),
+            "samples": [origin(int(s)) for s in members],
+        }
 
 
 def jsonl_bytes(objs) -> bytes:
@@ -172,12 +179,29 @@ def jsonl_bytes(objs) -> bytes:
     return b"".join(orjson.dumps(obj) + b"\n" for obj in objs)
 
 
-_SAMPLE_HEAD = '{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"source_file":%s,"source_line":%d,'
-_SAMPLE_TAIL = '"shard_path":"' + shards.UNIT_DIR + '/' + shards.SHARD_NAME + '","shard_row":%d'
+_SAMPLE_HEAD = (
+    '{"sample_id":%d,"hash":"%s","token_count":%d,"unit_size":%d,"source_file":%s,"source_line":%d,'
+)
+_SAMPLE_TAIL = '"shard_path":"' + shards.UNIT_DIR + "/" + shards.SHARD_NAME + '","shard_row":%d'
 
 
-def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: int, file_ids, paths, lines,
-                       trained, progress, block: int = 1 << 16, overflow=None, repeats=None) -> None:
+def write_sample_index(
+    path: str,
+    hexes: str,
+    lengths,
+    sizes,
+    units,
+    rows,
+    sps: int,
+    file_ids,
+    paths,
+    lines,
+    trained,
+    progress,
+    block: int = 1 << 16,
+    overflow=None,
+    repeats=None,
+) -> None:
     """sample_index.jsonl of the bucketed layout, in sample_id order. Each line is formatted
     directly, as the same bytes orjson gives for the record (same keys, same order): a dict and a
     dumps call per sample took most of the aggregate stage. lengths: the tokens written.
@@ -187,8 +211,12 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
     sample source.drop_untrained left out carries "untrained": "dropped" instead, in no unit either.
     repeats (source.take): each sample's repeat, after source_line."""
     files = [orjson.dumps(p).decode("utf-8") for p in paths]  # JSON strings, non-ASCII kept as is
-    line = (_SAMPLE_HEAD + ('"repeat":%d,' if repeats is not None else "") + _SAMPLE_TAIL
-            + (',"trained_tokens":%d}\n' if trained is not None else "}\n"))
+    line = (
+        _SAMPLE_HEAD
+        + ('"repeat":%d,' if repeats is not None else "")
+        + _SAMPLE_TAIL
+        + (',"trained_tokens":%d}\n' if trained is not None else "}\n")
+    )
     sized = list(sizes) + [0]  # a dropped sample's unit index is len(sizes): its line is rewritten below
     with open_pieces(path) as fh:
         for start in range(0, len(lengths), block):
@@ -196,18 +224,28 @@ def write_sample_index(path: str, hexes: str, lengths, sizes, units, rows, sps: 
             end = min(start + block, len(lengths))
             unit_size = [sized[k] for k in units[start:end].tolist()]  # twice: the field and the shard's dir
             r = rows[start:end]
-            cols = [range(start, end), (hexes[64 * i:64 * i + 64] for i in range(start, end)),
-                    lengths[start:end].tolist(), unit_size,
-                    [files[k] for k in file_ids[start:end].tolist()], lines[start:end].tolist(),
-                    *([repeats[start:end].tolist()] if repeats is not None else []),
-                    unit_size, (r // sps).tolist(), (r % sps).tolist()]
+            cols = [
+                range(start, end),
+                (hexes[64 * i : 64 * i + 64] for i in range(start, end)),
+                lengths[start:end].tolist(),
+                unit_size,
+                [files[k] for k in file_ids[start:end].tolist()],
+                lines[start:end].tolist(),
+                *([repeats[start:end].tolist()] if repeats is not None else []),
+                unit_size,
+                (r // sps).tolist(),
+                (r % sps).tolist(),
+            ]
             if trained is not None:
                 cols.append(trained[start:end].tolist())
             text = [line % row for row in zip(*cols)]
             if overflow is not None:
                 for j in np.flatnonzero(overflow[0][start:end]).tolist():
-                    text[j] = _cut_line(json_line=text[j], status=int(overflow[0][start + j]),
-                                        whole=int(overflow[1][start + j]))
+                    text[j] = _cut_line(
+                        json_line=text[j],
+                        status=int(overflow[0][start + j]),
+                        whole=int(overflow[1][start + j]),
+                    )
             fh.write("".join(text).encode("utf-8"))
 
 
@@ -218,17 +256,28 @@ def _template_parts(template: str) -> tuple[list[bytes], list[str]]:
     while "%" in rest:
         head, rest = rest.split("%", 1)
         spec = "06d" if rest.startswith("06d") else rest[0]
-        rest = rest[len(spec):]
+        rest = rest[len(spec) :]
         kinds.append("hex" if spec == "s" and head.endswith('"') else "str" if spec == "s" else spec)
         pieces.append(head.encode())
     return pieces + [rest.encode()], kinds
 
 
-SAMPLE_FIELDS = ("sample_id", "hash", "token_count", "unit_size", "source_file", "source_line", "shard_unit",
-                 "shard", "shard_row")  # the fields of write_sample_index's line, in order (+ trained_tokens)
+# the fields of write_sample_index's line, in order (+ trained_tokens)
+SAMPLE_FIELDS = (
+    "sample_id",
+    "hash",
+    "token_count",
+    "unit_size",
+    "source_file",
+    "source_line",
+    "shard_unit",
+    "shard",
+    "shard_row",
+)
 
 
-INDEX_CHUNK = 1 << 23  # bytes of sample_index.jsonl parsed at once by read_sample_index (memory stays bounded)
+# bytes of sample_index.jsonl parsed at once by read_sample_index (memory stays bounded)
+INDEX_CHUNK = 1 << 23
 
 
 def read_sample_index(path: str, files: list[str], chunk: int = INDEX_CHUNK) -> dict | None:
@@ -241,7 +290,7 @@ def read_sample_index(path: str, files: list[str], chunk: int = INDEX_CHUNK) -> 
     it line by line. Read `chunk` bytes at a time into one reused buffer (whole lines), each chunk
     parsed with array operations, field after field for all its lines at once: the 61 k lines of the
     107 MB ShareGPT build in 0.05 to 0.07 s, where a JSON parser and columns made of its objects took
-    0.13 s, and memory bounded (on a virtual machine fresh memory costs about 2 ms per MB). A line
+    0.13 s, and memory bounded (a fresh buffer per chunk would cost its page faults again). A line
     taken here is one a JSON parser reads as the same values."""
     quoted = [orjson.dumps(f) for f in files]
     if any(q != b'"' + f.encode() + b'"' for q, f in zip(quoted, files)):
@@ -266,24 +315,29 @@ def read_sample_index(path: str, files: list[str], chunk: int = INDEX_CHUNK) -> 
                 continue
             if template is None:
                 trained = buf.find(b',"trained_tokens":', 0, buf.find(b"\n", 0, last)) >= 0
-                template = _template_parts(_SAMPLE_HEAD + _SAMPLE_TAIL + (',"trained_tokens":%d}\n' if trained
-                                                                          else "}\n"))
+                template = _template_parts(
+                    _SAMPLE_HEAD + _SAMPLE_TAIL + (',"trained_tokens":%d}\n' if trained else "}\n")
+                )
             rest = bytes(buf[last:size])  # the start of the next line
-            buf[last:last + pad] = bytes(pad)
+            buf[last : last + pad] = bytes(pad)
             cols = _parse_lines(buf, last, pad, template, quoted, next_file)
             if cols is None:
                 return None
             parts.append(cols)
             next_file = int(cols["source_file"][-1])
-            buf[:len(rest)] = rest
+            buf[: len(rest)] = rest
             held = len(rest)
     if not parts:
         return None
-    return {k: "".join(p[k] for p in parts) if k == "hash" else np.concatenate([p[k] for p in parts])
-            for k in parts[0]}
+    return {
+        k: "".join(p[k] for p in parts) if k == "hash" else np.concatenate([p[k] for p in parts])
+        for k in parts[0]
+    }
 
 
-def _parse_lines(data: bytearray, size: int, pad: int, template, quoted: list[bytes], first_file: int) -> dict | None:
+def _parse_lines(
+    data: bytearray, size: int, pad: int, template, quoted: list[bytes], first_file: int
+) -> dict | None:
     """The columns of data[:size], whole lines as write_sample_index writes them, `pad` zeros after them."""
     from numpy.lib.stride_tricks import sliding_window_view
 
@@ -291,20 +345,25 @@ def _parse_lines(data: bytearray, size: int, pad: int, template, quoted: list[by
     names = SAMPLE_FIELDS + ("trained_tokens",)
     a = np.frombuffer(data, dtype=np.uint8, count=size + pad)
     win = sliding_window_view(a, pad)  # win[p, :k]: the k bytes from p (rows gathered on use)
-    ends = np.concatenate([np.flatnonzero(a[at:min(at + (1 << 20), size)] == 10) + at  # by the MiB: no
-                           for at in range(0, size, 1 << 20)])  # temporary as long as the chunk
+    # temporary as long as the chunk
+    ends = np.concatenate(
+        [
+            np.flatnonzero(a[at : min(at + (1 << 20), size)] == 10) + at  # by the MiB: no
+            for at in range(0, size, 1 << 20)
+        ]
+    )
     starts = np.concatenate(([0], ends[:-1] + 1))
     pos, cols = starts.copy(), {}
     for k, piece in enumerate(pieces):  # a literal piece, then a field (each gathered with its piece)
         wide = 0 if k == len(kinds) else {"hex": 64, "str": 0}.get(kinds[k], 19)
-        got = win[pos, :len(piece) + wide]
-        if not (got[:, :len(piece)] == np.frombuffer(piece, dtype=np.uint8)).all():
+        got = win[pos, : len(piece) + wide]
+        if not (got[:, : len(piece)] == np.frombuffer(piece, dtype=np.uint8)).all():
             return None
         pos += len(piece)
         if k == len(kinds):
             break
         if kinds[k] == "hex":
-            digits = got[:, len(piece):]
+            digits = got[:, len(piece) :]
             if not (((digits - 48) <= 9) | ((digits - 97) <= 5)).all():  # 0-9 a-f (uint8: lower bytes wrap)
                 return None
             cols[names[k]] = digits.tobytes().decode("ascii")
@@ -316,14 +375,15 @@ def _parse_lines(data: bytearray, size: int, pad: int, template, quoted: list[by
             cols[names[k]] = fi
             pos += np.array([len(q) for q in quoted], dtype=np.int64)[fi]
         else:  # 1 to 18 digits, no leading zero ("06d": at least 6, zeros filling 6)
-            digits = got[:, len(piece):] - 48  # (uint8: a byte below "0" wraps above 9)
+            digits = got[:, len(piece) :] - 48  # (uint8: a byte below "0" wraps above 9)
             is_digit = digits <= 9
             length = np.where(is_digit.all(axis=1), 19, is_digit.argmin(axis=1))
             least = 6 if kinds[k] == "06d" else 1
             if length.min() < least or length.max() > 18 or ((digits[:, 0] == 0) & (length > least)).any():
                 return None
             value = np.zeros(len(pos), dtype=np.int64)
-            for j in range(int(length.max())):  # Horner's rule, column by column (10 ** powers took 10x longer)
+            # Horner's rule, column by column (10 ** powers took 10x longer)
+            for j in range(int(length.max())):
                 value = np.where(length > j, value * 10 + digits[:, j], value)
             cols[names[k]] = value
             pos += length
@@ -337,9 +397,9 @@ def _file_runs(data: bytes, win, pos, quoted: list[bytes], first: int = 0):
     fi = np.empty(len(pos), dtype=np.int64)
     lo = 0
     for k, q in enumerate(quoted[first:], first):
-        holds = lambda i: data[pos[i]:pos[i] + len(q)] == q  # noqa: E731
+        holds = lambda i: data[pos[i] : pos[i] + len(q)] == q  # noqa: E731,B023  (used in this iteration)
         end = lo + bisect.bisect_left(range(lo, len(pos)), True, key=lambda i: not holds(i))
-        if not (win[pos[lo:end], :len(q)] == np.frombuffer(q, dtype=np.uint8)).all():
+        if not (win[pos[lo:end], : len(q)] == np.frombuffer(q, dtype=np.uint8)).all():
             return None
         fi[lo:end] = k
         lo = end
@@ -363,9 +423,24 @@ def cut_keys(status: int, whole: int) -> dict:
     return {"overflow": "dropped" if status == 1 else "truncated", "source_token_count": whole}
 
 
-def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_length: int, rows, offsets,
-                              sps: int, file_ids, paths, lines, trained, progress, repeats=None,
-                              block: int = 1 << 16) -> None:
+def write_packed_sample_index(
+    path: str,
+    hexes: str,
+    lengths,
+    kept,
+    status,
+    row_length: int,
+    rows,
+    offsets,
+    sps: int,
+    file_ids,
+    paths,
+    lines,
+    trained,
+    progress,
+    repeats=None,
+    block: int = 1 << 16,
+) -> None:
     """sample_index.jsonl of the packed layout (units.pack), in sample_id order: the bucketed keys
     (unit_size is the row length; shard_row the row inside the shard) plus row_offset, the sample's
     first slot in its row. token_count counts the tokens written; a sample longer than the row
@@ -376,16 +451,29 @@ def write_packed_sample_index(path: str, hexes: str, lengths, kept, status, row_
             progress.update(start)
             end = min(start + block, len(lengths))
             out = []
-            for i, n, k, st, r, off, f, line in zip(range(start, end), lengths[start:end].tolist(),
-                                                    kept[start:end].tolist(), status[start:end].tolist(),
-                                                    rows[start:end].tolist(), offsets[start:end].tolist(),
-                                                    file_ids[start:end].tolist(), lines[start:end].tolist()):
+            for i, n, k, st, r, off, f, line in zip(
+                range(start, end),
+                lengths[start:end].tolist(),
+                kept[start:end].tolist(),
+                status[start:end].tolist(),
+                rows[start:end].tolist(),
+                offsets[start:end].tolist(),
+                file_ids[start:end].tolist(),
+                lines[start:end].tolist(),
+            ):
                 dropped = st in (1, 3)  # overflow: drop, or source.drop_untrained
-                obj = {"sample_id": i, "hash": hexes[64 * i:64 * i + 64], "token_count": k, "unit_size": row_length,
-                       "source_file": paths[f], "source_line": line,
-                       **({"repeat": int(repeats[i])} if repeats is not None else {}),
-                       "shard_path": None if dropped else shards.shard_path(row_length, r // sps),
-                       "shard_row": None if dropped else r % sps, "row_offset": None if dropped else off}
+                obj = {
+                    "sample_id": i,
+                    "hash": hexes[64 * i : 64 * i + 64],
+                    "token_count": k,
+                    "unit_size": row_length,
+                    "source_file": paths[f],
+                    "source_line": line,
+                    **({"repeat": int(repeats[i])} if repeats is not None else {}),
+                    "shard_path": None if dropped else shards.shard_path(row_length, r // sps),
+                    "shard_row": None if dropped else r % sps,
+                    "row_offset": None if dropped else off,
+                }
                 if trained is not None:
                     obj["trained_tokens"] = trained[i]
                 if st:

@@ -196,10 +196,12 @@ def same_tree(a: str, b: str) -> str | None:
 
 
 def marker_text(err) -> str:
-    return ("# Unit build failed\n\n"
-            "This unit of the MintDim build was not finalized because the build failed.\n"
-            "Nothing here is a usable shard. Fix the cause and rerun the same command;\n"
-            "MintDim replaces this marker with the finished output.\n\n" + E.markdown_sections(err))
+    return (
+        "# Unit build failed\n\n"
+        "This unit of the MintDim build was not finalized because the build failed.\n"
+        "Nothing here is a usable shard. Fix the cause and rerun the same command;\n"
+        "MintDim replaces this marker with the finished output.\n\n" + E.markdown_sections(err)
+    )
 
 
 def write_failure_markers(build, err, only=None) -> list[str]:
@@ -214,7 +216,8 @@ def write_failure_markers(build, err, only=None) -> list[str]:
             continue
         write_record(build.work_dir, out.absdir, dir=out.dir, marked=build.build_id)
         for unit_dir in [os.path.join(out.absdir, f"unit_{s}") for s in out.sizes or []] or [out.absdir]:
-            os.makedirs(unit_dir, exist_ok=True)  # units.sizes: auto: no unit is declared, the marker sits on top
+            # units.sizes: auto: no unit is declared, the marker sits on top
+            os.makedirs(unit_dir, exist_ok=True)
             atomic_write_text(os.path.join(unit_dir, FAILED_MARKER), text)
             written.append(unit_dir)
     return written
@@ -287,8 +290,13 @@ def place(tree: str, absdir: str, work_dir: str, entry: dict) -> None:
     if occupied:  # the old output ends up at `source`, or aside where RENAME_EXCHANGE is not supported
         old = identity(absdir)
         leftovers += [{"path": source, "ident": old}, {"path": _aside(absdir), "ident": old}]
-    write_record(work_dir, absdir, dir=record.get("dir"), placing=dict(entry, ident=identity(source)),
-                 leftovers=leftovers)
+    write_record(
+        work_dir,
+        absdir,
+        dir=record.get("dir"),
+        placing=dict(entry, ident=identity(source)),
+        leftovers=leftovers,
+    )
     if occupied:
         _exchange(source, absdir)
     else:
@@ -303,7 +311,11 @@ def finish_placing(work_dir: str, absdir: str) -> None:
     if record.get("placing"):
         record = write_record(work_dir, absdir, placed=record["placing"], placing=None)
     for left in record.get("leftovers", []):
-        if left.get("ident") is not None and identity(left["path"]) == left["ident"] and left["path"] != absdir:
+        if (
+            left.get("ident") is not None
+            and identity(left["path"]) == left["ident"]
+            and left["path"] != absdir
+        ):
             shutil.rmtree(left["path"], ignore_errors=True)
     write_record(work_dir, absdir, leftovers=None)
 

@@ -105,8 +105,9 @@ def mask_block(lengths: np.ndarray, bits: np.ndarray, unit: int) -> np.ndarray:
     return np.packbits(slots, axis=1, bitorder="little")
 
 
-def shard_line(index: int, samples: int, nbytes: int, unit: int, output: str | None = None,
-               rows: int | None = None) -> str:
+def shard_line(
+    index: int, samples: int, nbytes: int, unit: int, output: str | None = None, rows: int | None = None
+) -> str:
     """The spec's line of a closed shard; a shard of packed rows (`rows`) says its rows, then its samples."""
     held = f"rows={rows} samples={samples}" if rows is not None else f"samples={samples}"
     line = f"[unit-build] shard={index:06d} {held} bytes={nbytes / 2**20:.1f} MiB unit={unit}"
@@ -116,8 +117,10 @@ def shard_line(index: int, samples: int, nbytes: int, unit: int, output: str | N
 def shard_warning(index: int, nbytes: int) -> str | None:
     if nbytes <= RECOMMENDED_MAX_BYTES:
         return None
-    return (f"[unit-build:warning] shard={index:06d} size={nbytes / 2**20:.1f} MiB exceeds recommended 512 MiB.\n"
-            "Build continues because sharding is controlled by samples_per_shard.")
+    return (
+        f"[unit-build:warning] shard={index:06d} size={nbytes / 2**20:.1f} MiB exceeds recommended 512 MiB.\n"
+        "Build continues because sharding is controlled by samples_per_shard."
+    )
 
 
 def pad_block(lengths: np.ndarray, tokens: np.ndarray, unit: int, pad_id: int, dtype) -> np.ndarray:
@@ -130,8 +133,16 @@ def pad_block(lengths: np.ndarray, tokens: np.ndarray, unit: int, pad_id: int, d
 class ShardWriter:
     """Appends padded records to shard files in a unit directory, rolling every samples_per_shard."""
 
-    def __init__(self, unit_dir: str, unit: int, samples_per_shard: int, pad_id: int, dtype: str, on_close=None,
-                 masks: bool = False):
+    def __init__(
+        self,
+        unit_dir: str,
+        unit: int,
+        samples_per_shard: int,
+        pad_id: int,
+        dtype: str,
+        on_close=None,
+        masks: bool = False,
+    ):
         self.unit_dir, self.unit, self.sps = unit_dir, unit, samples_per_shard
         self.masks = masks
         self._mask_fh = None
@@ -176,10 +187,10 @@ class ShardWriter:
             take = min(n - i, self.sps - self._in_shard, BLOCK_ROWS)
             lo = int(ends[i - 1]) if i else 0
             hi = int(ends[i + take - 1])
-            block = pad_block(lengths[i:i + take], tokens[lo:hi], self.unit, self.pad_id, self.dtype)
+            block = pad_block(lengths[i : i + take], tokens[lo:hi], self.unit, self.pad_id, self.dtype)
             self._fh.write(block)  # a full disk or a file size limit: an OSError naming the shard
             if self._mask_fh is not None:
-                self._mask_fh.write(mask_block(lengths[i:i + take], mask_bits[lo:hi], self.unit))
+                self._mask_fh.write(mask_block(lengths[i : i + take], mask_bits[lo:hi], self.unit))
             self._in_shard += take
             self._bytes += block.nbytes
             i += take
@@ -232,7 +243,7 @@ def read_boundaries(path: str, rows: int) -> tuple[np.ndarray, np.ndarray]:
     data = np.fromfile(path, dtype=CU_DTYPE) if os.path.getsize(path) else np.zeros(0, dtype=CU_DTYPE)
     if len(data) < rows + 1:
         raise ValueError(f"{path} holds {len(data)} int32 values, fewer than the {rows + 1} row pointers")
-    ptr, cu = data[:rows + 1].astype(np.int64), data[rows + 1:]
+    ptr, cu = data[: rows + 1].astype(np.int64), data[rows + 1 :]
     if ptr[0] != 0 or ptr[-1] != len(cu) or np.any(np.diff(ptr) < 1):
         raise ValueError(f"{path}: row pointers are not increasing from 0 to {len(cu)}")
     return ptr, cu
@@ -240,7 +251,7 @@ def read_boundaries(path: str, rows: int) -> tuple[np.ndarray, np.ndarray]:
 
 def row_cu(ptr: np.ndarray, cu: np.ndarray, row: int) -> np.ndarray:
     """Row `row`'s cumulative sequence lengths [0, ..., tokens in the row] (int32)."""
-    return cu[ptr[row]:ptr[row + 1]]
+    return cu[ptr[row] : ptr[row + 1]]
 
 
 class PackedWriter:
@@ -248,8 +259,17 @@ class PackedWriter:
     scattered to (row, offset) as the chunk streams arrive in sample order; masks likewise (one
     byte per slot in a temporary file, bit-packed at close); boundaries from the plan."""
 
-    def __init__(self, unit_dir: str, row_length: int, rows_per_shard: int, n_rows: int, pad_id: int, dtype: str,
-                 masks: bool = False, on_close=None):
+    def __init__(
+        self,
+        unit_dir: str,
+        row_length: int,
+        rows_per_shard: int,
+        n_rows: int,
+        pad_id: int,
+        dtype: str,
+        masks: bool = False,
+        on_close=None,
+    ):
         self.unit_dir, self.L, self.rps, self.n_rows = unit_dir, row_length, rows_per_shard, n_rows
         self.dtype = np.dtype(dtype).newbyteorder("<")
         self.masks, self.on_close = masks, on_close
@@ -263,10 +283,12 @@ class PackedWriter:
             pad = np.full((min(rows, BLOCK_ROWS), row_length), pad_id, dtype=self.dtype)
             with open_pieces(path) as fh:  # real blocks, not a sparse file: a full disk fails here, by name
                 for lo in range(0, rows, BLOCK_ROWS):
-                    fh.write(pad[:min(BLOCK_ROWS, rows - lo)])
+                    fh.write(pad[: min(BLOCK_ROWS, rows - lo)])
             self._tokens.append(np.memmap(path, dtype=self.dtype, mode="r+", shape=(rows * row_length,)))
             if masks:
-                self._bits.append(np.memmap(self._bits_path(k), dtype=np.uint8, mode="w+", shape=(rows * row_length,)))
+                self._bits.append(
+                    np.memmap(self._bits_path(k), dtype=np.uint8, mode="w+", shape=(rows * row_length,))
+                )
 
     def _bits_path(self, k: int) -> str:
         return os.path.join(self.unit_dir, f".{mask_name(k)}.slots")
@@ -281,14 +303,21 @@ class PackedWriter:
         first = np.concatenate(([0], np.cumsum(per_row)))
         for k in range(self.n_shards):
             r0, r1 = k * self.rps, min(self.n_rows, (k + 1) * self.rps)
-            block = boundaries_block(per_row[r0:r1], ends[first[r0]:first[r1]])
+            block = boundaries_block(per_row[r0:r1], ends[first[r0] : first[r1]])
             path = os.path.join(self.unit_dir, cu_name(k))
             with open_pieces(path) as fh:
                 fh.write(block)
             self.samples[k] = first[r1] - first[r0]
 
-    def scatter(self, rows: np.ndarray, offsets: np.ndarray, kept: np.ndarray, lengths: np.ndarray,
-                tokens: np.ndarray, bits: np.ndarray | None = None) -> np.ndarray:
+    def scatter(
+        self,
+        rows: np.ndarray,
+        offsets: np.ndarray,
+        kept: np.ndarray,
+        lengths: np.ndarray,
+        tokens: np.ndarray,
+        bits: np.ndarray | None = None,
+    ) -> np.ndarray:
         """One batch of consecutive samples (their encoded lengths and flat tokens): the first
         kept[i] tokens of sample i go to row rows[i] from slot offsets[i]. Returns, per sample,
         the trained tokens written (bits), else None."""
@@ -323,12 +352,16 @@ class PackedWriter:
                 with open_pieces(path) as fh:
                     for lo in range(0, rows, BLOCK_ROWS):
                         hi = min(rows, lo + BLOCK_ROWS)
-                        block = np.asarray(slots[lo * self.L:hi * self.L]).reshape(hi - lo, self.L)
+                        block = np.asarray(slots[lo * self.L : hi * self.L]).reshape(hi - lo, self.L)
                         fh.write(np.packbits(block.astype(bool), axis=1, bitorder="little"))
                 del slots
                 os.unlink(self._bits_path(k))
-            info = {"name": shard_name(k), "records": rows, "bytes": rows * self.L * self.dtype.itemsize,
-                    "samples": int(self.samples[k])}
+            info = {
+                "name": shard_name(k),
+                "records": rows,
+                "bytes": rows * self.L * self.dtype.itemsize,
+                "samples": int(self.samples[k]),
+            }
             shards.append(info)
             if self.on_close:
                 self.on_close(k, info)

@@ -30,7 +30,7 @@ def check_sample_id(sample_id, n: int) -> int:
 
 def span_buffer(total: int, dtype, out: np.ndarray | None) -> np.ndarray:
     """Where span() puts `total` tokens: a new array, or the first `total` of `out` (a caller's buffer,
-    reused block after block: on a virtual machine fresh memory costs about 2 ms per MB)."""
+    reused block after block: fresh memory costs its page faults again each time)."""
     if out is None:
         return np.empty(total, dtype=dtype)
     if len(out) < total:
@@ -114,9 +114,20 @@ class BucketBatchSampler:
     packed_reader.py `PackedDataset` (its rows are one unit).
     """
 
-    def __init__(self, dataset, batch_size: int, *, shuffle: bool = True, seed: int = 0, epoch: int = 0,
-                 drop_last: bool = False, rank: int = 0, world_size: int = 1, even: bool | None = None,
-                 units: list[int] | None = None):
+    def __init__(
+        self,
+        dataset,
+        batch_size: int,
+        *,
+        shuffle: bool = True,
+        seed: int = 0,
+        epoch: int = 0,
+        drop_last: bool = False,
+        rank: int = 0,
+        world_size: int = 1,
+        even: bool | None = None,
+        units: list[int] | None = None,
+    ):
         if int(batch_size) < 1:
             raise ValueError("batch_size must be a positive integer")
         if int(world_size) < 1 or not 0 <= int(rank) < int(world_size):
@@ -148,10 +159,10 @@ class BucketBatchSampler:
             if len(ids) == 0:
                 continue
             if self.shuffle:
-                shards = [ids[k:k + ds.samples_per_shard] for k in range(0, len(ids), ds.samples_per_shard)]
+                shards = [ids[k : k + ds.samples_per_shard] for k in range(0, len(ids), ds.samples_per_shard)]
                 ids = np.concatenate([rng.permutation(shards[k]) for k in rng.permutation(len(shards))])
             stop = len(ids) - len(ids) % self.batch_size if self.drop_last else len(ids)
-            batches += [ids[k:k + self.batch_size] for k in range(0, stop, self.batch_size)]
+            batches += [ids[k : k + self.batch_size] for k in range(0, stop, self.batch_size)]
         if self.shuffle:
             batches = [batches[k] for k in rng.permutation(len(batches))]
         return batches
@@ -161,7 +172,7 @@ class BucketBatchSampler:
         if self.world_size > 1:
             if self.even:
                 batches = batches[: len(batches) - len(batches) % self.world_size]
-            batches = batches[self.rank::self.world_size]
+            batches = batches[self.rank :: self.world_size]
         return batches
 
     def iter_arrays(self):

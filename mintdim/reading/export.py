@@ -43,21 +43,26 @@ from ..formats import hf_datasets as hfd
 from ..formats import megatron
 from ..formats import output as fmt
 from ..progress import Progress
-from .packed_reader import IGNORE, PackedDataset
 from .base import load_output
+from .packed_reader import IGNORE, PackedDataset
 from .reader import open as open_output
 
 FORMATS = ("hf", "megatron")
 BLOCK_TOKENS = 1 << 22  # tokens (padded slots for bucketed outputs) read per block: 16-64 MB of arrays
 BUCKETED_COLUMNS = [("input_ids", "list<int32>"), ("labels", "list<int32>"), ("sample_id", "int64")]
-PACKED_COLUMNS = [("input_ids", "list<int32>"), ("labels", "list<int32>"), ("position_ids", "list<int32>"),
-                  ("seq_lengths", "list<int32>"), ("sample_ids", "list<int64>")]
+PACKED_COLUMNS = [
+    ("input_ids", "list<int32>"),
+    ("labels", "list<int32>"),
+    ("position_ids", "list<int32>"),
+    ("seq_lengths", "list<int32>"),
+    ("sample_ids", "list<int64>"),
+]
 DESCRIPTIONS = {
     "bucketed": "MintDim export of a bucketed output: one row per sample (input_ids without padding, labels "
-                "with -100 where the loss mask does not train the token, sample_id).",
+    "with -100 where the loss mask does not train the token, sample_id).",
     "packed": "MintDim export of packed rows: one row per packed row without its padding (input_ids, labels "
-              "with -100 on untrained tokens and on each sample's first token, position_ids restarting at each "
-              "sample, seq_lengths, sample_ids).",
+    "with -100 on untrained tokens and on each sample's first token, position_ids restarting at each "
+    "sample, seq_lengths, sample_ids).",
 }
 
 
@@ -101,7 +106,9 @@ def _check_destinations(out: str, paths: list[str]) -> None:
     A stale PREFIX_mask file is refused too, even for an output without masks: it would pass for them."""
     real_out = os.path.realpath(out)
     for path in paths:
-        if os.path.lexists(path) and not (os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path)):
+        if os.path.lexists(path) and not (
+            os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path)
+        ):
             raise E.ExportError.exists(path)
         real = os.path.realpath(path)
         if real == real_out or real.startswith(real_out + os.sep):
@@ -171,7 +178,7 @@ class Staging:
             os.mkdir(d)
             self.made.append(d)
 
-    def __enter__(self) -> "Staging":
+    def __enter__(self) -> Staging:
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -232,8 +239,13 @@ def _export_hf(ds, out: str, dest: str, log) -> ExportResult:
     if packed:
         rows, batches = ds.num_rows, _packed_batches(ds, hfd.arrow_schema(columns))
         samples = ds.num_samples  # at most (a dropped sample is in no row): the count only sizes the files
-        values = {"input_ids": tokens, "labels": tokens, "position_ids": tokens, "seq_lengths": samples,
-                  "sample_ids": samples}
+        values = {
+            "input_ids": tokens,
+            "labels": tokens,
+            "position_ids": tokens,
+            "seq_lengths": samples,
+            "sample_ids": samples,
+        }
     else:  # a sample dropped for its length has no row
         rows, batches = int(np.count_nonzero(ds.unit_sizes)), _bucketed_batches(ds, hfd.arrow_schema(columns))
         values = {"input_ids": tokens, "labels": tokens}
@@ -251,16 +263,24 @@ def _export_hf(ds, out: str, dest: str, log) -> ExportResult:
         except BaseException:
             writer.abort()
             raise
-        hfd.write_metadata(tmp, columns, writer.files, DESCRIPTIONS["packed" if packed else "bucketed"],
-                           _fingerprint(out, "hf"))
+        hfd.write_metadata(
+            tmp,
+            columns,
+            writer.files,
+            DESCRIPTIONS["packed" if packed else "bucketed"],
+            _fingerprint(out, "hf"),
+        )
         staging.place(dest)
-    log(f"[export] {dest}: {rows} rows, {tokens} tokens, {len(writer.files)} Arrow file(s) "
-        f"(datasets.load_from_disk)")
+    log(
+        f"[export] {dest}: {rows} rows, {tokens} tokens, {len(writer.files)} Arrow file(s) "
+        f"(datasets.load_from_disk)"
+    )
     return ExportResult("hf", [dest], rows, tokens)
 
 
 def _fingerprint(out: str, format: str) -> str:  # noqa: A002
-    """state.json's _fingerprint: 16 hex digits of the output's manifest and stats (same output, same bytes)."""
+    """state.json's _fingerprint: 16 hex digits of the output's
+    manifest and stats (same output, same bytes)."""
     h = hashlib.sha256(f"mintdim {__version__} export {format}\n".encode())
     for name in (fmt.MANIFEST, fmt.STATS):
         with open(os.path.join(out, name), "rb") as f:
@@ -281,8 +301,12 @@ def _list_array(offsets: np.ndarray, values: np.ndarray):
     import pyarrow as pa
 
     offsets = np.ascontiguousarray(offsets, dtype=np.int32)
-    return pa.Array.from_buffers(pa.list_(pa.from_numpy_dtype(values.dtype)), len(offsets) - 1,
-                                 [None, pa.py_buffer(offsets)], children=[_array(values)])
+    return pa.Array.from_buffers(
+        pa.list_(pa.from_numpy_dtype(values.dtype)),
+        len(offsets) - 1,
+        [None, pa.py_buffer(offsets)],
+        children=[_array(values)],
+    )
 
 
 def _offsets(lengths: np.ndarray) -> np.ndarray:
@@ -306,13 +330,19 @@ def _bucketed_batches(ds, schema):
         counts, ids, bits = ds.span(start, stop, out=ids_buf)
         labels = ids
         if bits is not None:
-            labels = labels_buf[:len(ids)]
+            labels = labels_buf[: len(ids)]
             np.copyto(labels, ids)
             labels[~bits] = IGNORE
         kept = units[start:stop] < len(ds.sizes)
         offsets = _offsets(counts[kept])
-        yield pa.record_batch([_list_array(offsets, ids), _list_array(offsets, labels),
-                               _array(np.arange(start, stop, dtype=np.int64)[kept])], schema=schema)
+        yield pa.record_batch(
+            [
+                _list_array(offsets, ids),
+                _list_array(offsets, labels),
+                _array(np.arange(start, stop, dtype=np.int64)[kept]),
+            ],
+            schema=schema,
+        )
 
 
 def _packed_batches(ds, schema):
@@ -323,12 +353,16 @@ def _packed_batches(ds, schema):
         real = b.segment_ids >= 0  # the row's samples; padding only after them
         offsets = _offsets(b.row_lengths)
         per_row = _offsets(np.array([len(ds.row_sample_ids(r)) for r in range(start, stop)], dtype=np.int64))
-        yield pa.record_batch([
-            _list_array(offsets, b.tokens[real].astype(np.int32)),
-            _list_array(offsets, b.labels[real].astype(np.int32)),
-            _list_array(offsets, b.position_ids[real].astype(np.int32)),
-            _list_array(per_row, b.seq_lengths.astype(np.int32)),
-            _list_array(per_row, b.sample_ids.astype(np.int64))], schema=schema)
+        yield pa.record_batch(
+            [
+                _list_array(offsets, b.tokens[real].astype(np.int32)),
+                _list_array(offsets, b.labels[real].astype(np.int32)),
+                _list_array(offsets, b.position_ids[real].astype(np.int32)),
+                _list_array(per_row, b.seq_lengths.astype(np.int32)),
+                _list_array(per_row, b.sample_ids.astype(np.int64)),
+            ],
+            schema=schema,
+        )
 
 
 # --- megatron ------------------------------------------------------------------------------------------
@@ -347,8 +381,11 @@ def _export_megatron(ds, prefix: str, log) -> ExportResult:
                 writers.append(megatron.Writer(tmp[megatron.bin_path(masks)], megatron.MASK_DTYPE))
             tokens = 0
             spans = blocks(weights, BLOCK_TOKENS)
-            # one buffer for every block's tokens: fresh arrays cost their page faults again, block after block
-            buf = np.empty(max((int(ds.token_counts[a:b].sum()) for a, b in spans), default=0), dtype=ds.dtype)
+            # one buffer for every block's tokens: fresh arrays
+            # cost their page faults again, block after block
+            buf = np.empty(
+                max((int(ds.token_counts[a:b].sum()) for a, b in spans), default=0), dtype=ds.dtype
+            )
             progress = Progress(log, f"[export] {prefix}.bin", ds.num_samples, "sequences")
             for start, stop in spans:
                 counts, block, bits = ds.span(start, stop, out=buf)
@@ -364,9 +401,12 @@ def _export_megatron(ds, prefix: str, log) -> ExportResult:
             for w in writers:
                 w.abort()
             raise
-        for dest in finals[2:] + finals[:2]:  # the dataset's own .idx last: a reader never sees it without .bin
+        # the dataset's own .idx last: a reader never sees it without .bin
+        for dest in finals[2:] + finals[:2]:
             staging.place(dest)
     dtype = megatron.stored_dtype(ds.dtype).name
-    log(f"[export] {prefix}.bin/.idx: {ds.num_samples} sequences, {tokens} tokens, dtype {dtype}"
-        + (f"; loss masks in {masks}.bin/.idx (uint8)" if masks else "; no loss masks (no source.train_on)"))
+    log(
+        f"[export] {prefix}.bin/.idx: {ds.num_samples} sequences, {tokens} tokens, dtype {dtype}"
+        + (f"; loss masks in {masks}.bin/.idx (uint8)" if masks else "; no loss masks (no source.train_on)")
+    )
     return ExportResult("megatron", finals, ds.num_samples, tokens)

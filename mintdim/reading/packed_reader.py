@@ -74,9 +74,14 @@ class PackedBatch:
         """The batch without padding, as one sequence: input_ids, position_ids, labels (T,), with
         cu_seqlens / max_seqlen / sample_ids (the layout of HF DataCollatorWithFlattening)."""
         real = self.segment_ids >= 0
-        return {"input_ids": self.tokens[real].astype(np.int64), "position_ids": self.position_ids[real],
-                "labels": self.labels[real], "cu_seqlens": self.cu_seqlens, "max_seqlen": self.max_seqlen,
-                "sample_ids": self.sample_ids}
+        return {
+            "input_ids": self.tokens[real].astype(np.int64),
+            "position_ids": self.position_ids[real],
+            "labels": self.labels[real],
+            "cu_seqlens": self.cu_seqlens,
+            "max_seqlen": self.max_seqlen,
+            "sample_ids": self.sample_ids,
+        }
 
 
 class _Rows:
@@ -99,7 +104,8 @@ class PackedDataset:
         self.dtype = np.dtype(m["token_dtype"]).newbyteorder("<")
         self.pad_id = int(m["tokenizer"]["pad_id"])
         unk = m["tokenizer"]["unk_id"]
-        self.unk_id = int(unk) if unk is not None else None  # None: an hf_dir tokenizer with no UNK (byte-level)
+        # None: an hf_dir tokenizer with no UNK (byte-level)
+        self.unk_id = int(unk) if unk is not None else None
         self.vocab_size = int(m["tokenizer"]["vocab_size"])
         self.row_length = int(units["row_length"])
         self.sizes = [self.row_length]  # one "unit": the rows (BucketBatchSampler batches row ids)
@@ -112,15 +118,19 @@ class PackedDataset:
         names = fs.list_shards(udir)
         expected = -(-self.num_rows // self.samples_per_shard)
         if [fs.shard_index(x) for x in names] != list(range(expected)):
-            raise E.OutputValidationError.shard_count(self.path, fs.unit_dir(self.row_length), expected, len(names))
+            raise E.OutputValidationError.shard_count(
+                self.path, fs.unit_dir(self.row_length), expected, len(names)
+            )
         self.shard_paths = [os.path.join(udir, x) for x in names]
         self._maps = OpenMaps()  # pickled empty (DataLoader workers)
         self._index = None
         self.untrained_ids: set[int] = set()  # samples source.drop_untrained left out (read with the index)
 
     def __repr__(self) -> str:
-        return (f"mintdim.PackedDataset({self.path!r}, samples={self.num_samples}, rows={self.num_rows}, "
-                f"row_length={self.row_length}, dtype={self.dtype.name})")
+        return (
+            f"mintdim.PackedDataset({self.path!r}, samples={self.num_samples}, rows={self.num_rows}, "
+            f"row_length={self.row_length}, dtype={self.dtype.name})"
+        )
 
     def __len__(self) -> int:
         """Rows (the unit of batching)."""
@@ -134,14 +144,19 @@ class PackedDataset:
         return self._maps.open(key, make)
 
     def _shard(self, k: int) -> np.memmap:
-        return self._cached(("t", k), lambda: fs.open_records(self.shard_paths[k], self.row_length, self.dtype))
+        return self._cached(
+            ("t", k), lambda: fs.open_records(self.shard_paths[k], self.row_length, self.dtype)
+        )
 
     def _mask(self, k: int) -> np.memmap:
-        return self._cached(("m", k), lambda: fs.open_mask(fs.mask_path(self.shard_paths[k]), self.row_length))
+        return self._cached(
+            ("m", k), lambda: fs.open_mask(fs.mask_path(self.shard_paths[k]), self.row_length)
+        )
 
     def _cu(self, k: int):
-        return self._cached(("c", k), lambda: fs.read_boundaries(fs.cu_path(self.shard_paths[k]),
-                                                                 len(self._shard(k))))
+        return self._cached(
+            ("c", k), lambda: fs.read_boundaries(fs.cu_path(self.shard_paths[k]), len(self._shard(k)))
+        )
 
     # -- the per-sample lookup, from sample_index.jsonl ------------------------------------------
 
@@ -214,11 +229,11 @@ class PackedDataset:
 
     def row_sample_ids(self, r: int) -> np.ndarray:
         _rows, _offsets, _counts, order, first = self._lookup()
-        return order[first[r]:first[r + 1]]
+        return order[first[r] : first[r + 1]]
 
     def tokens(self, sample_id: int) -> np.ndarray:
         row, offset, count = self.position(sample_id)
-        return self.row(row)[offset:offset + count]
+        return self.row(row)[offset : offset + count]
 
     __getitem__ = tokens
 
@@ -228,10 +243,11 @@ class PackedDataset:
             raise ValueError("this build has no loss masks (source.train_on was not set)")
         row, offset, count = self.position(sample_id)
         k, local = divmod(row, self.samples_per_shard)
-        return fs.unpack_mask(np.asarray(self._mask(k)[local]), self.row_length)[offset:offset + count]
+        return fs.unpack_mask(np.asarray(self._mask(k)[local]), self.row_length)[offset : offset + count]
 
-    def span(self, start: int, stop: int, out: np.ndarray | None = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def span(
+        self, start: int, stop: int, out: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Samples start..stop-1 as Dataset.span gives them: (tokens written per sample (0 for a dropped
         one), their tokens one after another, their loss-mask bits likewise or None); `out` as there."""
         rows, offsets, counts, _order, _first = self._lookup()
@@ -242,16 +258,17 @@ class PackedDataset:
         bits = np.empty(len(tokens), dtype=bool) if self.has_loss_mask else None
         shard_of, row_in = np.divmod(r, self.samples_per_shard)
         last = None
-        for k, row, off, n, at in zip(shard_of.tolist(), row_in.tolist(), offsets[start:stop].tolist(), c.tolist(),
-                                      first):
+        for k, row, off, n, at in zip(
+            shard_of.tolist(), row_in.tolist(), offsets[start:stop].tolist(), c.tolist(), first
+        ):
             if n == 0:  # dropped, or no token
                 continue
             if k != last:
                 last, records = k, self._shard(k).view(np.ndarray)
                 masks = self._mask(k).view(np.ndarray) if bits is not None else None
-            tokens[at:at + n] = records[row, off:off + n]
+            tokens[at : at + n] = records[row, off : off + n]
             if masks is not None:
-                bits[at:at + n] = np.unpackbits(masks[row], count=off + n, bitorder="little")[off:]
+                bits[at : at + n] = np.unpackbits(masks[row], count=off + n, bitorder="little")[off:]
         return c, tokens, bits
 
     # -- batches ----------------------------------------------------------------------------------
@@ -298,8 +315,19 @@ class PackedDataset:
         if trained is not None:
             target &= trained
         labels = np.where(target, tokens.astype(np.int64), IGNORE)
-        return PackedBatch(rids, tokens, row_lengths, sample_ids, seq_lengths, cu_seqlens,
-                           int(seq_lengths.max()) if len(seq_lengths) else 0, position_ids, labels, segment_ids, trained)
+        return PackedBatch(
+            rids,
+            tokens,
+            row_lengths,
+            sample_ids,
+            seq_lengths,
+            cu_seqlens,
+            int(seq_lengths.max()) if len(seq_lengths) else 0,
+            position_ids,
+            labels,
+            segment_ids,
+            trained,
+        )
 
     def _unit_ids(self) -> list[np.ndarray]:
         return [np.arange(self.num_rows, dtype=np.int64)]

@@ -48,7 +48,7 @@ read = open
 class Unit:
     """The shards of one unit size: `shards[k]` is a read-only memmap of shape (records, size)."""
 
-    def __init__(self, dataset: "Dataset", size: int, num_samples: int, shard_paths: list[str]):
+    def __init__(self, dataset: Dataset, size: int, num_samples: int, shard_paths: list[str]):
         self._ds = dataset
         self.size = size
         self.num_samples = num_samples
@@ -73,7 +73,9 @@ class Unit:
 
     def mask_shard(self, k: int) -> np.memmap:
         """Bit-packed loss masks of shard k: (records, ceil(size/8)) uint8, little bit order."""
-        return self._ds._memmap(fs.mask_path(self.shard_paths[k]), fs.mask_width(self.size), np.dtype(np.uint8))
+        return self._ds._memmap(
+            fs.mask_path(self.shard_paths[k]), fs.mask_width(self.size), np.dtype(np.uint8)
+        )
 
     @property
     def sample_ids(self) -> np.ndarray:
@@ -91,7 +93,8 @@ class Dataset:
         self.dtype = np.dtype(m["token_dtype"]).newbyteorder("<")
         self.pad_id = int(m["tokenizer"]["pad_id"])
         unk = m["tokenizer"]["unk_id"]
-        self.unk_id = int(unk) if unk is not None else None  # None: an hf_dir tokenizer with no UNK (byte-level)
+        # None: an hf_dir tokenizer with no UNK (byte-level)
+        self.unk_id = int(unk) if unk is not None else None
         self.vocab_size = int(m["tokenizer"]["vocab_size"])
         self.sizes: list[int] = [int(s) for s in m["units"]["sizes"]]
         self.samples_per_shard = int(m["output"]["samples_per_shard"])
@@ -115,7 +118,10 @@ class Dataset:
 
     def __repr__(self) -> str:
         units = ", ".join(f"{u.size}: {u.num_samples}" for u in self.units)
-        return f"mintdim.Dataset({self.path!r}, samples={self.num_samples}, dtype={self.dtype.name}, units={{{units}}})"
+        return (
+            f"mintdim.Dataset({self.path!r}, samples={self.num_samples}, dtype={self.dtype.name}, "
+            f"units={{{units}}})"
+        )
 
     def __len__(self) -> int:
         return self.num_samples
@@ -182,7 +188,9 @@ class Dataset:
         units = np.searchsorted(sizes, unit_sizes).astype(np.int16)
         units[dropped] = len(sizes)
         kept = ~dropped
-        if np.any(kept) and (units[kept].max() >= len(sizes) or np.any(sizes[units[kept]] != unit_sizes[kept])):
+        if np.any(kept) and (
+            units[kept].max() >= len(sizes) or np.any(sizes[units[kept]] != unit_sizes[kept])
+        ):
             raise E.OutputValidationError.index_unit_size(self.path)
         # within a unit, records are in sample_id order: a sample's row is its rank in its unit
         rows = np.zeros(n, dtype=np.int64)
@@ -199,7 +207,7 @@ class Dataset:
         units, _rows, _counts = self._lookup()
         order = np.argsort(units, kind="stable")
         bounds = np.searchsorted(units[order], np.arange(len(self.sizes) + 1))
-        return [order[bounds[u]:bounds[u + 1]].astype(np.int64) for u in range(len(self.sizes))]
+        return [order[bounds[u] : bounds[u + 1]].astype(np.int64) for u in range(len(self.sizes))]
 
     @property
     def token_counts(self) -> np.ndarray:
@@ -214,14 +222,16 @@ class Dataset:
     def _check_id(self, sample_id) -> int:
         return check_sample_id(sample_id, self.num_samples)
 
-    def _unit_of(self, sid: int) -> "Unit":
+    def _unit_of(self, sid: int) -> Unit:
         """The unit of a sample; ValueError for one dropped for its length (units.overflow: drop)."""
         u = int(self._lookup()[0][sid])
         if u >= len(self.units):
             if sid in self.untrained_ids:
                 raise ValueError(LEFT_OUT % sid)
-            raise ValueError(f"sample {sid} was dropped (units.overflow: drop): it is longer than the largest "
-                             f"unit size {self.sizes[-1]}")
+            raise ValueError(
+                f"sample {sid} was dropped (units.overflow: drop): it is longer than the largest "
+                f"unit size {self.sizes[-1]}"
+            )
         return self.units[u]
 
     def locate(self, sample_id: int) -> tuple[int, str, int]:
@@ -259,8 +269,9 @@ class Dataset:
         bits = np.unpackbits(unit.mask_shard(shard)[row], bitorder="little")
         return bits[: int(counts[sid])].astype(bool)
 
-    def span(self, start: int, stop: int, out: np.ndarray | None = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def span(
+        self, start: int, stop: int, out: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Samples start..stop-1 without padding: (token counts (int64), their tokens one after another,
         their loss-mask bits (bool) likewise, or None without source.train_on). A sample dropped for its
         length (units.overflow: drop) counts 0 tokens. `out`: an array of any integer dtype, at least as
@@ -282,8 +293,10 @@ class Dataset:
             pair = views.get((u, k))
             if pair is None:
                 unit = self.units[u]
-                pair = views[u, k] = (unit.shard(k).view(np.ndarray),
-                                      unit.mask_shard(k).view(np.ndarray) if bits is not None else None)
+                pair = views[u, k] = (
+                    unit.shard(k).view(np.ndarray),
+                    unit.mask_shard(k).view(np.ndarray) if bits is not None else None,
+                )
             records, masks = pair
             parts.append(records[row, :n])
             if masks is not None:
@@ -321,7 +334,7 @@ class Dataset:
 
     # -- batches --------------------------------------------------------------------------------
 
-    def sampler(self, batch_size: int, **kw) -> "BucketBatchSampler":
+    def sampler(self, batch_size: int, **kw) -> BucketBatchSampler:
         """A bucketed batch sampler over this dataset (see BucketBatchSampler)."""
         return BucketBatchSampler(self, batch_size, **kw)
 

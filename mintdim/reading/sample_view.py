@@ -12,8 +12,8 @@ import os
 import numpy as np
 
 from .. import errors as E
-from .reader import open as open_dataset
 from ..tokenizers.kinds import load
+from .reader import open as open_dataset
 
 GREEN, DIM, RESET = "\033[1;32m", "\033[2m", "\033[0m"
 
@@ -37,7 +37,9 @@ def runs(mask: np.ndarray) -> list[tuple[int, int, bool]]:
     return [(int(a), int(b), bool(mask[a])) for a, b in zip(starts, ends)]
 
 
-def render_sample(out_dir: str, sample_id: int, tokenizer: str | None = None, color: bool | None = None) -> str:
+def render_sample(
+    out_dir: str, sample_id: int, tokenizer: str | None = None, color: bool | None = None
+) -> str:
     ds = open_dataset(out_dir)
     tok_meta = ds.manifest["tokenizer"]
     path = tokenizer or tok_meta["path"]
@@ -51,8 +53,10 @@ def render_sample(out_dir: str, sample_id: int, tokenizer: str | None = None, co
     mask = ds.loss_mask(sample_id) if ds.has_loss_mask else np.zeros(len(ids), dtype=bool)
     size, shard, row = ds.locate(sample_id)
     color = color if color is not None else False
-    head = (f"sample {sample_id}: {len(ids)} tokens in unit {size} ({os.path.relpath(shard, out_dir)} row {row})"
-            + (f", {int(mask.sum())} trained" if ds.has_loss_mask else ", no loss mask in this build"))
+    head = (
+        f"sample {sample_id}: {len(ids)} tokens in unit {size} ({os.path.relpath(shard, out_dir)} row {row})"
+        + (f", {int(mask.sum())} trained" if ds.has_loss_mask else ", no loss mask in this build")
+    )
     parts = []
     for a, b, trained in runs(mask):
         text = decode(ids[a:b])
@@ -63,7 +67,9 @@ def render_sample(out_dir: str, sample_id: int, tokenizer: str | None = None, co
     if "chat" in ds.manifest:  # source.chat: the conversation's roles, read from its source line
         head += "\n" + _roles_line(ds.manifest, out_dir, sample_id)
     legend = ("trained tokens in green" if color else "trained tokens inside ⟦ ⟧") if ds.has_loss_mask else ""
-    return "\n".join(x for x in (head, legend, "", "".join(parts) if parts else "(no tokens)") if x is not None)
+    return "\n".join(
+        x for x in (head, legend, "", "".join(parts) if parts else "(no tokens)") if x is not None
+    )
 
 
 def _roles_line(manifest: dict, out_dir: str, sample_id: int) -> str:
@@ -95,6 +101,8 @@ def _roles_line(manifest: dict, out_dir: str, sample_id: int) -> str:
         messages, _, flags = C.read_messages(chat, obj or {})
     except (C._Failure, MintDimError):
         return f"roles: ({where} {number} of {path} is no longer a conversation)"
-    trained = set(C.choose(chat, frozenset(train_on or ()), messages, flags)) if train_on is not None else set()
+    trained = (
+        set(C.choose(chat, frozenset(train_on or ()), messages, flags)) if train_on is not None else set()
+    )
     roles = ", ".join(m["role"] + ("*" if i in trained else "") for i, m in enumerate(messages))
     return f"roles: {roles}" + (" (* trained)" if trained else "") + f"; from {path} {where} {number}"

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import errors as E
+from ..formats import output as fmt
 from ..sources import inputs
 from ..units import padding
-from ..formats import output as fmt
 
 
 @dataclass
@@ -29,17 +29,25 @@ class OutputSuggestion:
     current_sizes: list[int] | None
     current: padding.PaddingReport | None
     suggestion: padding.Suggestion
-    packed: list = None  # per row length: the packed layout's figures on the same lengths (mintdim.units.packing)
+    packed: list = (
+        None  # per row length: the packed layout's figures on the same lengths (mintdim.units.packing)
+    )
 
     def as_dict(self) -> dict:
         s = self.suggestion
         return {
-            "output": self.output, "samples": self.samples, "distinct_lengths": self.distinct_lengths,
+            "output": self.output,
+            "samples": self.samples,
+            "distinct_lengths": self.distinct_lengths,
             "current_sizes": self.current_sizes,
             "current_padding_ratio": self.current.padding_ratio if self.current else None,
-            "suggested_sizes": s.sizes, "suggested_padding_ratio": s.report.padding_ratio,
-            "suggested_slots": s.report.total_slots, "cost": s.cost, "objective": s.objective,
-            "note": s.note, "padding_by_k": {str(k): v for k, v in s.by_k.items()},
+            "suggested_sizes": s.sizes,
+            "suggested_padding_ratio": s.report.padding_ratio,
+            "suggested_slots": s.report.total_slots,
+            "cost": s.cost,
+            "objective": s.objective,
+            "note": s.note,
+            "padding_by_k": {str(k): v for k, v in s.by_k.items()},
             "packed": self.packed or [],
         }
 
@@ -59,7 +67,9 @@ def lengths_from_output(out_dir: str) -> tuple[np.ndarray, list[int] | None]:
     return lengths, sizes
 
 
-def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, np.ndarray, list[int] | None]]:
+def lengths_from_config(
+    raw: dict, cores: int | None = None
+) -> list[tuple[str, np.ndarray, list[int] | None]]:
     """Tokenize every input of a config with the build's tokenize stage; lengths per output."""
     from ..formats import intermediate as inter
     from ..stages.plan import bad_of_chunk, check_bad_records
@@ -83,7 +93,9 @@ def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, 
             parts, bad, line = [], {}, 1
             for k, bounds in enumerate(inputs.chunk_bounds(f.abspath, build.chunk_mb)):
                 d = os.path.join(tmp, f"f{f.index}_c{k}")
-                tokenize_chunk(build, metas, f.index, k, d, threads=threads, log=lambda *a: None, bounds=bounds)
+                tokenize_chunk(
+                    build, metas, f.index, k, d, threads=threads, log=lambda *a: None, bounds=bounds
+                )
                 meta = inter.read(inter.meta_path(d))
                 parts.append(inter.unarr(meta["lengths"]))
                 bad_of_chunk(bad, meta, line)  # source.on_bad_record, as the build's plan applies it
@@ -104,13 +116,24 @@ def lengths_from_config(raw: dict, cores: int | None = None) -> list[tuple[str, 
         if isinstance(declared, list) and declared:
             sizes = declared[0] if len(declared) == 1 else declared[o.files[0]]
         parts = per_output[o.index]
-        result.append((o.dir, np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64), sizes))
+        result.append(
+            (o.dir, np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64), sizes)
+        )
     return result
 
 
-def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_size: int | None = None,
-                  max_size: int | None = None, max_padding: float | None = None, cost: str = "linear",
-                  cores: int | None = None, pack=(4096, 8192)) -> list[OutputSuggestion]:
+def suggest_units(
+    source,
+    *,
+    k: int | None = None,
+    multiple_of: int = 1,
+    min_size: int | None = None,
+    max_size: int | None = None,
+    max_padding: float | None = None,
+    cost: str = "linear",
+    cores: int | None = None,
+    pack=(4096, 8192),
+) -> list[OutputSuggestion]:
     """source: an output directory, a YAML config path, or a config dict. One answer per output."""
     if isinstance(source, dict):
         groups = lengths_from_config(source, cores)
@@ -129,15 +152,32 @@ def suggest_units(source, *, k: int | None = None, multiple_of: int = 1, min_siz
             raise E.UsageError.positive("-k", str(k))
         values, counts = padding.histogram(lengths)
         try:
-            found = padding.suggest(values=values, counts=counts, k=k, multiple_of=multiple_of,
-                                    min_size=min_size, max_size=max_size, max_padding=max_padding, cost=cost)
+            found = padding.suggest(
+                values=values,
+                counts=counts,
+                k=k,
+                multiple_of=multiple_of,
+                min_size=min_size,
+                max_size=max_size,
+                max_padding=max_padding,
+                cost=cost,
+            )
         except padding.AboveMax as exc:
             raise E.UsageError.above_max(exc.max_size, exc.longest, exc.needed) from None
         current = None
         if sizes and (not len(values) or values[-1] <= sizes[-1]):
             current = padding.measure(values, counts, sizes)
-        answers.append(OutputSuggestion(name, int(counts.sum()), int(len(values)), sizes, current, found,
-                                        [packed_figures(lengths, row) for row in pack or ()]))
+        answers.append(
+            OutputSuggestion(
+                name,
+                int(counts.sum()),
+                int(len(values)),
+                sizes,
+                current,
+                found,
+                [packed_figures(lengths, row) for row in pack or ()],
+            )
+        )
     return answers
 
 
@@ -148,7 +188,13 @@ def packed_figures(lengths: np.ndarray, row_length: int) -> dict:
 
     p = packing.plan(lengths, row_length, "drop")
     over = int(np.count_nonzero(p.status == packing.DROPPED))
-    return {"row_length": int(row_length), "rows": p.n_rows, "lower_bound_rows": p.lower_bound,
-            "total_slots": p.slots, "pad_tokens": p.slots - p.tokens,
-            "padding_ratio": 1 - p.efficiency if p.slots else 0.0, "efficiency": p.efficiency,
-            "longer_than_row": over}
+    return {
+        "row_length": int(row_length),
+        "rows": p.n_rows,
+        "lower_bound_rows": p.lower_bound,
+        "total_slots": p.slots,
+        "pad_tokens": p.slots - p.tokens,
+        "padding_ratio": 1 - p.efficiency if p.slots else 0.0,
+        "efficiency": p.efficiency,
+        "longer_than_row": over,
+    }

@@ -80,8 +80,12 @@ def with_trained(ds, s: dict, unit_of) -> dict:
         unit["untrained"] = int(np.count_nonzero(trained[mine] == 0))
     st = ds.stats
     ids = st.get("untrained_ids", np.flatnonzero(written & (trained == 0)).tolist())
-    return s | {"trained_tokens": int(trained.sum()), "untrained_samples": st.get("untrained_samples", len(ids)),
-                "untrained_ids": ids[:10], "untrained_dropped": st.get("untrained_dropped", 0)}
+    return s | {
+        "trained_tokens": int(trained.sum()),
+        "untrained_samples": st.get("untrained_samples", len(ids)),
+        "untrained_ids": ids[:10],
+        "untrained_dropped": st.get("untrained_dropped", 0),
+    }
 
 
 def _summarize_units(ds) -> dict:
@@ -96,16 +100,25 @@ def _summarize_units(ds) -> dict:
         mine = lengths[unit_of == u]
         tokens = int(mine.sum())
         slots = int(unit.num_samples) * unit.size
-        nbytes = sum(int(np.prod(ds._memmap(p, unit.size).shape)) for p in unit.shard_paths) * ds.dtype.itemsize
+        nbytes = (
+            sum(int(np.prod(ds._memmap(p, unit.size).shape)) for p in unit.shard_paths) * ds.dtype.itemsize
+        )
         total_slots += slots
         total_bytes += nbytes
-        units.append({
-            "unit_size": unit.size, "samples": unit.num_samples, "shards": unit.num_shards, "tokens": tokens,
-            "slots": slots, "padding_ratio": (1 - tokens / slots) if slots else 0.0, "bytes": nbytes,
-            "min_length": int(mine.min()) if len(mine) else None,
-            "mean_length": float(mine.mean()) if len(mine) else None,
-            "max_length": int(mine.max()) if len(mine) else None,
-        })
+        units.append(
+            {
+                "unit_size": unit.size,
+                "samples": unit.num_samples,
+                "shards": unit.num_shards,
+                "tokens": tokens,
+                "slots": slots,
+                "padding_ratio": (1 - tokens / slots) if slots else 0.0,
+                "bytes": nbytes,
+                "min_length": int(mine.min()) if len(mine) else None,
+                "mean_length": float(mine.mean()) if len(mine) else None,
+                "max_length": int(mine.max()) if len(mine) else None,
+            }
+        )
     st = ds.stats
     total_tokens = int(lengths.sum())
     return {
@@ -156,22 +169,43 @@ def stats_rows(s: dict) -> tuple[list[str], list[list[str]]]:
     n = s["samples"] or 1
     for u in s["units"]:
         empty = u["samples"] == 0
-        rows.append([str(u["unit_size"]), f"{u['samples']:,}", _pct(u["samples"] / n), str(u["shards"]),
-                     f"{u['tokens']:,}", "-" if empty else _pct(u["padding_ratio"]),
-                     "-" if empty else str(u["min_length"]), "-" if empty else f"{u['mean_length']:.1f}",
-                     "-" if empty else str(u["max_length"])])
+        rows.append(
+            [
+                str(u["unit_size"]),
+                f"{u['samples']:,}",
+                _pct(u["samples"] / n),
+                str(u["shards"]),
+                f"{u['tokens']:,}",
+                "-" if empty else _pct(u["padding_ratio"]),
+                "-" if empty else str(u["min_length"]),
+                "-" if empty else f"{u['mean_length']:.1f}",
+                "-" if empty else str(u["max_length"]),
+            ]
+        )
     kept = sum(u["samples"] for u in s["units"])  # the samples in the shards; the others were dropped
-    rows.append(["all", f"{kept:,}", _pct(kept / n if s["samples"] else 0.0), str(s["shards"]),
-                 f"{s['tokens']:,}", _pct(s["padding_ratio"]), str(s["min_length"] if kept else "-"),
-                 f"{s['mean_length']:.1f}" if kept else "-", str(s["max_length"] if kept else "-")])
+    rows.append(
+        [
+            "all",
+            f"{kept:,}",
+            _pct(kept / n if s["samples"] else 0.0),
+            str(s["shards"]),
+            f"{s['tokens']:,}",
+            _pct(s["padding_ratio"]),
+            str(s["min_length"] if kept else "-"),
+            f"{s['mean_length']:.1f}" if kept else "-",
+            str(s["max_length"] if kept else "-"),
+        ]
+    )
     if "trained_tokens" in s:  # source.train_on: trained tokens, and samples that train none, per unit
         header += ["trained", "untrained"]
         for row, u in zip(rows, s["units"]):
             row += [f"{u['trained']:,}", f"{u['untrained']:,}"]
         rows[-1] += [f"{s['trained_tokens']:,}", f"{sum(u['untrained'] for u in s['units']):,}"]
     if kept < s["samples"]:
-        rows.append(["dropped", f"{s['samples'] - kept:,}", _pct((s["samples"] - kept) / n)]
-                    + ["-"] * (len(header) - 3))
+        rows.append(
+            ["dropped", f"{s['samples'] - kept:,}", _pct((s["samples"] - kept) / n)]
+            + ["-"] * (len(header) - 3)
+        )
     return header, rows
 
 
@@ -202,7 +236,8 @@ def format_summary(s: dict) -> str:
         f"  dtype       {s['token_dtype']} ({s['bytes_per_token']} bytes/token, little-endian), "
         f"pad_id {tok.get('pad_id')}, unk_id {tok.get('unk_id')}",
         f"  tokenizer   {tok.get('type')} {tok.get('path')} (vocab {tok.get('vocab_size'):,})",
-        f"  shards      {s['shards']} files, {_mib(s['bytes'])}, {s['samples_per_shard']:,} {'rows' if s.get('packing') else 'samples'} per shard",
+        f"  shards      {s['shards']} files, {_mib(s['bytes'])}, {s['samples_per_shard']:,} "
+        f"{'rows' if s.get('packing') else 'samples'} per shard",
         f"  duplicates  {s['duplicate_groups']:,} groups, {s['duplicate_samples']:,} samples",
         f"  UNK         {s['samples_with_unk']:,} samples, {s['unk_tokens']:,} tokens "
         f"({_pct(s['unk_tokens'] / s['tokens']) if s['tokens'] else '0.0%'} of tokens)",
@@ -210,9 +245,11 @@ def format_summary(s: dict) -> str:
     ]
     if s.get("packing"):
         p = s["packing"]
-        lines[3:3] = [f"  packing     {p['rows']:,} rows of {p['row_length']:,} tokens: efficiency "
-                      f"{_pct(p['efficiency'], 3)} (lower bound {p['lower_bound_rows']:,} rows)",
-                      _overflow_line(p["overflow"])]
+        lines[3:3] = [
+            f"  packing     {p['rows']:,} rows of {p['row_length']:,} tokens: efficiency "
+            f"{_pct(p['efficiency'], 3)} (lower bound {p['lower_bound_rows']:,} rows)",
+            _overflow_line(p["overflow"]),
+        ]
     elif s.get("overflow"):
         lines[3:3] = [_overflow_line(s["overflow"])]
     if s.get("empty_files"):
@@ -221,8 +258,11 @@ def format_summary(s: dict) -> str:
         lines.insert(3, _trained_line(s))
     if "skipped_records" in s:  # source.on_bad_record: skip
         by_class = ", ".join(f"{k}: {v:,}" for k, v in s["skipped_records_by_class"].items())
-        lines[2:2] = [f"  skipped records: {s['skipped_records']:,}" + (f" ({by_class})" if by_class else "")
-                      + ", listed in skipped_index.jsonl (source.on_bad_record: skip)"]
+        lines[2:2] = [
+            f"  skipped records: {s['skipped_records']:,}"
+            + (f" ({by_class})" if by_class else "")
+            + ", listed in skipped_index.jsonl (source.on_bad_record: skip)"
+        ]
     header, rows = stats_rows(s)
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     for r in [header] + rows:
@@ -243,19 +283,24 @@ def _samples(s: dict) -> str:
 def _trained_line(s: dict) -> str:
     """The summary's line of the loss masks: trained tokens, and the samples that train none."""
     count, ids = s["untrained_samples"], s["untrained_ids"]
-    return (f"  trained     {s['trained_tokens']:,} tokens "
-            f"({_pct(s['trained_tokens'] / s['tokens']) if s['tokens'] else '0.0%'} of tokens); "
-            f"{count:,} samples train none"
-            + (f" (ids {', '.join(map(str, ids))}{', ...' if count > len(ids) else ''})" if count else "")
-            + (f", {s['untrained_dropped']:,} left out (source.drop_untrained)" if s["untrained_dropped"] else ""))
+    return (
+        f"  trained     {s['trained_tokens']:,} tokens "
+        f"({_pct(s['trained_tokens'] / s['tokens']) if s['tokens'] else '0.0%'} of tokens); "
+        f"{count:,} samples train none"
+        + (f" (ids {', '.join(map(str, ids))}{', ...' if count > len(ids) else ''})" if count else "")
+        + (f", {s['untrained_dropped']:,} left out (source.drop_untrained)" if s["untrained_dropped"] else "")
+    )
 
 
 def _overflow_line(o: dict) -> str:
     """The summary's line of stats.json's overflow figures (units.overflow)."""
     cut = o["dropped"] + o["truncated"]
-    return (f"  overflow    {o['policy']}: {o['dropped']:,} dropped, {o['truncated']:,} truncated"
-            + (f" (ids {', '.join(map(str, (o['dropped_ids'] + o['truncated_ids'])[:10]))}"
-               f"{', ...' if cut > 10 else ''})" if cut else ""))
+    return f"  overflow    {o['policy']}: {o['dropped']:,} dropped, {o['truncated']:,} truncated" + (
+        f" (ids {', '.join(map(str, (o['dropped_ids'] + o['truncated_ids'])[:10]))}"
+        f"{', ...' if cut > 10 else ''})"
+        if cut
+        else ""
+    )
 
 
 def _summarize_packed(ds) -> dict:
@@ -268,23 +313,47 @@ def _summarize_packed(ds) -> dict:
     tokens = int(lengths.sum())
     nbytes = sum(os.path.getsize(p) for p in ds.shard_paths)
     st = ds.stats
-    unit = {"unit_size": L, "samples": int(len(lengths)), "shards": len(ds.shard_paths), "tokens": tokens,
-            "slots": slots, "padding_ratio": (1 - tokens / slots) if slots else 0.0, "bytes": nbytes,
-            "min_length": int(lengths.min()) if len(lengths) else None,
-            "mean_length": float(lengths.mean()) if len(lengths) else None,
-            "max_length": int(lengths.max()) if len(lengths) else None}
+    unit = {
+        "unit_size": L,
+        "samples": int(len(lengths)),
+        "shards": len(ds.shard_paths),
+        "tokens": tokens,
+        "slots": slots,
+        "padding_ratio": (1 - tokens / slots) if slots else 0.0,
+        "bytes": nbytes,
+        "min_length": int(lengths.min()) if len(lengths) else None,
+        "mean_length": float(lengths.mean()) if len(lengths) else None,
+        "max_length": int(lengths.max()) if len(lengths) else None,
+    }
     pk = st["packing"]
     return {
-        "path": ds.path, "samples": ds.num_samples, "tokens": tokens, "slots": slots,
-        "padding_ratio": unit["padding_ratio"], "bytes": nbytes, "shards": len(ds.shard_paths),
-        "token_dtype": ds.dtype.name, "bytes_per_token": ds.dtype.itemsize,
-        "tokenizer": dict(ds.manifest["tokenizer"]), "samples_per_shard": ds.samples_per_shard,
+        "path": ds.path,
+        "samples": ds.num_samples,
+        "tokens": tokens,
+        "slots": slots,
+        "padding_ratio": unit["padding_ratio"],
+        "bytes": nbytes,
+        "shards": len(ds.shard_paths),
+        "token_dtype": ds.dtype.name,
+        "bytes_per_token": ds.dtype.itemsize,
+        "tokenizer": dict(ds.manifest["tokenizer"]),
+        "samples_per_shard": ds.samples_per_shard,
         "duplicate_groups": int(st.get("duplicate_groups", 0)),
         "duplicate_samples": int(st.get("duplicate_samples", 0)),
-        "samples_with_unk": int(st.get("samples_with_unk", 0)), "unk_tokens": int(st.get("unk_tokens", 0)),
-        "min_length": unit["min_length"], "mean_length": unit["mean_length"], "max_length": unit["max_length"],
-        "units": [unit], "histogram": length_histogram(lengths, [L]), "unit_sizes": [L],
-        "packing": {"row_length": L, "rows": ds.num_rows, "efficiency": tokens / slots if slots else 1.0,
-                    "lower_bound_rows": -(-tokens // L), "overflow": pk["overflow"]},
+        "samples_with_unk": int(st.get("samples_with_unk", 0)),
+        "unk_tokens": int(st.get("unk_tokens", 0)),
+        "min_length": unit["min_length"],
+        "mean_length": unit["mean_length"],
+        "max_length": unit["max_length"],
+        "units": [unit],
+        "histogram": length_histogram(lengths, [L]),
+        "unit_sizes": [L],
+        "packing": {
+            "row_length": L,
+            "rows": ds.num_rows,
+            "efficiency": tokens / slots if slots else 1.0,
+            "lower_bound_rows": -(-tokens // L),
+            "overflow": pk["overflow"],
+        },
         **_skipped(st),  # source.on_bad_record: skip
     }

@@ -15,13 +15,13 @@ Or the parts: `TokenDataset` (a map-style Dataset indexed by sample_id) with
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Sampler
 from torch.utils.data import Dataset as _TorchDataset
 from torch.utils.data._utils.collate import default_collate
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: the readers import this module (lazily), never the reverse
     from .base import Batch, BucketBatchSampler
@@ -60,8 +60,12 @@ class TokenDataset(_TorchDataset):
 
     def __getitem__(self, sample_id: int) -> dict:
         d = _batch_dict(self.dataset.gather([int(sample_id)]), self.dtype)
-        item = {"input_ids": d["input_ids"][0], "attention_mask": d["attention_mask"][0],
-                "length": d["lengths"][0], "sample_id": d["sample_ids"][0]}
+        item = {
+            "input_ids": d["input_ids"][0],
+            "attention_mask": d["attention_mask"][0],
+            "length": d["lengths"][0],
+            "sample_id": d["sample_ids"][0],
+        }
         for key in ("labels", "loss_mask"):
             if key in d:
                 item[key] = d[key][0]
@@ -99,9 +103,12 @@ class TorchBucketSampler(Sampler):
 
 
 def make_loader(dataset, batch_size: int, *, num_workers: int = 0, dtype=None, **sampler_kw) -> DataLoader:
-    return DataLoader(TokenDataset(dataset, dtype=dtype),
-                      batch_sampler=TorchBucketSampler(dataset.sampler(batch_size, **sampler_kw)),
-                      collate_fn=collate, num_workers=num_workers)
+    return DataLoader(
+        TokenDataset(dataset, dtype=dtype),
+        batch_sampler=TorchBucketSampler(dataset.sampler(batch_size, **sampler_kw)),
+        collate_fn=collate,
+        num_workers=num_workers,
+    )
 
 
 # --- packed rows (units.pack) ---------------------------------------------------------------------
@@ -118,8 +125,10 @@ def packed_batch_dict(batch) -> dict:
         "input_ids": torch.from_numpy(flat["input_ids"])[None, :],
         "position_ids": torch.from_numpy(flat["position_ids"])[None, :],
         "labels": torch.from_numpy(flat["labels"])[None, :],
-        "cu_seq_lens_q": cu, "cu_seq_lens_k": cu.clone(),
-        "max_length_q": int(flat["max_seqlen"]), "max_length_k": int(flat["max_seqlen"]),
+        "cu_seq_lens_q": cu,
+        "cu_seq_lens_k": cu.clone(),
+        "max_length_q": int(flat["max_seqlen"]),
+        "max_length_k": int(flat["max_seqlen"]),
         "sample_ids": torch.from_numpy(flat["sample_ids"]),
     }
 
@@ -141,6 +150,9 @@ class PackedRowDataset(_TorchDataset):
 
 
 def make_packed_loader(dataset, batch_size: int, *, num_workers: int = 0, **sampler_kw) -> DataLoader:
-    return DataLoader(PackedRowDataset(dataset),
-                      batch_sampler=TorchBucketSampler(dataset.sampler(batch_size, **sampler_kw)),
-                      collate_fn=collate, num_workers=num_workers)
+    return DataLoader(
+        PackedRowDataset(dataset),
+        batch_sampler=TorchBucketSampler(dataset.sampler(batch_size, **sampler_kw)),
+        collate_fn=collate,
+        num_workers=num_workers,
+    )

@@ -48,13 +48,31 @@ from ..formats import output as fmt
 from ..formats import shards as fs
 from ..formats.checksums import NAME as CHECKSUMS
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
-from .verify_common import Problem, Report  # noqa: F401  (the report's types, imported from here)
-from .verify_common import (BLOCK_ROWS, HexDigests, Index, check_checksums, check_duplicates,
-                            check_empty_files, check_histogram, check_origin, check_skipped, check_trained,
-                            check_unk, compare_stats, is_int, jsonl_rows, overflow_of, overflow_policy, spec_stats)
-from .verify_packed import verify_packed
 from ..progress import Progress, without_cyclic_gc
+from .verify_common import (  # noqa: F401  (the report's types, imported from here)
+    BLOCK_ROWS,
+    HexDigests,
+    Index,
+    Problem,
+    Report,
+    check_checksums,
+    check_duplicates,
+    check_empty_files,
+    check_histogram,
+    check_origin,
+    check_skipped,
+    check_trained,
+    check_unk,
+    compare_stats,
+    is_int,
+    jsonl_rows,
+    overflow_of,
+    overflow_policy,
+    spec_stats,
+)
+from .verify_packed import verify_packed
 from .verify_source import check_source
+
 _SHARD = fs.SHARD_RE  # names and layout come from the format modules; every figure is recomputed here
 _UNIT = fs.UNIT_RE
 
@@ -73,15 +91,29 @@ def _load_json(out: str, name: str, report: Report):
     return None
 
 
-def verify(out: str, source: bool = False, all: bool = False, sample: int = 1000, root: str | None = None,
-           seed: int = 0, log=None) -> Report:  # noqa: A002  (the CLI's --all)
+def verify(
+    out: str,
+    source: bool = False,
+    all: bool = False,
+    sample: int = 1000,
+    root: str | None = None,
+    seed: int = 0,
+    log=None,
+) -> Report:  # noqa: A002  (the CLI's --all)
     """Check the output directory `out`; see the module documentation. Returns a Report. `log`: a callable
     that receives a progress line every few seconds while the shards are read (a long check)."""
     return verify_with_index(out, source, all, sample, root, seed, log)[0]
 
 
-def verify_with_index(out: str, source: bool = False, all: bool = False, sample: int = 1000,  # noqa: A002
-                      root: str | None = None, seed: int = 0, log=None) -> tuple[Report, Index | None]:
+def verify_with_index(
+    out: str,
+    source: bool = False,
+    all: bool = False,
+    sample: int = 1000,  # noqa: A002
+    root: str | None = None,
+    seed: int = 0,
+    log=None,
+) -> tuple[Report, Index | None]:
     """verify(), and sample_index.jsonl as the columns it checked (an Index: token counts, unit sizes,
     overflow status...; None for packed rows or when the check stopped before the index). When the
     report is ok, they are the output's: `mintdim export` reads them instead of parsing the index again."""
@@ -89,9 +121,17 @@ def verify_with_index(out: str, source: bool = False, all: bool = False, sample:
         return _verify(out, source, all, sample, root, seed, log)
 
 
-def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  # noqa: A002
-            seed: int, log) -> tuple[Report, Index | None]:
+def _verify(
+    out: str,
+    source: bool,
+    all: bool,
+    sample: int,
+    root: str | None,  # noqa: A002
+    seed: int,
+    log,
+) -> tuple[Report, Index | None]:
     import numpy as np  # here and below, on first use: `import mintdim` (every workflow job) stays light
+
     report = Report(path=out)
     if log is not None:  # the count of shards is set once the manifest (and index) give it
         report.progress = Progress(log, f"[verify] {out}", 0, "shards")
@@ -100,13 +140,7 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
         return report, None
     check_checksums(out, report, log)  # first: any changed byte, by file
 
-    # --- failure markers, the directory's entries --------------------------------------------------
-    for base, dirs, files in os.walk(out):
-        dirs.sort()
-        if FAILED_MARKER in files:
-            rel = os.path.relpath(os.path.join(base, FAILED_MARKER), out)
-            report.add(rel, "failure marker: the build failed or did not finish; this is not a usable output")
-
+    _check_failure_markers(out, report)
     manifest = _load_json(out, fmt.MANIFEST, report)
     histogram = _load_json(out, fmt.HISTOGRAM, report)
     stats = _load_json(out, fmt.STATS, report)
@@ -115,22 +149,12 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
         return report, None
     sizes, sps, dtype, _pad, _unk, _vocab, files = m
     if (manifest.get("units") or {}).get("layout") == "packed":  # units.pack
-        return verify_packed(out, manifest, histogram, stats, m, report, source, all, sample, root, seed), None
+        return verify_packed(
+            out, manifest, histogram, stats, m, report, source, all, sample, root, seed
+        ), None
     has_masks = "loss_mask" in manifest  # source.train_on: mask_XXXXXX.bin beside every shard
     policy = overflow_policy(manifest, report)  # units.overflow with unit sizes
-
-    entries = sorted(os.listdir(out))
-    declared = {fs.unit_dir(s) for s in sizes}
-    for name in entries:
-        full = os.path.join(out, name)
-        if _UNIT.match(name) and name not in declared:
-            report.add(name, f"unit directory not declared in manifest.json (sizes {sizes})")
-        elif not _UNIT.match(name) and name not in fmt.index_files(manifest) and name != CHECKSUMS:
-            report.add(name, "unexpected entry in the output directory")
-        elif name in declared and not os.path.isdir(full):
-            report.add(name, "is not a directory")
-    for d in sorted(declared - set(entries)):
-        report.add(d, "declared unit directory is missing")
+    _check_entries(out, manifest, sizes, report)
 
     # --- sample_index.jsonl ------------------------------------------------------------------------
     idx = _read_sample_index(out, report, sizes, sps, files, policy)
@@ -166,8 +190,34 @@ def _verify(out: str, source: bool, all: bool, sample: int, root: str | None,  #
     return report, idx
 
 
-def _check_unit(out: str, s: int, ids, sps: int, m, idx: Index, report: Report, found_unk: dict,
-                trained_found) -> None:
+def _check_failure_markers(out: str, report: Report) -> None:
+    """A failure marker anywhere in the output: the build failed or did not finish."""
+    for base, dirs, files in os.walk(out):
+        dirs.sort()
+        if FAILED_MARKER in files:
+            rel = os.path.relpath(os.path.join(base, FAILED_MARKER), out)
+            report.add(rel, "failure marker: the build failed or did not finish; this is not a usable output")
+
+
+def _check_entries(out: str, manifest: dict, sizes, report: Report) -> None:
+    """The output directory's entries: the declared unit directories, the index files, nothing else."""
+    entries = sorted(os.listdir(out))
+    declared = {fs.unit_dir(s) for s in sizes}
+    for name in entries:
+        full = os.path.join(out, name)
+        if _UNIT.match(name) and name not in declared:
+            report.add(name, f"unit directory not declared in manifest.json (sizes {sizes})")
+        elif not _UNIT.match(name) and name not in fmt.index_files(manifest) and name != CHECKSUMS:
+            report.add(name, "unexpected entry in the output directory")
+        elif name in declared and not os.path.isdir(full):
+            report.add(name, "is not a directory")
+    for d in sorted(declared - set(entries)):
+        report.add(d, "declared unit directory is missing")
+
+
+def _check_unit(
+    out: str, s: int, ids, sps: int, m, idx: Index, report: Report, found_unk: dict, trained_found
+) -> None:
     """One unit directory: exactly its shards (and masks, when `trained_found` is an array: each sample's
     mask bits are counted into it), each of whole records, checked record by record."""
     has_masks = trained_found is not None
@@ -183,9 +233,13 @@ def _check_unit(out: str, s: int, ids, sps: int, m, idx: Index, report: Report, 
     allowed = set(want) | set(masks) | ({EMPTY_MARKER} if count == 0 else set()) | {FAILED_MARKER}
     for name in names:
         if name not in allowed:
-            why = ("an empty unit holds no shard" if count == 0 and _SHARD.match(name) else
-                   f"not expected: unit {s} has {count} samples in {len(want)} shards" if _SHARD.match(name)
-                   else "unexpected file")
+            why = (
+                "an empty unit holds no shard"
+                if count == 0 and _SHARD.match(name)
+                else f"not expected: unit {s} has {count} samples in {len(want)} shards"
+                if _SHARD.match(name)
+                else "unexpected file"
+            )
             report.add(f"{fs.unit_dir(s)}/{name}", why)
     if count == 0 and EMPTY_MARKER not in names:
         report.add(fs.unit_dir(s), f"empty unit without {EMPTY_MARKER}")
@@ -194,7 +248,7 @@ def _check_unit(out: str, s: int, ids, sps: int, m, idx: Index, report: Report, 
     for k, name in enumerate(want):
         rel = f"{fs.unit_dir(s)}/{name}"
         path = os.path.join(udir, name)
-        members = ids[k * sps:(k + 1) * sps]
+        members = ids[k * sps : (k + 1) * sps]
         if not os.path.isfile(path):
             report.add(rel, f"missing (holds samples {int(members[0])}..{int(members[-1])})")
             continue
@@ -202,18 +256,38 @@ def _check_unit(out: str, s: int, ids, sps: int, m, idx: Index, report: Report, 
         size = os.path.getsize(path)
         expected = len(members) * s * bpt
         if size != expected:
-            report.add(rel, f"size {size} bytes, expected {len(members)} records * {s} tokens * {bpt} bytes "
-                            f"= {expected}")
+            report.add(
+                rel,
+                f"size {size} bytes, expected {len(members)} records * {s} tokens * {bpt} bytes = {expected}",
+            )
             if size % (s * bpt):
                 continue  # not whole records: the rows cannot be trusted
         _check_shard(path, rel, s, members, idx, dtype, pad, unk, vocab, report, found_unk)
         if has_masks:
-            _check_mask(os.path.join(udir, masks[k]), f"{fs.unit_dir(s)}/{masks[k]}", s, members, idx, report,
-                        trained_found)
+            _check_mask(
+                os.path.join(udir, masks[k]),
+                f"{fs.unit_dir(s)}/{masks[k]}",
+                s,
+                members,
+                idx,
+                report,
+                trained_found,
+            )
 
 
-def _check_stats(stats: dict, idx: Index, dist: dict, sizes, sps: int, dtype, dup_groups, found_unk: dict,
-                 policy: str, files: list, report: Report) -> None:
+def _check_stats(
+    stats: dict,
+    idx: Index,
+    dist: dict,
+    sizes,
+    sps: int,
+    dtype,
+    dup_groups,
+    found_unk: dict,
+    policy: str,
+    files: list,
+    report: Report,
+) -> None:
     """stats.json against the figures the files give (the spec's keys, shards, overflow, empty_files)."""
     import numpy as np
 
@@ -234,6 +308,7 @@ def _check_stats(stats: dict, idx: Index, dist: dict, sizes, sps: int, dtype, du
 
 def _check_manifest(manifest, report: Report):
     import numpy as np
+
     if not isinstance(manifest, dict):
         if manifest is not None:
             report.add("manifest.json", "is not a JSON object")
@@ -246,22 +321,34 @@ def _check_manifest(manifest, report: Report):
             return None
         dtype = np.dtype(dname).newbyteorder("<")
         if storage.get("dtype", dname) != dname:
-            report.add("manifest.json", f"token_storage.dtype {storage.get('dtype')!r} != token_dtype {dname!r}")
+            report.add(
+                "manifest.json", f"token_storage.dtype {storage.get('dtype')!r} != token_dtype {dname!r}"
+            )
         if storage.get("bytes_per_token", dtype.itemsize) != dtype.itemsize:
-            report.add("manifest.json", f"bytes_per_token {storage.get('bytes_per_token')!r} does not match "
-                                        f"{dname} ({dtype.itemsize})")
+            report.add(
+                "manifest.json",
+                f"bytes_per_token {storage.get('bytes_per_token')!r} does not match "
+                f"{dname} ({dtype.itemsize})",
+            )
         tok = manifest.get("tokenizer") or {}
         vocab, pad, unk = tok.get("vocab_size"), tok.get("pad_id"), tok.get("unk_id")
         no_unk = unk is None and tok.get("type") == "hf_dir"  # a byte-level tokenizer directory: no UNK id
-        if not all(is_int(v) for v in (vocab, pad) + (() if no_unk else (unk,))) \
-                or not (0 <= pad < vocab and (no_unk or 0 <= unk < vocab)):
-            report.add("manifest.json", f"tokenizer vocab_size/pad_id/unk_id invalid: {vocab!r}/{pad!r}/{unk!r}")
+        if not all(is_int(v) for v in (vocab, pad) + (() if no_unk else (unk,))) or not (
+            0 <= pad < vocab and (no_unk or 0 <= unk < vocab)
+        ):
+            report.add(
+                "manifest.json", f"tokenizer vocab_size/pad_id/unk_id invalid: {vocab!r}/{pad!r}/{unk!r}"
+            )
             return None
         if (vocab <= 65535) != (dname == "uint16"):
             report.add("manifest.json", f"dtype {dname} does not follow vocab_size {vocab}")
         sizes = (manifest.get("units") or {}).get("sizes")
-        if not isinstance(sizes, list) or not sizes or not all(is_int(s) and s > 0 for s in sizes) \
-                or sorted(set(sizes)) != sizes:
+        if (
+            not isinstance(sizes, list)
+            or not sizes
+            or not all(is_int(s) and s > 0 for s in sizes)
+            or sorted(set(sizes)) != sizes
+        ):
             report.add("manifest.json", f"units.sizes {sizes!r} is not an ascending list of positive ints")
             return None
         sps = (manifest.get("output") or {}).get("samples_per_shard")
@@ -285,9 +372,14 @@ def _overflow_figures(policy: str, idx: Index, limit: int) -> dict:
     import numpy as np
 
     dropped, truncated = np.flatnonzero(idx.status == 1), np.flatnonzero(idx.status == 2)
-    return {"policy": policy, "dropped": int(len(dropped)), "truncated": int(len(truncated)),
-            "truncated_tokens_lost": int((idx.source_tc[truncated] - limit).sum()),
-            "dropped_ids": dropped.tolist(), "truncated_ids": truncated.tolist()}
+    return {
+        "policy": policy,
+        "dropped": int(len(dropped)),
+        "truncated": int(len(truncated)),
+        "truncated_tokens_lost": int((idx.source_tc[truncated] - limit).sum()),
+        "dropped_ids": dropped.tolist(),
+        "truncated_ids": truncated.tolist(),
+    }
 
 
 def _sample_index_fast(out: str, sizes, sps, files) -> Index | None:
@@ -296,24 +388,33 @@ def _sample_index_fast(out: str, sizes, sps, files) -> Index | None:
     anything is off: the line-by-line check then finds and words every problem. What passes here
     passes that check (tests/test_verify.py holds the two together)."""
     import numpy as np
+
     try:
         cols = fmt.read_sample_index(os.path.join(out, fmt.SAMPLE_INDEX), files)
     except OSError:
         return None
     if cols is None:
         return None
-    sid, tc, unit, line, fi = (cols[k] for k in ("sample_id", "token_count", "unit_size", "source_line",
-                                                  "source_file"))
+    sid, tc, unit, line, fi = (
+        cols[k] for k in ("sample_id", "token_count", "unit_size", "source_line", "source_file")
+    )
     n = len(sid)
     size_arr = np.asarray(sizes, dtype=np.int64)
     fit = np.searchsorted(size_arr, tc)
-    if (not np.array_equal(sid, np.arange(n)) or fit.max() >= len(size_arr) or not np.array_equal(size_arr[fit], unit)
-            or line.min() < 1 or not np.array_equal(cols["shard_unit"], unit)):
+    if (
+        not np.array_equal(sid, np.arange(n))
+        or fit.max() >= len(size_arr)
+        or not np.array_equal(size_arr[fit], unit)
+        or line.min() < 1
+        or not np.array_equal(cols["shard_unit"], unit)
+    ):
         return None
     if n > 1 and not np.all((fi[1:] > fi[:-1]) | (line[1:] > line[:-1])):  # (files are in order already)
         return None
     rank = np.empty(n, dtype=np.int64)  # a sample's place among its unit's samples
-    for u in np.flatnonzero(np.bincount(fit, minlength=len(size_arr))).tolist():  # (np.unique imports numpy.ma)
+    for u in np.flatnonzero(
+        np.bincount(fit, minlength=len(size_arr))
+    ).tolist():  # (np.unique imports numpy.ma)
         members = np.flatnonzero(fit == u)
         rank[members] = np.arange(len(members))
     if not np.array_equal(cols["shard"], rank // sps) or not np.array_equal(cols["shard_row"], rank % sps):
@@ -344,7 +445,9 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str 
             continue
         sid = obj.get("sample_id")
         if sid != i:
-            report.add(name, f"line {n}: sample_id {sid!r}, expected {i} (ids count 0, 1, 2, ... in order)", i)
+            report.add(
+                name, f"line {n}: sample_id {sid!r}, expected {i} (ids count 0, 1, 2, ... in order)", i
+            )
         if is_int(obj.get("trained_tokens")):
             idx.trained[i] = obj["trained_tokens"]
         tc, unit = obj.get("token_count"), obj.get("unit_size")
@@ -354,7 +457,11 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str 
         idx.status[i] = overflow_of(obj, i, tc, sizes[-1], policy, "the largest unit", report)
         if idx.status[i]:
             idx.source_tc[i] = obj.get("source_token_count") if is_int(obj.get("source_token_count")) else 0
-        if idx.status[i] in (1, 3):  # dropped (units.overflow, source.drop_untrained): in no unit and no shard
+        # dropped (units.overflow, source.drop_untrained): in no unit and no shard
+        if idx.status[i] in (
+            1,
+            3,
+        ):
             place = (unit, obj.get("shard_path"), obj.get("shard_row"))
             if place != (None, None, None):
                 report.add(name, f"dropped sample has a unit and a place in the shards {place}", i)
@@ -381,18 +488,25 @@ def _read_sample_index(out: str, report: Report, sizes, sps, files, policy: str 
     return idx
 
 
-def _check_shard(path, rel, unit, members, idx: Index, dtype, pad, unk, vocab, report: Report, found_unk) -> None:
+def _check_shard(
+    path, rel, unit, members, idx: Index, dtype, pad, unk, vocab, report: Report, found_unk
+) -> None:
     import numpy as np
+
     data = np.memmap(path, dtype=dtype, mode="r") if os.path.getsize(path) else np.zeros(0, dtype=dtype)
     rows = data.reshape(-1, unit)
     for lo in range(0, min(len(rows), len(members)), BLOCK_ROWS):
-        block = np.asarray(rows[lo:lo + BLOCK_ROWS][:len(members) - lo])
-        ids = members[lo:lo + len(block)]
+        block = np.asarray(rows[lo : lo + BLOCK_ROWS][: len(members) - lo])
+        ids = members[lo : lo + len(block)]
         tc = idx.tc[ids]
         for r in np.flatnonzero(_stray_padding(block, np.minimum(tc, unit), pad)).tolist():
-            first = int(tc[r]) + int(np.flatnonzero(block[r, tc[r]:] != pad)[0])
-            report.add(rel, f"row {lo + r}: slot {first} holds {int(block[r, first])}, not pad_id {pad} "
-                            f"(token_count {int(tc[r])})", int(ids[r]))
+            first = int(tc[r]) + int(np.flatnonzero(block[r, tc[r] :] != pad)[0])
+            report.add(
+                rel,
+                f"row {lo + r}: slot {first} holds {int(block[r, first])}, not pad_id {pad} "
+                f"(token_count {int(tc[r])})",
+                int(ids[r]),
+            )
         if int(block.max()) >= vocab:  # one pass; the rows only when some slot is outside
             inside = np.arange(unit)[None, :] < tc[:, None]
             for r in np.flatnonzero(((block >= vocab) & inside).any(axis=1)):
@@ -406,6 +520,7 @@ def _stray_padding(block, tc, pad: int):
     logical_or.reduceat over the slots that are not pad, its segments each row's padding and the next
     row's tokens (half the time of a padding mask of the block's shape, on the ShareGPT build)."""
     import numpy as np
+
     n, width = block.shape
     flat = (block != pad).reshape(-1)
     bounds = np.empty(2 * n, dtype=np.int64)
@@ -421,6 +536,7 @@ def _unk_positions(block, tc, ids, unk: int, found_unk: dict) -> None:
     """found_unk[sample] = the positions before its token_count that hold unk_id, for every row of the block
     that has one (few rows have: the slots are found in one pass over the block, not row by row)."""
     import numpy as np
+
     row, col = np.divmod(np.flatnonzero(block == unk), block.shape[1])
     inside = col < tc[row]
     row, col = row[inside], col[inside]
@@ -435,17 +551,23 @@ def _check_mask(path, rel, unit, members, idx: Index, report: Report, trained_fo
     """Loss masks: ceil(unit / 8) bytes per record, bit order little, no bit set after token_count; the
     bits of each record counted into trained_found."""
     import numpy as np
+
     if not os.path.isfile(path):
         report.add(rel, "missing (manifest.json declares loss masks)")
         return
     width = -(-unit // 8)
     size = os.path.getsize(path)
     if size != len(members) * width:
-        report.add(rel, f"size {size} bytes, expected {len(members)} records * {width} bytes = {len(members) * width}")
+        report.add(
+            rel,
+            f"size {size} bytes, expected {len(members)} records * {width} bytes = {len(members) * width}",
+        )
         return
     if not size:
         return
-    bits = np.unpackbits(np.fromfile(path, dtype=np.uint8).reshape(-1, width), axis=1, count=unit, bitorder="little")
+    bits = np.unpackbits(
+        np.fromfile(path, dtype=np.uint8).reshape(-1, width), axis=1, count=unit, bitorder="little"
+    )
     tail = np.arange(unit)[None, :] >= idx.tc[members][:, None]
     for r in np.flatnonzero((bits.astype(bool) & tail).any(axis=1)):
         report.add(rel, f"row {r}: mask bit set after token_count {int(idx.tc[members[r]])}", int(members[r]))
@@ -464,9 +586,19 @@ def main_lines(report: Report, limit: int | None = 50) -> list[str]:
 
 
 def to_json(report: Report) -> str:
-    return json.dumps({"path": report.path, "ok": report.ok, "problems": report.count, "samples": report.samples,
-                       "shards": report.shards, "source_checked": report.source_checked, "encoded": report.encoded,
-                       "checksums": None if report.checksums is None else report.checksums.files,
-                       "notes": report.notes,
-                       "list": [{"file": p.file, "sample": p.sample, "message": p.message}
-                                for p in report.problems]}, ensure_ascii=False, indent=1)
+    return json.dumps(
+        {
+            "path": report.path,
+            "ok": report.ok,
+            "problems": report.count,
+            "samples": report.samples,
+            "shards": report.shards,
+            "source_checked": report.source_checked,
+            "encoded": report.encoded,
+            "checksums": None if report.checksums is None else report.checksums.files,
+            "notes": report.notes,
+            "list": [{"file": p.file, "sample": p.sample, "message": p.message} for p in report.problems],
+        },
+        ensure_ascii=False,
+        indent=1,
+    )

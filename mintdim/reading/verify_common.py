@@ -87,10 +87,10 @@ class HexDigests:
     def __getitem__(self, i: int) -> str:
         if not 0 <= i < len(self):
             raise IndexError(i)
-        return self.joined[64 * i:64 * i + 64]
+        return self.joined[64 * i : 64 * i + 64]
 
     def __iter__(self):
-        return (self.joined[k:k + 64] for k in range(0, len(self.joined), 64))
+        return (self.joined[k : k + 64] for k in range(0, len(self.joined), 64))
 
 
 class Index:
@@ -98,6 +98,7 @@ class Index:
 
     def __init__(self, n: int):
         import numpy as np
+
         self.tc = np.zeros(n, dtype=np.int64)
         self.unit = np.zeros(n, dtype=np.int64)
         self.line = np.zeros(n, dtype=np.int64)
@@ -131,7 +132,7 @@ def overflow_policy(manifest: dict, report: Report) -> str:
     return policy
 
 
-def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str, report: "Report") -> int:
+def overflow_of(obj: dict, i: int, tc: int, limit: int, policy: str, where: str, report: Report) -> int:
     """A sample_index.jsonl line's overflow keys, checked against the manifest's policy (units.overflow):
     0 a whole sample (no overflow key, no source_token_count), 1 dropped (token_count 0), 2 truncated
     (token_count = limit); a cut sample's source_token_count is above `limit` (`where` names it)."""
@@ -159,13 +160,21 @@ def untrained_of(obj: dict, i: int, tc: int, report: Report) -> int:
     key, token_count 0 and its whole length in source_token_count (its trained_tokens: check_trained)."""
     name = fmt.SAMPLE_INDEX
     if obj["untrained"] != "dropped" or "overflow" in obj:
-        report.add(name, f"untrained {obj['untrained']!r} with overflow {obj.get('overflow')!r}: a sample left out "
-                         "for training no token carries \"untrained\": \"dropped\" alone", i)
+        report.add(
+            name,
+            f"untrained {obj['untrained']!r} with overflow {obj.get('overflow')!r}: a sample left out "
+            'for training no token carries "untrained": "dropped" alone',
+            i,
+        )
     if tc != 0:
         report.add(name, f"untrained sample: token_count {tc}, expected 0", i)
     if not is_int(obj.get("source_token_count")) or obj["source_token_count"] < 0:
-        report.add(name, f"untrained sample: source_token_count {obj.get('source_token_count')!r} is not a "
-                         "non-negative int", i)
+        report.add(
+            name,
+            f"untrained sample: source_token_count {obj.get('source_token_count')!r} is not a "
+            "non-negative int",
+            i,
+        )
     return 3
 
 
@@ -177,11 +186,14 @@ def check_checksums(out: str, report: Report, log=None) -> None:
     from ..progress import Progress
 
     name = checksums.NAME
-    found = report.checksums = checksums.check(out, Progress(log, f"[verify] {out}: {name}", 0, "files")
-                                               if log is not None else None)
+    found = report.checksums = checksums.check(
+        out, Progress(log, f"[verify] {out}: {name}", 0, "files") if log is not None else None
+    )
     if not found.present:
-        report.notes.append(f"no {name}: the output was written before MintDim recorded one; the other "
-                            "checks ran, but a changed byte that leaves the files consistent goes unseen")
+        report.notes.append(
+            f"no {name}: the output was written before MintDim recorded one; the other "
+            "checks ran, but a changed byte that leaves the files consistent goes unseen"
+        )
         return
     for n in found.malformed:
         report.add(name, f"line {n} is not `SHA256  PATH` (or names a file twice)")
@@ -222,7 +234,6 @@ def jsonl_rows(out: str, name: str, report: Report):
             yield n, obj
 
 
-
 def is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -247,7 +258,9 @@ def check_origin(obj: dict, i: int, file_of: dict, last: tuple, report: Report, 
         report.add(name, f"source_line {line!r} is not a positive int", i)
         line = 0
     elif fi >= 0 and (fi, repeat, line) <= last:
-        report.add(name, f"{src}:{line} (repeat {repeat}) is not after the previous sample's (input order)", i)
+        report.add(
+            name, f"{src}:{line} (repeat {repeat}) is not after the previous sample's (input order)", i
+        )
     if fi >= 0 and line:
         last = (fi, repeat, line)
     return h, fi, line, last
@@ -260,7 +273,9 @@ def check_empty_files(stats: dict, idx: Index, files: list, report: Report) -> N
     per_file = np.bincount(idx.file[idx.file >= 0], minlength=len(files)) if len(files) else []
     empty = [f for f, c in zip(files, per_file) if c == 0]
     if stats.get("empty_files", []) != empty:
-        report.add("stats.json", f"empty_files is {stats.get('empty_files')!r}, sample_index.jsonl gives {empty!r}")
+        report.add(
+            "stats.json", f"empty_files is {stats.get('empty_files')!r}, sample_index.jsonl gives {empty!r}"
+        )
 
 
 def check_skipped(out: str, manifest: dict, stats, idx: Index, report: Report) -> None:
@@ -278,23 +293,35 @@ def check_skipped(out: str, manifest: dict, stats, idx: Index, report: Report) -
             continue
         at = obj.get("source_line", obj.get("source_row"))
         f = files.index(obj.get("source_file")) if obj.get("source_file") in files else -1
-        if f < 0 or not is_int(at) or at < 1 or not isinstance(obj.get("error"), str) \
-                or not isinstance(obj.get("reason"), str):
-            report.add(fmt.SKIPPED_INDEX, f"line {n}: not a skipped record of a source file (source_file, "
-                                          "source_line or source_row, error, reason)")
+        if (
+            f < 0
+            or not is_int(at)
+            or at < 1
+            or not isinstance(obj.get("error"), str)
+            or not isinstance(obj.get("reason"), str)
+        ):
+            report.add(
+                fmt.SKIPPED_INDEX,
+                f"line {n}: not a skipped record of a source file (source_file, "
+                "source_line or source_row, error, reason)",
+            )
             continue
         if (f, at) <= last:
-            report.add(fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is not after the line before "
-                                          "(input order)")
+            report.add(
+                fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is not after the line before (input order)"
+            )
         if (f, at) in origins:
-            report.add(fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is a sample's origin in "
-                                          "sample_index.jsonl")
+            report.add(
+                fmt.SKIPPED_INDEX, f"line {n}: {files[f]}:{at} is a sample's origin in sample_index.jsonl"
+            )
         last = (f, at)
         idx.skipped.setdefault(f, set()).add(at)
         per_class[obj["error"]] = per_class.get(obj["error"], 0) + 1
     if isinstance(stats, dict):
-        want = {"skipped_records": sum(per_class.values()),
-                "skipped_records_by_class": dict(sorted(per_class.items()))}
+        want = {
+            "skipped_records": sum(per_class.values()),
+            "skipped_records_by_class": dict(sorted(per_class.items())),
+        }
         for key, value in want.items():
             if stats.get(key) != value:
                 report.add(fmt.STATS, f"{key} is {stats.get(key)!r}, {fmt.SKIPPED_INDEX} gives {value!r}")
@@ -304,17 +331,25 @@ def check_trained(idx: Index, found, stats, report: Report, manifest=None) -> No
     """source.train_on: every sample's trained_tokens in sample_index.jsonl (idx.trained, -1 where a line
     that could be read has none) and the total in stats.json are what the mask bits give (`found`)."""
     import numpy as np
+
     for sid in np.flatnonzero(idx.valid & (idx.trained < 0)).tolist():
         report.add(fmt.SAMPLE_INDEX, "trained_tokens missing (manifest.json declares loss masks)", sid)
     for sid in np.flatnonzero((idx.trained >= 0) & (idx.trained != found)).tolist():
-        report.add(fmt.SAMPLE_INDEX, f"trained_tokens {int(idx.trained[sid])}, the mask bits give {int(found[sid])}",
-                   sid)
+        report.add(
+            fmt.SAMPLE_INDEX,
+            f"trained_tokens {int(idx.trained[sid])}, the mask bits give {int(found[sid])}",
+            sid,
+        )
     if isinstance(stats, dict) and stats.get("trained_tokens") != int(found.sum()):
-        report.add(fmt.STATS, f"trained_tokens is {stats.get('trained_tokens')!r}, the mask bits give "
-                              f"{int(found.sum())}")
+        report.add(
+            fmt.STATS,
+            f"trained_tokens is {stats.get('trained_tokens')!r}, the mask bits give {int(found.sum())}",
+        )
     if isinstance(stats, dict):
         check_untrained(idx, found, stats, report)
-    flags = ((manifest or {}).get("source") or {}).get("drop_untrained") if isinstance(manifest, dict) else None
+    flags = (
+        ((manifest or {}).get("source") or {}).get("drop_untrained") if isinstance(manifest, dict) else None
+    )
     check_left_out(idx, found, flags if isinstance(flags, list) else [], report)
 
 
@@ -326,11 +361,17 @@ def check_left_out(idx: Index, found, flags: list, report: Report) -> None:
     declared = np.array([f is True for f in flags] + [False], dtype=bool)  # [-1]: a sample of no known file
     of_file = declared[np.where((idx.file >= 0) & (idx.file < len(flags)), idx.file, len(flags))]
     for sid in np.flatnonzero((idx.status == 3) & ~of_file).tolist():
-        report.add(fmt.SAMPLE_INDEX, "untrained: dropped, but manifest.json's source.drop_untrained does not "
-                                     "name its file", sid)
+        report.add(
+            fmt.SAMPLE_INDEX,
+            "untrained: dropped, but manifest.json's source.drop_untrained does not name its file",
+            sid,
+        )
     for sid in np.flatnonzero(idx.valid & of_file & (found == 0) & ~np.isin(idx.status, (1, 3))).tolist():
-        report.add(fmt.SAMPLE_INDEX, "trains no token, but its file leaves such samples out "
-                                     "(source.drop_untrained)", sid)
+        report.add(
+            fmt.SAMPLE_INDEX,
+            "trains no token, but its file leaves such samples out (source.drop_untrained)",
+            sid,
+        )
 
 
 def check_untrained(idx: Index, found, stats: dict, report: Report) -> None:
@@ -340,13 +381,19 @@ def check_untrained(idx: Index, found, stats: dict, report: Report) -> None:
     import numpy as np
 
     ids = np.flatnonzero(idx.valid & (found == 0) & (idx.status != 1))
-    want = {"untrained_samples": len(ids), "untrained_ids": ids.tolist(),
-            "untrained_dropped": int(np.count_nonzero(idx.status == 3))}
+    want = {
+        "untrained_samples": len(ids),
+        "untrained_ids": ids.tolist(),
+        "untrained_dropped": int(np.count_nonzero(idx.status == 3)),
+    }
     for key, value in want.items():
         if key in stats and stats[key] != value:
             shown = stats[key] if not isinstance(stats[key], list) or len(stats[key]) <= 10 else "[...]"
-            report.add(fmt.STATS, f"{key} is {shown!r}, the mask bits give "
-                                  f"{value if not isinstance(value, list) or len(value) <= 10 else '[...]'}")
+            report.add(
+                fmt.STATS,
+                f"{key} is {shown!r}, the mask bits give "
+                f"{value if not isinstance(value, list) or len(value) <= 10 else '[...]'}",
+            )
     if "untrained_samples" in stats and "untrained_dropped" not in stats and want["untrained_dropped"]:
         report.add(fmt.STATS, "samples are marked untrained: dropped but untrained_dropped is missing")
 
@@ -355,10 +402,14 @@ def check_duplicates(out: str, idx: Index, files, report: Report) -> list[list[i
     """duplicate_index.jsonl against the groups of equal hashes of the index (those it could read),
     found as the build finds them (formats/output.py duplicate_groups); returns those groups."""
     import numpy as np
+
     if isinstance(idx.hashes, HexDigests):  # every line gave one
         joined, ids_of = idx.hashes.joined, np.arange(len(idx.hashes))
     else:
-        joined, ids_of = "".join(idx.hashes), np.array([i for i, h in enumerate(idx.hashes) if h], dtype=np.int64)
+        joined, ids_of = (
+            "".join(idx.hashes),
+            np.array([i for i, h in enumerate(idx.hashes) if h], dtype=np.int64),
+        )
     digests = np.frombuffer(bytes.fromhex(joined), dtype=np.uint8).reshape(-1, 32)
     want = [ids_of[g].tolist() for g in fmt.duplicate_groups(digests)]
     name = fmt.DUPLICATE_INDEX
@@ -375,21 +426,45 @@ def check_duplicates(out: str, idx: Index, files, report: Report) -> list[list[i
         if obj is None:
             continue
         if k >= len(want):
-            report.add(name, f"line {n}: group of hash {str(obj.get('hash'))[:16]}... is not a duplicate group "
-                             "of sample_index.jsonl")
+            report.add(
+                name,
+                f"line {n}: group of hash {str(obj.get('hash'))[:16]}... is not a duplicate group "
+                "of sample_index.jsonl",
+            )
             continue
         ids = want[k]
-        exp = {"hash": idx.hashes[ids[0]], "count": len(ids),
-               "samples": [{"sample_id": i, "source_file": files[idx.file[i]] if idx.file[i] >= 0 else None,
-                            "source_line": int(idx.line[i])} for i in ids]}
+        exp = {
+            "hash": idx.hashes[ids[0]],
+            "count": len(ids),
+            "samples": [
+                {
+                    "sample_id": i,
+                    "source_file": files[idx.file[i]] if idx.file[i] >= 0 else None,
+                    "source_line": int(idx.line[i]),
+                }
+                for i in ids
+            ],
+        }
         samples = obj.get("samples")
-        have = {"hash": obj.get("hash"), "count": obj.get("count"),
-                "samples": [{key: s.get(key) for key in ("sample_id", "source_file", "source_line")}
-                            for s in samples if isinstance(s, dict)] if isinstance(samples, list) else samples}
+        have = {
+            "hash": obj.get("hash"),
+            "count": obj.get("count"),
+            "samples": [
+                {key: s.get(key) for key in ("sample_id", "source_file", "source_line")}
+                for s in samples
+                if isinstance(s, dict)
+            ]
+            if isinstance(samples, list)
+            else samples,
+        }
         if have != exp:
-            report.add(name, f"line {n}: expected the group of samples {ids} (hash {exp['hash'][:16]}...), "
-                             f"found {have['samples'] if isinstance(have['samples'], list) else have}", ids[0])
-    for ids in want[len(got):]:
+            report.add(
+                name,
+                f"line {n}: expected the group of samples {ids} (hash {exp['hash'][:16]}...), "
+                f"found {have['samples'] if isinstance(have['samples'], list) else have}",
+                ids[0],
+            )
+    for ids in want[len(got) :]:
         report.add(name, f"missing the duplicate group of samples {ids}", ids[0])
     return want
 
@@ -417,8 +492,12 @@ def check_unk(out: str, idx: Index, files, found_unk: dict[int, list[int]], repo
             report.add(name, f"line {n}: hash differs from sample_index.jsonl", sid)
         src = files[idx.file[sid]] if idx.file[sid] >= 0 else None
         if obj.get("source_file") != src or obj.get("source_line") != int(idx.line[sid]):
-            report.add(name, f"line {n}: source {obj.get('source_file')}:{obj.get('source_line')} differs from "
-                             f"sample_index.jsonl ({src}:{int(idx.line[sid])})", sid)
+            report.add(
+                name,
+                f"line {n}: source {obj.get('source_file')}:{obj.get('source_line')} differs from "
+                f"sample_index.jsonl ({src}:{int(idx.line[sid])})",
+                sid,
+            )
     order = list(listed)
     if order != sorted(order):
         report.add(name, "samples are not in sample_id order")
@@ -433,7 +512,7 @@ def check_unk(out: str, idx: Index, files, found_unk: dict[int, list[int]], repo
             report.add(name, f"unk_positions {have}, the shard record has unk_id at {want}", sid)
 
 
-# --- histogram.json, stats.json ----------------------------------------------------------------------------------
+# --- histogram.json, stats.json -----------------------------------------------------------------------------
 
 
 def check_histogram(histogram, dist: dict, what: str, report: Report) -> None:
@@ -449,10 +528,14 @@ def check_histogram(histogram, dist: dict, what: str, report: Report) -> None:
 def spec_stats(idx: Index, dtype, dup_groups: list, found_unk: dict, dist: dict) -> dict:
     """The spec's stats.json keys, as the files give them."""
     return {
-        "total_samples": len(idx.tc), "total_tokens": int(idx.tc.sum()), "token_dtype": dtype.name,
-        "bytes_per_token": dtype.itemsize, "duplicate_groups": len(dup_groups),
+        "total_samples": len(idx.tc),
+        "total_tokens": int(idx.tc.sum()),
+        "token_dtype": dtype.name,
+        "bytes_per_token": dtype.itemsize,
+        "duplicate_groups": len(dup_groups),
         "duplicate_samples": int(sum(len(g) for g in dup_groups)),
-        "samples_with_unk": len(found_unk), "unk_tokens": int(sum(len(v) for v in found_unk.values())),
+        "samples_with_unk": len(found_unk),
+        "unk_tokens": int(sum(len(v) for v in found_unk.values())),
         "unit_distribution": dist,
     }
 

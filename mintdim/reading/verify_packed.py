@@ -31,14 +31,39 @@ from ..formats import shards as fs
 from ..formats.checksums import NAME as CHECKSUMS
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
-from .verify_common import (BLOCK_ROWS, Index, check_duplicates, check_empty_files, check_histogram, check_origin,
-                            check_skipped, check_trained, check_unk, compare_stats, is_int, jsonl_rows,
-                            overflow_of, overflow_policy, spec_stats)
+from .verify_common import (
+    BLOCK_ROWS,
+    Index,
+    check_duplicates,
+    check_empty_files,
+    check_histogram,
+    check_origin,
+    check_skipped,
+    check_trained,
+    check_unk,
+    compare_stats,
+    is_int,
+    jsonl_rows,
+    overflow_of,
+    overflow_policy,
+    spec_stats,
+)
 from .verify_source import check_source
 
 
-def verify_packed(out: str, manifest: dict, histogram, stats, m, report, source: bool, all_samples: bool,
-                  sample: int, root, seed: int):
+def verify_packed(
+    out: str,
+    manifest: dict,
+    histogram,
+    stats,
+    m,
+    report,
+    source: bool,
+    all_samples: bool,
+    sample: int,
+    root,
+    seed: int,
+):
     """verify.verify for an output of packed rows: `m` is what verify's manifest check gave."""
     sizes, sps, dtype, _pad, _unk, _vocab, files = m
     L = (manifest.get("units") or {}).get("row_length")
@@ -72,13 +97,15 @@ def _check_entries(out: str, unit: str, report, index_files=INDEX_FILES) -> None
     """The output directory holds the rows' directory and the index files, nothing else."""
     for name in sorted(os.listdir(out)):
         if name != unit and name not in index_files and name != CHECKSUMS:
-            report.add(name, "unexpected entry in the output directory (packed rows: only "
-                             f"{unit} and the index files)")
+            report.add(
+                name,
+                f"unexpected entry in the output directory (packed rows: only {unit} and the index files)",
+            )
     if not os.path.isdir(os.path.join(out, unit)):
         report.add(unit, "the rows' directory is missing")
 
 
-# --- sample_index.jsonl ------------------------------------------------------------------------------------------
+# --- sample_index.jsonl -------------------------------------------------------------------------------------
 
 
 class _Placed(Index):
@@ -136,14 +163,18 @@ def _place(idx: _Placed, i: int, loc: tuple, unit: str, sps: int, report) -> Non
             report.add(fmt.SAMPLE_INDEX, f"dropped sample has a place in the rows {loc}", i)
         return
     path, row, offset = loc
-    k = fs.shard_index(path[len(unit) + 1:]) if isinstance(path, str) and path.startswith(unit + "/") else None
+    k = (
+        fs.shard_index(path[len(unit) + 1 :])
+        if isinstance(path, str) and path.startswith(unit + "/")
+        else None
+    )
     if k is None or not is_int(row) or not is_int(offset) or not 0 <= row < sps or offset < 0:
         report.add(fmt.SAMPLE_INDEX, f"shard_path/shard_row/row_offset {loc} do not name a row of {unit}", i)
     else:
         idx.row[i], idx.offset[i] = k * sps + row, offset
 
 
-# --- the rows, recomputed from the index -------------------------------------------------------------------------
+# --- the rows, recomputed from the index --------------------------------------------------------------------
 
 
 @dataclass
@@ -158,7 +189,7 @@ class _Rows:
     used: np.ndarray  # slots each row's samples fill
 
     def samples(self, r: int) -> np.ndarray:
-        return self.order[self.first[r]:self.first[r + 1]]
+        return self.order[self.first[r] : self.first[r + 1]]
 
 
 def _recompute_rows(idx: _Placed, L: int, report) -> _Rows:
@@ -168,8 +199,14 @@ def _recompute_rows(idx: _Placed, L: int, report) -> _Rows:
     order = live[np.lexsort((idx.offset[live], idx.row[live]))]
     n_rows = int(idx.row.max()) + 1 if len(live) else 0
     per_row = np.bincount(idx.row[live], minlength=n_rows)
-    rows = _Rows(n_rows, order, per_row, np.concatenate(([0], np.cumsum(per_row))), idx.offset + idx.tc,
-                 np.zeros(n_rows, dtype=np.int64))
+    rows = _Rows(
+        n_rows,
+        order,
+        per_row,
+        np.concatenate(([0], np.cumsum(per_row))),
+        idx.offset + idx.tc,
+        np.zeros(n_rows, dtype=np.int64),
+    )
     for r in np.flatnonzero(per_row == 0).tolist():
         report.add(name, f"row {r} holds no sample (rows are numbered 0..{n_rows - 1} without gaps)")
     smallest = np.full(n_rows, len(idx.tc), dtype=np.int64)
@@ -190,16 +227,23 @@ def _check_row(r: int, ids, offset, ends, L: int, report) -> None:
     bad = np.flatnonzero(offset[ids] != want)
     if len(bad):
         sid = int(ids[bad[0]])
-        report.add(name, f"row {r}: row_offset {int(offset[sid])}, expected {int(want[bad[0]])} "
-                         "(samples back to back from slot 0)", sid)
+        report.add(
+            name,
+            f"row {r}: row_offset {int(offset[sid])}, expected {int(want[bad[0]])} "
+            "(samples back to back from slot 0)",
+            sid,
+        )
     if np.any(np.diff(ids) < 0):
         report.add(name, f"row {r}: samples are not in sample_id order", int(ids[0]))
     if ends[ids[-1]] > L:
-        report.add(name, f"row {r}: its samples end at slot {int(ends[ids[-1]])}, beyond the row length {L}",
-                   int(ids[-1]))
+        report.add(
+            name,
+            f"row {r}: its samples end at slot {int(ends[ids[-1]])}, beyond the row length {L}",
+            int(ids[-1]),
+        )
 
 
-# --- shards, boundaries, masks -----------------------------------------------------------------------------------
+# --- shards, boundaries, masks ------------------------------------------------------------------------------
 
 
 def _check_row_files(out: str, m, L: int, idx: _Placed, rows: _Rows, has_masks: bool, report):
@@ -223,7 +267,9 @@ def _check_row_files(out: str, m, L: int, idx: _Placed, rows: _Rows, has_masks: 
         report.shard_done()
         size, expected = os.path.getsize(path), (r1 - r0) * L * bpt
         if size != expected:
-            report.add(rel, f"size {size} bytes, expected {r1 - r0} rows * {L} tokens * {bpt} bytes = {expected}")
+            report.add(
+                rel, f"size {size} bytes, expected {r1 - r0} rows * {L} tokens * {bpt} bytes = {expected}"
+            )
             continue
         _check_rows(fs.open_records(path, L, dtype), rel, r0, r1, m, idx, rows, found_unk, report)
         _check_cu(out, unit, k, r0, r1, rows, report)
@@ -247,25 +293,30 @@ def _check_unit_entries(out: str, unit: str, n_rows: int, n_shards: int, has_mas
         report.add(unit, f"no rows and no {EMPTY_MARKER}")
 
 
-def _check_rows(data, rel: str, r0: int, r1: int, m, idx: _Placed, rows: _Rows, found_unk: dict, report) -> None:
+def _check_rows(
+    data, rel: str, r0: int, r1: int, m, idx: _Placed, rows: _Rows, found_unk: dict, report
+) -> None:
     """One shard's rows r0..r1-1, block by block: pad_id after each row's samples, tokens inside the
     vocabulary; the UNK positions of each sample go to found_unk."""
     sizes, _sps, _dtype, pad, unk, vocab, _files = m
     L = sizes[0]  # the row length (verify_packed checked sizes == [row_length])
     for lo in range(r0, r1, BLOCK_ROWS):
         hi = min(r1, lo + BLOCK_ROWS)
-        block = np.asarray(data[lo - r0:hi - r0])
+        block = np.asarray(data[lo - r0 : hi - r0])
         tail = np.arange(L)[None, :] >= rows.used[lo:hi, None]
         for b in np.flatnonzero(((block != pad) & tail).any(axis=1)).tolist():
             slot = int(np.flatnonzero((block[b] != pad) & tail[b])[0])
-            report.add(rel, f"row {lo + b - r0}: slot {slot} holds {int(block[b, slot])}, not pad_id {pad} "
-                            f"(the row's samples end at {int(rows.used[lo + b])})")
+            report.add(
+                rel,
+                f"row {lo + b - r0}: slot {slot} holds {int(block[b, slot])}, not pad_id {pad} "
+                f"(the row's samples end at {int(rows.used[lo + b])})",
+            )
         for b in np.flatnonzero(((block >= vocab) & ~tail).any(axis=1)).tolist():
             report.add(rel, f"row {lo + b - r0}: token outside the vocabulary ({vocab})")
         is_unk = (block == unk) & ~tail
         for b in np.flatnonzero(is_unk.any(axis=1)).tolist():
             for sid in rows.samples(lo + b).tolist():
-                pos = np.flatnonzero(is_unk[b, idx.offset[sid]:rows.ends[sid]])
+                pos = np.flatnonzero(is_unk[b, idx.offset[sid] : rows.ends[sid]])
                 if len(pos):
                     found_unk[sid] = pos.tolist()
 
@@ -278,11 +329,14 @@ def _check_cu(out: str, unit: str, k: int, r0: int, r1: int, rows: _Rows, report
         report.add(rel, "missing (the boundaries of its shard)")
         return
     first, ends = rows.first, rows.ends
-    want = fs.boundaries_block(rows.per_row[r0:r1], ends[rows.order[first[r0]:first[r1]]])
+    want = fs.boundaries_block(rows.per_row[r0:r1], ends[rows.order[first[r0] : first[r1]]])
     size = os.path.getsize(path)
     if size != want.nbytes:
-        report.add(rel, f"size {size} bytes, expected {len(want)} int32 values ({r1 - r0 + 1} row pointers, "
-                        f"{r1 - r0} rows, {int(first[r1] - first[r0])} samples) = {want.nbytes}")
+        report.add(
+            rel,
+            f"size {size} bytes, expected {len(want)} int32 values ({r1 - r0 + 1} row pointers, "
+            f"{r1 - r0} rows, {int(first[r1] - first[r0])} samples) = {want.nbytes}",
+        )
         return
     try:
         ptr, cu = fs.read_boundaries(path, r1 - r0)
@@ -293,12 +347,17 @@ def _check_cu(out: str, unit: str, k: int, r0: int, r1: int, rows: _Rows, report
         got = fs.row_cu(ptr, cu, r - r0)
         exp = np.concatenate(([0], ends[rows.samples(r)]))
         if not np.array_equal(got, exp):
-            report.add(rel, f"row {r - r0}: boundaries {got.tolist()[:8]}..., sample_index.jsonl gives "
-                            f"{exp.tolist()[:8]}...", int(rows.order[first[r]]))
+            report.add(
+                rel,
+                f"row {r - r0}: boundaries {got.tolist()[:8]}..., sample_index.jsonl gives "
+                f"{exp.tolist()[:8]}...",
+                int(rows.order[first[r]]),
+            )
 
 
-def _check_masks(out: str, unit: str, k: int, r0: int, r1: int, L: int, idx: _Placed, rows: _Rows,
-                 trained_found, report) -> None:
+def _check_masks(
+    out: str, unit: str, k: int, r0: int, r1: int, L: int, idx: _Placed, rows: _Rows, trained_found, report
+) -> None:
     """mask_XXXXXX.bin: ceil(L / 8) bytes per row, no bit after the row's tokens; each sample's bits
     counted into trained_found."""
     rel = f"{unit}/{fs.mask_name(k)}"
@@ -317,31 +376,55 @@ def _check_masks(out: str, unit: str, k: int, r0: int, r1: int, L: int, idx: _Pl
         report.add(rel, f"row {b}: mask bit set after the row's tokens ({int(rows.used[r0 + b])})")
     for r in range(r0, r1):
         for sid in rows.samples(r).tolist():
-            trained_found[sid] = int(bits[r - r0, idx.offset[sid]:rows.ends[sid]].sum())
+            trained_found[sid] = int(bits[r - r0, idx.offset[sid] : rows.ends[sid]].sum())
 
 
-# --- stats.json, the source --------------------------------------------------------------------------------------
+# --- stats.json, the source ---------------------------------------------------------------------------------
 
 
-def _check_stats(stats: dict, idx: _Placed, n_rows: int, L: int, dist: dict, m, dup_groups, found_unk: dict,
-                 policy: str, report) -> None:
+def _check_stats(
+    stats: dict,
+    idx: _Placed,
+    n_rows: int,
+    L: int,
+    dist: dict,
+    m,
+    dup_groups,
+    found_unk: dict,
+    policy: str,
+    report,
+) -> None:
     """The spec's keys and shards, the packing and padding blocks, empty_files, packing.efficiency."""
     _sizes, sps, dtype, _pad, _unk, _vocab, files = m
     tokens, slots = int(idx.tc.sum()), n_rows * L
-    compare_stats(stats, {**spec_stats(idx, dtype, dup_groups, found_unk, dist), "shards": {str(L): -(-n_rows // sps)}},
-                  report)
+    compare_stats(
+        stats,
+        {**spec_stats(idx, dtype, dup_groups, found_unk, dist), "shards": {str(L): -(-n_rows // sps)}},
+        report,
+    )
     dropped, truncated = np.flatnonzero(idx.status == 1), np.flatnonzero(idx.status == 2)
-    want = {"packing.rows": n_rows, "packing.row_length": L, "packing.samples": dist[str(L)],
-            "packing.tokens": tokens, "packing.slots": slots, "packing.lower_bound_rows": -(-tokens // L),
-            "packing.overflow.policy": policy, "packing.overflow.dropped": len(dropped),
-            "packing.overflow.truncated": len(truncated), "packing.overflow.dropped_ids": dropped.tolist(),
-            "packing.overflow.truncated_ids": truncated.tolist(), "padding.total_slots": slots,
-            "padding.pad_tokens": slots - tokens}
+    want = {
+        "packing.rows": n_rows,
+        "packing.row_length": L,
+        "packing.samples": dist[str(L)],
+        "packing.tokens": tokens,
+        "packing.slots": slots,
+        "packing.lower_bound_rows": -(-tokens // L),
+        "packing.overflow.policy": policy,
+        "packing.overflow.dropped": len(dropped),
+        "packing.overflow.truncated": len(truncated),
+        "packing.overflow.dropped_ids": dropped.tolist(),
+        "packing.overflow.truncated_ids": truncated.tolist(),
+        "padding.total_slots": slots,
+        "padding.pad_tokens": slots - tokens,
+    }
     compare_stats(_packing_figures(stats), want, report)
     check_empty_files(stats, idx, files, report)
     eff = _packing_figures(stats)["packing.efficiency"]
     if not isinstance(eff, (int, float)) or abs(eff - (tokens / slots if slots else 1.0)) > 1e-12:
-        report.add(fmt.STATS, f"packing.efficiency is {eff!r}, the files give {tokens / slots if slots else 1.0!r}")
+        report.add(
+            fmt.STATS, f"packing.efficiency is {eff!r}, the files give {tokens / slots if slots else 1.0!r}"
+        )
 
 
 def _packing_figures(stats: dict) -> dict:
@@ -349,21 +432,52 @@ def _packing_figures(stats: dict) -> dict:
     packing = stats.get("packing") if isinstance(stats.get("packing"), dict) else {}
     over = packing.get("overflow") if isinstance(packing.get("overflow"), dict) else {}
     padding = stats.get("padding") or {}
-    figures = {f"packing.{key}": packing.get(key) for key in ("rows", "row_length", "samples", "tokens", "slots",
-                                                              "lower_bound_rows", "efficiency")}
-    figures.update({f"packing.overflow.{key}": over.get(key) for key in ("policy", "dropped", "truncated",
-                                                                         "dropped_ids", "truncated_ids")})
+    figures = {
+        f"packing.{key}": packing.get(key)
+        for key in ("rows", "row_length", "samples", "tokens", "slots", "lower_bound_rows", "efficiency")
+    }
+    figures.update(
+        {
+            f"packing.overflow.{key}": over.get(key)
+            for key in ("policy", "dropped", "truncated", "dropped_ids", "truncated_ids")
+        }
+    )
     figures.update({f"padding.{key}": padding.get(key) for key in ("total_slots", "pad_tokens")})
     return figures
 
 
-def _recheck_source(out: str, manifest: dict, idx: _Placed, L: int, sps: int, dtype, report, all_samples: bool,
-                    sample: int, root, seed: int) -> None:
+def _recheck_source(
+    out: str,
+    manifest: dict,
+    idx: _Placed,
+    L: int,
+    sps: int,
+    dtype,
+    report,
+    all_samples: bool,
+    sample: int,
+    root,
+    seed: int,
+) -> None:
     """--source as for unit sizes (verify_source.py); a sample's tokens are at its row and offset, the
     encoder's count of a cut sample is its source_token_count."""
+
     def locate(i):
         return (idx.shard_path[i], int(idx.shard_row[i]), int(idx.offset[i])) if idx.row[i] >= 0 else None
 
     counts = np.where(idx.status == 0, idx.tc, idx.source_tc)
-    check_source(out, manifest, idx, None, [L], sps, dtype, report, all_samples, sample, root, seed,
-                 packed=(locate, counts))
+    check_source(
+        out,
+        manifest,
+        idx,
+        None,
+        [L],
+        sps,
+        dtype,
+        report,
+        all_samples,
+        sample,
+        root,
+        seed,
+        packed=(locate, counts),
+    )

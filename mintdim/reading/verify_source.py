@@ -16,8 +16,21 @@ from ..formats import shards as fs
 from .verify_common import Index, Report, is_int
 
 
-def check_source(out, manifest, idx: Index, per_unit, sizes, sps, dtype, report: Report, all_samples: bool,
-                  sample: int, root: str | None, seed: int, packed=None) -> None:
+def check_source(
+    out,
+    manifest,
+    idx: Index,
+    per_unit,
+    sizes,
+    sps,
+    dtype,
+    report: Report,
+    all_samples: bool,
+    sample: int,
+    root: str | None,
+    seed: int,
+    packed=None,
+) -> None:
     """packed (units.pack): (locate(i) -> (shard path, row in shard, offset) or None, encoded counts)."""
     report.source_checked = True
     root = root or os.getcwd()
@@ -36,6 +49,7 @@ def _source_texts(manifest, idx: Index, report: Report, chosen: set, root: str) 
     index; returns the rendered texts of the `chosen` samples. A file under source.take: its samples
     are also the ones its take and seed choose (mintdim/sources/take.py), with their repeats."""
     import numpy as np
+
     from ..sources import inputs
     from ..sources import template as T
 
@@ -59,12 +73,24 @@ def _source_texts(manifest, idx: Index, report: Report, chosen: set, root: str) 
             report.add("manifest.json", f"no valid template for source file {decl}")
             continue
         except Exception as exc:  # source.chat: the tokenizer directory or its template
-            report.add("manifest.json", f"cannot render the conversations of {decl}: {str(exc).splitlines()[0]}")
+            report.add(
+                "manifest.json", f"cannot render the conversations of {decl}: {str(exc).splitlines()[0]}"
+            )
             continue
         rendered = _rendered(path, decl, names, chat, tpl, idx, fi, sid, chosen, report)
         if decl in takes:
-            sid = _check_taken(rendered, decl, fi, takes[decl], (manifest.get("take") or {}).get("seed"), idx, sid,
-                               chosen, texts, report)
+            sid = _check_taken(
+                rendered,
+                decl,
+                fi,
+                takes[decl],
+                (manifest.get("take") or {}).get("seed"),
+                idx,
+                sid,
+                chosen,
+                texts,
+                report,
+            )
         else:
             sid = _check_whole(rendered, decl, fi, idx, sid, chosen, texts, report)
     if sid < n:
@@ -124,13 +150,27 @@ def _where(line) -> str:
     return f"row {line}" if isinstance(line, Row) else f"line {line}"
 
 
-def _compare(idx: Index, sid: int, fi: int, decl: str, line: int, repeat: int, digest: str, report: Report,
-             why: str = "the source files give") -> bool:
+def _compare(
+    idx: Index,
+    sid: int,
+    fi: int,
+    decl: str,
+    line: int,
+    repeat: int,
+    digest: str,
+    report: Report,
+    why: str = "the source files give",
+) -> bool:
     """Does index sample `sid` come from this source place and text? Else a problem is reported."""
     if idx.file[sid] != fi or idx.line[sid] != line or idx.repeat[sid] != repeat:
-        got = f"{idx.file_name(sid)}:{int(idx.line[sid])}" + (f" repeat {int(idx.repeat[sid])}" if repeat else "")
-        report.add("sample_index.jsonl", f"source is {got}, {why} {decl}:{line}" + (f" repeat {repeat}" if repeat
-                                                                                      else ""), sid)
+        got = f"{idx.file_name(sid)}:{int(idx.line[sid])}" + (
+            f" repeat {int(idx.repeat[sid])}" if repeat else ""
+        )
+        report.add(
+            "sample_index.jsonl",
+            f"source is {got}, {why} {decl}:{line}" + (f" repeat {repeat}" if repeat else ""),
+            sid,
+        )
         return False
     if idx.hashes[sid] != digest:
         report.add("sample_index.jsonl", f"hash differs from the rendered text of {decl}:{line}", sid)
@@ -138,15 +178,21 @@ def _compare(idx: Index, sid: int, fi: int, decl: str, line: int, repeat: int, d
     return True
 
 
-def _check_taken(rendered, decl, fi: int, entry: dict, seed, idx: Index, sid: int, chosen, texts,
-                 report: Report) -> int:
+def _check_taken(
+    rendered, decl, fi: int, entry: dict, seed, idx: Index, sid: int, chosen, texts, report: Report
+) -> int:
     """A source under source.take: the samples its take and seed choose, from the samples it holds now."""
     from ..sources import take as TK
 
     samples = list(rendered)  # (line, digest, text): 32 bytes and a line number per sample
     available = len(samples)
     value, index = entry.get("take"), entry.get("file_index")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not is_int(index) or not is_int(seed):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not is_int(index)
+        or not is_int(seed)
+    ):
         report.add("manifest.json", f"take of {decl}: take, file_index and seed are not numbers: {entry}")
         return sid
     want = TK.summary(decl, index, value, available)
@@ -157,17 +203,24 @@ def _check_taken(rendered, decl, fi: int, entry: dict, seed, idx: Index, sid: in
     for p, r in zip(positions.tolist(), repeats.tolist()):
         line, digest, text = samples[p]
         if sid >= n:
-            report.add(decl, f"{_where(line)} repeat {r} (chosen by its take) has no sample in sample_index.jsonl")
+            report.add(
+                decl, f"{_where(line)} repeat {r} (chosen by its take) has no sample in sample_index.jsonl"
+            )
         elif digest is not None:
-            if _compare(idx, sid, fi, decl, line, r, digest, report, f"the take of {decl} (seed {seed}) chooses") \
-                    and sid in chosen:
+            if (
+                _compare(
+                    idx, sid, fi, decl, line, r, digest, report, f"the take of {decl} (seed {seed}) chooses"
+                )
+                and sid in chosen
+            ):
                 texts[sid] = text
         sid += 1
     return sid
 
 
-def _encode_again(out, manifest, idx: Index, per_unit, sizes, sps, dtype, report: Report, texts: dict, root: str,
-                  packed) -> None:
+def _encode_again(
+    out, manifest, idx: Index, per_unit, sizes, sps, dtype, report: Report, texts: dict, root: str, packed
+) -> None:
     """The chosen samples' texts encoded again with the tokenizer, compared with their shard records."""
     import numpy as np
 
@@ -175,6 +228,7 @@ def _encode_again(out, manifest, idx: Index, per_unit, sizes, sps, dtype, report
     if tok is None:
         return
     if packed is None:
+
         def locate(i):  # (shard, row in it, first slot, record width) of a stored sample; None: dropped
             if idx.status[i] in (1, 3):  # dropped (units.overflow, source.drop_untrained)
                 return None
@@ -182,8 +236,10 @@ def _encode_again(out, manifest, idx: Index, per_unit, sizes, sps, dtype, report
             rank = int(np.searchsorted(per_unit[unit], i))  # its place among its unit's samples
             return fs.shard_path(unit, rank // sps), rank % sps, 0, unit
 
-        counts = np.where(idx.status > 0, idx.source_tc, idx.tc)  # a cut sample: the encoder gives its whole length
+        # a cut sample: the encoder gives its whole length
+        counts = np.where(idx.status > 0, idx.source_tc, idx.tc)
     else:
+
         def locate(i):
             place = packed[0](i)
             return None if place is None else (*place, sizes[0])
@@ -193,7 +249,8 @@ def _encode_again(out, manifest, idx: Index, per_unit, sizes, sps, dtype, report
 
 
 def _manifest_tokenizer(manifest: dict, root: str, report: Report):
-    """The manifest's tokenizer, loaded from `root`, its ids checked against the manifest; None: unloadable."""
+    """The manifest's tokenizer, loaded from `root`, its ids
+    checked against the manifest; None: unloadable."""
     from ..tokenizers.kinds import load
 
     tok_cfg = manifest.get("tokenizer") or {}
@@ -202,12 +259,17 @@ def _manifest_tokenizer(manifest: dict, root: str, report: Report):
     try:
         tok = load(tok_cfg.get("type"), tpath, **(manifest.get("tokenizer_options") or {}))
     except Exception as exc:  # the library's own words
-        report.add("manifest.json", f"tokenizer {tok_cfg.get('path')!r} cannot be loaded from {tpath}: "
-                                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
+        report.add(
+            "manifest.json",
+            f"tokenizer {tok_cfg.get('path')!r} cannot be loaded from {tpath}: "
+            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}",
+        )
         return None
     for key, value in (("vocab_size", tok.vocab_size), ("unk_id", tok.unk_id), ("pad_id", tok.pad_id)):
         if tok_cfg.get(key) != value:
-            report.add("manifest.json", f"tokenizer {key} is {tok_cfg.get(key)!r}, the tokenizer file says {value!r}")
+            report.add(
+                "manifest.json", f"tokenizer {key} is {tok_cfg.get(key)!r}, the tokenizer file says {value!r}"
+            )
     return tok
 
 
@@ -219,11 +281,11 @@ def _compare_encoded(out, tok, texts: dict, idx: Index, locate, counts, dtype, r
     ids = sorted(texts)
     shards: dict[str, np.ndarray] = {}
     for lo in range(0, len(ids), 1024):
-        batch = ids[lo:lo + 1024]
+        batch = ids[lo : lo + 1024]
         flat, lengths = tok.encode_batch([texts[i] for i in batch])
         ends = np.cumsum(lengths)
         for j, i in enumerate(batch):
-            tokens = flat[ends[j] - lengths[j]:ends[j]]
+            tokens = flat[ends[j] - lengths[j] : ends[j]]
             report.encoded += 1
             want = int(counts[i])
             if len(tokens) != want:
@@ -234,7 +296,7 @@ def _compare_encoded(out, tok, texts: dict, idx: Index, locate, counts, dtype, r
             if place is None:  # dropped: nothing stored to compare
                 continue
             rel, row, offset, width = place
-            tokens = tokens[:int(idx.tc[i])].astype(dtype)
+            tokens = tokens[: int(idx.tc[i])].astype(dtype)
             if rel not in shards:
                 try:
                     shards[rel] = np.memmap(os.path.join(out, rel), dtype=dtype, mode="r").reshape(-1, width)
@@ -242,11 +304,15 @@ def _compare_encoded(out, tok, texts: dict, idx: Index, locate, counts, dtype, r
                     shards[rel] = np.zeros((0, width), dtype=dtype)
             if row >= len(shards[rel]):
                 continue  # a missing or short shard is reported already
-            stored = shards[rel][row, offset:offset + len(tokens)]
+            stored = shards[rel][row, offset : offset + len(tokens)]
             if not np.array_equal(stored, tokens):
                 where = offset + int(np.flatnonzero(stored != tokens)[0])
-                report.add(rel, f"row {row}: tokens differ from the tokenizer's encode of the source "
-                                f"(first at slot {where})", i)
+                report.add(
+                    rel,
+                    f"row {row}: tokens differ from the tokenizer's encode of the source "
+                    f"(first at slot {where})",
+                    i,
+                )
 
 
 def _chat_template(manifest: dict, chat: dict, root: str, decl: str):
@@ -260,4 +326,6 @@ def _chat_template(manifest: dict, chat: dict, root: str, decl: str):
     if opts.get("chat_template") and not os.path.isabs(opts["chat_template"]):
         opts["chat_template"] = os.path.join(root, opts["chat_template"])
     tok = load("hf_dir", tpath if os.path.isabs(tpath) else os.path.join(root, tpath), **opts)
-    return ChatRenderer(tok.chat_template, tok.special_tokens, chat, None, (), tok.tool_chat_template).as_template(decl)
+    return ChatRenderer(
+        tok.chat_template, tok.special_tokens, chat, None, (), tok.tool_chat_template
+    ).as_template(decl)

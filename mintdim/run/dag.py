@@ -24,13 +24,12 @@ import time
 import yaml
 
 from .. import errors as E
-from . import guard
-from ..sources import inputs
-from ..formats import records
 from ..config import resolve
+from ..formats import records
 from ..formats.layout import Layout
-from . import failure
+from ..sources import inputs
 from ..stages.validate import outputs_to_build, preflight, schema_checked, write_cache
+from . import failure, guard
 
 RUN_KEY = "mintdim_run"
 # launcher: pid of the `mintdim build` process (Snakemake stops its jobs and ends when it is gone);
@@ -64,8 +63,15 @@ def load_default_config(config: dict, workflow_root: str) -> dict:
 
 
 class BuildDAG:
-    def __init__(self, raw: dict, run: dict | None = None, main_process: bool = True, cores: int | None = None,
-                 local: bool = True, configfiles=()):
+    def __init__(
+        self,
+        raw: dict,
+        run: dict | None = None,
+        main_process: bool = True,
+        cores: int | None = None,
+        local: bool = True,
+        configfiles=(),
+    ):
         self.raw = raw
         self.run = run or {}
         self.build = resolve(raw, trusted=schema_checked(raw))
@@ -107,7 +113,11 @@ class BuildDAG:
             self._write_config()
             failure.reset(self.layout)
         except (E.MintDimError, OSError) as exc:  # another live run; a full disk
-            err = exc if isinstance(exc, E.MintDimError) else E.BuildError.unexpected("start", exc, [self.layout.root])
+            err = (
+                exc
+                if isinstance(exc, E.MintDimError)
+                else E.BuildError.unexpected("start", exc, [self.layout.root])
+            )
             guard.report_error(err, self.run.get("error_file"))
             if held is not None and isinstance(exc, OSError):
                 failure.mark(self.build, err, held.claimed)
@@ -146,9 +156,15 @@ class BuildDAG:
         chunks = self._chunks(parallel, spread=False)
         if sum(len(b) for b in chunks.values()) < parallel:  # too few jobs for the cores: split large files
             chunks = self._chunks(parallel, spread=True)
-        groups = {o.index: write_groups(self.slots(o.index), parallel if local else None,
-                                        sum(inputs.size_of(self.build.files[i].abspath) for i in o.files),
-                                        self.build.chunk_mb * 2 ** 20) for o in self.build.outputs}
+        groups = {
+            o.index: write_groups(
+                self.slots(o.index),
+                parallel if local else None,
+                sum(inputs.size_of(self.build.files[i].abspath) for i in o.files),
+                self.build.chunk_mb * 2**20,
+            )
+            for o in self.build.outputs
+        }
         plan = {"chunks": chunks, "write_groups": groups}
         return json.loads(json.dumps(plan))  # the same types as a recorded plan (string keys)
 
@@ -195,8 +211,11 @@ class BuildDAG:
         sources, whose content it records (an input changed since a killed run: validated again)."""
         from ..tokenizers import training
 
-        return (sorted({f.tokenizer_abspath for f in self.build.files if f.tokenizer_train is None})
-                + training.markers(self.build, self.layout.root) + [f.abspath for f in self.build.files])
+        return (
+            sorted({f.tokenizer_abspath for f in self.build.files if f.tokenizer_train is None})
+            + training.markers(self.build, self.layout.root)
+            + [f.abspath for f in self.build.files]
+        )
 
     def slots(self, out_index: int) -> range:
         """The unit sizes of an output by position: declared sizes, or k sizes planned from the data."""
@@ -213,7 +232,8 @@ class BuildDAG:
     def parts(self, out_index) -> list[str]:
         """What finalize links into the output's tree: the write jobs' directories, then aggregate's."""
         return [self.layout.stage_part(out_index, k) for k in self.write_jobs(out_index)] + [
-            self.layout.stage_agg(out_index)]
+            self.layout.stage_agg(out_index)
+        ]
 
     def aggregate_waits_for_write(self, out_index) -> list[str]:
         """What aggregate needs of the write jobs: packed rows, their summaries (the trained tokens
@@ -233,7 +253,9 @@ class BuildDAG:
 
     def _write_config(self) -> None:
         os.makedirs(self.layout.root, exist_ok=True)
-        records.atomic_write_text(self.config_file, json.dumps(self.raw, sort_keys=True, ensure_ascii=False, indent=1))
+        records.atomic_write_text(
+            self.config_file, json.dumps(self.raw, sort_keys=True, ensure_ascii=False, indent=1)
+        )
 
 
 def _rebuild_how(configfiles) -> str | None:

@@ -39,7 +39,11 @@ def first_error(layout, lang: str = "en", build=None, recorded=()) -> E.MintDimE
     if errs:
         return errs[0].with_lang(lang)
     full = full_disks([layout.root] + ([o.absdir for o in build.outputs] if build else []))
-    return E.BuildError.disk_full(", ".join(full), os.path.join(layout.root, "logs"), lang=lang) if full else None
+    return (
+        E.BuildError.disk_full(", ".join(full), os.path.join(layout.root, "logs"), lang=lang)
+        if full
+        else None
+    )
 
 
 def full_disks(paths, below: int = 64 * 1024) -> list[str]:
@@ -69,8 +73,9 @@ def reset(layout) -> None:
 def on_error(build, layout, claimed) -> E.MintDimError:
     """claimed: the outputs this run holds (guard.BuildGuard): markers go only there, never into another
     live build's."""
-    err = first_error(layout, build.lang, build) or E.BuildError.no_mintdim_error(os.path.join(layout.root, "logs"),
-                                                                                   lang=build.lang)
+    err = first_error(layout, build.lang, build) or E.BuildError.no_mintdim_error(
+        os.path.join(layout.root, "logs"), lang=build.lang
+    )
     mark(build, err, claimed)
     return err
 

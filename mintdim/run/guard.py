@@ -50,8 +50,9 @@ ORPHAN_WAIT_ENV = "MINTDIM_ORPHAN_WAIT"  # seconds a run waits for orphaned jobs
 # seconds a run waits for a run whose launcher is gone to stop: it stops within about 4 s (dag.watch_launcher
 # checks every 0.5 s, dag.stop_group kills its group 3 s after SIGINT); beyond it: "already running"
 STOPPING_WAIT_S = 60.0
-STOPPING = ("[unit-build] waiting for an earlier run of this build to stop (process {pid}; "
-            "its launcher is gone)")
+STOPPING = (
+    "[unit-build] waiting for an earlier run of this build to stop (process {pid}; its launcher is gone)"
+)
 
 
 def _open(path: str, directory: bool = False) -> int:
@@ -171,20 +172,23 @@ class BuildGuard:
         self.claimed: set[str] = set()
         self._fds: list[int] = []  # the run lock first, then the output claims
 
-    def start(self) -> "BuildGuard":
+    def start(self) -> BuildGuard:
         """Take the run lock, then wait for orphaned jobs of a killed run."""
         path = run_lock_path(self.layout)
         fd = _open(path)
         if not _take_run_lock(fd, path, self.echo):
             pid = _read_pid(fd) or holders(path)
             os.close(fd)
-            raise E.BuildError.already_running(self.layout.root, "" if pid == "unknown" else pid,
-                                               lang=self.build.lang)
+            raise E.BuildError.already_running(
+                self.layout.root, "" if pid == "unknown" else pid, lang=self.build.lang
+            )
         self._fds.append(fd)
         before = _read_pid(fd)  # a run that ended cleared it: one that was killed left its pid behind
         if before and int(before) != os.getpid():
-            self.echo(f"[unit-build] taking over the run lock of process {before}, which is no longer running "
-                      "(an earlier run of this build was killed)")
+            self.echo(
+                f"[unit-build] taking over the run lock of process {before}, which is no longer running "
+                "(an earlier run of this build was killed)"
+            )
         os.ftruncate(fd, 0)
         launcher = f"launcher {self.launcher}\n" if self.launcher else ""
         os.pwrite(fd, f"{os.getpid()}\n{launcher}".encode(), 0)
@@ -214,11 +218,15 @@ class BuildGuard:
             while not _try(fd, fcntl.LOCK_EX):
                 waited = time.monotonic() - t0
                 if waited >= limit:
-                    raise E.BuildError.orphans_alive(self.layout.root, holders(path), waited, lang=self.build.lang)
+                    raise E.BuildError.orphans_alive(
+                        self.layout.root, holders(path), waited, lang=self.build.lang
+                    )
                 if not told:
                     told = True
-                    self.echo(f"[unit-build] waiting for jobs of an earlier, killed run of this build to end "
-                              f"(process {holders(path)})")
+                    self.echo(
+                        f"[unit-build] waiting for jobs of an earlier, killed run of this build to end "
+                        f"(process {holders(path)})"
+                    )
                 time.sleep(0.2)
         finally:
             os.close(fd)

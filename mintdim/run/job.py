@@ -17,9 +17,9 @@ import traceback
 
 from .. import errors as E
 from ..faults import kill_point
-from .guard import job_lock
-from ..progress import JobLog, write_timing
 from ..formats.records import atomic_write_text
+from ..progress import JobLog, write_timing
+from .guard import job_lock
 
 
 class BuildStopped(Exception):
@@ -47,8 +47,9 @@ def record_failure(errors_dir: str, failed_flag: str, name: str, err: E.MintDimE
     atomic_write_text(failed_flag, name + "\n")
 
 
-def run(name: str, body, *, log: JobLog, errors_dir: str | None, failed_flag: str | None, lang="en",
-        writes=None) -> int:
+def run(
+    name: str, body, *, log: JobLog, errors_dir: str | None, failed_flag: str | None, lang="en", writes=None
+) -> int:
     """Run a stage body; turn every failure into one clear message and an exit code.
 
     lang: the language of the message, or a function giving it once the body has run (the job
@@ -58,7 +59,9 @@ def run(name: str, body, *, log: JobLog, errors_dir: str | None, failed_flag: st
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)  # _door.py ends quietly until here
     try:
-        return _run(name, body, log=log, errors_dir=errors_dir, failed_flag=failed_flag, lang=lang, writes=writes)
+        return _run(
+            name, body, log=log, errors_dir=errors_dir, failed_flag=failed_flag, lang=lang, writes=writes
+        )
     finally:
         if lock is not None:
             os.close(lock)  # drops the flock
@@ -86,7 +89,11 @@ def _run(name: str, body, *, log, errors_dir, failed_flag, lang, writes) -> int:
             record_failure(errors_dir, failed_flag, name, failure)
         except OSError:  # e.g. the disk is full: the launcher finds the full file system (failure.full_disks)
             pass
-    log(f"[unit-build] {name}: interrupted" if code == 130 else failure.render(lang() if callable(lang) else lang))
+    log(
+        f"[unit-build] {name}: interrupted"
+        if code == 130
+        else failure.render(lang() if callable(lang) else lang)
+    )
     return code
 
 
@@ -103,8 +110,9 @@ def entry(name: str, description: str, add_args, body, argv=None) -> int:
         flag = FailureFlag(os.path.join(root, "FAILED"))
         return build.lang, lambda: body(args, build, metas, log, flag.check)
 
-    return _door(name, description, add_args, argv, "--validated", "validated.json written by the validate stage",
-                 work)
+    return _door(
+        name, description, add_args, argv, "--validated", "validated.json written by the validate stage", work
+    )
 
 
 def config_entry(name: str, description: str, add_args, body, argv=None) -> int:
@@ -120,8 +128,9 @@ def config_entry(name: str, description: str, add_args, body, argv=None) -> int:
             raw = json.load(f)
         return lang_of(raw), lambda: body(args, raw, log)
 
-    return _door(name, description, add_args, argv, "--config-file", "the build's config.json (WORK/<build id>/)",
-                 work)
+    return _door(
+        name, description, add_args, argv, "--config-file", "the build's config.json (WORK/<build id>/)", work
+    )
 
 
 def _door(name: str, description: str, add_args, argv, source: str, source_help: str, work) -> int:
@@ -145,8 +154,15 @@ def _door(name: str, description: str, add_args, argv, source: str, source_help:
         job()
 
     writes = [getattr(args, k) for k in _WRITE_ARGS if isinstance(getattr(args, k, None), str)]
-    code = run(name.format(**vars(args)), go, log=log, errors_dir=os.path.join(root, "errors"),
-               failed_flag=os.path.join(root, "FAILED"), lang=lambda: state["lang"], writes=writes)
+    code = run(
+        name.format(**vars(args)),
+        go,
+        log=log,
+        errors_dir=os.path.join(root, "errors"),
+        failed_flag=os.path.join(root, "FAILED"),
+        lang=lambda: state["lang"],
+        writes=writes,
+    )
     if code == 0:
         write_timing(args.bench, log)
     return code

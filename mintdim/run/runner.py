@@ -29,18 +29,20 @@ import time
 from dataclasses import dataclass, field
 
 from .. import errors as E
-from . import failure, guard
-from .dag import RUN_KEY, signal_group, stop_group
 from ..formats import records
 from ..formats.layout import Layout
 from ..paths import snakefile
+from . import failure, guard
+from .dag import RUN_KEY, signal_group, stop_group
 
 # MintDim's own lines and Snakemake's progress: what the console shows of Snakemake's log (display only)
 _SHOWN = re.compile(rb"\[unit-build|^\d+ of \d+ steps|^Nothing to be done")
 # what a dry run does not show of it: lines about no planned job (Snakemake's banner, with the command line
 # and its --config, goes with `--quiet host`), and each job's timestamp
-_DRY_HIDDEN = re.compile(rb"^(Assuming unrestricted shared filesystem|Building DAG of jobs|"
-                         rb"Would remove temporary output|\[\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\]$)")
+_DRY_HIDDEN = re.compile(
+    rb"^(Assuming unrestricted shared filesystem|Building DAG of jobs|"
+    rb"Would remove temporary output|\[\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\]$)"
+)
 
 
 @dataclass
@@ -66,22 +68,45 @@ class BuildResult:
         return self.outputs[0].stats if len(self.outputs) == 1 else {o.dir: o.stats for o in self.outputs}
 
 
-def snakemake_command(config_path: str, cores: int, profile: str | None, keep_intermediates: bool,
-                      dry_run: bool, extra: list[str] | None = None, run: dict | None = None,
-                      targets: list[str] | None = None) -> list[str]:
+def snakemake_command(
+    config_path: str,
+    cores: int,
+    profile: str | None,
+    keep_intermediates: bool,
+    dry_run: bool,
+    extra: list[str] | None = None,
+    run: dict | None = None,
+    targets: list[str] | None = None,
+) -> list[str]:
     # targets (rule names) first: after an option of several values (--until) they would be its values
-    cmd = [sys.executable, "-m", "snakemake", *(targets or []), "--snakefile", snakefile(),
-           "--directory", os.getcwd(), "--configfile", config_path, "--cores", str(cores), "--rerun-incomplete",
-           # Correctness, not speed (0.03 s CPU either way): MintDim's own locks (guard.py) guard builds and
-           # outputs; Snakemake's lock files add nothing to them and go stale after a kill
-           "--nolock",
-           # the default ILP scheduler starts a solver process (cbc) before every job; the DAG is small
-           # and its jobs wait on each other, so the greedy choice is the same one, without that cost
-           "--scheduler", "greedy",
-           # The build id already names the config and the MintDim version; Snakemake's own per-job
-           # records (params, code, checksums) add no rerun decision beyond file times, and recording
-           # them imports pandas (0.25 s) wherever it is installed
-           "--drop-metadata", "--rerun-triggers", "mtime"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        *(targets or []),
+        "--snakefile",
+        snakefile(),
+        "--directory",
+        os.getcwd(),
+        "--configfile",
+        config_path,
+        "--cores",
+        str(cores),
+        "--rerun-incomplete",
+        # Correctness, not speed (0.03 s CPU either way): MintDim's own locks (guard.py) guard builds and
+        # outputs; Snakemake's lock files add nothing to them and go stale after a kill
+        "--nolock",
+        # the default ILP scheduler starts a solver process (cbc) before every job; the DAG is small
+        # and its jobs wait on each other, so the greedy choice is the same one, without that cost
+        "--scheduler",
+        "greedy",
+        # The build id already names the config and the MintDim version; Snakemake's own per-job
+        # records (params, code, checksums) add no rerun decision beyond file times, and recording
+        # them imports pandas (0.25 s) wherever it is installed
+        "--drop-metadata",
+        "--rerun-triggers",
+        "mtime",
+    ]
     if run:
         cmd += ["--config", f"{RUN_KEY}={json.dumps(run, ensure_ascii=False)}"]
     cmd += ["--profile", profile] if profile else []
@@ -91,10 +116,20 @@ def snakemake_command(config_path: str, cores: int, profile: str | None, keep_in
     return cmd + list(extra or [])
 
 
-def run_build(raw: dict, cores: int | None = None, profile: str | None = None, keep_intermediates: bool = False,
-              dry_run: bool = False, echo=None, extra_args: list[str] | None = None, rebuild: bool = False,
-              until: list[str] | None = None, forcerun: list[str] | None = None,
-              report: bool = False, how: str | None = None) -> BuildResult:
+def run_build(
+    raw: dict,
+    cores: int | None = None,
+    profile: str | None = None,
+    keep_intermediates: bool = False,
+    dry_run: bool = False,
+    echo=None,
+    extra_args: list[str] | None = None,
+    rebuild: bool = False,
+    until: list[str] | None = None,
+    forcerun: list[str] | None = None,
+    report: bool = False,
+    how: str | None = None,
+) -> BuildResult:
     """rebuild: build every stage again (Snakemake's --forcerun validate) and replace a finished output that
     MintDim wrote there once the new one is complete (formats/records.py); nothing else is ever replaced.
     until / forcerun: Snakemake's --until / --forcerun (rule names), for debugging a stage.
@@ -136,8 +171,16 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     extra += ["--forcerun", *forced] if forced else []
     extra += [] if dry_run else cluster_args(profile, build.lang, echo)
     run = {"launcher": os.getpid(), "rebuild": rebuild, "how": how, "error_file": error_file}
-    cmd = snakemake_command(config_path, cores or os.cpu_count() or 1, profile, keep_intermediates, dry_run, extra,
-                            run=run, targets=["all", "reports"] if report else None)
+    cmd = snakemake_command(
+        config_path,
+        cores or os.cpu_count() or 1,
+        profile,
+        keep_intermediates,
+        dry_run,
+        extra,
+        run=run,
+        targets=["all", "reports"] if report else None,
+    )
     rc, stopped_by = _run_snakemake(cmd, result.log, echo, show_all=dry_run)
     if stopped_by:
         _unlink(error_file)
@@ -151,9 +194,12 @@ def run_build(raw: dict, cores: int | None = None, profile: str | None = None, k
     _unlink(error_file)
     if dry_run:
         return result
-    result.already_built = all(before[o.absdir] is not None and before[o.absdir] == _placement(build, o)
-                               for o in build.outputs)
-    result.reports_written = sum(1 for k, t in _report_times(layout, build).items() if t and t != reports.get(k))
+    result.already_built = all(
+        before[o.absdir] is not None and before[o.absdir] == _placement(build, o) for o in build.outputs
+    )
+    result.reports_written = sum(
+        1 for k, t in _report_times(layout, build).items() if t and t != reports.get(k)
+    )
     return _finished(result, build, until)
 
 
@@ -168,8 +214,9 @@ def _run_snakemake(cmd: list[str], log_path: str, echo, show_all: bool) -> tuple
         old = {sig: signal.signal(sig, lambda signum, _frame: stopped.append(signum)) for sig in handled}
     try:
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         try:
             with open(log_path, "rb") as tail:
                 _follow(proc, tail, echo, show_all, stopped)
@@ -208,7 +255,7 @@ def _show(data: bytes, echo, show_all: bool) -> bytes:
     for line in lines:
         found = _SHOWN.search(line)
         if found or (show_all and not _DRY_HIDDEN.match(line)):
-            echo(line[0 if show_all else found.start():].decode("utf-8", "replace"))
+            echo(line[0 if show_all else found.start() :].decode("utf-8", "replace"))
     return rest
 
 
@@ -280,9 +327,12 @@ def check_executor(profile: str | None, lang: str = "en") -> None:
     if not isinstance(executor, str) or executor in ("local", "dryrun", "touch"):
         return
     if importlib.util.find_spec("snakemake_executor_plugin_" + executor.replace("-", "_")) is None:
-        raise E.MissingExtraError.make(f"The profile {profile} (executor: {executor})",
-                                       "cluster" if executor in CLUSTER_EXECUTORS else None,
-                                       f"snakemake-executor-plugin-{executor}", lang=lang)
+        raise E.MissingExtraError.make(
+            f"The profile {profile} (executor: {executor})",
+            "cluster" if executor in CLUSTER_EXECUTORS else None,
+            f"snakemake-executor-plugin-{executor}",
+            lang=lang,
+        )
 
 
 def cluster_args(profile: str | None, lang: str, echo) -> list[str]:

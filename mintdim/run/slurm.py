@@ -27,8 +27,17 @@ LONGEST_WAIT_S = 180  # the plugin's longest wait between two status checks (max
 INIT_DEFAULT_S = 40  # its default slurm-init-seconds-before-status-checks
 STATUS_KEY = "slurm-status-command"
 ASK_TIMEOUT_S = 30
-SACCT = ["sacct", "-X", "--parsable2", "--noheader", "--format=JobIdRaw,State", "--starttime", "now-1hours",
-         "--endtime", "now"]
+SACCT = [
+    "sacct",
+    "-X",
+    "--parsable2",
+    "--noheader",
+    "--format=JobIdRaw,State",
+    "--starttime",
+    "now-1hours",
+    "--endtime",
+    "now",
+]
 SQUEUE = ["squeue", "--noheader", "--states=all", "--format=%i|%T"]
 
 
@@ -43,8 +52,9 @@ def ask(argv: list[str]) -> Answer:
     """Run one Slurm command; its answer, or why it gave none."""
     command = " ".join(argv)
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=ASK_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=ASK_TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
     except FileNotFoundError:
         return Answer(command, False, f"{argv[0]}: command not found")
     except subprocess.TimeoutExpired:
@@ -123,8 +133,10 @@ def status_command(chosen: str | None, init_seconds: int, lang: str = "en") -> t
     if age is None or age < needed:
         raise E.ClusterError.short_min_job_age(age, needed, sacct.text if sacct else None, lang=lang)
     because = f"sacct: {_first_line(sacct.text)}; " if sacct is not None else ""
-    return "squeue", (f"{because}finished jobs stay in squeue for MinJobAge = {age} s, longer than the "
-                      f"longest wait between two status checks, {needed - 1} s")
+    return "squeue", (
+        f"{because}finished jobs stay in squeue for MinJobAge = {age} s, longer than the "
+        f"longest wait between two status checks, {needed - 1} s"
+    )
 
 
 def _first_line(text: str) -> str:

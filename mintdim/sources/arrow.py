@@ -29,8 +29,9 @@ def pyarrow():
     try:
         import pyarrow as pa
     except ImportError:
-        raise E.MissingExtraError.make("Reading Parquet files and datasets directories", "arrow",
-                                       "pyarrow==26.0.1") from None
+        raise E.MissingExtraError.make(
+            "Reading Parquet files and datasets directories", "arrow", "pyarrow==26.0.1"
+        ) from None
     return pa
 
 
@@ -42,8 +43,13 @@ def is_string(t) -> bool:
 
 def is_list(t) -> bool:
     pa = pyarrow()
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or \
-        pa.types.is_list_view(t) or pa.types.is_large_list_view(t)
+    return (
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or pa.types.is_list_view(t)
+        or pa.types.is_large_list_view(t)
+    )
 
 
 def is_nested(t) -> bool:
@@ -72,8 +78,9 @@ def records(batch) -> list[dict]:
     return rows
 
 
-def unit_ranges(sizes: list[int], chunk_mb: float, parallel: int = 1, spread: bool = False,
-                min_split_mb: float = 16) -> list[tuple[int, int]]:
+def unit_ranges(
+    sizes: list[int], chunk_mb: float, parallel: int = 1, spread: bool = False, min_split_mb: float = 16
+) -> list[tuple[int, int]]:
     """Ranges of whole units for tokenize jobs, as jsonl.chunk_bounds splits bytes: at most about
     `chunk_mb` per chunk, a multiple of `parallel` chunks when a file is split (`spread`: split a file
     of min_split_mb or more across the cores too), never more chunks than units, none empty."""
@@ -86,7 +93,8 @@ def unit_ranges(sizes: list[int], chunk_mb: float, parallel: int = 1, spread: bo
     n = min(n, count)
     cumulative = list(itertools.accumulate(sizes))
     bounds = [0]
-    for k in range(1, n):  # the k-th cut: after the first units that hold k/n of the bytes, one unit per chunk at least
+    # the k-th cut: after the first units that hold k/n of the bytes, one unit per chunk at least
+    for k in range(1, n):
         cut = bisect.bisect_left(cumulative, k * total / n) + 1
         bounds.append(max(bounds[-1] + 1, min(cut, count - (n - k))))
     bounds.append(count)
@@ -107,7 +115,7 @@ class ArrowChunkReader:
     def first_row(self) -> int:
         """1-based row of the chunk's first row: the rows of the units before it, plus one."""
         if self._first_row is None:
-            self._first_row = sum(rows for rows, _size in self.source.units()[:self.start]) + 1
+            self._first_row = sum(rows for rows, _size in self.source.units()[: self.start]) + 1
         return self._first_row
 
     def location(self, local: int) -> E.Row:
@@ -118,7 +126,7 @@ class ArrowChunkReader:
 
     def progress(self, processed: int, count: int) -> tuple[int, int, str]:
         """Progress counted in rows: (rows done, rows of the chunk, "rows")."""
-        return count, sum(rows for rows, _size in self.source.units()[self.start:self.end]), "rows"
+        return count, sum(rows for rows, _size in self.source.units()[self.start : self.end]), "rows"
 
     def __iter__(self):
         i = 0
@@ -131,7 +139,9 @@ class ArrowChunkReader:
             except E.MintDimError:
                 raise
             except Exception as exc:  # pyarrow: a damaged page or batch, from here on
-                raise E.SourceParseError.unreadable_rows(self.display, self.location(i), reason(exc)) from None
+                raise E.SourceParseError.unreadable_rows(
+                    self.display, self.location(i), reason(exc)
+                ) from None
             rows, batch = records(batch), None  # the batch's Arrow memory goes before the next one is read
             for record in rows:
                 yield i, record
@@ -173,4 +183,8 @@ def columns_of(fields: list[str], chat: dict | None, names: list[str]) -> list[s
     if chat is None:
         return list(fields)
     wanted = [chat["messages"], chat.get("system"), *(chat.get("extras") or ())]
-    return [name for name in dict.fromkeys(wanted) if name is not None and (name in names or name == chat["messages"])]
+    return [
+        name
+        for name in dict.fromkeys(wanted)
+        if name is not None and (name in names or name == chat["messages"])
+    ]

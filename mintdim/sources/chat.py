@@ -62,8 +62,15 @@ NAMED_EXTRAS = ("tools", "documents")
 RESERVED_KWARGS = ("messages", "tools", "documents", "add_generation_prompt")  # what MintDim passes itself
 RECORD_KWARGS = "chat_template_kwargs"  # a record key: template variables of that record
 SENTINELS = ("\U000f0000\U000f0001", "\U000f0002\U000f0003", "\U000f0004\U000f0005")
-_JSON_TYPES = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null",
-               list: "array", dict: "object"}
+_JSON_TYPES = {
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+    list: "array",
+    dict: "object",
+}
 
 
 def prepare_messages(messages: list[dict]) -> list[dict]:
@@ -80,7 +87,8 @@ def prepare_messages(messages: list[dict]) -> list[dict]:
 
 
 class _Failure(Exception):
-    """A data problem of one record: a SampleSchemaError.chat_* constructor and its arguments after file and line."""
+    """A data problem of one record: a SampleSchemaError.chat_*
+    constructor and its arguments after file and line."""
 
     def __init__(self, make, *values):
         super().__init__(make.__name__)
@@ -141,7 +149,9 @@ def _read_message(o: dict, m, at: int) -> tuple[dict, bool | None]:
     if isinstance(content, list):
         content = _text_parts(content, at, content_key)
     elif content is None and calls:
-        content = ""  # an assistant tool call without text (OpenAI: content null; Qwen3 cannot read it missing)
+        content = (
+            ""  # an assistant tool call without text (OpenAI: content null; Qwen3 cannot read it missing)
+        )
     elif not isinstance(content, str):
         found = "missing" if content_key not in m else _json_type(content)
         raise _Failure(E.SampleSchemaError.chat_content, at, content_key, found)
@@ -168,8 +178,11 @@ def _tool_calls(calls, at: int) -> list[dict]:
     out = []
     for call in calls:
         if not isinstance(call, dict) or not isinstance(call.get("function", call), dict):
-            raise _Failure(E.SampleSchemaError.chat_tool_call, at, _json_type(call.get("function", call)
-                                                                              if isinstance(call, dict) else call))
+            raise _Failure(
+                E.SampleSchemaError.chat_tool_call,
+                at,
+                _json_type(call.get("function", call) if isinstance(call, dict) else call),
+            )
         if "function" in call:
             function, rest = call["function"], {k: v for k, v in call.items() if k != "function"}
         else:  # flat: {name, arguments, id?}
@@ -183,8 +196,9 @@ def _tool_calls(calls, at: int) -> list[dict]:
             try:
                 args = json.loads(args)
             except ValueError:
-                raise _Failure(E.SampleSchemaError.chat_tool_call_arguments, at, name, "a string that is not JSON") \
-                    from None
+                raise _Failure(
+                    E.SampleSchemaError.chat_tool_call_arguments, at, name, "a string that is not JSON"
+                ) from None
             found = f"a string holding JSON type {_json_type(args)}"
         else:
             found = "missing" if "arguments" not in function else f"JSON type {_json_type(args)}"
@@ -235,21 +249,34 @@ def choose(o: dict, roles: frozenset, messages: list[dict], flags: list) -> list
         by_role = by_role[-1:]
     return sorted(set(by_role) | {i for i, f in enumerate(flags) if f is True})
 
+
 class ChatRenderer:
     """Renders one file's conversations; with train roles, also the trained character spans."""
 
-    def __init__(self, template_text: str, special_tokens: dict, options: dict, train_roles: list | None = None,
-                 added_special: list[str] = (), tool_template_text: str | None = None):
+    def __init__(
+        self,
+        template_text: str,
+        special_tokens: dict,
+        options: dict,
+        train_roles: list | None = None,
+        added_special: list[str] = (),
+        tool_template_text: str | None = None,
+    ):
         self.template_text, self.tool_template_text = template_text, tool_template_text
         self.template = compile_template(template_text)
         # records that pass tools use a directory's "tool_use" template, as transformers does
-        self.tool_template = (compile_template(tool_template_text)
-                              if tool_template_text not in (None, template_text) else self.template)
+        self.tool_template = (
+            compile_template(tool_template_text)
+            if tool_template_text not in (None, template_text)
+            else self.template
+        )
         self.special_tokens = dict(special_tokens)
         self.opts = options
         self.train_roles = frozenset(train_roles) if train_roles is not None else None
         self.tagged = bool(GENERATION_TAG.search(template_text))
-        self.tool_tagged = bool(GENERATION_TAG.search(tool_template_text)) if tool_template_text else self.tagged
+        self.tool_tagged = (
+            bool(GENERATION_TAG.search(tool_template_text)) if tool_template_text else self.tagged
+        )
         self.ends = end_markers(special_tokens, list(added_special))
         self.drop_roles = frozenset(options.get("drop_roles") or ())
         self.train_reasoning = options.get("reasoning", "train") == "train"
@@ -266,22 +293,33 @@ class ChatRenderer:
     def _kwargs(self, extras: dict) -> dict:
         """Template variables as transformers passes them: the special tokens, overridden by the
         kwargs (the config's chat_template_kwargs, the record's, its extras)."""
-        return {**self.special_tokens, **self.config_kwargs,
-                **{k: v for k, v in extras.items() if k not in NAMED_EXTRAS}}
+        return {
+            **self.special_tokens,
+            **self.config_kwargs,
+            **{k: v for k, v in extras.items() if k not in NAMED_EXTRAS},
+        }
 
     def render_messages(self, messages: list[dict], extras: dict) -> str:
         template = self.tool_template if extras.get("tools") is not None else self.template
-        return template.render(messages=prepare_messages(messages), tools=extras.get("tools"),
-                               documents=extras.get("documents"), add_generation_prompt=False,
-                               **self._kwargs(extras))
+        return template.render(
+            messages=prepare_messages(messages),
+            tools=extras.get("tools"),
+            documents=extras.get("documents"),
+            add_generation_prompt=False,
+            **self._kwargs(extras),
+        )
 
     def _render_tracked(self, messages: list[dict], extras: dict) -> tuple[str, list]:
         blocks, indices = [], []
         template = self.tool_template if extras.get("tools") is not None else self.template
         with template.environment.activate_tracker(blocks, indices):
-            for block in template.generate(messages=prepare_messages(messages), tools=extras.get("tools"),
-                                           documents=extras.get("documents"), add_generation_prompt=False,
-                                           **self._kwargs(extras)):
+            for block in template.generate(
+                messages=prepare_messages(messages),
+                tools=extras.get("tools"),
+                documents=extras.get("documents"),
+                add_generation_prompt=False,
+                **self._kwargs(extras),
+            ):
                 blocks.append(block)
             text = "".join(blocks)
         return text, indices
@@ -313,13 +351,23 @@ class ChatRenderer:
             return
         i, call = lost
         tools = extras.get("tools") is not None and self.tool_template is not self.template
-        template, source = (self.tool_template, self.tool_template_text) if tools else (self.template,
-                                                                                       self.template_text)
+        template, source = (
+            (self.tool_template, self.tool_template_text) if tools else (self.template, self.template_text)
+        )
         index = self._source_index(obj, i)
-        raise E.ChatTemplateError.dropped(path, line, index if index >= 0 else None, messages[i]["role"], call,
-                                          template_roles(template, source), self.opts.get("system"))
+        raise E.ChatTemplateError.dropped(
+            path,
+            line,
+            index if index >= 0 else None,
+            messages[i]["role"],
+            call,
+            template_roles(template, source),
+            self.opts.get("system"),
+        )
 
-    def render_with_spans(self, obj: dict, path: str, line: int) -> tuple[str, list[tuple[int, int, int, str]]]:
+    def render_with_spans(
+        self, obj: dict, path: str, line: int
+    ) -> tuple[str, list[tuple[int, int, int, str]]]:
         """The rendered text and its trained spans: (start, end, rule, role); rule 0: a token is
         trained when it starts inside, 1: when it overlaps (a {% generation %} span)."""
         messages, extras, flags = self._read(obj, path, line)
@@ -375,7 +423,13 @@ class ChatRenderer:
         m = messages[i]
         if kind == "turn":
             return S.turn_valid(region, m, self.ends)
-        source = S.reasoning_of(m)[1] if kind == "reasoning" else S.answer_of(m) if kind == "answer" else m["content"]
+        source = (
+            S.reasoning_of(m)[1]
+            if kind == "reasoning"
+            else S.answer_of(m)
+            if kind == "answer"
+            else m["content"]
+        )
         ok = isinstance(source, str) and S.within(region, source)
         return ok, ok
 
@@ -418,7 +472,9 @@ class ChatRenderer:
         except Exception:
             return None
         optional = [kind == "reasoning" for _, kind in items]
-        return S.read_pieces(text, other, marks, optional, lambda k, region: self._valid(messages, items[k], region))
+        return S.read_pieces(
+            text, other, marks, optional, lambda k, region: self._valid(messages, items[k], region)
+        )
 
     def _locate_one(self, text: str, messages: list[dict], extras: dict, item: tuple[int, str]):
         """One item's span from a rendering with only that part replaced by a sentinel: the text
@@ -436,7 +492,7 @@ class ChatRenderer:
         if sentinel not in other:
             return S.ABSENT if kind == "reasoning" else None
         span = S.diff_region(text, other, sentinel)
-        if span is None or not self._valid(messages, item, text[span[0]:span[1]])[0]:
+        if span is None or not self._valid(messages, item, text[span[0] : span[1]])[0]:
             return None
         return span
 
@@ -476,7 +532,9 @@ def renderer_for(entry, tok) -> ChatRenderer:
     if template is None:
         raise E.ChatTemplateError.missing(entry.tokenizer_path)
     added = tok.added_special()  # without loading the library when the job encodes with the fast engine
-    return ChatRenderer(template, tok.special_tokens, entry.chat, entry.train_on, added, tok.tool_chat_template)
+    return ChatRenderer(
+        template, tok.special_tokens, entry.chat, entry.train_on, added, tok.tool_chat_template
+    )
 
 
 def check_template(template_text: str, where: str) -> None:
@@ -484,5 +542,6 @@ def check_template(template_text: str, where: str) -> None:
     try:
         compile_template(template_text)
     except Exception as exc:
-        raise E.ChatTemplateError.invalid(where, str(exc).strip().splitlines()[0] if str(exc).strip() else
-                                          type(exc).__name__) from None
+        raise E.ChatTemplateError.invalid(
+            where, str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        ) from None

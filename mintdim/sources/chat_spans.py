@@ -58,7 +58,7 @@ def answer_of(m: dict) -> str:
     content = m.get("content")
     if not isinstance(content, str):
         return ""
-    return content[_answer_start(content):] if reasoning_of(m)[0] == "content" else content
+    return content[_answer_start(content) :] if reasoning_of(m)[0] == "content" else content
 
 
 def marked(m: dict, marks: dict) -> dict:
@@ -99,10 +99,10 @@ def missing(text: str, messages: list[dict], skip_roles: frozenset) -> tuple[int
             continue
         probe = m["content"]  # a string (read_messages)
         if role == "assistant" and THINK_CLOSE in probe and reasoning_of(m)[0] == "content":
-            probe = probe[_answer_start(probe):]
+            probe = probe[_answer_start(probe) :]
         if probe and not (probe[0].isspace() or probe[-1].isspace()):  # the common case: no strip, no escape
             at = find(probe[:HEAD], pos, pos + FIRST_WINDOW + HEAD)  # a long needle's set-up costs more than
-            if at < 0 or not text.startswith(probe, at):           # its head and one compare in place
+            if at < 0 or not text.startswith(probe, at):  # its head and one compare in place
                 at = find(probe, pos, pos + FIRST_WINDOW + len(probe))
             at, n = (at, len(probe)) if at >= 0 else find_written(text, probe, pos)
         else:
@@ -163,8 +163,9 @@ def turn_valid(region: str, m: dict, ends: tuple[str, ...]) -> tuple[bool, bool]
         return False, False
     pos = 0
     answer = answer_of(m).strip()
-    for probe in ([answer] if answer else []) + [p for c in m["tool_calls"]
-                                                 for p in (c["function"]["name"], *c["function"]["arguments"])]:
+    for probe in ([answer] if answer else []) + [
+        p for c in m["tool_calls"] for p in (c["function"]["name"], *c["function"]["arguments"])
+    ]:
         at, n = find_written(region, probe, pos)
         if at < 0:
             return False, True
@@ -187,7 +188,7 @@ def common_suffix(a: str, b: str, limit: int) -> int:
     lo, hi = 0, min(limit, len(a), len(b))
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[len(a) - mid:] == b[len(b) - mid:]:
+        if a[len(a) - mid :] == b[len(b) - mid :]:
             lo = mid
         else:
             hi = mid - 1
@@ -223,7 +224,7 @@ def read_pieces(text: str, other: str, marks: list[str], optional: list[bool], v
             found[k] = (pos, end_limit)
             break
         nxt = pieces[idx + 1]
-        q = _one_reading(text, pos, nxt, lambda region: valid(k, region))
+        q = _one_reading(text, pos, nxt, lambda region: valid(k, region))  # noqa: B023  (called at once)
         if q is None:
             return None
         found[k] = (pos, q)
@@ -257,7 +258,7 @@ def diff_region(text: str, other: str, sentinel: str) -> tuple[int, int] | None:
         return None
     p = common_prefix(text, other)
     s = common_suffix(text, other, min(len(text), len(other)) - p)
-    if sentinel not in other[p:len(other) - s]:
+    if sentinel not in other[p : len(other) - s]:
         return None
     return p, len(text) - s
 
@@ -272,6 +273,6 @@ def opening_tag_start(text: str, at: int, floor: int) -> int:
         return at
     opener = "<" if text[j - 1] == ">" else "["
     k = text.rfind(opener, max(floor, j - TAG_LIMIT), j - 1)
-    if k < 0 or any(c in text[k + 1:j - 1] for c in "\n<>[]"):
+    if k < 0 or any(c in text[k + 1 : j - 1] for c in "\n<>[]"):
         return at
     return k

@@ -34,7 +34,8 @@ class DatasetsSource:
         state = os.path.join(self.path, STATE)
         if not os.path.isfile(state):
             raise E.MintDimFileNotFoundError.datasets_state(
-                self.display, os.path.isfile(os.path.join(self.path, "dataset_dict.json")))
+                self.display, os.path.isfile(os.path.join(self.path, "dataset_dict.json"))
+            )
         try:
             with open(state, encoding="utf-8") as f:
                 listed = [item["filename"] for item in json.load(f)["_data_files"]]
@@ -46,8 +47,9 @@ class DatasetsSource:
         for name in listed:
             full = os.path.join(self.path, name)
             if not os.path.isfile(full):
-                raise E.MintDimFileNotFoundError.make("source (a datasets directory, listed in state.json)",
-                                                      self._shown(name))
+                raise E.MintDimFileNotFoundError.make(
+                    "source (a datasets directory, listed in state.json)", self._shown(name)
+                )
             found.append(full)
         self._files = found
         return found
@@ -61,7 +63,8 @@ class DatasetsSource:
             raise E.SourceParseError.datasets_not_stream(self._shown(name), arrow.reason(exc)) from None
 
     def _batches(self):
-        """(Arrow file, batch) of every record batch, in order (raising what pyarrow raises on a damaged batch)."""
+        """(Arrow file, batch) of every record batch, in order
+        (raising what pyarrow raises on a damaged batch)."""
         for path in self.files():
             reader = self._stream(path)
             for batch in reader:
@@ -80,8 +83,9 @@ class DatasetsSource:
                 except E.MintDimError:
                     raise
                 except Exception as exc:
-                    raise E.SourceParseError.unreadable_rows(self.display, E.Row(rows + 1, KIND),
-                                                             arrow.reason(exc)) from None
+                    raise E.SourceParseError.unreadable_rows(
+                        self.display, E.Row(rows + 1, KIND), arrow.reason(exc)
+                    ) from None
                 units.append((batch.num_rows, batch.nbytes))
                 rows += batch.num_rows
             self._units = units

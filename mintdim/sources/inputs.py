@@ -103,7 +103,9 @@ def arrow_source(path: str, display: str):
     return DatasetsSource(path, display)
 
 
-def chunk_bounds(path: str, chunk_mb: float, parallel: int = 1, spread: bool = False) -> list[tuple[int, int]]:
+def chunk_bounds(
+    path: str, chunk_mb: float, parallel: int = 1, spread: bool = False
+) -> list[tuple[int, int]]:
     """The tokenize jobs' (start, end): see the module documentation. Output never depends on them."""
     if kind_of(path) == JSONL:
         return jsonl.chunk_bounds(path, chunk_mb, parallel, spread)

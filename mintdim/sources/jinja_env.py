@@ -17,8 +17,9 @@ def compile_template(text: str):
     import jinja2
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[_assistant_tracker(), jinja2.ext.loopcontrols])
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[_assistant_tracker(), jinja2.ext.loopcontrols]
+    )
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
@@ -46,7 +47,9 @@ def _assistant_tracker():
         def parse(self, parser):
             lineno = next(parser.stream).lineno
             body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
-            return jinja2.nodes.CallBlock(self.call_method("_generation_support"), [], [], body).set_lineno(lineno)
+            return jinja2.nodes.CallBlock(self.call_method("_generation_support"), [], [], body).set_lineno(
+                lineno
+            )
 
         @jinja2.pass_eval_context
         def _generation_support(self, context, caller):
@@ -117,8 +120,9 @@ def _template_namespace():
         def _check_name(name):
             if isinstance(name, str) and name.startswith("_"):
                 raise jinja2.exceptions.SecurityError(
-                    f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}. "
-                    "Please rename the attribute.")
+                    "Chat templates cannot store underscore-prefixed attributes on a namespace, but got "
+                    f"{name!r}. Please rename the attribute."
+                )
 
     return TemplateNamespace
 

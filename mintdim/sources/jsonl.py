@@ -19,8 +19,15 @@ from .. import errors as E
 
 BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
-_JSON_TYPES = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null",
-               list: "array", dict: "object"}
+_JSON_TYPES = {
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+    list: "array",
+    dict: "object",
+}
 
 
 def compression_of(path: str) -> str | None:
@@ -39,7 +46,9 @@ def compression_of(path: str) -> str | None:
 MIN_SPLIT_MB = 16
 
 
-def chunk_bounds(path: str, chunk_mb: float, parallel: int = 1, spread: bool = False) -> list[tuple[int, int]]:
+def chunk_bounds(
+    path: str, chunk_mb: float, parallel: int = 1, spread: bool = False
+) -> list[tuple[int, int]]:
     """Byte ranges that tokenize jobs take: even splits of a plain file, the whole of a compressed one.
 
     Chunks hold at most `chunk_mb`. With `parallel` > 1 a split file gets a multiple of that many
@@ -70,7 +79,7 @@ def no_samples(path: str) -> str | None:
         return "empty"
     compression = compression_of(path)
     try:
-        with (_open_stream(path, compression) if compression else open(path, "rb")) as stream:
+        with _open_stream(path, compression) if compression else open(path, "rb") as stream:
             head = stream.read(EMPTY_SCAN_BYTES + 1)
     except Exception:  # a corrupt stream, or zstandard not installed: decided when the file is read
         return None

@@ -45,13 +45,20 @@ def select(take, available: int, seed: int, file_index: int) -> tuple[np.ndarray
     whole, remainder = divmod(total, available)
     chosen = choose(seed, file_index, available, remainder)
     positions = np.concatenate([np.tile(np.arange(available, dtype=np.int64), whole), chosen])
-    repeats = np.concatenate([np.repeat(np.arange(whole, dtype=np.int64), available),
-                              np.full(len(chosen), whole, dtype=np.int64)])
+    repeats = np.concatenate(
+        [np.repeat(np.arange(whole, dtype=np.int64), available), np.full(len(chosen), whole, dtype=np.int64)]
+    )
     return positions, repeats
 
 
 def summary(path: str, file_index: int, take, available: int) -> dict:
     """The manifest's record of one file's take."""
     total = count(take, available)
-    return {"file": path, "file_index": file_index, "take": take, "available": available, "taken": total,
-            "whole_repeats": total // available if available else 0}
+    return {
+        "file": path,
+        "file_index": file_index,
+        "take": take,
+        "available": available,
+        "taken": total,
+        "whole_repeats": total // available if available else 0,
+    }

@@ -36,8 +36,9 @@ class Template:
             out.append(lit[i + 1])
         return "".join(out)
 
-    def render_with_spans(self, values: dict, trained: frozenset,
-                          ends: tuple = ()) -> tuple[str, list[tuple[int, int]]]:
+    def render_with_spans(
+        self, values: dict, trained: frozenset, ends: tuple = ()
+    ) -> tuple[str, list[tuple[int, int]]]:
         """The rendered text and the [start, end) character span of every occurrence of a
         trained field in it (a field used twice has two spans; an empty value an empty span).
         ends (end_spans): per occurrence, the end-of-turn marker written right after it, whose span
@@ -76,7 +77,7 @@ class Template:
     def end_texts(self, trained: frozenset, ends: tuple) -> list[str]:
         """The distinct end markers of end_spans(trained, ...), in template order."""
         occurrences = [i for i, name in enumerate(self.names) if name in trained]
-        texts = [self.literals[i + 1][e[0]:e[1]] for i, e in zip(occurrences, ends) if e is not None]
+        texts = [self.literals[i + 1][e[0] : e[1]] for i, e in zip(occurrences, ends) if e is not None]
         return list(dict.fromkeys(texts))
 
     @property
@@ -100,11 +101,11 @@ def parse(text: str) -> Template:
             close = text.find("}", i + 1)
             if close < 0:
                 raise TemplateSyntaxError(text[i:], "unbalanced '{'")
-            inner = text[i + 1:close]
+            inner = text[i + 1 : close]
             if "{" in inner:
-                raise TemplateSyntaxError(text[i:close + 1], "unbalanced '{'")
+                raise TemplateSyntaxError(text[i : close + 1], "unbalanced '{'")
             if not inner or any(c in _FORBIDDEN_IN_NAME for c in inner):
-                raise TemplateSyntaxError(text[i:close + 1], "not a plain {name} placeholder")
+                raise TemplateSyntaxError(text[i : close + 1], "not a plain {name} placeholder")
             literals.append("".join(buf))
             buf = []
             names.append(inner)

@@ -24,9 +24,19 @@ from .validate import check_unrecorded
 from .written import check_shard_counts
 
 
-def finalize_output(build, out_index: int, agg_path: str, parts: list[str], tree: str, done_path: str, gen: int,
-                    log=print, built_from: dict | None = None, written_paths: list[str] | None = None,
-                    replace: bool = False) -> dict:
+def finalize_output(
+    build,
+    out_index: int,
+    agg_path: str,
+    parts: list[str],
+    tree: str,
+    done_path: str,
+    gen: int,
+    log=print,
+    built_from: dict | None = None,
+    written_paths: list[str] | None = None,
+    replace: bool = False,
+) -> dict:
     """parts: the write jobs' directories and the aggregate job's, in that order. built_from: what the
     output is built from (validated.json: inputs, config), kept in its record: a later build of the same
     config is "already built" only while they are unchanged (stages/validate.py check_outputs).
@@ -103,8 +113,14 @@ def summary_lines(build, layout) -> list[str]:
         except (OSError, ValueError, KeyError):
             continue
         dist = ", ".join(f"{k}: {v}" for k, v in stats["unit_distribution"].items())
-        lines.append(f"[unit-build] output {out.dir}: {samples_said(stats)}, "
-                     f"{stats['total_tokens']} tokens ({dist})"
-                     + (f"; {stats['skipped_records']} bad records skipped (skipped_index.jsonl)"
-                        if "skipped_records" in stats else ""))  # source.on_bad_record: skip
+        # source.on_bad_record: skip
+        lines.append(
+            f"[unit-build] output {out.dir}: {samples_said(stats)}, "
+            f"{stats['total_tokens']} tokens ({dist})"
+            + (
+                f"; {stats['skipped_records']} bad records skipped (skipped_index.jsonl)"
+                if "skipped_records" in stats
+                else ""
+            )
+        )
     return lines

@@ -19,11 +19,11 @@ import time
 import numpy as np
 
 from .. import errors as E
+from ..formats import intermediate as inter
+from ..formats.records import atomic_write_text
 from ..sources import inputs
 from ..units import padding
 from ..units.packing import LEFT_OUT, UNTRAINED
-from ..formats import intermediate as inter
-from ..formats.records import atomic_write_text
 
 
 def empty_files(build, out, per_file: dict[int, int], log=print) -> list[int]:
@@ -37,8 +37,10 @@ def empty_files(build, out, per_file: dict[int, int], log=print) -> list[int]:
             kind = inputs.label(f.abspath)
             blank = "empty" if os.path.getsize(f.abspath) == 0 else "blank"
             raise E.SourceParseError.empty(f.path, blank if kind == "JSONL" else "no_rows", kind)
-        log(f"[unit-build:warning] {f.path} holds no samples; built without it "
-            "(source.allow_empty: true; listed in stats.json empty_files)")
+        log(
+            f"[unit-build:warning] {f.path} holds no samples; built without it "
+            "(source.allow_empty: true; listed in stats.json empty_files)"
+        )
     return empty
 
 
@@ -54,10 +56,13 @@ def overflow_status(build, out, data: dict, limit: int | None) -> tuple[np.ndarr
         return None
     if (out.overflow or "error") == "error":
         ids = np.flatnonzero(over)
-        first = [(build.files[int(data["files"][i])].path, int(data["lines"][i]), int(lengths[i]))
-                 for i in ids[:E.OVERFLOW_SHOWN]]
-        raise E.UnitOverflowError.counted(first, len(ids), int(limit), packed=out.pack is not None,
-                                          longest=int(lengths[ids].max()))
+        first = [
+            (build.files[int(data["files"][i])].path, int(data["lines"][i]), int(lengths[i]))
+            for i in ids[: E.OVERFLOW_SHOWN]
+        ]
+        raise E.UnitOverflowError.counted(
+            first, len(ids), int(limit), packed=out.pack is not None, longest=int(lengths[ids].max())
+        )
     status = np.where(over, packing.DROPPED if out.overflow == "drop" else packing.TRUNCATED, packing.WRITTEN)
     kept = np.where(over, 0 if out.overflow == "drop" else limit, lengths)
     return status.astype(np.uint8), kept.astype(np.int64)
@@ -90,15 +95,21 @@ def untrained_status(cut, untrained, lengths) -> tuple[np.ndarray, np.ndarray] |
 
 def _columns(data: dict) -> dict:
     """The plan table's per-sample columns both layouts share."""
-    return {"files": inter.arr(data["files"], np.uint32), "lines": inter.arr(data["lines"], np.uint64),
-            "hashes": data["hashes"], "unk_samples": inter.arr(data["unk_samples"], np.uint64),
-            "unk_counts": inter.arr(data["unk_counts"], np.uint32),
-            "unk_positions": inter.arr(data["unk_positions"], np.uint32),
-            **({"trained": inter.arr(data["trained"], np.uint32)} if data.get("trained") is not None else {}),
-            **({"end_markers": data["end_markers"]} if data.get("end_markers") else {})}
+    return {
+        "files": inter.arr(data["files"], np.uint32),
+        "lines": inter.arr(data["lines"], np.uint64),
+        "hashes": data["hashes"],
+        "unk_samples": inter.arr(data["unk_samples"], np.uint64),
+        "unk_counts": inter.arr(data["unk_counts"], np.uint32),
+        "unk_positions": inter.arr(data["unk_positions"], np.uint32),
+        **({"trained": inter.arr(data["trained"], np.uint32)} if data.get("trained") is not None else {}),
+        **({"end_markers": data["end_markers"]} if data.get("end_markers") else {}),
+    }
 
 
-def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print) -> dict:
+def plan_output(
+    build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print
+) -> dict:
     out = build.outputs[out_index]
     data = read_chunks(chunk_dirs)
     skipped = bad_records(build, out, data, log)
@@ -110,53 +121,107 @@ def plan_output(build, out_index: int, chunk_dirs: list[str], plan_path: str, un
     n, lengths = len(data["lengths"]), data["lengths"]
     columns = _columns(data) | ({"empty_files": empty} if empty else {}) | skipped
     if out.pack:  # units.pack: rows of the row length instead of unit sizes (the plan applies drop/truncate)
-        if out.overflow == "error":
-            overflow_status(build, out, data, out.pack)
-        if taken is not None:
-            columns.update(_take_columns(taken, np.zeros(len(taken["lengths"]), dtype=np.int64)))
-        return _plan_packed(out, out_index, int(n), lengths, plan_path, units_path, log, columns,
-                            data["trained_roles"], untrained_mask(build, data))
+        return _plan_output_packed(build, out_index, data, taken, columns, plan_path, units_path, log)
     limit = out.sizes[-1] if out.sizes is not None else padding.largest_size(out.auto)
     cut = overflow_status(build, out, data, limit)  # drop / truncate: the tokenize stage applied them
     cut = untrained_status(cut, untrained_mask(build, data), lengths)  # so did it source.drop_untrained
     kept = lengths if cut is None else cut[1]
-    if out.sizes is None:  # units.sizes: auto -> the exact padding-optimal sizes for this output's lengths
-        written = kept if cut is None else kept[~np.isin(cut[0], LEFT_OUT)]
-        sizes = plan_sizes(written, out.auto, log)
-        units_arr = np.searchsorted(np.asarray(sizes, dtype=np.int64), kept, side="left")
-        if cut is not None:
-            units_arr[np.isin(cut[0], LEFT_OUT)] = len(sizes)  # in no unit
-    else:
-        sizes = out.sizes
-        units_arr = data["units"]
-    if taken is not None:  # each source sample's unit among these sizes: the write jobs find its tokens so
-        columns.update(_take_columns(taken, taken["units"] if out.sizes is not None else
-                                     np.searchsorted(np.asarray(sizes, dtype=np.int64), taken["lengths"], side="left")))
-    # row of each sample inside its unit, counted in sample_id order
-    rows = np.zeros(len(units_arr), dtype=np.int64)
-    counts = []
-    for u in range(len(sizes)):
-        sel = np.flatnonzero(units_arr == u)
-        rows[sel] = np.arange(len(sel))
-        counts.append(int(len(sel)))
+    sizes, units_arr = _assign_units(out, data, cut, kept, log)
+    if taken is not None:
+        columns.update(_take_columns(taken, _units_of_taken(out, taken, sizes)))
+    rows, counts = _rows_in_units(units_arr, len(sizes))
     sps = out.samples_per_shard
     roles = data["trained_roles"]
     if cut is not None:  # the per-role counts are of whole samples: exact only when none was cut
-        columns |= {"overflow": out.overflow, "status": inter.arr(cut[0], np.uint8),
-                    "kept": inter.arr(kept, np.uint32)}
+        columns |= {
+            "overflow": out.overflow,
+            "status": inter.arr(cut[0], np.uint8),
+            "kept": inter.arr(kept, np.uint32),
+        }
         roles = None
-    inter.write(plan_path, {
-        "output": out_index, "n": int(n), "sizes": sizes, "samples_per_shard": sps,
-        "lengths": inter.arr(lengths, np.uint32), "units": inter.arr(units_arr, np.uint16),
-        "rows": inter.arr(rows, np.uint64), **columns,
-        **({"trained_roles": dict(sorted(roles.items()))} if roles is not None else {}),
-    })
-    summary = {"output": out_index, "sizes": sizes, "counts": counts, "samples_per_shard": sps,
-               "shards": [-(-c // sps) for c in counts], "auto": out.auto, **({"take": True} if taken else {})}
+    inter.write(
+        plan_path,
+        {
+            "output": out_index,
+            "n": int(n),
+            "sizes": sizes,
+            "samples_per_shard": sps,
+            "lengths": inter.arr(lengths, np.uint32),
+            "units": inter.arr(units_arr, np.uint16),
+            "rows": inter.arr(rows, np.uint64),
+            **columns,
+            **({"trained_roles": dict(sorted(roles.items()))} if roles is not None else {}),
+        },
+    )
+    summary = {
+        "output": out_index,
+        "sizes": sizes,
+        "counts": counts,
+        "samples_per_shard": sps,
+        "shards": [-(-c // sps) for c in counts],
+        "auto": out.auto,
+        **({"take": True} if taken else {}),
+    }
     atomic_write_text(units_path, json.dumps(summary))
-    log(f"[unit-build] plan {out.dir}: {n} samples; per unit " + ", ".join(f"{s}: {c}" for s, c in zip(sizes, counts))
-        + _cut_note(cut, limit, out.overflow))
+    log(
+        f"[unit-build] plan {out.dir}: {n} samples; per unit "
+        + ", ".join(f"{s}: {c}" for s, c in zip(sizes, counts))
+        + _cut_note(cut, limit, out.overflow)
+    )
     return summary
+
+
+def _plan_output_packed(build, out_index, data, taken, columns, plan_path, units_path, log) -> dict:
+    """plan_output for units.pack: rows of the row length instead of unit sizes (the plan applies
+    drop/truncate)."""
+    out = build.outputs[out_index]
+    if out.overflow == "error":
+        overflow_status(build, out, data, out.pack)
+    if taken is not None:
+        columns.update(_take_columns(taken, np.zeros(len(taken["lengths"]), dtype=np.int64)))
+    return _plan_packed(
+        out,
+        out_index,
+        int(len(data["lengths"])),
+        data["lengths"],
+        plan_path,
+        units_path,
+        log,
+        columns,
+        data["trained_roles"],
+        untrained_mask(build, data),
+    )
+
+
+def _assign_units(out, data, cut, kept, log) -> tuple[list[int], np.ndarray]:
+    """The output's unit sizes and each sample's unit (an index into them; len(sizes) for a sample left
+    out). units.sizes: auto -> the exact padding-optimal sizes for this output's lengths."""
+    if out.sizes is not None:
+        return out.sizes, data["units"]
+    written = kept if cut is None else kept[~np.isin(cut[0], LEFT_OUT)]
+    sizes = plan_sizes(written, out.auto, log)
+    units_arr = np.searchsorted(np.asarray(sizes, dtype=np.int64), kept, side="left")
+    if cut is not None:
+        units_arr[np.isin(cut[0], LEFT_OUT)] = len(sizes)  # in no unit
+    return sizes, units_arr
+
+
+def _units_of_taken(out, taken, sizes) -> np.ndarray:
+    """source.take: each source sample's unit among these sizes (the write jobs find its tokens so)."""
+    if out.sizes is not None:
+        return taken["units"]
+    return np.searchsorted(np.asarray(sizes, dtype=np.int64), taken["lengths"], side="left")
+
+
+def _rows_in_units(units_arr, n_units: int) -> tuple[np.ndarray, list[int]]:
+    """The row of each sample inside its unit, counted in sample_id order, and each unit's sample count."""
+    rows = np.zeros(len(units_arr), dtype=np.int64)
+    counts = []
+    for u in range(n_units):
+        sel = np.flatnonzero(units_arr == u)
+        rows[sel] = np.arange(len(sel))
+        counts.append(int(len(sel)))
+    return rows, counts
 
 
 def _cut_note(cut, limit: int, overflow) -> str:
@@ -165,15 +230,28 @@ def _cut_note(cut, limit: int, overflow) -> str:
         return ""
     over = int(np.count_nonzero(np.isin(cut[0], (1, 2))))
     untrained = int(np.count_nonzero(cut[0] == UNTRAINED))
-    return ((f"; {over} longer than {limit}: {overflow}" if over else "")
-            + (f"; {untrained} untrained left out (source.drop_untrained)" if untrained else ""))
+    return (f"; {over} longer than {limit}: {overflow}" if over else "") + (
+        f"; {untrained} untrained left out (source.drop_untrained)" if untrained else ""
+    )
 
 
 def read_chunks(chunk_dirs: list[str]) -> dict:
     """The per-sample facts of an output's chunks, in files order then chunk order (sample_id order
     without source.take): columns, 1-based file lines, and each file's sample count."""
-    parts: dict[str, list] = {k: [] for k in ("files", "lines", "lengths", "units", "hashes", "unk_samples",
-                                              "unk_counts", "unk_positions", "trained")}
+    parts: dict[str, list] = {
+        k: []
+        for k in (
+            "files",
+            "lines",
+            "lengths",
+            "units",
+            "hashes",
+            "unk_samples",
+            "unk_counts",
+            "unk_positions",
+            "trained",
+        )
+    }
     trained_roles: dict[str, int] | None = None  # source.chat: trained tokens per role
     role_samples: list[tuple[int, dict]] = []  # with source.take: per chunk, role -> per-sample counts
     end_markers: dict[str, list[str]] = {}
@@ -191,7 +269,9 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
         chunk_n.append(n)
         parts["files"].append(np.full(n, f, dtype=np.uint32))
         parts["lines"].append(inter.unarr(meta["lines"]).astype(np.int64) + first)
-        for key in ("lengths", "units", "unk_counts", "unk_positions") + (("trained",) if "trained" in meta else ()):
+        for key in ("lengths", "units", "unk_counts", "unk_positions") + (
+            ("trained",) if "trained" in meta else ()
+        ):
             parts[key].append(inter.unarr(meta[key]))
         parts["hashes"].append(meta["hashes"])
         parts["unk_samples"].append(inter.unarr(meta["unk_samples"]).astype(np.int64) + base)
@@ -199,18 +279,25 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
             trained_roles = trained_roles or {}
             for role, count in meta["trained_roles"].items():
                 trained_roles[role] = trained_roles.get(role, 0) + int(count)
-        role_samples.append((n, {r: inter.unarr(a) for r, a in meta.get("trained_roles_samples", {}).items()}))
+        role_samples.append(
+            (n, {r: inter.unarr(a) for r, a in meta.get("trained_roles_samples", {}).items()})
+        )
         if meta.get("end_markers"):  # source.train_eos: the end-of-turn tokens each file's template trains
             end_markers[str(f)] = meta["end_markers"]
         bad_of_chunk(bad, meta, first)
         base += n
-    cols = {key: _cat(parts[key], np.int64) for key in parts if key != "hashes" and (parts[key] or key != "trained")}
+    cols = {
+        key: _cat(parts[key], np.int64)
+        for key in parts
+        if key != "hashes" and (parts[key] or key != "trained")
+    }
     cols["hashes"] = b"".join(parts["hashes"])
     cols["trained_roles"] = trained_roles
     cols["per_file"], cols["chunk_n"], cols["end_markers"], cols["bad"] = per_file, chunk_n, end_markers, bad
     roles = sorted({r for _n, per in role_samples for r in per})
-    cols["role_samples"] = {r: _cat([per.get(r, np.zeros(n, dtype=np.int64)) for n, per in role_samples], np.int64)
-                            for r in roles}
+    cols["role_samples"] = {
+        r: _cat([per.get(r, np.zeros(n, dtype=np.int64)) for n, per in role_samples], np.int64) for r in roles
+    }
     return cols
 
 
@@ -261,15 +348,18 @@ def check_bad_records(build, f, found: dict | None, samples: int, log=print) -> 
     count = len(found["lines"]) if found else 0
     if not count:
         return 0
-    shown = [(f.path, line, kind) for line, kind in zip(found["lines"][:E.BAD_SHOWN], found["classes"])]
+    shown = [(f.path, line, kind) for line, kind in zip(found["lines"][: E.BAD_SHOWN], found["classes"])]
     records = count + samples
     if f.on_bad_record != "skip":
         raise E.bad_records_counted(found["first"], shown, count, f.path, lang=build.lang)
     if count == records or count > _limit(f, records):
-        raise E.too_many_bad_records(found["first"], shown, _top_reasons(found), count, records,
-                                     f.max_skipped, f.path, lang=build.lang)
-    log(f"[unit-build:warning] {f.path}: {count} bad records skipped of {records} "
-        "(source.on_bad_record: skip; listed in skipped_index.jsonl)")
+        raise E.too_many_bad_records(
+            found["first"], shown, _top_reasons(found), count, records, f.max_skipped, f.path, lang=build.lang
+        )
+    log(
+        f"[unit-build:warning] {f.path}: {count} bad records skipped of {records} "
+        "(source.on_bad_record: skip; listed in skipped_index.jsonl)"
+    )
     return count
 
 
@@ -282,7 +372,7 @@ def _top_reasons(found: dict) -> list[tuple[int, str, str]]:
     return sorted(((n, kind, reason) for (kind, reason), n in counts.items()), key=lambda t: -t[0])
 
 
-# --- source.take: the chosen samples (mintdim/sources/take.py) -------------------------------------------------
+# --- source.take: the chosen samples (mintdim/sources/take.py) ----------------------------------------------
 
 
 def _take(build, out, cols: dict) -> dict:
@@ -307,8 +397,14 @@ def _take(build, out, cols: dict) -> dict:
         repeats.append(reps)
         base += available
     seed = next(build.files[i].take_seed for i in out.files if build.files[i].take is not None)
-    return {"src": _cat(src, np.int64), "repeats": _cat(repeats, np.int64), "summary": {"seed": seed, "files": files},
-            "units": cols["units"], "lengths": cols["lengths"], "chunk_n": cols["chunk_n"]}
+    return {
+        "src": _cat(src, np.int64),
+        "repeats": _cat(repeats, np.int64),
+        "summary": {"seed": seed, "files": files},
+        "units": cols["units"],
+        "lengths": cols["lengths"],
+        "chunk_n": cols["chunk_n"],
+    }
 
 
 def _gather(cols: dict, src: np.ndarray) -> dict:
@@ -323,35 +419,61 @@ def _gather(cols: dict, src: np.ndarray) -> dict:
     has = np.flatnonzero(counts[src] > 0)
     c, f = counts[src[has]], firsts[src[has]]
     out["unk_samples"], out["unk_counts"] = has, c
-    out["unk_positions"] = cols["unk_positions"][np.repeat(f - (np.cumsum(c) - c), c) + np.arange(int(c.sum()))]
+    out["unk_positions"] = cols["unk_positions"][
+        np.repeat(f - (np.cumsum(c) - c), c) + np.arange(int(c.sum()))
+    ]
     out["end_markers"] = cols["end_markers"]
-    out["trained_roles"] = ({role: int(per[src].sum()) for role, per in cols["role_samples"].items()}
-                            if cols["trained_roles"] is not None else None)
+    out["trained_roles"] = (
+        {role: int(per[src].sum()) for role, per in cols["role_samples"].items()}
+        if cols["trained_roles"] is not None
+        else None
+    )
     return out
 
 
 def _take_columns(taken: dict, source_units: np.ndarray) -> dict:
     """The plan's take columns: each sample's repeat, and what the write jobs need to find a chosen
     sample's tokens in the chunks' unit streams (its position, each source sample's unit, chunk sizes)."""
-    return {"repeats": inter.arr(taken["repeats"], np.uint32), "take": taken["summary"],
-            "take_src": inter.arr(taken["src"], np.uint64), "take_units": inter.arr(source_units, np.uint16),
-            "take_chunks": [int(n) for n in taken["chunk_n"]]}
+    return {
+        "repeats": inter.arr(taken["repeats"], np.uint32),
+        "take": taken["summary"],
+        "take_src": inter.arr(taken["src"], np.uint64),
+        "take_units": inter.arr(source_units, np.uint16),
+        "take_chunks": [int(n) for n in taken["chunk_n"]],
+    }
 
 
 def plan_sizes(lengths: np.ndarray, auto: dict, log=print) -> list[int]:
     """units.sizes: auto -> k sizes minimising padding (mintdim.units.padding, exact)."""
     if not len(lengths):
         return [auto.get("min_size") or auto.get("multiple_of") or 1]
-    found = padding.suggest(lengths, k=auto["k"], multiple_of=auto.get("multiple_of") or 1,
-                            min_size=auto.get("min_size"), max_size=auto.get("max_size"),
-                            cost=auto.get("cost") or "linear")
-    log(f"[unit-build] planned unit sizes {found.sizes} (padding {found.report.padding_ratio:.2%}"
-        f"{'; ' + found.note if found.note else ''})")
+    found = padding.suggest(
+        lengths,
+        k=auto["k"],
+        multiple_of=auto.get("multiple_of") or 1,
+        min_size=auto.get("min_size"),
+        max_size=auto.get("max_size"),
+        cost=auto.get("cost") or "linear",
+    )
+    log(
+        f"[unit-build] planned unit sizes {found.sizes} (padding {found.report.padding_ratio:.2%}"
+        f"{'; ' + found.note if found.note else ''})"
+    )
     return found.sizes
 
 
-def _plan_packed(out, out_index: int, n: int, lengths: np.ndarray, plan_path: str, units_path: str, log,
-                 columns: dict, trained_roles: dict | None = None, untrained=None) -> dict:
+def _plan_packed(
+    out,
+    out_index: int,
+    n: int,
+    lengths: np.ndarray,
+    plan_path: str,
+    units_path: str,
+    log,
+    columns: dict,
+    trained_roles: dict | None = None,
+    untrained=None,
+) -> dict:
     """Packed rows (mintdim.units.packing): each sample's row and offset, from the lengths alone (and,
     with source.drop_untrained, which samples train no token)."""
     from ..units import packing
@@ -362,27 +484,45 @@ def _plan_packed(out, out_index: int, n: int, lengths: np.ndarray, plan_path: st
         columns["trained_roles"] = dict(sorted(trained_roles.items()))  # exact only when none was cut
     sps = out.samples_per_shard  # rows per shard in the packed layout
     written = int(np.count_nonzero(~np.isin(p.status, packing.LEFT_OUT)))
-    inter.write(plan_path, {
-        "output": out_index, "n": n, "sizes": [out.pack], "samples_per_shard": sps,
-        "layout": "packed", "row_length": out.pack, "overflow": out.overflow, "n_rows": p.n_rows,
-        "lengths": inter.arr(lengths, np.uint32),
-        "units": inter.arr(np.zeros(n, dtype=np.int64), np.uint16),
-        "rows": inter.arr(np.maximum(p.rows, 0), np.uint64),
-        "offsets": inter.arr(p.offsets, np.uint32),
-        "kept": inter.arr(p.kept, np.uint32),
-        "status": inter.arr(p.status, np.uint8),
-        **columns,
-    })
-    summary = {"output": out_index, "sizes": [out.pack], "counts": [written], "samples_per_shard": sps,
-               "shards": [-(-p.n_rows // sps)], "auto": None, "layout": "packed", "rows": p.n_rows,
-               **({"take": True} if "take" in columns else {})}
+    inter.write(
+        plan_path,
+        {
+            "output": out_index,
+            "n": n,
+            "sizes": [out.pack],
+            "samples_per_shard": sps,
+            "layout": "packed",
+            "row_length": out.pack,
+            "overflow": out.overflow,
+            "n_rows": p.n_rows,
+            "lengths": inter.arr(lengths, np.uint32),
+            "units": inter.arr(np.zeros(n, dtype=np.int64), np.uint16),
+            "rows": inter.arr(np.maximum(p.rows, 0), np.uint64),
+            "offsets": inter.arr(p.offsets, np.uint32),
+            "kept": inter.arr(p.kept, np.uint32),
+            "status": inter.arr(p.status, np.uint8),
+            **columns,
+        },
+    )
+    summary = {
+        "output": out_index,
+        "sizes": [out.pack],
+        "counts": [written],
+        "samples_per_shard": sps,
+        "shards": [-(-p.n_rows // sps)],
+        "auto": None,
+        "layout": "packed",
+        "rows": p.n_rows,
+        **({"take": True} if "take" in columns else {}),
+    }
     atomic_write_text(units_path, json.dumps(summary))
     dropped = int(np.count_nonzero(p.status == packing.DROPPED))
     truncated = int(np.count_nonzero(p.status == packing.TRUNCATED))
     left = int(np.count_nonzero(p.status == packing.UNTRAINED))
-    log(f"[unit-build] plan {out.dir}: {n} samples packed into {p.n_rows} rows of {out.pack} "
+    log(
+        f"[unit-build] plan {out.dir}: {n} samples packed into {p.n_rows} rows of {out.pack} "
         f"(lower bound {p.lower_bound}, efficiency {p.efficiency:.4%}; {dropped} dropped, "
-        f"{truncated} truncated"
-        + (f", {left} untrained left out" if untrained is not None else "") + ") "
-        f"in {time.monotonic() - t0:.2f} s")
+        f"{truncated} truncated" + (f", {left} untrained left out" if untrained is not None else "") + ") "
+        f"in {time.monotonic() - t0:.2f} s"
+    )
     return summary

@@ -30,15 +30,13 @@ from functools import partial
 import numpy as np
 
 from .. import errors as E
+from ..formats import intermediate as inter
+from ..progress import without_cyclic_gc
 from ..sources import inputs, jsonl
 from ..sources import template as T
-from ..formats import intermediate as inter
-from ..units import padding
-from ..progress import without_cyclic_gc
 from ..tokenizers.engines import cache_dirs
-from ..tokenizers.kinds import engine_of, field_end_markers, load
-from ..tokenizers.kinds import use_threads
-
+from ..tokenizers.kinds import engine_of, field_end_markers, load, use_threads
+from ..units import padding
 
 UNBOUNDED = 2**40
 
@@ -46,8 +44,9 @@ UNBOUNDED = 2**40
 class _Accumulator:
     """Collects a chunk's per-sample facts; streams each batch's tokens to the unit parts."""
 
-    def __init__(self, sizes: list[int], dtype: str, part_names: list[str], part_dir: str,
-                 overflow: str | None = None):
+    def __init__(
+        self, sizes: list[int], dtype: str, part_names: list[str], part_dir: str, overflow: str | None = None
+    ):
         self.sizes = sizes
         self.overflow = overflow or "error"  # units.overflow: what a sample longer than sizes[-1] gets
         self.overlong = False  # overflow: error and a sample too long: the build fails, no token is written
@@ -67,7 +66,9 @@ class _Accumulator:
         self.trained: list[np.ndarray] = []  # per-sample trained-token counts (source.train_on)
         self.end_markers: list[str] = []  # source.train_eos: the end-of-turn tokens the template trains
         self.trained_roles: dict[str, int] = {}  # source.chat: trained tokens per role
-        self.role_samples: list[tuple[int, dict]] = []  # with source.take: per batch, role -> per-sample counts
+        self.role_samples: list[
+            tuple[int, dict]
+        ] = []  # with source.take: per batch, role -> per-sample counts
         self.count = 0
         self.tokens = 0
         self.bad_lines: list[int] = []  # bad records (source.on_bad_record): local lines, classes, reasons
@@ -108,8 +109,9 @@ def apply_overflow(acc: _Accumulator, unit_idx: np.ndarray, lengths: np.ndarray)
     return np.where(over, 0, lengths)
 
 
-def leave_untrained(acc: _Accumulator, unit_idx: np.ndarray, kept: np.ndarray,
-                    counts: np.ndarray) -> np.ndarray:
+def leave_untrained(
+    acc: _Accumulator, unit_idx: np.ndarray, kept: np.ndarray, counts: np.ndarray
+) -> np.ndarray:
     """source.drop_untrained on unit sizes: a sample written to a unit whose tokens train none is left out
     as overflow: drop leaves one out (unit_idx len(sizes), no token written); the plan marks it."""
     gone = (unit_idx < len(acc.sizes)) & (counts == 0)
@@ -141,8 +143,9 @@ def trained_tokens(starts: np.ndarray, lengths: np.ndarray, spans: list) -> np.n
     return trained
 
 
-def chat_trained(starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, spans: list,
-                 per_sample: dict | None = None) -> tuple[np.ndarray, dict]:
+def chat_trained(
+    starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, spans: list, per_sample: dict | None = None
+) -> tuple[np.ndarray, dict]:
     """Loss mask of a batch of conversations and its trained tokens per role. spans: per sample,
     (start, end, rule, role): rule 0 trains a token that starts inside [start, end) (the train_on
     rule), rule 1 one that overlaps it (transformers' {% generation %} rule). per_sample (a dict,
@@ -157,9 +160,13 @@ def chat_trained(starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, span
         s, e = starts[lo0:hi0], ends[lo0:hi0]
         for a, b, rule, role in sample:
             hi = int(np.searchsorted(s, b, side="left"))
-            lo = int(np.searchsorted(s, a, side="left")) if rule == 0 else int(np.searchsorted(e, a, side="right"))
+            lo = (
+                int(np.searchsorted(s, a, side="left"))
+                if rule == 0
+                else int(np.searchsorted(e, a, side="right"))
+            )
             if hi > lo:
-                seg = trained[lo0 + lo:lo0 + hi]
+                seg = trained[lo0 + lo : lo0 + hi]
                 new = int(len(seg) - seg.sum())
                 roles[role] = roles.get(role, 0) + new
                 if per_sample is not None:
@@ -230,10 +237,10 @@ def _write_units(acc: _Accumulator, flat, trained, starts, kept, unit_idx) -> No
     gather += np.arange(len(gather))
     grouped = flat[gather]
     grouped_bits = trained[gather] if trained is not None else None
-    per_unit = np.bincount(unit_idx, minlength=len(acc.parts))[:len(acc.parts)]
+    per_unit = np.bincount(unit_idx, minlength=len(acc.parts))[: len(acc.parts)]
     s0 = t0 = 0
     for u in np.flatnonzero(per_unit).tolist():
-        unit_lengths = grouped_lengths[s0:s0 + per_unit[u]]
+        unit_lengths = grouped_lengths[s0 : s0 + per_unit[u]]
         t1 = t0 + int(unit_lengths.sum())
         part = {"lengths": inter.arr(unit_lengths, np.uint32), "tokens": inter.arr(grouped[t0:t1], acc.dtype)}
         if grouped_bits is not None:  # one bit per token, little bit order, in token order
@@ -246,20 +253,43 @@ def _write_units(acc: _Accumulator, flat, trained, starts, kept, unit_idx) -> No
 def _role_samples(acc: _Accumulator) -> dict:
     """role -> trained tokens of every sample of the chunk, in order (zeros where a batch had none)."""
     roles = sorted({role for _n, per in acc.role_samples for role in per})
-    return {role: inter.arr(_cat([per.get(role, np.zeros(n, dtype=np.int64)) for n, per in acc.role_samples],
-                                 np.int64), np.uint32) for role in roles}
+    return {
+        role: inter.arr(
+            _cat([per.get(role, np.zeros(n, dtype=np.int64)) for n, per in acc.role_samples], np.int64),
+            np.uint32,
+        )
+        for role in roles
+    }
 
 
 def _cat(parts, dtype):
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
-
-def tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str, *, threads: int = 1,
-                   log=print, stop_check=lambda: None, bounds: tuple[int, int] | None = None) -> dict:
+def tokenize_chunk(
+    build,
+    metas,
+    file_index: int,
+    chunk_index: int,
+    out_dir: str,
+    *,
+    threads: int = 1,
+    log=print,
+    stop_check=lambda: None,
+    bounds: tuple[int, int] | None = None,
+) -> dict:
     with without_cyclic_gc():
-        return _tokenize_chunk(build, metas, file_index, chunk_index, out_dir, threads=threads, log=log,
-                               stop_check=stop_check, bounds=bounds)
+        return _tokenize_chunk(
+            build,
+            metas,
+            file_index,
+            chunk_index,
+            out_dir,
+            threads=threads,
+            log=log,
+            stop_check=stop_check,
+            bounds=bounds,
+        )
 
 
 def tokenizer_args(build, metas, entry) -> tuple[str, str, dict]:
@@ -267,12 +297,29 @@ def tokenizer_args(build, metas, entry) -> tuple[str, str, dict]:
     threads)."""
     # pre-flight's verdict on a fast engine (None: the library); it gives loss masks' offsets too
     engine = getattr(metas[entry.tokenizer_abspath], "engine", None)
-    return entry.tokenizer_kind, entry.tokenizer_abspath, dict(
-        engine=engine, engine_cache=cache_dirs(build.work_dir) if engine else None, **(entry.tokenizer_options or {}))
+    return (
+        entry.tokenizer_kind,
+        entry.tokenizer_abspath,
+        dict(
+            engine=engine,
+            engine_cache=cache_dirs(build.work_dir) if engine else None,
+            **(entry.tokenizer_options or {}),
+        ),
+    )
 
 
-def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: str, *, threads: int, log,
-                    stop_check, bounds: tuple[int, int] | None) -> dict:
+def _tokenize_chunk(
+    build,
+    metas,
+    file_index: int,
+    chunk_index: int,
+    out_dir: str,
+    *,
+    threads: int,
+    log,
+    stop_check,
+    bounds: tuple[int, int] | None,
+) -> dict:
     entry = build.files[file_index]
     meta = metas[entry.tokenizer_abspath]
     start, end = bounds or inputs.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
@@ -281,12 +328,7 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     tok = load(kind, path, threads=threads, **options)
     tpl, ends = _template_of(entry, tok)
     fields = entry.fields
-    if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
-        limit = padding.largest_size(build.outputs[entry.output].auto) or UNBOUNDED
-        acc = _Accumulator([limit], meta.dtype, [inter.ALL], _partial(out_dir), entry.overflow)
-    else:
-        acc = _Accumulator(entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir),
-                           entry.overflow)
+    acc = _accumulator_of(build, entry, meta, out_dir)
     sizes_arr = np.asarray(acc.sizes, dtype=np.int64)
     acc.end_markers = tpl.end_texts(frozenset(entry.train_on), ends) if ends else []  # for the manifest
     reader = inputs.open_chunk(entry.abspath, start, end, entry.path, fields, entry.chat)
@@ -338,10 +380,26 @@ def _tokenize_chunk(build, metas, file_index: int, chunk_index: int, out_dir: st
     if texts and not acc.failed:
         _flush(acc, tok, texts, lines, meta.unk_id, entry, sizes_arr, spans)
     write_chunk(acc, out_dir, entry, chunk_index, reader.span, meta.dtype)
-    elapsed = time.monotonic() - t0
-    used = engine_of(tok)
-    log(f"{label}: {acc.count} samples, {acc.tokens} tokens in {elapsed:.1f} s" + (f" (engine: {used})" if used else ""))
+    _log_chunk_done(log, label, acc, tok, time.monotonic() - t0)
     return {"samples": acc.count, "tokens": acc.tokens}
+
+
+def _accumulator_of(build, entry, meta, out_dir: str) -> _Accumulator:
+    """What collects the chunk's tokens, one part per unit size of the file's output."""
+    if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
+        limit = padding.largest_size(build.outputs[entry.output].auto) or UNBOUNDED
+        return _Accumulator([limit], meta.dtype, [inter.ALL], _partial(out_dir), entry.overflow)
+    return _Accumulator(
+        entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir), entry.overflow
+    )
+
+
+def _log_chunk_done(log, label: str, acc, tok, elapsed: float) -> None:
+    used = engine_of(tok)
+    log(
+        f"{label}: {acc.count} samples, {acc.tokens} tokens in {elapsed:.1f} s"
+        + (f" (engine: {used})" if used else "")
+    )
 
 
 def _template_of(entry, tok):
@@ -359,8 +417,7 @@ def _template_of(entry, tok):
     return tpl, (ends if any(e is not None for e in ends) else ())
 
 
-def _located(reader, local: int, raw: bytes, entry, tpl, spans: bool,
-             within: bool = False) -> E.MintDimError:
+def _located(reader, local: int, raw: bytes, entry, tpl, spans: bool, within: bool = False) -> E.MintDimError:
     """A record's error with its line: parse, check and render it again with that line. Only a lone
     surrogate passes them all (it fails the UTF-8 encode after them). within: a JSONL line is told
     within the chunk (local + 1), not counted from the file's start (reading the file up to the chunk):
@@ -375,7 +432,9 @@ def _located(reader, local: int, raw: bytes, entry, tpl, spans: bool,
     return E.SourceParseError.make(entry.path, line, "surrogate")
 
 
-def log_progress(log, label: str, count: int, elapsed: float, done: int, total: int, unit: str = "MB") -> None:
+def log_progress(
+    log, label: str, count: int, elapsed: float, done: int, total: int, unit: str = "MB"
+) -> None:
     """One line every few seconds: samples, throughput, share of the chunk, time left. done/total:
     bytes of a JSONL chunk, rows of a Parquet or datasets chunk (the reader's progress())."""
     if not hasattr(log, "progress"):
@@ -396,22 +455,43 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
     tmp = acc.part_dir
     for part in acc.parts:
         part.close()
-    inter.write(inter.meta_path(tmp), {
-        "file": entry.index, "chunk": chunk_index, "n": acc.count, "newlines": newlines,
-        "lines": inter.arr(_cat(acc.lines, np.int64), np.uint64),
-        "lengths": inter.arr(_cat(acc.lengths, np.int64), np.uint32),
-        "units": inter.arr(_cat(acc.units, np.int64), np.uint16),
-        "hashes": b"".join(acc.hashes),
-        "unk_samples": inter.arr(_cat(acc.unk_samples, np.int64), np.uint32),
-        "unk_counts": inter.arr(_cat(acc.unk_counts, np.int64), np.uint32),
-        "unk_positions": inter.arr(_cat(acc.unk_positions, np.int64), np.uint32),
-        **({"trained": inter.arr(_cat(acc.trained, np.int64), np.uint32)} if entry.train_on is not None else {}),
-        **({"trained_roles": acc.trained_roles} if entry.chat is not None and entry.train_on is not None else {}),
-        **({"trained_roles_samples": _role_samples(acc)} if acc.role_samples else {}),
-        **({"end_markers": acc.end_markers} if acc.end_markers else {}),
-        **({"bad_lines": inter.arr(np.asarray(acc.bad_lines, dtype=np.int64), np.uint64),
-            "bad_classes": acc.bad_classes, "bad_reasons": acc.bad_reasons, "bad_first": acc.bad_first}
-           if acc.bad_lines else {}),
-    })
+    inter.write(
+        inter.meta_path(tmp),
+        {
+            "file": entry.index,
+            "chunk": chunk_index,
+            "n": acc.count,
+            "newlines": newlines,
+            "lines": inter.arr(_cat(acc.lines, np.int64), np.uint64),
+            "lengths": inter.arr(_cat(acc.lengths, np.int64), np.uint32),
+            "units": inter.arr(_cat(acc.units, np.int64), np.uint16),
+            "hashes": b"".join(acc.hashes),
+            "unk_samples": inter.arr(_cat(acc.unk_samples, np.int64), np.uint32),
+            "unk_counts": inter.arr(_cat(acc.unk_counts, np.int64), np.uint32),
+            "unk_positions": inter.arr(_cat(acc.unk_positions, np.int64), np.uint32),
+            **(
+                {"trained": inter.arr(_cat(acc.trained, np.int64), np.uint32)}
+                if entry.train_on is not None
+                else {}
+            ),
+            **(
+                {"trained_roles": acc.trained_roles}
+                if entry.chat is not None and entry.train_on is not None
+                else {}
+            ),
+            **({"trained_roles_samples": _role_samples(acc)} if acc.role_samples else {}),
+            **({"end_markers": acc.end_markers} if acc.end_markers else {}),
+            **(
+                {
+                    "bad_lines": inter.arr(np.asarray(acc.bad_lines, dtype=np.int64), np.uint64),
+                    "bad_classes": acc.bad_classes,
+                    "bad_reasons": acc.bad_reasons,
+                    "bad_first": acc.bad_first,
+                }
+                if acc.bad_lines
+                else {}
+            ),
+        },
+    )
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import os
 
-from ..tokenizers import training
 from ..config import resolve
 from ..formats.records import atomic_write_text
+from ..tokenizers import training
 from ..tokenizers.kinds import use_threads
 
 
@@ -23,13 +23,17 @@ def run(raw: dict, index: int, marker_path: str, log=print, threads: int = 1) ->
     build = resolve(raw)
     group = training.groups(build)[index]
     if training.state(build, group) == "ready":
-        log(f"[unit-build] train: reusing the tokenizer in {group.out} (trained from the same files and options)")
+        log(
+            f"[unit-build] train: reusing the tokenizer in {group.out} (trained from the same files and "
+            "options)"
+        )
         record = training.read_record(group.out_abs)
     else:
         staging = os.path.join(os.path.dirname(os.path.abspath(marker_path)), f"t{index}.model")
         record = training.train_group(build, group, staging, log=log)
         training.install(staging, group.out_abs)
     os.makedirs(os.path.dirname(os.path.abspath(marker_path)), exist_ok=True)
-    atomic_write_text(marker_path, json.dumps({"out": group.out, "reference": record.get("reference")},
-                                              ensure_ascii=False))
+    atomic_write_text(
+        marker_path, json.dumps({"out": group.out, "reference": record.get("reference")}, ensure_ascii=False)
+    )
     return record

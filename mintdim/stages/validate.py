@@ -13,17 +13,32 @@ import json
 import os
 from dataclasses import asdict, dataclass
 
-from .. import __version__
+from .. import __version__, schema
 from .. import errors as E
+from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
 from ..formats import records
-from .. import schema
 from ..sources import inputs
 from ..sources import template as T
-from ..config import DEFAULT_WORK_DIR, BuildConfig, resolve
 from ..tokenizers import training
-from ..tokenizers.engines import cache_dirs, file_digest, ranks_cached, read_entry, user_cache_dir, write_entry
-from ..tokenizers.kinds import (DIRECTORY_KINDS, dtype_for_vocab, engine_of, exists as tokenizer_exists, load,
-                               missing_files, stat_key)
+from ..tokenizers.engines import (
+    cache_dirs,
+    file_digest,
+    ranks_cached,
+    read_entry,
+    user_cache_dir,
+    write_entry,
+)
+from ..tokenizers.kinds import (
+    DIRECTORY_KINDS,
+    dtype_for_vocab,
+    engine_of,
+    load,
+    missing_files,
+    stat_key,
+)
+from ..tokenizers.kinds import (
+    exists as tokenizer_exists,
+)
 
 
 @dataclass
@@ -35,7 +50,9 @@ class TokenizerMeta:
     pad_id: int
     dtype: str
     trained: dict | None = None  # tokenizer.train_bpe: what the model was trained from (manifest)
-    engine: str | None = None  # "tiktoken" when it encodes this file exactly (mintdim/tokenizers/engines.py), else None
+    engine: str | None = (
+        None  # "tiktoken" when it encodes this file exactly (mintdim/tokenizers/engines.py), else None
+    )
 
     @property
     def bytes_per_token(self) -> int:
@@ -72,11 +89,13 @@ def check_files(build: BuildConfig) -> None:
 def _fingerprint(kind: str, abspath: str, options: dict | None = None) -> str:
     # MINTDIM_ENGINE=tokenizers: facts recorded without the fast engine, apart from the usual ones
     key = f"{kind}|{abspath}|{stat_key(kind, abspath)}" + ("" if engines_allowed() else "|library")
-    return key + "|" + json.dumps(options, sort_keys=True) if options else key  # hf_dir: pad_token changes pad_id
+    # hf_dir: pad_token changes pad_id
+    return key + "|" + json.dumps(options, sort_keys=True) if options else key
 
 
 def engines_allowed() -> bool:
-    """MINTDIM_ENGINE=tokenizers keeps every file on its library's own encode (mintdim/tokenizers/engines.py)."""
+    """MINTDIM_ENGINE=tokenizers keeps every file on its library's own encode
+    (mintdim/tokenizers/engines.py)."""
     return os.environ.get(ENGINE_ENV, "auto") != "tokenizers"
 
 
@@ -114,8 +133,12 @@ def schema_checked(raw) -> bool:
 # ---- the same facts by content, shared by every work directory (the user cache, engines.user_cache_dir)
 
 # the libraries whose behaviour the facts of a kind depend on (their versions are part of the key)
-_LIBRARIES = {"sentencepiece": ("sentencepiece",), "hf_json": ("tokenizers", "tiktoken"),
-              "hf_dir": ("tokenizers", "tiktoken"), "unitoken": ("ffbpe",)}
+_LIBRARIES = {
+    "sentencepiece": ("sentencepiece",),
+    "hf_json": ("tokenizers", "tiktoken"),
+    "hf_dir": ("tokenizers", "tiktoken"),
+    "unitoken": ("ffbpe",),
+}
 _CONTENT: dict[str, str] = {}  # work-dir fingerprint -> content key, for the tokenizers this process checked
 
 
@@ -141,7 +164,8 @@ def _content_key(kind: str, abspath: str, options: dict | None) -> str | None:
         except OSError:
             return None
     versions = {}
-    for lib in _LIBRARIES.get(kind, ()):  # the module's own attribute: importlib.metadata's first call costs ~70 ms
+    # the module's own attribute: importlib.metadata's first call costs ~70 ms
+    for lib in _LIBRARIES.get(kind, ()):
         try:
             versions[lib] = getattr(importlib.import_module(lib), "__version__", "?")
         except ImportError:
@@ -206,7 +230,7 @@ def _write_facts(cache: dict) -> None:
     _CONTENT.clear()
 
 
-def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
+def write_cache(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> None:
     """Remember what pre-flight learned of each tokenizer file (by size and mtime), and that this
     config passed the schema, so the validate job neither loads a large model a second time nor
     imports the schema validator. Only after pre-flight passed."""
@@ -220,7 +244,9 @@ def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
             continue
         m = metas[f.tokenizer_abspath]
         key = _fingerprint(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options)
-        entry = cache.setdefault(key, {"meta": {k: v for k, v in asdict(m).items() if k != "path"}, "templates": []})
+        entry = cache.setdefault(
+            key, {"meta": {k: v for k, v in asdict(m).items() if k != "path"}, "templates": []}
+        )
         if f.template not in entry["templates"]:
             entry["templates"].append(f.template)
     os.makedirs(build.work_dir, exist_ok=True)
@@ -228,8 +254,9 @@ def write_cache(build: BuildConfig, metas: dict[str, "TokenizerMeta"]) -> None:
     _write_facts(cache)
 
 
-def load_tokenizers(build: BuildConfig, check_templates: bool = True, use_cache: bool = False
-                    ) -> dict[str, TokenizerMeta]:
+def load_tokenizers(
+    build: BuildConfig, check_templates: bool = True, use_cache: bool = False
+) -> dict[str, TokenizerMeta]:
     """Each distinct tokenizer's facts (keyed by absolute path), loading a file only when needed."""
     metas: dict[str, TokenizerMeta] = {}
     loaded = {}
@@ -287,17 +314,24 @@ def _check_directory_kind(f) -> None:
         raise E.MintDimFileNotFoundError.tokenizer_dir_file(kind, path, os.getcwd())
 
 
-def _load_checked(f, engines_dir: str | list[str] | None = None) -> tuple["TokenizerMeta", object]:
+def _load_checked(f, engines_dir: str | list[str] | None = None) -> tuple[TokenizerMeta, object]:
     try:
-        tok = load(f.tokenizer_kind, f.tokenizer_abspath, engine="auto" if engines_allowed() else None,
-                   engine_cache=engines_dir, **(f.tokenizer_options or {}))
+        tok = load(
+            f.tokenizer_kind,
+            f.tokenizer_abspath,
+            engine="auto" if engines_allowed() else None,
+            engine_cache=engines_dir,
+            **(f.tokenizer_options or {}),
+        )
     except Exception as exc:  # the library's own words for a file it cannot read
         reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         raise E.TokenizerValidationError.unloadable(f.tokenizer_kind, f.tokenizer_path, reason) from None
     vocab = tok.vocab_size
     unk, pad = tok.unk_id, tok.pad_id
     # hf_dir: a tokenizer that encodes every string (byte-level, byte fallback) needs no UNK
-    if (unk is None and not getattr(tok, "encodes_every_string", False)) or (unk is not None and not 0 <= unk < vocab):
+    if (unk is None and not getattr(tok, "encodes_every_string", False)) or (
+        unk is not None and not 0 <= unk < vocab
+    ):
         raise E.TokenizerSpecialTokenError.make("unk_id", f.tokenizer_path)
     if f.tokenizer_kind == "hf_dir" and pad is None:
         names, total = tok.pad_candidates()
@@ -307,7 +341,9 @@ def _load_checked(f, engines_dir: str | list[str] | None = None) -> tuple["Token
     dtype = dtype_for_vocab(vocab)
     if dtype is None:
         raise E.TokenDTypeValidationError.make(vocab)
-    return TokenizerMeta(f.tokenizer_kind, f.tokenizer_path, vocab, unk, pad, dtype, engine=engine_of(tok)), tok
+    return TokenizerMeta(
+        f.tokenizer_kind, f.tokenizer_path, vocab, unk, pad, dtype, engine=engine_of(tok)
+    ), tok
 
 
 def check_template_literals(f, tok, unk_id: int) -> None:
@@ -337,8 +373,13 @@ def check_chat_template(f) -> None:
     chat.check_template(text, override or f.tokenizer_path)
 
 
-def preflight(raw: dict, use_cache: bool = False, check_outputs: bool = True, rebuild: bool = False,
-              how: str | None = None) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
+def preflight(
+    raw: dict,
+    use_cache: bool = False,
+    check_outputs: bool = True,
+    rebuild: bool = False,
+    how: str | None = None,
+) -> tuple[BuildConfig, dict[str, TokenizerMeta]]:
     """All pre-flight checks. Returns the resolved build and its tokenizers' facts.
 
     use_cache: trust tokenizer facts an earlier pre-flight of the same files recorded
@@ -380,11 +421,17 @@ def outputs_to_build(build: BuildConfig, rebuild: bool = False, how: str | None 
         elif not st.finished:
             raise E.OutputValidationError.not_empty(out.dir)
         elif records.not_as_written(out.absdir, st.entry):
-            raise E.OutputValidationError.not_only_ours(out.dir, records.not_as_written(out.absdir, st.entry)[:5])
+            raise E.OutputValidationError.not_only_ours(
+                out.dir, records.not_as_written(out.absdir, st.entry)[:5]
+            )
         elif st.entry.get("build_id") != build.build_id:
             if not rebuild:
-                raise E.OutputValidationError.other_config(out.dir, st.entry.get("build_id", "?"),
-                                                           config_changes(st.entry.get("config"), build.raw), how)
+                raise E.OutputValidationError.other_config(
+                    out.dir,
+                    st.entry.get("build_id", "?"),
+                    config_changes(st.entry.get("config"), build.raw),
+                    how,
+                )
             todo.append(out.index)
         elif rebuild:
             todo.append(out.index)
@@ -406,7 +453,9 @@ def check_unrecorded(out) -> None:
 
     report = verify(out.absdir)
     if not report.ok:
-        raise E.OutputValidationError.not_only_ours(out.dir, [f"{p.file}: {p.message}" for p in report.problems[:5]])
+        raise E.OutputValidationError.not_only_ours(
+            out.dir, [f"{p.file}: {p.message}" for p in report.problems[:5]]
+        )
 
 
 def input_files(build: BuildConfig, out) -> dict[str, list[str]]:
@@ -442,8 +491,10 @@ def input_digests(build: BuildConfig, out) -> dict[str, dict]:
     """Each input's SHA-256 (of its bytes; a model directory: of its files') and file-system identity,
     recorded when the validate job runs and kept with the finished output. SHA-256 reads 1.27 GB/s on one
     core here (hashlib, file in the page cache): 0.08 s for the 107 MB ShareGPT file, once per build."""
-    return {name: {"sha256": _content(paths), "stat": _stat_key(paths)}
-            for name, paths in input_files(build, out).items()}
+    return {
+        name: {"sha256": _content(paths), "stat": _stat_key(paths)}
+        for name, paths in input_files(build, out).items()
+    }
 
 
 def changed_inputs(recorded: dict | None, build: BuildConfig, out) -> list[str]:
@@ -458,7 +509,9 @@ def changed_inputs(recorded: dict | None, build: BuildConfig, out) -> list[str]:
         was, paths = recorded.get(name), current.get(name)
         if not isinstance(was, dict) or paths is None:
             changed.append(name)
-        elif was.get("stat") != _stat_key(paths) and (was.get("sha256") is None or was.get("sha256") != _content(paths)):
+        elif was.get("stat") != _stat_key(paths) and (
+            was.get("sha256") is None or was.get("sha256") != _content(paths)
+        ):
             changed.append(name)
     return changed
 
@@ -468,8 +521,11 @@ def config_changes(before, after: dict, limit: int = 8) -> list[str]:
     if not isinstance(before, dict):
         return []
     a, b = _flat(before), _flat(after)
-    lines = [f"{k}: {json.dumps(a.get(k), ensure_ascii=False)} -> {json.dumps(b.get(k), ensure_ascii=False)}"
-             for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    lines = [
+        f"{k}: {json.dumps(a.get(k), ensure_ascii=False)} -> {json.dumps(b.get(k), ensure_ascii=False)}"
+        for k in sorted(set(a) | set(b))
+        if a.get(k) != b.get(k)
+    ]
     return lines[:limit] + ([f"... {len(lines) - limit} more"] if len(lines) > limit else [])
 
 
@@ -484,10 +540,13 @@ def _flat(config: dict, prefix: str = "") -> dict:
 
 
 def validated_record(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> dict:
-    return {"build_id": build.build_id, "config": build.raw,
-            "tokenizers": {k: asdict(v) for k, v in metas.items()},
-            # what each output is built from, as the build starts: recorded with the finished output
-            "inputs": {str(o.index): input_digests(build, o) for o in build.outputs}}
+    return {
+        "build_id": build.build_id,
+        "config": build.raw,
+        "tokenizers": {k: asdict(v) for k, v in metas.items()},
+        # what each output is built from, as the build starts: recorded with the finished output
+        "inputs": {str(o.index): input_digests(build, o) for o in build.outputs},
+    }
 
 
 def built_from(path: str, out_index: int) -> dict:
@@ -510,4 +569,6 @@ def run(raw: dict, out_path: str) -> None:
     forced or replacing run may find them finished), and what the outputs are built from."""
     build, metas = preflight(raw, use_cache=True, check_outputs=False)
     os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
-    records.atomic_write_text(out_path, json.dumps(validated_record(build, metas), indent=1, ensure_ascii=False))
+    records.atomic_write_text(
+        out_path, json.dumps(validated_record(build, metas), indent=1, ensure_ascii=False)
+    )

@@ -10,15 +10,17 @@ import shutil
 import numpy as np
 
 from ..formats import intermediate as inter
+from ..formats.records import EMPTY_MARKER, atomic_write_text
 from ..formats.shards import PackedWriter, ShardWriter, shard_line, shard_warning
 from ..formats.shards import unit_dir as unit_dir_name
 from ..progress import Progress
-from ..formats.records import EMPTY_MARKER, atomic_write_text
 
 
 def empty_unit_text(unit: int) -> str:
-    return (f"# Empty unit\n\nNo sample of this build was assigned to unit size {unit}.\n"
-            "The unit is declared in the config, so its directory exists; it holds no shard.\n")
+    return (
+        f"# Empty unit\n\nNo sample of this build was assigned to unit size {unit}.\n"
+        "The unit is declared in the config, so its directory exists; it holds no shard.\n"
+    )
 
 
 def fresh_dir(path: str) -> None:
@@ -52,9 +54,19 @@ def _shard_closed(build, out, unit: int, log, packed: bool = False):
     return closed
 
 
-def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], units_plan: str,
-               stage_dir: str, written_path: str | None, log=print, stop_check=lambda: None,
-               plan_table: str | None = None) -> dict:
+def write_unit(
+    build,
+    metas,
+    out_index: int,
+    unit: int,
+    chunk_dirs: list[str],
+    units_plan: str,
+    stage_dir: str,
+    written_path: str | None,
+    log=print,
+    stop_check=lambda: None,
+    plan_table: str | None = None,
+) -> dict:
     """Shards of one unit size; their summary goes to written_path (when given) and is returned.
     plan_table: the plan, which source.take needs (the chosen samples' places in the chunks)."""
     out = build.outputs[out_index]
@@ -65,15 +77,19 @@ def write_unit(build, metas, out_index: int, unit: int, chunk_dirs: list[str], u
     unit_dir = _fresh_unit_dir(stage_dir, unit)
     closed = _shard_closed(build, out, unit, log)
     masks = any(build.files[i].train_on is not None for i in out.files)
-    writer = ShardWriter(unit_dir, unit, out.samples_per_shard, meta.pad_id, meta.dtype, on_close=closed,
-                         masks=masks)
+    writer = ShardWriter(
+        unit_dir, unit, out.samples_per_shard, meta.pad_id, meta.dtype, on_close=closed, masks=masks
+    )
     total = 0
     progress = Progress(log, f"[unit-build] write unit {unit}", expected)
     position = plan["sizes"].index(unit)
     lower = plan["sizes"][position - 1] if position else -1
     read = lambda d: _unit_batches(d, unit, lower)  # noqa: E731
-    batches = _all_batches(chunk_dirs, read, stop_check) if not plan.get("take") else \
-        _taken_batches(inter.read(plan_table), chunk_dirs, position, read, stop_check)
+    batches = (
+        _all_batches(chunk_dirs, read, stop_check)
+        if not plan.get("take")
+        else _taken_batches(inter.read(plan_table), chunk_dirs, position, read, stop_check)
+    )
     for lengths, tokens, bits in batches:
         writer.write(lengths, tokens, bits)
         total += len(lengths)
@@ -153,12 +169,24 @@ def _bits(part: dict, count: int) -> np.ndarray | None:
     """The part's loss-mask bits (one per token), when the build has source.train_on."""
     if "mask" not in part:
         return None
-    return np.unpackbits(np.frombuffer(part["mask"], dtype=np.uint8), count=count, bitorder="little").astype(bool)
+    return np.unpackbits(np.frombuffer(part["mask"], dtype=np.uint8), count=count, bitorder="little").astype(
+        bool
+    )
 
 
-def write_slots(build, metas, out_index: int, slots: list[int], chunk_dirs: list[str], units_plan: str,
-                stage_dir: str, written_path: str, log=print, stop_check=lambda: None,
-                plan_table: str | None = None) -> dict:
+def write_slots(
+    build,
+    metas,
+    out_index: int,
+    slots: list[int],
+    chunk_dirs: list[str],
+    units_plan: str,
+    stage_dir: str,
+    written_path: str,
+    log=print,
+    stop_check=lambda: None,
+    plan_table: str | None = None,
+) -> dict:
     """One write job: the unit sizes at these positions of the output's sizes (which may have been
     planned from the data, and be fewer than the k asked for), one after another."""
     with open(units_plan, encoding="utf-8") as f:
@@ -166,22 +194,50 @@ def write_slots(build, metas, out_index: int, slots: list[int], chunk_dirs: list
     sizes = plan["sizes"]
     fresh_dir(stage_dir)
     if plan.get("layout") == "packed":  # units.pack: one write job writes every row
-        units = [write_packed(build, metas, out_index, chunk_dirs, plan_table,
-                              stage_dir, log=log, stop_check=stop_check)] if 0 in slots else []
+        units = (
+            [
+                write_packed(
+                    build, metas, out_index, chunk_dirs, plan_table, stage_dir, log=log, stop_check=stop_check
+                )
+            ]
+            if 0 in slots
+            else []
+        )
         summary = {"output": out_index, "slots": list(slots), "units": units}
         atomic_write_text(written_path, json.dumps(summary))
         return summary
-    units = [write_unit(build, metas, out_index, sizes[slot], chunk_dirs, units_plan, stage_dir, None,
-                        log=log, stop_check=stop_check, plan_table=plan_table)
-             for slot in slots if slot < len(sizes)]
+    units = [
+        write_unit(
+            build,
+            metas,
+            out_index,
+            sizes[slot],
+            chunk_dirs,
+            units_plan,
+            stage_dir,
+            None,
+            log=log,
+            stop_check=stop_check,
+            plan_table=plan_table,
+        )
+        for slot in slots
+        if slot < len(sizes)
+    ]
     summary = {"output": out_index, "slots": list(slots), "units": units}
     atomic_write_text(written_path, json.dumps(summary))
     return summary
 
 
-
-def write_packed(build, metas, out_index: int, chunk_dirs: list[str], plan_table: str, stage_dir: str,
-                 log=print, stop_check=lambda: None) -> dict:
+def write_packed(
+    build,
+    metas,
+    out_index: int,
+    chunk_dirs: list[str],
+    plan_table: str,
+    stage_dir: str,
+    log=print,
+    stop_check=lambda: None,
+) -> dict:
     """units.pack: every row of the output. The shards are laid out (pad_id) and the boundaries
     written from the plan, then the chunks' token streams are read in sample order and each
     sample's tokens scattered to its row and offset (mintdim.units.packing decided them)."""
@@ -199,21 +255,27 @@ def write_packed(build, metas, out_index: int, chunk_dirs: list[str], plan_table
     unit_dir = _fresh_unit_dir(stage_dir, L)
     closed = _shard_closed(build, out, L, log, packed=True)
     masks = any(build.files[i].train_on is not None for i in out.files)
-    writer = PackedWriter(unit_dir, L, out.samples_per_shard, n_rows, meta.pad_id, meta.dtype, masks=masks,
-                          on_close=closed)
+    writer = PackedWriter(
+        unit_dir, L, out.samples_per_shard, n_rows, meta.pad_id, meta.dtype, masks=masks, on_close=closed
+    )
     writer.write_boundaries(rows, offsets, kept)
     stream = build.files[out.files[0]].sizes[0]  # every sample of a packed output is in this one stream
     progress = Progress(log, f"[unit-build] write rows of {L}", n)
     trained_kept = {}  # truncated samples: trained tokens inside the row (source.train_on)
     sid = 0
     read = lambda d: _unit_batches(d, stream, -1)  # noqa: E731
-    batches = _taken_batches(plan, chunk_dirs, 0, read, stop_check) if "take" in plan else \
-        _all_batches(chunk_dirs, read, stop_check)
+    batches = (
+        _taken_batches(plan, chunk_dirs, 0, read, stop_check)
+        if "take" in plan
+        else _all_batches(chunk_dirs, read, stop_check)
+    )
     for lengths, tokens, bits in batches:
         m = len(lengths)
-        got = writer.scatter(rows[sid:sid + m], offsets[sid:sid + m], kept[sid:sid + m], lengths, tokens, bits)
+        got = writer.scatter(
+            rows[sid : sid + m], offsets[sid : sid + m], kept[sid : sid + m], lengths, tokens, bits
+        )
         if got is not None:
-            for j in np.flatnonzero(status[sid:sid + m] == packing.TRUNCATED).tolist():
+            for j in np.flatnonzero(status[sid : sid + m] == packing.TRUNCATED).tolist():
                 trained_kept[str(sid + j)] = int(got[j])
         sid += m
         progress.update(sid, sid * meta.bytes_per_token)

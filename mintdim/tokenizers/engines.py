@@ -75,7 +75,11 @@ GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s
 
 def bytes_to_unicode() -> dict[int, str]:
     """GPT-2's table: each byte -> the printable character byte-level BPE vocabularies store it as."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -92,11 +96,14 @@ class NotEligible(ValueError):
 
 # DeepSeek (V2/V3/R1) pre-tokenizes with three Isolated Splits in sequence, then ByteLevel: digits
 # (groups of up to 3), then runs of CJK ideographs and kana, then the rest by a Llama-like regex.
-PUNCT_WORD = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+"  # as the file spells it (\r, \n: the characters)
+PUNCT_WORD = (
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+"  # as the file spells it (\r, \n: the characters)
+)
 DEEPSEEK_SPLITS = (
     r"\p{N}{1,3}",
     "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
-    PUNCT_WORD + "|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+    PUNCT_WORD
+    + "|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
 )
 
 
@@ -113,14 +120,18 @@ def _deepseek_pattern() -> str:
     strings, the gettext catalogues, the ShareGPT pairs)."""
     c = "\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff"
     third_c = rf"[[{c}]--[\p{{L}}\p{{P}}\p{{S}}]]?[[{c}]&&[\p{{L}}\p{{M}}]]+|[[{c}]&&[\p{{P}}\p{{S}}]]+"
-    third_d = (PUNCT_WORD + rf"|[^\r\n\p{{L}}\p{{P}}\p{{S}}\p{{N}}{c}]?[[\p{{L}}\p{{M}}]--[{c}]]+"
-               rf"| ?[[\p{{P}}\p{{S}}]--[{c}]]+[\r\n]*"
-               r"|\s*[\r\n]+"
-               rf"|\s+(?![^\s\p{{N}}{c}])"
-               r"|\s+")
+    third_d = (
+        PUNCT_WORD + rf"|[^\r\n\p{{L}}\p{{P}}\p{{S}}\p{{N}}{c}]?[[\p{{L}}\p{{M}}]--[{c}]]+"
+        rf"| ?[[\p{{P}}\p{{S}}]--[{c}]]+[\r\n]*"
+        r"|\s*[\r\n]+"
+        rf"|\s+(?![^\s\p{{N}}{c}])"
+        r"|\s+"
+    )
     # most text is D: its alternatives first (-24% CPU against digits, C, D on ShareGPT, same ids)
-    return (rf"{third_d}|\p{{N}}{{1,3}}|{third_c}|(?:(?!{third_c})[{c}])+"
-            rf"|(?:(?!{third_d})[^\p{{N}}{c}])+")
+    return (
+        rf"{third_d}|\p{{N}}{{1,3}}|{third_c}|(?:(?!{third_c})[{c}])+"
+        rf"|(?:(?!{third_d})[^\p{{N}}{c}])+"
+    )
 
 
 def _pattern(pre) -> str:
@@ -168,7 +179,7 @@ _OFFSET_KEEPING = ("TemplateProcessing",)
 
 
 def _offsets_reason(post) -> str:
-    """"" when the file's post-processor leaves offsets as the encode gives them (the engine's offsets
+    """ "" when the file's post-processor leaves offsets as the encode gives them (the engine's offsets
     are then the library's), else why not: ByteLevel or RobertaProcessing with trim_offsets move a
     token's start past its leading spaces; anything else is not vouched for."""
     if post is None:
@@ -301,12 +312,21 @@ class TiktokenEncoder:
 
     name = TIKTOKEN
 
-    def __init__(self, mergeable: dict[bytes, int], pattern: str, specials: dict[str, int], normalizer: str | None,
-                 library=None, threads: int = 1, offsets_reason: str = "post-processor not checked"):
+    def __init__(
+        self,
+        mergeable: dict[bytes, int],
+        pattern: str,
+        specials: dict[str, int],
+        normalizer: str | None,
+        library=None,
+        threads: int = 1,
+        offsets_reason: str = "post-processor not checked",
+    ):
         import tiktoken
 
-        self._core = tiktoken.Encoding("mintdim", pat_str=pattern, mergeable_ranks=mergeable,
-                                       special_tokens=specials)._core_bpe
+        self._core = tiktoken.Encoding(
+            "mintdim", pat_str=pattern, mergeable_ranks=mergeable, special_tokens=specials
+        )._core_bpe
         self.offsets_reason = offsets_reason
         self._widths = None  # _byte_lengths as a numpy array, on first use
         # each id's byte length (an added token: its text's UTF-8), for offsets without a second encode
@@ -327,7 +347,8 @@ class TiktokenEncoder:
         self.set_threads(threads)
 
     def set_threads(self, threads: int) -> None:
-        """The batch's slices run on a pool of `threads` (a ThreadPoolExecutor starts its threads on first use)."""
+        """The batch's slices run on a pool of `threads` (a
+        ThreadPoolExecutor starts its threads on first use)."""
         self.threads = max(1, int(threads))
         if self._pool is not None:
             self._pool.shutdown(wait=False)
@@ -365,7 +386,7 @@ class TiktokenEncoder:
         if self._pool is None or len(texts) < 2 * self.threads:
             return self._encode_list(texts, offsets)
         step = -(-len(texts) // self.threads)
-        slices = [texts[i:i + step] for i in range(0, len(texts), step)]
+        slices = [texts[i : i + step] for i in range(0, len(texts), step)]
         parts = self._pool.map(self._encode_list, slices, [offsets] * len(slices))
         return [ids for part in parts for ids in part]
 
@@ -381,7 +402,7 @@ class TiktokenEncoder:
         widths = self._widths[flat]
         firsts = np.cumsum(lengths) - lengths
         for k in library:  # their spans are the library's: none of their bytes are counted here
-            widths[firsts[k]:firsts[k] + lengths[k]] = 0
+            widths[firsts[k] : firsts[k] + lengths[k]] = 0
         starts, ends = char_spans(texts, widths, lengths, library)
         for k in library:
             spans = np.asarray(encoded[k].offsets, dtype=np.int64).reshape(-1, 2)
@@ -399,8 +420,9 @@ def char_spans(texts: list[str], widths, lengths, skip=()):
 
     wide = [k for k, t in enumerate(texts) if not t.isascii()]  # bytes and characters differ only there
     utf8 = {k: texts[k].encode("utf-8") for k in wide}
-    text_bytes = np.fromiter((len(utf8[k]) if k in utf8 else len(t) for k, t in enumerate(texts)),
-                             dtype=np.int64, count=len(texts))
+    text_bytes = np.fromiter(
+        (len(utf8[k]) if k in utf8 else len(t) for k, t in enumerate(texts)), dtype=np.int64, count=len(texts)
+    )
     counted = text_bytes.copy()
     counted[list(skip)] = 0
     ends_at = np.zeros(len(widths) + 1, dtype=np.int64)
@@ -441,7 +463,11 @@ def _own_library(path: str | None, tokenizer_json: str | None):
             if not loaded:
                 from tokenizers import Tokenizer
 
-                tok = Tokenizer.from_str(tokenizer_json) if tokenizer_json is not None else Tokenizer.from_file(path)
+                tok = (
+                    Tokenizer.from_str(tokenizer_json)
+                    if tokenizer_json is not None
+                    else Tokenizer.from_file(path)
+                )
                 tok.no_padding()
                 tok.no_truncation()
                 loaded.append(tok)
@@ -575,7 +601,11 @@ def _read_cache(cache_file: str, content: str):
 
     try:
         data = msgpack.unpackb(body, raw=False)
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or data.get("content") != content:
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != CACHE_VERSION
+            or data.get("content") != content
+        ):
             return None
         ends = np.cumsum(np.frombuffer(data["lengths"], dtype=np.uint16), dtype=np.int64).tolist()
         ids = np.frombuffer(data["ids"], dtype=np.uint32).tolist()
@@ -583,22 +613,41 @@ def _read_cache(cache_file: str, content: str):
         if len(ends) != len(ids) or (ends[-1] if ends else 0) != len(blob):
             return None
         starts = [0] + ends[:-1]
-        return ({blob[a:b]: i for a, b, i in zip(starts, ends, ids)}, data["pattern"], data["specials"],
-                data["normalizer"], str(data["offsets_reason"]))
+        return (
+            {blob[a:b]: i for a, b, i in zip(starts, ends, ids)},
+            data["pattern"],
+            data["specials"],
+            data["normalizer"],
+            str(data["offsets_reason"]),
+        )
     except (ValueError, TypeError, KeyError, msgpack.UnpackException):
         return None
 
 
-def _write_cache(cache_file: str, content: str, mergeable: dict[bytes, int], pattern, specials, normalizer,
-                 offsets_reason: str) -> None:
+def _write_cache(
+    cache_file: str,
+    content: str,
+    mergeable: dict[bytes, int],
+    pattern,
+    specials,
+    normalizer,
+    offsets_reason: str,
+) -> None:
     import msgpack
     import numpy as np
 
     tokens = list(mergeable)
-    data = {"version": CACHE_VERSION, "content": content, "pattern": pattern, "specials": specials,
-            "normalizer": normalizer, "offsets_reason": offsets_reason, "tokens": b"".join(tokens),
-            "lengths": np.asarray([len(t) for t in tokens], dtype=np.uint16).tobytes(),
-            "ids": np.asarray([mergeable[t] for t in tokens], dtype=np.uint32).tobytes()}
+    data = {
+        "version": CACHE_VERSION,
+        "content": content,
+        "pattern": pattern,
+        "specials": specials,
+        "normalizer": normalizer,
+        "offsets_reason": offsets_reason,
+        "tokens": b"".join(tokens),
+        "lengths": np.asarray([len(t) for t in tokens], dtype=np.uint16).tobytes(),
+        "ids": np.asarray([mergeable[t] for t in tokens], dtype=np.uint32).tobytes(),
+    }
     write_entry(cache_file, msgpack.packb(data, use_bin_type=True))
 
 
@@ -625,9 +674,15 @@ def _eligible_spec(path: str | None, text: str | None = None):
     return mergeable, pattern, specials, normalizer, _offsets_reason(spec.get("post_processor"))
 
 
-def fast_encoder_for(path: str | None, library=None, threads: int = 1, cache_dir: str | list[str] | None = None,
-                     tokenizer_json: str | None = None):
-    """(encoder, reason): a TiktokenEncoder when the tokenizer.json at `path` is eligible, else (None, why not).
+def fast_encoder_for(
+    path: str | None,
+    library=None,
+    threads: int = 1,
+    cache_dir: str | list[str] | None = None,
+    tokenizer_json: str | None = None,
+):
+    """(encoder, reason): a TiktokenEncoder when the tokenizer.json at `path` is eligible, else
+    (None, why not).
 
     tokenizer_json: the serialization to decide from instead of the file (`Tokenizer.to_str()` of the
     object actually used, when a loader such as transformers changed it after reading the file).

@@ -54,11 +54,16 @@ def build_hf(model_dir: str):
     merges = read_merges(os.path.join(model_dir, config["merges_file"]))
     specials = list(config["special_tokens"])
     unk = UNK_TOKEN if UNK_TOKEN in specials else None
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=unk, fuse_unk=False, byte_fallback=False))
+    tok = Tokenizer(
+        models.BPE(vocab=vocab, merges=merges, unk_token=unk, fuse_unk=False, byte_fallback=False)
+    )
     if config.get("pat_str"):
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(config["pat_str"]), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(config["pat_str"]), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
     else:  # ffbpe's default pattern is GPT-2's, as ByteLevel's
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tok.decoder = decoders.ByteLevel()
@@ -94,5 +99,10 @@ def export(model_dir: str, out_path: str, check_texts=()) -> dict:
     tmp = out_path + ".partial"
     hf.save(tmp)
     os.replace(tmp, out_path)
-    return {"vocab_size": hf.get_vocab_size(with_added_tokens=True), "unk_id": ff.unk_id, "pad_id": ff.pad_id,
-            "checked_texts": len(texts), "checked_tokens": sum(map(len, want))}
+    return {
+        "vocab_size": hf.get_vocab_size(with_added_tokens=True),
+        "unk_id": ff.unk_id,
+        "pad_id": ff.pad_id,
+        "checked_texts": len(texts),
+        "checked_tokens": sum(map(len, want)),
+    }

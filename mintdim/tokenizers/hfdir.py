@@ -78,7 +78,9 @@ def read_special_tokens(config: dict, special_map: dict) -> dict[str, str]:
     return out
 
 
-def read_chat_template(path: str, config: dict, override: str | None = None, tools: bool = False) -> str | None:
+def read_chat_template(
+    path: str, config: dict, override: str | None = None, tools: bool = False
+) -> str | None:
     """The template transformers would use: a named file (override), chat_template.jinja beside
     the tokenizer (named ones in additional_chat_templates/), or the config's chat_template (a
     string, or named templates). Of named templates: "tool_use" when the record passes tools and
@@ -127,17 +129,31 @@ def encodes_every_string(spec: dict) -> bool:
         return False
     if model.get("byte_fallback") and all(f"<0x{b:02X}>" in pieces for b in range(256)):
         return True
-    return (model.get("type") == "BPE" and _has_byte_level(spec.get("pre_tokenizer"))
-            and all(ch in pieces for ch in bytes_to_unicode().values()))
+    return (
+        model.get("type") == "BPE"
+        and _has_byte_level(spec.get("pre_tokenizer"))
+        and all(ch in pieces for ch in bytes_to_unicode().values())
+    )
 
 
 class HFDirTokenizer(HFJsonTokenizer):
     kind = "hf_dir"
 
-    def __init__(self, path: str, threads: int = 1, pad_token: str | None = None, chat_template: str | None = None,
-                 engine: str | None = None, engine_cache: str | None = None):
-        super().__init__(os.path.join(os.fspath(path), TOKENIZER_FILE), threads=threads, engine=engine,
-                         engine_cache=engine_cache)
+    def __init__(
+        self,
+        path: str,
+        threads: int = 1,
+        pad_token: str | None = None,
+        chat_template: str | None = None,
+        engine: str | None = None,
+        engine_cache: str | None = None,
+    ):
+        super().__init__(
+            os.path.join(os.fspath(path), TOKENIZER_FILE),
+            threads=threads,
+            engine=engine,
+            engine_cache=engine_cache,
+        )
         self.dir = os.fspath(path)
         self.config = _read_json(os.path.join(self.dir, CONFIG_FILE))
         special_map = _read_json(os.path.join(self.dir, SPECIAL_MAP_FILE))

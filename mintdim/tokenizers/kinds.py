@@ -13,7 +13,6 @@ import os
 
 from .library import HFJsonTokenizer, SentencePieceTokenizer
 
-
 KINDS = ("sentencepiece", "hf_json", "unitoken", "hf_dir")
 EXTENSIONS = {"sentencepiece": ".model", "hf_json": ".json"}  # unitoken, hf_dir: model directories
 DIRECTORY_KINDS = ("unitoken", "hf_dir")
@@ -48,13 +47,23 @@ def _hf_dir(path: str, threads: int = 1, **options):
     return HFDirTokenizer(path, threads=threads, **options)
 
 
-_CLASSES = {"sentencepiece": SentencePieceTokenizer, "hf_json": HFJsonTokenizer, "unitoken": _unitoken,
-            "hf_dir": _hf_dir}
+_CLASSES = {
+    "sentencepiece": SentencePieceTokenizer,
+    "hf_json": HFJsonTokenizer,
+    "unitoken": _unitoken,
+    "hf_dir": _hf_dir,
+}
 ENGINE_KINDS = ("hf_json", "hf_dir")  # kinds whose tokenizer.json may be encoded by a fast engine
 
 
-def load(kind: str, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None,
-         **options):
+def load(
+    kind: str,
+    path: str,
+    threads: int = 1,
+    engine: str | None = None,
+    engine_cache: str | None = None,
+    **options,
+):
     """Load a tokenizer of a known kind. Raises whatever the library raises on a bad file.
     engine, engine_cache: hf_json and hf_dir (HFJsonTokenizer): "auto" (pre-flight: check the file),
     "tiktoken" (a build job: pre-flight's check passed) or None (the library: every other caller,

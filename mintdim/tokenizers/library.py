@@ -79,7 +79,9 @@ class SentencePieceTokenizer:
 class HFJsonTokenizer:
     kind = "hf_json"
 
-    def __init__(self, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None):
+    def __init__(
+        self, path: str, threads: int = 1, engine: str | None = None, engine_cache: str | None = None
+    ):
         # Threads: the Rust pool reads RAYON_NUM_THREADS once, when first used; a workflow job sets it
         # from its own allocation (kinds.use_threads), never this constructor: pre-flight loads
         # tokenizers in the runner, whose environment every job inherits.
@@ -92,8 +94,12 @@ class HFJsonTokenizer:
         if engine in ("auto", "tiktoken"):
             from .engines import fast_encoder_for
 
-            self._fast, reason = fast_encoder_for(self.path, self._library if engine == "tiktoken" else self.tok,
-                                                  threads=threads, cache_dir=engine_cache)
+            self._fast, reason = fast_encoder_for(
+                self.path,
+                self._library if engine == "tiktoken" else self.tok,
+                threads=threads,
+                cache_dir=engine_cache,
+            )
             self.engine, self.engine_reason = (self._fast.name, "") if self._fast else ("tokenizers", reason)
         if self._fast is None:
             self._library()
@@ -155,7 +161,8 @@ class HFJsonTokenizer:
         return [a["content"] for a in sorted(added, key=lambda a: a["id"]) if a.get("special")]
 
     def encode_ids(self, texts: list[str]) -> list[list[int]]:
-        if self._fast is not None:  # the same ids, proven per file (mintdim/tokenizers/engines.py, tests/test_engine.py)
+        # the same ids, proven per file (mintdim/tokenizers/engines.py, tests/test_engine.py)
+        if self._fast is not None:
             return self._fast.encode_ids(texts)
         return [e.ids for e in self.tok.encode_batch_fast(texts, add_special_tokens=False)]
 
@@ -183,8 +190,11 @@ class HFJsonTokenizer:
         encs = self.tok.encode_batch(texts, add_special_tokens=False)
         flat, lengths = flatten([e.ids for e in encs])
         # one pass over the (start, end) pairs, chained in C: two generator passes cost ~10% of the encode
-        pairs = np.fromiter(chain.from_iterable(chain.from_iterable(e.offsets for e in encs)), dtype=np.int64,
-                            count=2 * len(flat)).reshape(-1, 2)
+        pairs = np.fromiter(
+            chain.from_iterable(chain.from_iterable(e.offsets for e in encs)),
+            dtype=np.int64,
+            count=2 * len(flat),
+        ).reshape(-1, 2)
         return flat, lengths, pairs[:, 0], pairs[:, 1]
 
     def encode_batch_with_starts(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -26,7 +26,6 @@ UNK/PAD found where expected.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import tempfile
@@ -34,9 +33,11 @@ import tempfile
 from .. import errors as E
 
 DEFAULTS = {"pad": "<pad>", "unk": "<unk>"}
-PROBE_TEXT = ("MintDim packs samples into fixed-width units: 128, 192, 256 tokens.\n"
-              "  Indented line\twith a tab, symbols {}[]()<>!?#$%&*+-=/\\|~^`@ and numbers 3.14159, 1e-9.\n"
-              "Tiếng Việt có dấu: Thư viện tokenizer. 中文：分词器。 日本語のテキスト。 Ünïcödé — “quotes” 🙂\n\n")
+PROBE_TEXT = (
+    "MintDim packs samples into fixed-width units: 128, 192, 256 tokens.\n"
+    "  Indented line\twith a tab, symbols {}[]()<>!?#$%&*+-=/\\|~^`@ and numbers 3.14159, 1e-9.\n"
+    "Tiếng Việt có dấu: Thư viện tokenizer. 中文：分词器。 日本語のテキスト。 Ünïcödé — “quotes” 🙂\n\n"
+)
 
 
 TokenizerToolError = E.TokenizerToolError  # importable from here as before
@@ -85,7 +86,7 @@ def _wanted(tok, pad: str | None, unk: str | None) -> dict[str, str]:
     return asked
 
 
-# --- SentencePiece ---------------------------------------------------------------------------------------------
+# --- SentencePiece ------------------------------------------------------------------------------------------
 
 
 def _sentencepiece(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, int]]:
@@ -113,7 +114,7 @@ def _sentencepiece(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, i
     return model.SerializeToString(), added
 
 
-# --- tokenizer.json --------------------------------------------------------------------------------------------
+# --- tokenizer.json -----------------------------------------------------------------------------------------
 
 
 def _hf_json(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, int]]:
@@ -132,8 +133,9 @@ def _hf_json(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, int]]:
         added[k] = new_id
     if "pad" in added:
         padding = tok.padding
-        tok.enable_padding(pad_id=added["pad"], pad_token=wanted["pad"],
-                           direction=(padding or {}).get("direction", "right"))
+        tok.enable_padding(
+            pad_id=added["pad"], pad_token=wanted["pad"], direction=(padding or {}).get("direction", "right")
+        )
     data = json.loads(tok.to_str())
     if "unk" in added:
         model = data["model"]
@@ -153,7 +155,7 @@ def _hf_json(src: str, wanted: dict[str, str]) -> tuple[bytes, dict[str, int]]:
     return json.dumps(data, ensure_ascii=False).encode("utf-8"), added
 
 
-# --- unitoken model directory ----------------------------------------------------------------------------------
+# --- unitoken model directory -------------------------------------------------------------------------------
 
 
 def _unitoken(src: str, staging: str, wanted: dict[str, str]) -> dict[str, int]:
@@ -185,7 +187,7 @@ def _unitoken(src: str, staging: str, wanted: dict[str, str]) -> dict[str, int]:
     return added
 
 
-# --- the command ------------------------------------------------------------------------------------------------
+# --- the command --------------------------------------------------------------------------------------------
 
 
 def _vocab_of(kind: str, tok) -> dict:
@@ -228,9 +230,15 @@ def add_specials(src: str, dst: str, pad: str | None = None, unk: str | None = N
         if os.path.isdir(dst):
             os.rmdir(dst)
         os.replace(staged, dst)
-    return {"kind": kind, "added": {f"{k}_id": v for k, v in added.items()},
-            "tokens": {f"{k}_id": wanted[k] for k in added}, "vocab_size": [old.vocab_size, new.vocab_size],
-            "unk_id": new.unk_id, "pad_id": new.pad_id, "checked_texts": 1 + len(check_texts)}
+    return {
+        "kind": kind,
+        "added": {f"{k}_id": v for k, v in added.items()},
+        "tokens": {f"{k}_id": wanted[k] for k in added},
+        "vocab_size": [old.vocab_size, new.vocab_size],
+        "unk_id": new.unk_id,
+        "pad_id": new.pad_id,
+        "checked_texts": 1 + len(check_texts),
+    }
 
 
 def _check(kind: str, old, new, added: dict[str, int], texts: list[str]) -> None:
@@ -264,7 +272,7 @@ def _added_strings(kind: str, new, added: dict[str, int]) -> list[str]:
 def read_check_texts(path: str, limit: int = 2000) -> list[str]:
     """Texts for a check: JSONL (every string value of each line, joined) or plain text (each line)."""
     texts = []
-    with io.open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         for line in f:
             if len(texts) >= limit:
                 break
@@ -280,4 +288,3 @@ def read_check_texts(path: str, limit: int = 2000) -> list[str]:
                     line = "\n".join(v for v in obj.values() if isinstance(v, str))
             texts.append(line)
     return texts
-

@@ -40,8 +40,11 @@ RECORD = "mintdim-train.json"
 
 def options(item: dict) -> dict:
     """A checked train_bpe item's options, unit and window filled in (the config's schema checked it)."""
-    return {"vocab_size": item["vocab_size"], "unit": item.get("unit", "byte"),
-            "hot_pair_window_size": item.get("hot_pair_window_size")}
+    return {
+        "vocab_size": item["vocab_size"],
+        "unit": item.get("unit", "byte"),
+        "hot_pair_window_size": item.get("hot_pair_window_size"),
+    }
 
 
 def inside(a: str, b: str) -> bool:
@@ -70,7 +73,7 @@ def check_entries(files, outputs, work_dir: str) -> None:
             raise bad.train_out_is_input(f.tokenizer_path)
 
 
-# --- groups: one trained tokenizer per distinct out ----------------------------------------------------------
+# --- groups: one trained tokenizer per distinct out ---------------------------------------------------------
 
 
 @dataclass
@@ -89,8 +92,9 @@ def groups(build) -> list[Group]:
             continue
         g = found.get(f.tokenizer_abspath)
         if g is None:
-            g = found[f.tokenizer_abspath] = Group(len(found), f.tokenizer_path, f.tokenizer_abspath,
-                                                   dict(f.tokenizer_train))
+            g = found[f.tokenizer_abspath] = Group(
+                len(found), f.tokenizer_path, f.tokenizer_abspath, dict(f.tokenizer_train)
+            )
         g.files.append(f.index)
     return list(found.values())
 
@@ -112,7 +116,7 @@ def sources(build, index: int) -> list[str]:
     return [build.files[i].abspath for i in groups(build)[index].files]
 
 
-# --- what a model was trained from ---------------------------------------------------------------------------
+# --- what a model was trained from --------------------------------------------------------------------------
 
 
 def ffbpe_version() -> str:
@@ -127,16 +131,26 @@ def ffbpe_version() -> str:
 def reference(build, group: Group) -> dict:
     """Deterministic description of the training (goes into the record and every manifest that uses it)."""
     files = [build.files[i] for i in group.files]
-    return {"trainer": "ffbpe", "ffbpe_version": ffbpe_version(), "out": group.out,
-            "vocab_size": group.options["vocab_size"], "unit": group.options["unit"],
-            "hot_pair_window_size": group.options["hot_pair_window_size"], "special_tokens": list(SPECIAL_TOKENS),
-            "counting": "PreTokenizer([]) word counter over rendered samples",
-            "corpus": {"files": [f.path for f in files], "fields": [f.fields for f in files],
-                       "templates": [f.template for f in files]}}
+    return {
+        "trainer": "ffbpe",
+        "ffbpe_version": ffbpe_version(),
+        "out": group.out,
+        "vocab_size": group.options["vocab_size"],
+        "unit": group.options["unit"],
+        "hot_pair_window_size": group.options["hot_pair_window_size"],
+        "special_tokens": list(SPECIAL_TOKENS),
+        "counting": "PreTokenizer([]) word counter over rendered samples",
+        "corpus": {
+            "files": [f.path for f in files],
+            "fields": [f.fields for f in files],
+            "templates": [f.template for f in files],
+        },
+    }
 
 
 def identity(build, group: Group) -> dict:
-    """What must be unchanged for a model in `out` to be reused: options, templates, files (by size and mtime)."""
+    """What must be unchanged for a model in `out` to be reused:
+    options, templates, files (by size and mtime)."""
     files = [build.files[i] for i in group.files]
     stats = []
     for f in files:
@@ -145,9 +159,13 @@ def identity(build, group: Group) -> dict:
             stats.append([f.abspath, st.st_size, st.st_mtime_ns])
         except OSError:
             stats.append([f.abspath, None, None])
-    return {"options": {k: group.options[k] for k in ("vocab_size", "unit", "hot_pair_window_size")},
-            "special_tokens": list(SPECIAL_TOKENS), "fields": [f.fields for f in files],
-            "templates": [f.template for f in files], "files": stats}
+    return {
+        "options": {k: group.options[k] for k in ("vocab_size", "unit", "hot_pair_window_size")},
+        "special_tokens": list(SPECIAL_TOKENS),
+        "fields": [f.fields for f in files],
+        "templates": [f.template for f in files],
+        "files": stats,
+    }
 
 
 def read_record(out_abs: str) -> dict | None:
@@ -160,7 +178,7 @@ def read_record(out_abs: str) -> dict | None:
 
 
 def state(build, group: Group) -> str:
-    """"absent" (train it) or "ready" (a model MintDim trained from the same files and options: reuse it).
+    """ "absent" (train it) or "ready" (a model MintDim trained from the same files and options: reuse it).
 
     Anything else in `out` is never touched: OutputValidationError, as for an output directory."""
     out = group.out_abs
@@ -191,7 +209,7 @@ def check_pending(f) -> None:
         raise E.TokenDTypeValidationError.make(f.tokenizer_train["vocab_size"])
 
 
-# --- streaming the rendered texts ----------------------------------------------------------------------------
+# --- streaming the rendered texts ---------------------------------------------------------------------------
 
 
 class TextStats:
@@ -229,15 +247,24 @@ def iter_rendered(build, file_indexes, stats: TextStats | None = None, log=None)
                 yield text
             if log is not None and hasattr(log, "progress"):
                 rate = stats.bytes / max(time.monotonic() - t0, 1e-9)
-                log.progress(f"[unit-build] train: counted {stats.samples} samples, {stats.bytes / 1e6:.1f} MB "
-                             f"({rate / 1e6:.1f} MB/s)")
+                log.progress(
+                    f"[unit-build] train: counted {stats.samples} samples, {stats.bytes / 1e6:.1f} MB "
+                    f"({rate / 1e6:.1f} MB/s)"
+                )
 
 
-# --- training --------------------------------------------------------------------------------------------------
+# --- training -----------------------------------------------------------------------------------------------
 
 
-def train_texts(texts, out_dir: str, *, vocab_size: int, unit: str = "byte", hot_pair_window_size: int | None = None,
-                log=None) -> dict:
+def train_texts(
+    texts,
+    out_dir: str,
+    *,
+    vocab_size: int,
+    unit: str = "byte",
+    hot_pair_window_size: int | None = None,
+    log=None,
+) -> dict:
     """Count `texts` (any iterable of str, consumed once) and train; saves an ffbpe model directory.
 
     Byte-unit models use the byte-level alphabet (GPT-2 byte mapping), so they export to a
@@ -250,20 +277,30 @@ def train_texts(texts, out_dir: str, *, vocab_size: int, unit: str = "byte", hot
     counter.add_source(texts)
     words = counter.len
     t1 = time.monotonic()
-    trainer = BpeTrainer(SPECIAL_TOKENS, unit=unit, initial_alphabet="byte_level" if unit == "byte" else None,
-                         hot_pair_window_size=hot_pair_window_size)
+    trainer = BpeTrainer(
+        SPECIAL_TOKENS,
+        unit=unit,
+        initial_alphabet="byte_level" if unit == "byte" else None,
+        hot_pair_window_size=hot_pair_window_size,
+    )
     trainer.add_word_counter(counter)
     trainer.train(vocab_size)
     model = trainer.validate_model()
     t2 = time.monotonic()
     os.makedirs(out_dir, exist_ok=True)
     model.save_pretrained(out_dir)
-    result = {"unique_words": words, "vocab_size": trainer.vocab_size, "count_seconds": round(t1 - t0, 3),
-              "train_seconds": round(t2 - t1, 3)}
+    result = {
+        "unique_words": words,
+        "vocab_size": trainer.vocab_size,
+        "count_seconds": round(t1 - t0, 3),
+        "train_seconds": round(t2 - t1, 3),
+    }
     if hot_pair_window_size:
         result["hot_pair_window_stats"] = trainer.hot_pair_window_stats
-    log(f"[unit-build] train: {words} unique words counted in {t1 - t0:.1f} s; vocab {trainer.vocab_size} "
-        f"trained in {t2 - t1:.1f} s")
+    log(
+        f"[unit-build] train: {words} unique words counted in {t1 - t0:.1f} s; vocab {trainer.vocab_size} "
+        f"trained in {t2 - t1:.1f} s"
+    )
     return result
 
 
@@ -298,8 +335,10 @@ def train_group(build, group: Group, staging: str, log=print) -> dict:
     ref["model_vocab_size"] = result["vocab_size"]
     record = {"created_by": "mintdim", "reference": ref, "identity": identity(build, group), "run": result}
     write_record(staging, record)
-    log(f"[unit-build] train: {stats.samples} samples ({stats.bytes / 1e6:.1f} MB) -> {group.out} "
-        f"(vocab {result['vocab_size']})")
+    log(
+        f"[unit-build] train: {stats.samples} samples ({stats.bytes / 1e6:.1f} MB) -> {group.out} "
+        f"(vocab {result['vocab_size']})"
+    )
     return record
 
 

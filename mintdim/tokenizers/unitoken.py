@@ -25,7 +25,6 @@ import json
 import os
 import shutil
 import tempfile
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -49,11 +48,15 @@ def read_config(path: str) -> dict:
     from ffbpe._serialization import read_model_config
 
     if not os.path.isdir(path):
-        raise NotAModelDirectory(f"not a directory; a unitoken model is a directory saved by ffbpe "
-                                 f"({CONFIG_FILE}, vocab.json, merges.txt)")
+        raise NotAModelDirectory(
+            f"not a directory; a unitoken model is a directory saved by ffbpe "
+            f"({CONFIG_FILE}, vocab.json, merges.txt)"
+        )
     if not any(os.path.isfile(os.path.join(path, name)) for name in (CONFIG_FILE, LEGACY_CONFIG_FILE)):
-        raise NotAModelDirectory(f"no {CONFIG_FILE} in the directory; a unitoken model is a directory saved by "
-                                 f"ffbpe ({CONFIG_FILE}, vocab.json, merges.txt)")
+        raise NotAModelDirectory(
+            f"no {CONFIG_FILE} in the directory; a unitoken model is a directory saved by "
+            f"ffbpe ({CONFIG_FILE}, vocab.json, merges.txt)"
+        )
     try:
         config = read_model_config(Path(path))
     except ValueError as exc:
@@ -78,11 +81,16 @@ def _load_encoder(config: dict, vocab_file: str, merges_file: str, special_token
     from ffbpe import BpeEncoder
 
     return BpeEncoder.load(
-        unit=config["unit"], format=config["format"], special_tokens=special_tokens,
-        merges_file=merges_file, vocab_file=vocab_file, pat_str=config.get("pat_str"),
+        unit=config["unit"],
+        format=config["format"],
+        special_tokens=special_tokens,
+        merges_file=merges_file,
+        vocab_file=vocab_file,
+        pat_str=config.get("pat_str"),
         unicode_bigrams=config.get("unicode_bigrams"),
         unicode_bigram_mixed_boundary=config.get("unicode_bigram_mixed_boundary", "keep"),
-        split_on_vocab_bigrams=config.get("split_on_vocab_bigrams", True))
+        split_on_vocab_bigrams=config.get("split_on_vocab_bigrams", True),
+    )
 
 
 def _overlaps(a: str, b: str) -> bool:
@@ -107,8 +115,12 @@ class UnitokenTokenizer:
             raise NotAModelDirectory(f"{self.config['vocab_file']} is not a token -> id mapping")
         self.special_tokens = list(self.config["special_tokens"])
         self._vocab_size = max(int(v) for v in vocab.values()) + 1
-        self._unk_id = int(vocab[UNK_TOKEN]) if UNK_TOKEN in self.special_tokens and UNK_TOKEN in vocab else None
-        self._pad_id = int(vocab[PAD_TOKEN]) if PAD_TOKEN in self.special_tokens and PAD_TOKEN in vocab else None
+        self._unk_id = (
+            int(vocab[UNK_TOKEN]) if UNK_TOKEN in self.special_tokens and UNK_TOKEN in vocab else None
+        )
+        self._pad_id = (
+            int(vocab[PAD_TOKEN]) if PAD_TOKEN in self.special_tokens and PAD_TOKEN in vocab else None
+        )
         self.unit = self.config["unit"]
         self.encoder = _load_encoder(self.config, vocab_file, merges_file, self.special_tokens)
         self._joined = None
@@ -142,12 +154,14 @@ class UnitokenTokenizer:
 
     def encode_ids(self, texts: list[str]) -> list[list[int]]:
         import numpy as np  # here: config and pre-flight import this module, and need no numpy
+
         flat, lengths = self.encode_batch(texts)
         ends = np.cumsum(lengths)
-        return [flat[e - n:e].tolist() for e, n in zip(ends, lengths)]
+        return [flat[e - n : e].tolist() for e, n in zip(ends, lengths)]
 
     def encode_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
+
         n = len(texts)
         if n == 0:
             return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.int64)
@@ -159,7 +173,9 @@ class UnitokenTokenizer:
                 return np.delete(ids, seps).astype(np.uint32, copy=False), lengths.astype(np.int64)
         arrays = [self.encoder.encode_to_numpy(t) for t in texts]
         lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=n)
-        flat = np.concatenate(arrays).astype(np.uint32, copy=False) if arrays else np.zeros(0, dtype=np.uint32)
+        flat = (
+            np.concatenate(arrays).astype(np.uint32, copy=False) if arrays else np.zeros(0, dtype=np.uint32)
+        )
         return flat, lengths
 
     def encode_batch_with_starts(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -169,6 +185,7 @@ class UnitokenTokenizer:
         summed along the text; a token that starts inside a multi-byte character starts at
         that character (as Hugging Face's byte-level offsets do)."""
         import numpy as np
+
         flat, lengths = self.encode_batch(texts)
         token_bytes = self._byte_lengths()[flat]
         data = "".join(texts).encode("utf-8")
@@ -191,6 +208,7 @@ class UnitokenTokenizer:
     def _byte_lengths(self) -> np.ndarray:
         """UTF-8 byte length of every id's token (special tokens: their text)."""
         import numpy as np
+
         if getattr(self, "_lengths", None) is None:
             with open(os.path.join(self.path, self.config["vocab_file"]), encoding="utf-8") as f:
                 vocab = json.load(f)
@@ -220,7 +238,7 @@ def _unitoken_bytes(token: str) -> bytes:
         ch = token[i]
         if ch == "{":
             close = token.index("}", i)
-            code = token[i + 1:close]
+            code = token[i + 1 : close]
             out += bytes([int(code[1:], 16)]) if code[0] == "x" else chr(int(code[1:], 16)).encode("utf-8")
             i = close + 1
             continue

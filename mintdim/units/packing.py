@@ -99,7 +99,7 @@ class _Classes:
                 head = 0
                 need -= avail
             else:
-                out.append(first[head:head + need])
+                out.append(first[head : head + need])
                 head += need
                 need = 0
         if count == k:
@@ -130,7 +130,7 @@ def assign(lengths, row_length: int) -> tuple[np.ndarray, int]:
     placed_items, placed_rows = [], []
     for g in np.flatnonzero(per_length).tolist():
         length = C - g
-        items = order[bounds[g]:bounds[g + 1]]
+        items = order[bounds[g] : bounds[g + 1]]
         p, m = 0, len(items)
         while p < m:
             left = m - p
@@ -146,7 +146,7 @@ def assign(lengths, row_length: int) -> tuple[np.ndarray, int]:
                 k = min(classes.count(cap), -(-left // q))
                 ids = classes.take(cap, k)
             take = min(left, k * q)
-            placed_items.append(items[p:p + take])
+            placed_items.append(items[p : p + take])
             placed_rows.append(np.repeat(ids, q)[:take])
             full, last = divmod(take, q)  # rows that took q samples; the last one may take fewer
             classes.add(cap - q * length, ids[:full])

@@ -62,11 +62,19 @@ class PaddingReport:
     def as_stats(self) -> dict:
         """The extension block stats.json carries (the spec's keys are untouched)."""
         return {
-            "total_slots": self.total_slots, "pad_tokens": self.pad_tokens,
+            "total_slots": self.total_slots,
+            "pad_tokens": self.pad_tokens,
             "padding_ratio": self.padding_ratio,
-            "per_unit": {str(u.size): {"samples": u.samples, "tokens": u.tokens, "slots": u.slots,
-                                       "pad_tokens": u.pad_tokens, "padding_ratio": u.padding_ratio}
-                         for u in self.units},
+            "per_unit": {
+                str(u.size): {
+                    "samples": u.samples,
+                    "tokens": u.tokens,
+                    "slots": u.slots,
+                    "pad_tokens": u.pad_tokens,
+                    "padding_ratio": u.padding_ratio,
+                }
+                for u in self.units
+            },
         }
 
 
@@ -95,7 +103,9 @@ def measure(values, counts, sizes) -> PaddingReport:
     unit = np.searchsorted(np.asarray(sizes), values, side="left")
     samples = np.bincount(unit, weights=counts, minlength=len(sizes)).astype(np.int64)
     tokens = np.bincount(unit, weights=counts * values, minlength=len(sizes)).astype(np.int64)
-    return PaddingReport([UnitPadding(s, int(n), int(t), int(n) * s) for s, n, t in zip(sizes, samples, tokens)])
+    return PaddingReport(
+        [UnitPadding(s, int(n), int(t), int(n) * s) for s, n, t in zip(sizes, samples, tokens)]
+    )
 
 
 @dataclass
@@ -109,8 +119,9 @@ class Suggestion:
     by_k: dict = field(default_factory=dict)  # k -> padding ratio, when searched by max_padding
 
 
-def _candidates(values: np.ndarray, counts: np.ndarray, multiple_of: int, min_size: int | None,
-                max_size: int | None) -> tuple[np.ndarray, np.ndarray]:
+def _candidates(
+    values: np.ndarray, counts: np.ndarray, multiple_of: int, min_size: int | None, max_size: int | None
+) -> tuple[np.ndarray, np.ndarray]:
     m = max(1, int(multiple_of))
     need = np.maximum(values, min_size or 1)
     cand = -(-need // m) * m
@@ -127,7 +138,9 @@ class AboveMax(ValueError):
 
     def __init__(self, longest: int, needed: int, max_size: int):
         self.longest, self.needed, self.max_size = longest, needed, max_size
-        super().__init__(f"the longest sample ({longest} tokens) needs a unit of {needed}, above --max {max_size}")
+        super().__init__(
+            f"the longest sample ({longest} tokens) needs a unit of {needed}, above --max {max_size}"
+        )
 
 
 def _gain(sizes: np.ndarray, cost: str) -> np.ndarray:
@@ -168,10 +181,12 @@ def _layer(prev: np.ndarray, N: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, 
         # children: left [lo, mid-1] with opt in [olo, best], right [mid+1, hi] with opt in [best, ohi]
         left = mid - 1 >= lo
         right = mid + 1 <= hi
-        lo, hi, olo, ohi = (np.concatenate((lo[left], mid[right] + 1)),
-                            np.concatenate((mid[left] - 1, hi[right])),
-                            np.concatenate((olo[left], best_i[right])),
-                            np.concatenate((best_i[left], ohi[right])))
+        lo, hi, olo, ohi = (
+            np.concatenate((lo[left], mid[right] + 1)),
+            np.concatenate((mid[left] - 1, hi[right])),
+            np.concatenate((olo[left], best_i[right])),
+            np.concatenate((best_i[left], ohi[right])),
+        )
     return F, A
 
 
@@ -197,9 +212,19 @@ def _backtrack(sizes: np.ndarray, tables: list[np.ndarray], t: int) -> list[int]
     return [int(sizes[c]) for c in reversed(chosen)]
 
 
-def suggest(lengths=None, *, values=None, counts=None, k: int | None = None, multiple_of: int = 1,
-            min_size: int | None = None, max_size: int | None = None, max_padding: float | None = None,
-            cost: str = "linear", k_limit: int = 64) -> Suggestion:
+def suggest(
+    lengths=None,
+    *,
+    values=None,
+    counts=None,
+    k: int | None = None,
+    multiple_of: int = 1,
+    min_size: int | None = None,
+    max_size: int | None = None,
+    max_padding: float | None = None,
+    cost: str = "linear",
+    k_limit: int = 64,
+) -> Suggestion:
     """The unit sizes that minimise total cost for this length distribution.
 
     Give `k` (exactly that many sizes, fewer only when fewer candidates exist), or
