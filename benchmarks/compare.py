@@ -979,7 +979,7 @@ def memory_mode(b: Bench, args) -> dict:
             max(summ["1x"]["peak_rss_mb"], summ["4x"]["peak_rss_mb"]), T_PEAK_RSS / MB, "low", " MB", "{:.0f}"
         )
         targets["ratio_4x"] = verdict(summ["4x"]["wall_s"] / raw["4x"]["wall_s"], T_RATIO_430MB, "low", "x")
-        print("\ntargets (issue 3):")
+        print("\ntargets:")
         print(f"  peak RSS 4x / 1x  <= {T_MEM_GROWTH:.1f}x: {targets['rss_growth']}")
         print(f"  peak RSS          <= 1 GiB: {targets['peak_rss']}")
         print(f"  build / raw at 4x <= {T_RATIO_430MB:.2f}x (target at ~430 MB): {targets['ratio_4x']}")
@@ -996,7 +996,7 @@ def memory_mode(b: Bench, args) -> dict:
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
-        description="Benchmark mintdim build against the tokenizer's raw batch encode and peers (issue 3)."
+        description="Benchmark mintdim build against the tokenizer's raw batch encode and peers."
     )
     p.add_argument("--data", required=True, help="JSONL input (.jsonl, .jsonl.gz, .jsonl.zst)")
     p.add_argument("--fields", required=True, help="comma-separated JSON keys, e.g. prompt,response")

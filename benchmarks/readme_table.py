@@ -11,7 +11,8 @@ with the same many-unit config (--sizes, default 128 ... 32768 and 262144):
   4x  the same file x4 without peers, with `mintdim --cores 1` as well (the scaling figure).
 Each is one `compare.py ... --json` run (medians of --runs interleaved runs); peak RSS is the median
 peak of the `mintdim --cores N` runs at 1x and at 4x. The results (with the run's date, core count,
-CPU model, load and MintDim commit) go to --json, and the table between the markers
+CPU model, load and MintDim commit) go to --json; the table between the markers (cores, CPU model and
+load, no date or commit: the page is reference, its history is git's)
 `<!-- perf-table:start -->` and `<!-- perf-table:end -->` of --doc is replaced; nothing else in
 the file changes (a file without exactly one pair of markers is refused before anything is measured).
 --render-only re-renders that table from a saved --json file without measuring.
@@ -316,7 +317,7 @@ def render(data: dict) -> str:
     header, rows, notes = table_rows(data)
     load = meta.get("load_at_start")
     lines = [
-        f"Measured {meta['date']} on {meta['cores']} cores ({meta['cpu']}), MintDim {meta['commit']}, "
+        f"Measured on {meta['cores']} cores ({meta['cpu']}), "
         f"medians of {'/'.join(map(str, runs))} interleaved run(s)"
         + (f", load average at start {load[0]:.2f}" if load else "")
         + ". Wall seconds; `= 1.08x` is the ratio "
@@ -368,7 +369,7 @@ def write_doc(path: str, data: dict) -> None:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] + " (issue 17)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
         "--assets",
         default=os.path.join(REPO, "..", "assets"),
