@@ -39,7 +39,7 @@ def cpu() -> float:
 
 def setup(spec: dict):
     from mintdim.sources import jsonl
-    from mintdim.stages.validate import preflight
+    from mintdim.stages.preflight import preflight
 
     kind = spec.get("kind") or ("sentencepiece" if spec["tokenizer"].endswith(".model") else "hf_json")
     options = {"pad_token": spec["pad_token"]} if spec.get("pad_token") else {}

@@ -162,7 +162,7 @@ class Pipeline:
 
     def validate(self):
         """Run every pre-flight check now; returns the resolved build."""
-        from .stages.validate import preflight
+        from .stages.preflight import preflight
 
         return preflight(self.to_config())[0]
 

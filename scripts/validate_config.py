@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Rule validate: run every pre-flight check and record the resolved build (validated.json)."""
+"""Rule validate: the build's pre-flight, from its record or run again when the config or an input changed
+since (mintdim/stages/preflight.py), and the resolved build recorded for the later stages (validated.json)."""
 
 import sys
 

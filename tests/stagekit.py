@@ -13,8 +13,9 @@ from mintdim.sources import inputs
 from mintdim.stages.aggregate import aggregate_output
 from mintdim.stages.finalize import finalize_output
 from mintdim.stages.plan import plan_output
+from mintdim.stages.preflight import preflight
+from mintdim.stages.to_build import input_digests
 from mintdim.stages.tokenize import tokenize_chunk
-from mintdim.stages.validate import input_digests, preflight
 from mintdim.stages.write import write_slots
 
 

@@ -429,7 +429,7 @@ def test_pyarrow_missing_gives_the_install_hint(tmp_path):
     code = (
         "import sys; sys.modules['pyarrow'] = None; sys.path.insert(0, sys.argv[1])\n"
         "from conftest import basic_config\n"
-        "from mintdim.stages.validate import preflight\n"
+        "from mintdim.stages.preflight import preflight\n"
         "from mintdim import errors as E\n"
         "try:\n    preflight(basic_config(['a.parquet']), check_outputs=False)\n"
         "except E.MissingExtraError as err:\n    print(err.render('both'))\n"

@@ -276,7 +276,7 @@ def _nopad_dir(tmp_path):
 
 
 def test_no_pad_names_existing_special_tokens_and_pad_token_must_exist(tmp_path):
-    from mintdim.stages.validate import preflight
+    from mintdim.stages.preflight import preflight
 
     src = write_jsonl(tmp_path / "c.jsonl", [EDGE[0]])
     d = _nopad_dir(tmp_path)
@@ -296,7 +296,7 @@ def test_no_pad_names_existing_special_tokens_and_pad_token_must_exist(tmp_path)
 def test_a_tokenizer_that_can_produce_unknown_text_still_needs_unk(tmp_path):
     from tokenizers import Tokenizer, models
 
-    from mintdim.stages.validate import preflight
+    from mintdim.stages.preflight import preflight
 
     d = tmp_path / "tiny"
     d.mkdir()
@@ -939,7 +939,7 @@ def test_real_sharegpt_both_shapes_equal_transformers(tmp_path, tok_name, spans_
 
 
 def test_real_llama_without_pad_is_a_clear_error(tmp_path):
-    from mintdim.stages.validate import preflight
+    from mintdim.stages.preflight import preflight
 
     tok_dir = _real("hf/llama3_1")
     src = write_jsonl(tmp_path / "c.jsonl", [EDGE[0]])

@@ -457,7 +457,8 @@ def test_preflight_trusts_a_config_that_passed_before_and_only_that_one(tmp_path
         "work_dir": str(tmp_path / "work"),
     }
     code = (
-        "import json, sys; from mintdim.stages.validate import preflight, schema_checked, write_cache; "
+        "import json, sys; from mintdim.stages.preflight import preflight; "
+        "from mintdim.stages.tokenizer_facts import schema_checked, write_cache; "
         "cfg = json.loads(sys.argv[1]); trusted = schema_checked(cfg); "
         "build, metas = preflight(cfg, use_cache=True); write_cache(build, metas); "
         "print(trusted, 'jsonschema' in sys.modules)"

@@ -38,7 +38,7 @@ from mintdim import errors as E
 from mintdim.reading.suggest import suggest_units
 from mintdim.reading.verify import verify
 from mintdim.sources import jsonl
-from mintdim.stages.validate import preflight
+from mintdim.stages.preflight import preflight
 
 SIZES = [96, 160, 192]
 N_ROWS = 80

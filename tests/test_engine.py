@@ -415,8 +415,8 @@ def test_tokenize_job_on_the_engine_does_not_load_the_library(small, tmp_path, m
     tokens from the file): a job on the engine loads the library only for a text that needs it
     (none here: a file without a normalizer)."""
     from mintdim.formats import intermediate as inter
+    from mintdim.stages.preflight import preflight
     from mintdim.stages.tokenize import tokenize_chunk
-    from mintdim.stages.validate import preflight
 
     path = small["gpt2"] if kind == "hf_json" else _hf_dir(small["gpt2"], tmp_path / "tok")
     monkeypatch.chdir(tmp_path)

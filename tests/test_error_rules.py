@@ -17,7 +17,7 @@ from conftest import DATA, basic_config, write_jsonl
 
 from mintdim import config
 from mintdim import errors as E
-from mintdim.stages.validate import preflight
+from mintdim.stages.preflight import preflight
 
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 

@@ -1593,7 +1593,7 @@ def test_runner_loads_a_tokenizer_once_per_work_dir_until_the_file_changes(ws_da
     again, so a broken replacement still fails pre-flight with the spec's error."""
     import time
 
-    from mintdim.stages import validate
+    from mintdim.stages import preflight
 
     tok = ws_data / "tok.model"
     shutil.copy(SP_MODEL, tok)
@@ -1603,8 +1603,8 @@ def test_runner_loads_a_tokenizer_once_per_work_dir_until_the_file_changes(ws_da
     )
 
     loads = []
-    real_load = validate.load
-    monkeypatch.setattr(validate, "load", lambda *a, **k: loads.append(a) or real_load(*a, **k))
+    real_load = preflight.load
+    monkeypatch.setattr(preflight, "load", lambda *a, **k: loads.append(a) or real_load(*a, **k))
     build_in(
         ws_data, basic_config([data], tokenizer={"sentencepiece": {"path": "./tok.model"}}, out="./out2")
     )

@@ -17,7 +17,7 @@ from buildkit import build, cli, project  # noqa: F401  (cli: later tests)
 from conftest import DATA, GSM8K, HF_JSON, basic_config, write_jsonl
 
 from mintdim import errors as E
-from mintdim.stages.validate import preflight
+from mintdim.stages.preflight import preflight
 
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 

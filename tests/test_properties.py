@@ -439,8 +439,8 @@ def test_fuzz_tokenize_stage_never_raises_anything_else(word_tokenizer, lines, c
     line with a spec error naming the file and that line (never a traceback of another kind)."""
     from mintdim.formats.layout import Layout
     from mintdim.stages.plan import plan_output
+    from mintdim.stages.preflight import preflight
     from mintdim.stages.tokenize import tokenize_chunk
-    from mintdim.stages.validate import preflight
 
     tpl = parse("{a} {b}")  # a space: the word tokenizer's vocabulary covers the template's literal
     data = b"\n".join(lines) + b"\n"

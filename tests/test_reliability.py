@@ -785,8 +785,8 @@ def test_source_removed_after_preflight_is_a_clear_error_naming_it(tmp_path, mon
     """The file vanishes between pre-flight and its tokenize job (stage called as the job calls it)."""
     from mintdim.formats.layout import Layout
     from mintdim.run import job
+    from mintdim.stages.preflight import preflight
     from mintdim.stages.tokenize import tokenize_chunk
-    from mintdim.stages.validate import preflight
 
     monkeypatch.chdir(tmp_path)
     project(tmp_path)

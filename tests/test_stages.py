@@ -1,6 +1,6 @@
 """The build's stages called directly, in order, without Snakemake; outputs checked as a user would.
 
-validate.preflight -> tokenize_chunk (each chunk) -> plan_output -> write_unit (each size)
+preflight.preflight -> tokenize_chunk (each chunk) -> plan_output -> write_unit (each size)
 -> aggregate_output -> finalize_output, exactly as scripts/*.py wire them.
 """
 
@@ -27,8 +27,9 @@ from mintdim.formats import records, shards
 from mintdim.formats.layout import Layout
 from mintdim.sources import inputs, jsonl
 from mintdim.stages.plan import plan_output
+from mintdim.stages.preflight import preflight
+from mintdim.stages.to_build import outputs_to_build
 from mintdim.stages.tokenize import tokenize_chunk
-from mintdim.stages.validate import outputs_to_build, preflight
 
 KB_AS_MB = 1024 / (1024 * 1024)
 SHARD_LINE = re.compile(

@@ -1,4 +1,4 @@
-"""Tokenizer facts cached by content across work directories (MINTDIM_CACHE_DIR; stages/validate.py,
+"""Tokenizer facts cached by content across work directories (MINTDIM_CACHE_DIR; stages/tokenizer_facts.py,
 mintdim/tokenizers/engines.py): a fresh work dir does not load the model again just to learn its vocab
 size, PAD, UNK and dtype; a changed file is not served from the cache; a corrupt or unwritable cache is
 ignored; the output bytes are the same with and without it."""
@@ -12,7 +12,7 @@ import shutil
 import pytest
 from conftest import HF_JSON, SP_MODEL, basic_config, build_in, read_json, tree_bytes
 
-from mintdim.stages import validate
+from mintdim.stages import preflight
 from mintdim.tokenizers import engines
 
 
@@ -37,7 +37,7 @@ def _no_loading(monkeypatch):
     def refused(*a, **k):
         raise AssertionError("pre-flight loaded the tokenizer")
 
-    monkeypatch.setattr(validate, "load", refused)
+    monkeypatch.setattr(preflight, "load", refused)
 
 
 @pytest.mark.parametrize("kind, path", [("sentencepiece", SP_MODEL), ("hf_json", HF_JSON)])
@@ -63,8 +63,8 @@ def test_a_template_not_checked_before_loads_the_model(tmp_path, monkeypatch, pa
     cfg = _config(pairs, {"sentencepiece": {"path": tok}}, "b")
     cfg["source"]["templates"] = ["Q: {prompt}\nA: {response}"]
     calls = []
-    real = validate.load
-    monkeypatch.setattr(validate, "load", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = preflight.load
+    monkeypatch.setattr(preflight, "load", lambda *a, **k: calls.append(1) or real(*a, **k))
     build_in(tmp_path, cfg)
     assert calls
 
@@ -106,8 +106,8 @@ def test_a_corrupt_entry_is_ignored(tmp_path, monkeypatch, pairs):
     build_in(tmp_path, _config(pairs, {"sentencepiece": {"path": tok}}, "a"))
     assert _corrupt_every_entry(os.environ["MINTDIM_CACHE_DIR"]) == 1
     calls = []
-    real = validate.load
-    monkeypatch.setattr(validate, "load", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = preflight.load
+    monkeypatch.setattr(preflight, "load", lambda *a, **k: calls.append(1) or real(*a, **k))
     build_in(tmp_path, _config(pairs, {"sentencepiece": {"path": tok}}, "b"))
     assert calls  # the model was loaded again, and the entry rewritten
     assert _outputs(tmp_path, "a") == _outputs(tmp_path, "b")

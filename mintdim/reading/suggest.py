@@ -73,8 +73,8 @@ def lengths_from_config(
     """Tokenize every input of a config with the build's tokenize stage; lengths per output."""
     from ..formats import intermediate as inter
     from ..stages.plan import bad_of_chunk, check_bad_records
+    from ..stages.preflight import preflight
     from ..stages.tokenize import tokenize_chunk
-    from ..stages.validate import preflight
 
     auto = copy.deepcopy(raw)
     units = auto.setdefault("units", {}) if isinstance(auto, dict) else {}

@@ -2,8 +2,9 @@
 
 Kept out of the Snakefile so rules only wire. Parsing validates and wires, and changes no file: pre-flight
 runs here, in the main Snakemake process, so a bad config fails before any job (and before anything is
-created); a build or output that a live run holds is refused by a probe (guard.probe). Everything a run
-takes or writes (its locks, the output claims, the pre-flight cache, jobs.json, config.json) is taken or
+created), unless the launcher ran it and recorded it (stages/preflight.py: then its record is read); a
+build or output that a live run holds is refused by a probe (guard.probe). Everything a run takes or writes
+(its locks, the output claims, the record of a pre-flight run here, jobs.json, config.json) is taken or
 written by `on_start`, which Snakemake calls only when it executes jobs.
 
 The hand-off from `mintdim build` (and job.run()): one Snakemake `--config` value, `mintdim_run`, a JSON
@@ -28,14 +29,17 @@ from ..config import resolve
 from ..formats import records
 from ..formats.layout import Layout
 from ..sources import inputs
-from ..stages.validate import outputs_to_build, preflight, schema_checked, write_cache
+from ..stages.preflight import preflight, record, record_path, recorded
+from ..stages.to_build import outputs_to_build
+from ..stages.tokenizer_facts import schema_checked
 from . import failure, guard
 
 RUN_KEY = "mintdim_run"
 # launcher: pid of the `mintdim build` process (Snakemake stops its jobs and ends when it is gone);
 # rebuild: --rebuild (finished outputs may be replaced); how: the command a refusal names;
-# error_file: where this process writes an error of its own for the launcher to raise
-RUN_KEYS = ("launcher", "rebuild", "how", "error_file")
+# error_file: where this process writes an error of its own for the launcher to raise;
+# preflight: the record of the pre-flight the launcher ran (stages/preflight.py record_path)
+RUN_KEYS = ("launcher", "rebuild", "how", "error_file", "preflight")
 STOP_GRACE_S = 3.0  # SIGINT to a group, then SIGKILL this long after
 
 
@@ -74,13 +78,12 @@ class BuildDAG:
     ):
         self.raw = raw
         self.run = run or {}
-        self.build = resolve(raw, trusted=schema_checked(raw))
-        self._metas = None  # pre-flight's tokenizer facts, cached for the jobs when the run starts
+        self._metas = None  # the facts of a pre-flight run here, recorded when the run starts
         self.guard = None  # the run's locks, from onstart (guard.BuildGuard)
         how = self.run.get("how") or _rebuild_how(configfiles)
+        self.build = self._checked(raw) if main_process else resolve(raw, trusted=schema_checked(raw))
         todo = [o.index for o in self.build.outputs]
         if main_process:
-            self.build, self._metas = preflight(raw, use_cache=True, check_outputs=False)
             try:
                 todo = outputs_to_build(self.build, self.run.get("rebuild", False), how)
             except E.MintDimError as err:
@@ -95,10 +98,21 @@ class BuildDAG:
         self._gen = {o.index: self._generation(o) for o in self.build.outputs}
         self._todo = todo
 
+    def _checked(self, raw: dict):
+        """The resolved build, checked: the pre-flight the launcher recorded (its run key `preflight` names
+        this config's record) while nothing it read changed since; else pre-flight here (a direct
+        `snakemake` run), recorded when the run starts (parsing changes no file)."""
+        path = self.run.get("preflight")
+        hit = recorded(raw) if path is not None and path == record_path(raw) else None
+        if hit is not None:
+            return hit[0]
+        build, self._metas = preflight(raw, use_cache=True, check_outputs=False)
+        return build
+
     def on_start(self) -> None:
         """Snakefile `onstart` (execution only: never a dry run, --report, --lint or "nothing to be
         done"): take the run lock and hold the outputs (guard; another live run: stop here), watch the
-        launcher, then record what the jobs read (the pre-flight cache, jobs.json, config.json) and clear
+        launcher, then record what the jobs read (a pre-flight run here, jobs.json, config.json) and clear
         the errors of an earlier run. A problem: one clear message, and the run stops before its first job."""
         held = None
         try:
@@ -108,7 +122,7 @@ class BuildDAG:
             if self.run.get("launcher"):
                 watch_launcher(self.run["launcher"])
             if self._metas is not None:
-                write_cache(self.build, self._metas)
+                record(self.raw, self.build, self._metas, "Snakemake's process")
             self._write_plan()
             self._write_config()
             failure.reset(self.layout)
@@ -265,15 +279,12 @@ def _rebuild_how(configfiles) -> str | None:
 
 
 def write_groups(slots, cores: int | None, input_bytes: int, chunk_bytes: float) -> list[list[int]]:
-    """Unit sizes per write job. Locally one job per core, each taking every n-th size, and at most
-    one job per chunk_mb of input: a process costs ~0.1 s of start-up (Python, numpy), more than
-    writing most sizes does (all 12 sizes of ShareGPT, 61k samples, take 0.11 s in one process; the
-    two write jobs of a 107 MB build took 0.21-0.34 s each, start-up included). Neighbouring sizes,
-    which hold similar amounts of data, land in different jobs. One write job instead of two, 2
-    cores, interleaved builds: the shipped example (0.75 MB) 2.31 -> 2.08 s wall in 16 builds each
-    (CPU 3.02 -> 2.68 s; another 10 builds each: 2.11 -> 2.14 s); at 107 MB the span of write and
-    aggregate, which run side by side, 0.46-0.54 -> 0.31-0.37 s (3 builds each). On a cluster
-    (cores None) one job per size."""
+    """Unit sizes per write job: one job per core (the build's --cores), each taking every n-th size,
+    and at most one job per chunk_mb of input: a process costs ~0.1 s of start-up (Python, numpy), more
+    than writing most sizes does (all 12 sizes of the 61k-sample ShareGPT build take 0.11 s in one
+    process). Neighbouring sizes, which hold similar amounts of data, land in different jobs. The
+    Snakefile passes the build's cores under every executor (workflow.local_exec is true while it is
+    read); cores None gives one job per size."""
     slots = list(slots)  # chunk_bytes > 0: config.resolve refuses any other chunk_mb
     n = len(slots) if cores is None else max(1, min(len(slots), cores, math.ceil(input_bytes / chunk_bytes)))
     return [slots[g::n] for g in range(n)]
@@ -286,7 +297,7 @@ def stop_group(group: int, running=lambda: True, grace: float = STOP_GRACE_S) ->
     """Stop a process group: SIGINT (each job records `interrupted` and ends; Snakemake cancels and ends),
     then SIGKILL to whatever still runs `grace` seconds later (a job Snakemake was starting missed the
     SIGINT, or a process that does not end). Never SIGTERM to Snakemake: its handler takes the scheduler's
-    lock, which the interrupted code may hold (issue 25: a Snakemake deadlocked for good)."""
+    lock, which the interrupted code may hold (a Snakemake deadlocks for good)."""
     signal_group(group, signal.SIGINT)
     t0 = time.monotonic()
     while running() and time.monotonic() - t0 < grace:
@@ -319,9 +330,9 @@ def watch_launcher(launcher: int, every: float = 0.5) -> None:
 
 def cancel_pending_timers() -> None:
     """Snakemake's job rate limiter (default 100 jobs/1 s) leaves a non-daemon threading.Timer
-    behind after the last job, and the interpreter waits for it (before any exit handler). Measured
-    again (issue 13; 4 builds each): 0.98 s per build, from the last summary line to the process's
-    end 1.06 s without this against 0.08 s with it. Once the workflow has finished
+    behind after the last job, and the interpreter waits for it (before any exit handler): from the
+    last summary line to the process's end 1.06 s without this against 0.08 s with it (4 builds
+    each). Once the workflow has finished
     (onsuccess/onerror) nothing needs rescheduling, so cancel it."""
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):

@@ -2,7 +2,8 @@
 
 1. Pre-flight, here in the caller's process: a config error is raised before anything runs or is created.
    Outputs that are already built (this config's finished output, inputs of the same content) need no
-   Snakemake at all.
+   Snakemake at all. Otherwise its result is recorded (stages/preflight.py record) for Snakemake's process
+   and the validate job, which read it instead of checking again.
 2. Snakemake, started with an ordinary command line: `python -m snakemake --snakefile ... --configfile
    WORK/<id>/config.yaml --config mintdim_run={...}` (the one hand-off, dag.RUN_KEYS), in a process group
    of its own, its console written to WORK/<id>/logs/snakemake.log. This process shows MintDim's lines
@@ -136,9 +137,8 @@ def run_build(
     report: also run the report job of each output (Snakefile target `reports`; opt-in).
     how: the command that rebuilds, named when a finished output is refused (`mintdim build my.yaml
     --rebuild`; job.run(): `job.run(rebuild=True)`)."""
-    import yaml
-
-    from ..stages.validate import outputs_to_build, preflight, write_cache
+    from ..stages.preflight import preflight, record_path
+    from ..stages.to_build import outputs_to_build
 
     echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
     check_executor(profile, raw.get("lang", "en") if isinstance(raw, dict) else "en")
@@ -154,23 +154,19 @@ def run_build(
     if not (todo or rebuild or until or forcerun or report):
         result.already_built = True  # nothing for Snakemake to do (a dry run says so too)
         return _finished(result, build, until)
-    config_path = os.path.abspath(os.path.join(layout.root, "config.yaml"))
-    result.log = os.path.join(layout.root, "logs", "snakemake.log")
-    error_file = os.path.join(layout.root, f"runner-{os.getpid()}.error.json")
     reports = _report_times(layout, build)
-    try:
-        write_cache(build, metas)
-        os.makedirs(os.path.dirname(result.log), exist_ok=True)
-        with open(config_path, "w", encoding="utf-8") as f:
-            yaml.safe_dump(raw, f, allow_unicode=True, sort_keys=False)
-        _unlink(error_file)
-    except OSError as exc:  # e.g. the work directory's disk is full: one clear message naming the path
-        raise E.BuildError.unexpected("start", exc, [layout.root]).with_lang(build.lang) from None
+    config_path, error_file = _run_files(raw, build, metas, layout, result)
     extra = list(extra_args or []) + (["--until", *until] if until else [])
     forced = (["validate"] if rebuild else []) + list(forcerun or [])
     extra += ["--forcerun", *forced] if forced else []
     extra += [] if dry_run else cluster_args(profile, build.lang, echo)
-    run = {"launcher": os.getpid(), "rebuild": rebuild, "how": how, "error_file": error_file}
+    run = {
+        "launcher": os.getpid(),
+        "rebuild": rebuild,
+        "how": how,
+        "error_file": error_file,
+        "preflight": record_path(raw),
+    }
     cmd = snakemake_command(
         config_path,
         cores or os.cpu_count() or 1,
@@ -184,11 +180,7 @@ def run_build(
     rc, stopped_by = _run_snakemake(cmd, result.log, echo, show_all=dry_run)
     if stopped_by:
         _unlink(error_file)
-        if stopped_by == signal.SIGINT:
-            raise KeyboardInterrupt
-        err = E.BuildError.stopped(signal.Signals(stopped_by).name, result.log, lang=build.lang)
-        err.exit_code = 128 + stopped_by  # `mintdim build` exits as a process killed by it would
-        raise err
+        raise _stopped(stopped_by, result.log, build.lang)
     if rc != 0:
         raise _failure(rc, build, layout, error_file, result.log)
     _unlink(error_file)
@@ -201,6 +193,37 @@ def run_build(
         1 for k, t in _report_times(layout, build).items() if t and t != reports.get(k)
     )
     return _finished(result, build, until)
+
+
+def _run_files(raw: dict, build, metas, layout: Layout, result: BuildResult) -> tuple[str, str]:
+    """What the Snakemake run reads: pre-flight's record, the config as YAML, and a clean path for a failed
+    job's error (returned with the config's path); result.log is where Snakemake's console goes."""
+    import yaml
+
+    from ..stages.preflight import record
+
+    config_path = os.path.abspath(os.path.join(layout.root, "config.yaml"))
+    result.log = os.path.join(layout.root, "logs", "snakemake.log")
+    error_file = os.path.join(layout.root, f"runner-{os.getpid()}.error.json")
+    try:
+        record(raw, build, metas, "mintdim build")
+        os.makedirs(os.path.dirname(result.log), exist_ok=True)
+        with open(config_path, "w", encoding="utf-8") as f:
+            yaml.safe_dump(raw, f, allow_unicode=True, sort_keys=False)
+        _unlink(error_file)
+    except OSError as exc:  # e.g. the work directory's disk is full: one clear message naming the path
+        raise E.BuildError.unexpected("start", exc, [layout.root]).with_lang(build.lang) from None
+    return config_path, error_file
+
+
+def _stopped(signum: int, log: str, lang: str) -> BaseException:
+    """What a build stopped by a signal raises: Ctrl-C as KeyboardInterrupt, any other signal a BuildError
+    whose exit code is that of a process the signal killed."""
+    if signum == signal.SIGINT:
+        return KeyboardInterrupt()
+    err = E.BuildError.stopped(signal.Signals(signum).name, log, lang=lang)
+    err.exit_code = 128 + signum
+    return err
 
 
 def _run_snakemake(cmd: list[str], log_path: str, echo, show_all: bool) -> tuple[int, int | None]:

@@ -38,7 +38,7 @@ def kind_of(path: str) -> str:
     return JSONL
 
 
-# the file names MintDim reads (case aside); any other is refused in pre-flight (stages/validate.py)
+# the file names MintDim reads (case aside); any other is refused in pre-flight (stages/preflight.py)
 ACCEPTED = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet")
 
 
@@ -65,7 +65,7 @@ def label(path: str) -> str:
 
 def files_of(path: str) -> list[str]:
     """The files that hold an input's content: the file, or a datasets directory's state.json and the Arrow
-    files it lists (what `already built` compares: stages/validate.py input_digests)."""
+    files it lists (what `already built` compares: stages/to_build.py input_digests)."""
     if kind_of(path) != DATASETS:
         return [path]
     from .hfdatasets import STATE, DatasetsSource

@@ -20,7 +20,7 @@ from ..formats import checksums, records
 from ..formats.layout import older_done
 from ..formats.records import atomic_write_text
 from ..progress import Progress, samples_said
-from .validate import check_unrecorded
+from .to_build import check_unrecorded
 from .written import check_shard_counts
 
 
@@ -39,7 +39,7 @@ def finalize_output(
 ) -> dict:
     """parts: the write jobs' directories and the aggregate job's, in that order. built_from: what the
     output is built from (validated.json: inputs, config), kept in its record: a later build of the same
-    config is "already built" only while they are unchanged (stages/validate.py check_outputs).
+    config is "already built" only while they are unchanged (stages/to_build.py outputs_to_build).
     replace: --rebuild; a finished output at the directory may be replaced (only one exactly as MintDim
     wrote it)."""
     out = build.outputs[out_index]

@@ -1,5 +1,6 @@
-# Pre-flight as a job: records the resolved config, the tokenizers' facts and the inputs' content for every
-# later stage (the sources are inputs: one changed since a killed run is validated again).
+# The build's pre-flight as a job: reads its record (pre-flight again when the config or an input changed
+# since), and records the resolved config, the tokenizers' facts and the inputs' content for every later
+# stage (the sources are inputs: one changed since a killed run is validated again).
 rule validate:
     input:
         MINT.validate_inputs(),

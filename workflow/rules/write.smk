@@ -1,6 +1,7 @@
 # Write jobs of an output directory: each writes the padded fixed-width records of some of its unit
 # sizes (slot 0 = smallest; sizes may be planned from the data), rolled into shards, into a directory of
-# its own. Locally one job per core, on a cluster one per unit size (mintdim/run/dag.py: write_groups).
+# its own. One job per core of the build's --cores, locally and on a cluster (mintdim/run/dag.py:
+# write_groups).
 rule write:
     input:
         validated=LAYOUT.validated,
