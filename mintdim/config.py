@@ -47,7 +47,7 @@ findings there. Resolve the key in `_entries`; a rule across files goes in
 
 - `source.take` / `source.seed` (mixing by exact counts): `_take` checks them (the schema declares
   them); `_entries` sets each file's take and the seed; pre-flight refuses a count on a file
-  that holds no sample (mintdim/stages/validate.py).
+  that holds no sample (mintdim/stages/preflight.py).
 - `source.on_bad_record` / `source.max_skipped` (the bad-record policy): `_bad_records` words them;
   `_entries` sets both on a file with skip (None with error, the default: the build id stays).
 
