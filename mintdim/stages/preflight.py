@@ -101,7 +101,8 @@ def load_tokenizers(
             if hit is not None:
                 cache[known] = hit
         if hit:
-            metas[key] = TokenizerMeta(path=f.tokenizer_path, **hit["meta"])
+            facts = {k: v for k, v in hit["meta"].items() if k != "trained"}  # the config says `trained`
+            metas[key] = TokenizerMeta(path=f.tokenizer_path, **facts)
         else:
             metas[key], loaded[key] = _load_checked(f, cache_dirs(build.work_dir))
         if f.tokenizer_train is not None:

@@ -205,7 +205,8 @@ def write_cache(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> None:
             continue
         m = metas[f.tokenizer_abspath]
         key = fingerprint(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options)
-        meta = {k: v for k, v in asdict(m).items() if k != "path"}
+        # `trained` names the config that trained the model (tokenizer.train_bpe), not a fact of its files
+        meta = {k: v for k, v in asdict(m).items() if k not in ("path", "trained")}
         entry = cache.setdefault(key, {"meta": meta, "templates": []})
         if f.template not in entry["templates"]:
             entry["templates"].append(f.template)
