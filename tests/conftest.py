@@ -21,6 +21,19 @@ SNAKEFILE = os.path.join(REPO, "Snakefile")
 # real tokenizers and datasets for the optional tests: benchmarks/fetch_data.sh DEST fetches them (default
 # ../assets beside the repository); tests that need them skip when they are absent
 ASSETS = os.environ.get("MINTDIM_ASSETS", os.path.join(os.path.dirname(REPO), "assets"))
+# ShareGPT's roles as published (ShareGPT V3 also has chatgpt, bing and bard) and its record shape, as
+# source.chat takes them
+SHAREGPT_ROLES = {
+    "human": "user",
+    "user": "user",
+    "gpt": "assistant",
+    "assistant": "assistant",
+    "chatgpt": "assistant",
+    "bing": "assistant",
+    "bard": "assistant",
+    "system": "system",
+}
+SHAREGPT_CHAT = {"messages": "conversations", "role": "from", "content": "value", "roles": SHAREGPT_ROLES}
 
 
 def write_jsonl(path, rows, newline="\n") -> str:

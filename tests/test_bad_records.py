@@ -17,6 +17,7 @@ import pytest
 from conftest import (
     ASSETS,
     DATA,
+    SHAREGPT_CHAT,
     SP_MODEL,
     basic_config,
     build_in,
@@ -264,21 +265,6 @@ def test_suggest_units_applies_the_policy(tmp_path):
 
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 ALTERNATING = os.path.join(DATA, "chat", "alternating_roles_chat_template.jinja")
-SHAREGPT_CHAT = {
-    "messages": "conversations",
-    "role": "from",
-    "content": "value",
-    "roles": {
-        "human": "user",
-        "user": "user",
-        "gpt": "assistant",
-        "assistant": "assistant",
-        "chatgpt": "assistant",
-        "bing": "assistant",
-        "bard": "assistant",
-        "system": "system",
-    },
-}
 
 
 def hf(path):

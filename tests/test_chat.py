@@ -31,18 +31,7 @@ transformers = pytest.importorskip("transformers")
 TOK_DIR = os.path.join(DATA, "tokenizers", "qwen3-template-bpe")
 CHATS = os.path.join(DATA, "chat", "gsm8k_chat.jsonl")
 QWEN3_TEMPLATE = os.path.join(DATA, "chat", "qwen3_chat_template.jinja")
-from conftest import ASSETS  # noqa: E402
-
-SHAREGPT_ROLES = {
-    "human": "user",
-    "user": "user",
-    "gpt": "assistant",
-    "assistant": "assistant",
-    "chatgpt": "assistant",
-    "bing": "assistant",
-    "bard": "assistant",
-    "system": "system",
-}
+from conftest import ASSETS, SHAREGPT_ROLES  # noqa: E402
 
 
 def hf(path):

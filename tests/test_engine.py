@@ -22,7 +22,7 @@ from conftest import DATA, GSM8K, HF_JSON, basic_config, build_in, read_json, wr
 tokenizers = pytest.importorskip("tokenizers")
 pytest.importorskip("tiktoken")
 
-from conftest import ASSETS  # noqa: E402
+from conftest import ASSETS, SHAREGPT_CHAT  # noqa: E402
 from tokenizers import AddedToken, Regex, Tokenizer, normalizers, pre_tokenizers, trainers  # noqa: E402
 from tokenizers import models as hf_models  # noqa: E402
 
@@ -820,23 +820,6 @@ def test_real_files_on_full_sharegpt_pairs(name):
         texts = [(lambda o: f"{o['prompt']}\n{o['response']}")(json.loads(line)) for line in f]
     assert len(texts) == 61223
     assert_same_ids(path, texts, threads=2, batch=4096)
-
-
-SHAREGPT_CHAT = {
-    "messages": "conversations",
-    "role": "from",
-    "content": "value",
-    "roles": {
-        "human": "user",
-        "user": "user",
-        "gpt": "assistant",
-        "assistant": "assistant",
-        "chatgpt": "assistant",
-        "bing": "assistant",
-        "bard": "assistant",
-        "system": "system",
-    },
-}
 
 
 @pytest.mark.parametrize(
