@@ -27,8 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
-from export import this_env, timed
+from export import build_arguments, this_env, timed, write_config
 
 
 def finalize_record(workdir: str) -> tuple[float, float]:
@@ -103,13 +102,7 @@ def report(rows: list[dict]) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", required=True)
-    p.add_argument("--fields", required=True, help="comma-separated JSON keys")
-    p.add_argument("--template", required=True, help="backslash escapes decoded as typed in a shell")
-    p.add_argument("--tokenizer", required=True, help="a Hugging Face tokenizer.json")
-    p.add_argument("--sizes", default="128,256,512,1024,2048,4096,8192,16384,32768,262144")
-    p.add_argument("--cores", type=int, default=2)
-    p.add_argument("--runs", type=int, default=5)
+    build_arguments(p)
     p.add_argument(
         "--baseline-tree",
         default=None,
@@ -119,19 +112,7 @@ def main(argv=None) -> int:
     p.add_argument("--work", default=None, help="where the builds go (default: a temporary directory)")
     args = p.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix="mintdim-checksums-bench-", dir=args.work)
-    config = {
-        "source": {
-            "files": [os.path.abspath(args.data)],
-            "fields": [args.fields.split(",")],
-            "templates": [args.template.encode().decode("unicode_escape")],
-        },
-        "tokenizer": {"hf_json": {"path": os.path.abspath(args.tokenizer)}},
-        "units": {"sizes": [[int(s) for s in args.sizes.split(",")]], "build_batch": [4096]},
-        "output": {"dir": "out", "samples_per_shard": [10000]},
-    }
-    cfg_path = os.path.join(workdir, "cfg.yaml")
-    with open(cfg_path, "w", encoding="utf-8") as f:
-        yaml.safe_dump(config, f)
+    cfg_path = write_config(args, workdir)
     baseline = os.path.abspath(args.baseline_tree) if args.baseline_tree else None
     rows = []
     try:

@@ -171,8 +171,8 @@ def report(rows: list[dict], cores: int, baseline: bool) -> None:
         )
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def build_arguments(p: argparse.ArgumentParser) -> None:
+    """The build every command here is timed on: its data, template, tokenizer, sizes, cores, rounds."""
     p.add_argument("--data", required=True)
     p.add_argument("--fields", required=True, help="comma-separated JSON keys")
     p.add_argument("--template", required=True, help="backslash escapes decoded as typed in a shell")
@@ -180,15 +180,10 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", default="128,256,512,1024,2048,4096,8192,16384,32768,262144")
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument(
-        "--baseline",
-        default=None,
-        metavar="PYTHON",
-        help="also time another MintDim's commands (its interpreter) on the same build: before/after",
-    )
-    p.add_argument("--work", default=None, help="where the builds go (default: a temporary directory)")
-    args = p.parse_args(argv)
-    workdir = tempfile.mkdtemp(prefix="mintdim-export-bench-", dir=args.work)
+
+
+def write_config(args, workdir: str) -> str:
+    """The build's config as workdir/cfg.yaml (its path)."""
     config = {
         "source": {
             "files": [os.path.abspath(args.data)],
@@ -202,6 +197,22 @@ def main(argv=None) -> int:
     cfg_path = os.path.join(workdir, "cfg.yaml")
     with open(cfg_path, "w", encoding="utf-8") as f:
         yaml.safe_dump(config, f)
+    return cfg_path
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    build_arguments(p)
+    p.add_argument(
+        "--baseline",
+        default=None,
+        metavar="PYTHON",
+        help="also time another MintDim's commands (its interpreter) on the same build: before/after",
+    )
+    p.add_argument("--work", default=None, help="where the builds go (default: a temporary directory)")
+    args = p.parse_args(argv)
+    workdir = tempfile.mkdtemp(prefix="mintdim-export-bench-", dir=args.work)
+    cfg_path = write_config(args, workdir)
     rows = []
     try:
         nbytes = hf_bytes(workdir, cfg_path, args.cores, this_env())
