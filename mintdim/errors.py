@@ -8,8 +8,12 @@ carry an error across a process boundary (stage job -> runner) unchanged.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import string
+
+from mintdim.catalogue import MESSAGES, Both, Msg
 
 LANGS = ("en", "vi", "both")
 
@@ -66,8 +70,62 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-class MintDimError(Exception):
-    """Base class. Subclasses build `en` and `vi` bodies (without the class name)."""
+class _Formatter(string.Formatter):
+    """str.format with the catalogue's specs: {x:bullets} (a line "• item" each), {x:comma} and
+    {x:space} (items joined), {x:json} (in double quotes, with \\n escapes, as the spec shows a template
+    or path). A Both value is its word in the language being rendered."""
+
+    def __init__(self, lang: str):
+        self.lang = lang
+
+    def convert_field(self, value, conversion):
+        return super().convert_field(self._word(value), conversion)
+
+    def format_field(self, value, spec):
+        value = self._word(value)
+        if spec == "bullets":
+            return "\n".join(f"• {item}" for item in value)
+        if spec in _JOINS:
+            return _JOINS[spec].join(str(item) for item in value)
+        if spec == "json":
+            return json.dumps(value, ensure_ascii=False)
+        return super().format_field(value, spec)
+
+    def _word(self, value):
+        return getattr(value, self.lang) if isinstance(value, Both) else value
+
+
+_JOINS = {"comma": ", ", "space": " "}
+_FORMAT = {"en": _Formatter("en"), "vi": _Formatter("vi")}
+
+
+def _place(line) -> dict:
+    """The words of a place in a source: `kind` (JSONL, Parquet, ...) and `at` (Line or Row)."""
+    if isinstance(line, Row):
+        return {"kind": line.kind, "at": Both("Row", "Hàng")}
+    return {"kind": "JSONL", "at": Both("Line", "Dòng")}
+
+
+class _Catalogue(type):
+    """`Class.key(...)` for every key of the class's table (and its bases' tables): the message."""
+
+    def __getattr__(cls, name):
+        if name.startswith("__") or _entry(cls, name) is None:
+            raise AttributeError(f"{cls.__name__} has no message {name!r}")
+        return functools.partial(cls.message, name)
+
+
+def _entry(cls, key: str) -> Msg | None:
+    for klass in cls.__mro__:
+        entry = MESSAGES.get(klass.__name__, {}).get(key)
+        if entry is not None:
+            return entry
+    return None
+
+
+class MintDimError(Exception, metaclass=_Catalogue):
+    """Base class. An error holds its `en` and `vi` bodies (without the class name); the catalogue's
+    entries make them (`message`)."""
 
     def __init__(
         self, en: str, vi: str, *, lang: str = "en", file: str | None = None, line: int | None = None
@@ -78,6 +136,36 @@ class MintDimError(Exception):
         self.file = file
         self.line = int(line) if line is not None else None  # a Row is a plain number here
         super().__init__(self.render(self.lang))
+
+    @classmethod
+    def texts(cls, key: str, **fields) -> Both:
+        """The entry's English and Vietnamese texts with its fields filled (a line also gives `kind`
+        and `at`); an entry with a base is put in its base's `{problem}`. For a Row, the entry
+        `key@row` when the table has one."""
+        if isinstance(fields.get("line"), Row) and _entry(cls, key + "@row"):
+            key += "@row"  # the words of a Parquet or `datasets` row (columns, not fields)
+        entry = _entry(cls, key)
+        if "line" in fields:
+            fields = _place(fields["line"]) | fields
+        text = Both(_FORMAT["en"].vformat(entry.en, (), fields), _FORMAT["vi"].vformat(entry.vi, (), fields))
+        if entry.base:
+            return cls.texts(entry.base, problem=text)
+        return text
+
+    @classmethod
+    def message(cls, key: str, *args, lang: str = "en", file: str | None = None, line=None, **fields):
+        """The error of catalogue entry `key`, its fields given by position (the entry's order) or by
+        name. Fields `path` and `line` are also the error's file and line."""
+        names = _entry(cls, key).fields.split()
+        if len(args) > len(names):
+            raise TypeError(f"{cls.__name__}.{key} takes {len(names)} fields, got {len(args)}")
+        fields |= dict(zip(names, args))
+        if "line" in names and "line" not in fields:
+            fields["line"] = line
+        if file is None and "path" in fields and "line" in fields:
+            file, line = fields["path"], fields["line"]
+        en, vi = cls.texts(key, **fields)
+        return cls(en, vi, lang=lang, file=file, line=line)
 
     @property
     def kind(self) -> str:
@@ -118,53 +206,9 @@ class MintDimError(Exception):
 
 class PipelineValidationError(MintDimError):
     @classmethod
-    def missing(cls, keys: list[str], **kw):
-        return cls(
-            f"Pipeline configuration is incomplete.\n\nMissing:\n\n{_bullets(keys)}",
-            f"Pipeline chưa được cấu hình đầy đủ.\n\nThiếu:\n\n{_bullets(keys)}",
-            **kw,
-        )
-
-    @classmethod
     def invalid(cls, en_problem: str, vi_problem: str, **kw):
-        return cls(
-            f"Invalid pipeline configuration.\n\nProblem: {en_problem}",
-            f"Cấu hình pipeline không hợp lệ.\n\nVấn đề: {vi_problem}",
-            **kw,
-        )
-
-    # the config check's problems (mintdim/config.py)
-    @classmethod
-    def lang(cls, got, **kw):
-        return cls.invalid(
-            f"lang must be one of en, vi, both, got {got!r}",
-            f"lang phải là en, vi hoặc both, hiện tại là {got!r}",
-            **kw,
-        )
-
-    @classmethod
-    def files(cls, **kw):
-        return cls.invalid(
-            "source.files must be a list of file paths (strings)",
-            "source.files phải là list đường dẫn file (string)",
-            **kw,
-        )
-
-    @classmethod
-    def work_dir(cls, **kw):
-        return cls.invalid(
-            "work_dir must be a non-empty path (string)",
-            "work_dir phải là đường dẫn (string) không rỗng",
-            **kw,
-        )
-
-    @classmethod
-    def allow_empty(cls, got, **kw):
-        return cls.invalid(
-            f"source.allow_empty must be true or false, got {got!r}",
-            f"source.allow_empty phải là true hoặc false, hiện tại là {got!r}",
-            **kw,
-        )
+        """A problem the catalogue has no entry for, in both languages."""
+        return cls.message("invalid", Both(en_problem, vi_problem), **kw)
 
     # source.on_bad_record / source.max_skipped (mintdim/config.py _bad_records)
     @classmethod
