@@ -1591,332 +1591,46 @@ class TokenizerSpecialTokenError(MintDimError):
         return cls(en, vi, **kw)
 
 
-def _mapping_texts(
-    what_en: str,
-    what_vi: str,
-    n_files: int,
-    n_items: int,
-    shared_en: str,
-    mapped_en: str,
-    shared_vi: str,
-    mapped_vi: str,
-    files_word: str = "input files",
-):
-    en = (
-        f"Received {n_files} {files_word} but {n_items} {what_en}.\n\nMintDim supports:\n\n"
-        f"• {shared_en}\n• {mapped_en}"
-    )
-    vi = (
-        f"Nhận {n_files} file đầu vào nhưng chỉ có {n_items} {what_vi}.\n\nMintDim hỗ trợ:\n\n"
-        f"• {shared_vi}\n• {mapped_vi}"
-    )
-    return en, vi
-
-
 class _MappingError(MintDimError):
-    """Arity errors (len 1 or len N) share one shape; collisions inside one output reuse the class."""
-
-    TEXTS: tuple = ()
-
-    @classmethod
-    def arity(cls, n_files: int, n_items: int, **kw):
-        return cls(*_mapping_texts(n_files=n_files, n_items=n_items, **cls.TEXTS), **kw)
+    """A config list per file (`arity`: one shared, or one per file) and what the files of one output share
+    (`collision`): one shape each, in every subclass's words."""
 
     @classmethod
     def collision(cls, block: str, output: str, files: list[str], values: list, **kw):
-        en_vals = "\n".join(f"• {f}: {v}" for f, v in zip(files, values))
-        en = (
-            f"Files that share one output directory must share its {block}.\n\n"
-            f"Output directory: {output}\n\nFiles and their {block}:\n\n{en_vals}"
-        )
-        vi = (
-            f"Các file dùng chung một thư mục output phải dùng chung {block}.\n\n"
-            f"Thư mục output: {output}\n\nCác file và {block} của chúng:\n\n{en_vals}"
-        )
-        return cls(en, vi, **kw)
+        return cls.message("collision", block, output, [f"{f}: {v}" for f, v in zip(files, values)], **kw)
 
 
 class TokenizerMappingError(_MappingError):
-    TEXTS = dict(
-        what_en="tokenizers",
-        what_vi="tokenizer",
-        shared_en="1 tokenizer shared across all files",
-        mapped_en="N tokenizers for N files",
-        shared_vi="1 tokenizer dùng chung cho tất cả file",
-        mapped_vi="N tokenizer cho N file",
-    )
+    pass
 
 
 class FieldMappingError(_MappingError):
-    TEXTS = dict(
-        what_en="field configs",
-        what_vi="cấu hình fields",
-        shared_en="1 field config shared across all files",
-        mapped_en="N field configs for N files",
-        shared_vi="1 fields dùng chung cho tất cả file",
-        mapped_vi="N fields cho N file",
-    )
-
-    @classmethod
-    def invalid(cls, en_problem: str, vi_problem: str, **kw):
-        return cls(
-            f"Invalid fields config.\n\nProblem: {en_problem}\n\nRules:\n\n"
-            "• fields is a list of lists of field names (strings)\n"
-            "• len(fields) == 1 or len(fields) == file_count",
-            f"Cấu hình fields không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n"
-            "• fields là list các list tên field (string)\n"
-            "• len(fields) == 1 hoặc len(fields) == số file",
-            **kw,
-        )
-
-    # the config check's problems (mintdim/config.py)
-    @classmethod
-    def not_lists(cls, **kw):
-        return cls.invalid(
-            'fields must be a list of lists, e.g. [["prompt", "response"]]',
-            'fields phải là list các list, ví dụ [["prompt", "response"]]',
-            **kw,
-        )
-
-    @classmethod
-    def names(cls, index: int, **kw):
-        return cls.invalid(
-            f"fields[{index}] must be a non-empty list of field names (strings)",
-            f"fields[{index}] phải là list tên field (string) không rỗng",
-            **kw,
-        )
-
-    @classmethod
-    def twice(cls, index: int, names: list, **kw):
-        return cls.invalid(
-            f"fields[{index}] names a field twice: {names!r}",
-            f"fields[{index}] khai báo một field hai lần: {names!r}",
-            **kw,
-        )
-
-    # source.train_on: its own rules (of field names, or of roles for a conversation file)
-    TRAIN_ON_RULES = {
-        "shape": (
-            "train_on is a list of lists: one list shared by every file, or one per file",
-            "train_on là list các list: một list cho mọi file, hoặc mỗi file một list",
-        ),
-        "fields": (
-            'train_on[i] names fields that files[i] declares (fields[i]), e.g. [["output"]]',
-            'train_on[i] gồm các field mà files[i] khai báo (fields[i]), ví dụ [["output"]]',
-        ),
-        "roles": (
-            "train_on[i] of a conversation file (source.chat) names roles, as the chat template sees them "
-            '(after source.chat.roles when it maps them), e.g. [["assistant"]]',
-            "train_on[i] của file hội thoại (source.chat) gồm các role, như chat template thấy chúng "
-            '(sau source.chat.roles nếu có ánh xạ), ví dụ [["assistant"]]',
-        ),
-    }
-
-    @classmethod
-    def train_on_invalid(cls, en_problem: str, vi_problem: str, kinds=("shape", "fields", "roles"), **kw):
-        rules = [cls.TRAIN_ON_RULES[k] for k in kinds]
-        return cls(
-            f"Invalid train_on config.\n\nProblem: {en_problem}\n\nRules:\n\n{_bullets(r[0] for r in rules)}",
-            f"Cấu hình train_on không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n"
-            f"{_bullets(r[1] for r in rules)}",
-            **kw,
-        )
-
-    @classmethod
-    def train_on(cls, **kw):
-        return cls.train_on_invalid(
-            'train_on must be a list of lists of field names, e.g. [["output"]]',
-            'train_on phải là list các list tên field, ví dụ [["output"]]',
-            **kw,
-        )
-
-    @classmethod
-    def train_on_arity(cls, n_files: int, n_items: int, **kw):
-        return cls.train_on_invalid(
-            f"Received {n_files} input files but {n_items} train_on entries",
-            f"Nhận {n_files} file đầu vào nhưng chỉ có {n_items} train_on",
-            **kw,
-        )
-
-    @classmethod
-    def train_on_name(cls, index: int, name, declared: list, **kw):
-        return cls.train_on_invalid(
-            f"train_on[{index}] names {name!r}, which is not one of the file's fields {declared!r}",
-            f"train_on[{index}] có {name!r}, không thuộc fields của file {declared!r}",
-            ("fields",),
-            **kw,
-        )
-
-    # a conversation file (source.chat) trains roles
-    @classmethod
-    def train_on_role_name(cls, index: int, name, **kw):
-        return cls.train_on_invalid(
-            f"train_on[{index}] names {name!r}: a conversation file trains roles (strings), "
-            'e.g. [["assistant"]]',
-            f'train_on[{index}] có {name!r}: file hội thoại train theo role (string), ví dụ [["assistant"]]',
-            ("roles",),
-            **kw,
-        )
-
-    @classmethod
-    def train_on_role(cls, index: int, name: str, produced: list[str], **kw):
-        return cls.train_on_invalid(
-            f"train_on[{index}] names role {name!r}, which source.chat.roles never produces {produced!r}",
-            f"train_on[{index}] có role {name!r}, không thuộc các role mà source.chat.roles tạo ra "
-            f"{produced!r}",
-            ("roles",),
-            **kw,
-        )
-
-    # `mintdim tokenizer train --jsonl` (mintdim/commands/tokenizer.py)
-    @classmethod
-    def jsonl_needs_fields(cls, **kw):
-        return cls.invalid(
-            "--jsonl needs --fields (the keys to render)", "--jsonl cần --fields (các key để render)", **kw
-        )
+    pass
 
 
 class TemplateMappingError(_MappingError):
-    TEXTS = dict(
-        what_en="templates",
-        what_vi="template",
-        shared_en="1 template shared across all files",
-        mapped_en="N templates for N files",
-        shared_vi="1 template dùng chung cho tất cả file",
-        mapped_vi="N template cho N file",
-    )
-
-    @classmethod
-    def invalid(cls, en_problem: str, vi_problem: str, **kw):
-        return cls(
-            f"Invalid templates config.\n\nProblem: {en_problem}\n\nRules:\n\n"
-            "• templates is a list of strings\n• len(templates) == 1 or len(templates) == file_count",
-            f"Cấu hình templates không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n"
-            "• templates là list các string\n• len(templates) == 1 hoặc len(templates) == số file",
-            **kw,
-        )
-
-    @classmethod
-    def not_strings(cls, **kw):
-        return cls.invalid("templates must be a list of strings", "templates phải là list các string", **kw)
+    pass
 
 
 class UnitMappingError(_MappingError):
-    TEXTS = dict(
-        what_en="unit configs",
-        what_vi="unit config",
-        shared_en="1 unit config shared across all files",
-        mapped_en="N unit configs for N input files",
-        shared_vi="1 unit config dùng chung cho tất cả file",
-        mapped_vi="N unit config cho N file",
-    )
+    pass
 
 
 class OutputMappingError(_MappingError):
-    TEXTS = dict(
-        what_en="output directories",
-        what_vi="thư mục output",
-        shared_en="1 shared output directory",
-        mapped_en="N output directories for N input files",
-        shared_vi="1 output dùng chung",
-        mapped_vi="N output cho N file",
-    )
-
-    @classmethod
-    def same_file(cls, output: str, path: str, first: int, second: int, **kw):
-        return cls(
-            f"A file is declared twice for one output directory.\n\nOutput directory: {output}\n"
-            f"File: {path} (source.files items {first} and {second}, counting from 0)\n\n"
-            "The indexes name a sample's file by its path as declared, so the two could not be told apart: "
-            "mintdim verify and mintdim export would refuse the output. To use the samples twice: "
-            "source.take (2.0 takes every sample twice), a copy or a link of the file under another name, or "
-            "another output directory.",
-            f"Một file được khai báo hai lần cho cùng một thư mục output.\n\nThư mục output: {output}\n"
-            f"File: {path} (phần tử {first} và {second} của source.files, đếm từ 0)\n\n"
-            "Các index ghi file của mỗi sample bằng đường dẫn như đã khai báo, nên không thể phân biệt hai "
-            "lần khai báo: mintdim verify và mintdim export sẽ từ chối output. Để dùng các sample hai lần: "
-            "source.take (2.0 lấy mỗi sample hai lần), một bản sao hoặc link của file với tên khác, hoặc một "
-            "thư mục output khác.",
-            **kw,
-        )
+    pass
 
 
 class TemplateFieldMismatchError(MintDimError):
-    @classmethod
-    def make(
-        cls,
-        source_file: str,
-        fields: list[str],
-        template: str,
-        field: str,
-        reason_en: str,
-        reason_vi: str,
-        **kw,
-    ):
-        return cls(
-            f"Source file: {source_file}\n\nAPI declaration for this file: fields = {fields!r} "
-            f"template = {_quoted(template)}\n\nField causing template mismatch: {field} Reason: {reason_en}",
-            f"File nguồn: {source_file}\n\nKhai báo API cho file này: fields = {fields!r} "
-            f"template = {_quoted(template)}\n\nField gây lệch template: {field} Lý do: {reason_vi}",
-            **kw,
-        )
-
-    @classmethod
-    def placeholder(cls, source_file: str, fields: list[str], template: str, field: str, reason: str, **kw):
-        return cls.make(
-            source_file,
-            fields,
-            template,
-            field,
-            f"invalid placeholder ({reason}); use {{name}}, and {{{{ }}}} for literal braces",
-            f"placeholder không hợp lệ ({reason}); dùng {{name}}, và {{{{ }}}} cho dấu ngoặc literal",
-            **kw,
-        )
-
-    @classmethod
-    def undeclared(cls, source_file: str, fields: list[str], template: str, field: str, **kw):
-        return cls.make(
-            source_file,
-            fields,
-            template,
-            field,
-            f"template uses {{{field}}}, but fields does not declare it",
-            f"template dùng {{{field}}}, nhưng fields không khai báo field này",
-            **kw,
-        )
-
-    @classmethod
-    def unused(cls, source_file: str, fields: list[str], template: str, field: str, **kw):
-        return cls.make(
-            source_file,
-            fields,
-            template,
-            field,
-            f"fields declares {field}, but template does not use {{{field}}}",
-            f"fields khai báo {field}, nhưng template không dùng {{{field}}}",
-            **kw,
-        )
+    pass
 
 
 class TemplateTokenizerError(MintDimError):
     @classmethod
     def make(cls, file_index: int, template: str, literal: str | None = None, **kw):
-        en = (
-            "Template static parts produce UNK when encoded by the tokenizer.\n\n"
-            f"File index: {file_index}\n\nTemplate: {_quoted(template)}\n\n"
-            "Problem: template literal characters are not fully covered by tokenizer vocabulary\n\n"
-            "Fix: adjust template literal characters or use a tokenizer that covers them"
-        )
-        vi = (
-            f"Phần literal của template tạo UNK khi tokenize.\n\nVị trí file: {file_index}\n\n"
-            f"Template: {_quoted(template)}\n\n"
-            "Vấn đề: ký tự literal trong template không được tokenizer bao phủ\n\n"
-            "Cách sửa: chỉnh ký tự literal hoặc dùng tokenizer bao phủ được"
-        )
-        if literal is not None:
-            en += f"\n\nLiteral: {_quoted(literal)}"
-            vi += f"\n\nLiteral: {_quoted(literal)}"
-        return cls(en, vi, **kw)
+        """literal: the template's static part that encodes to UNK, when known."""
+        if literal is None:
+            return cls.message("unk", file_index, template, **kw)
+        return cls.message("unk_literal", file_index, template, literal, **kw)
 
 
 _UNIT_RULES_EN = [
@@ -3253,9 +2967,9 @@ def schema_violation(path: list, message: str) -> MintDimError:
     if block == "output":
         return OutputValidationError.invalid(text, text)
     if block == "source" and sub == "fields":
-        return FieldMappingError.invalid(text, text)
+        return FieldMappingError.invalid(text)
     if block == "source" and sub == "templates":
-        return TemplateMappingError.invalid(text, text)
+        return TemplateMappingError.invalid(text)
     return PipelineValidationError.invalid(text, text)
 
 
