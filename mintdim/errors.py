@@ -14,20 +14,13 @@ import os
 import string
 
 from mintdim.catalogue import MESSAGES, Both, Msg
+from mintdim.catalogue.output import AUTO_ONLY, UNIT_PROBLEM_KEYS, UNIT_RULES
 
 LANGS = ("en", "vi", "both")
 
 
 def _bullets(items) -> str:
     return "\n".join(f"• {item}" for item in items)
-
-
-def _rebuild_how(how: str | None) -> tuple[str, str]:
-    """How to rebuild, in the words of the run that refused: `mintdim build my.yaml --rebuild`,
-    `job.run(rebuild=True)`; unknown: the option by name."""
-    if how:
-        return f"`{how}`", f"`{how}`"
-    return "the same `mintdim build` command with --rebuild", "lại lệnh `mintdim build` đó với --rebuild"
 
 
 class Row(int):
@@ -83,8 +76,8 @@ class _Formatter(string.Formatter):
 
     def format_field(self, value, spec):
         value = self._word(value)
-        if spec == "bullets":
-            return "\n".join(f"• {item}" for item in value)
+        if spec == "bullets":  # an item may be a Both too
+            return "\n".join(f"• {self._word(item)}" for item in value)
         if spec in _JOINS:
             return _JOINS[spec].join(str(item) for item in value)
         if spec == "json":
@@ -1628,791 +1621,108 @@ class TemplateTokenizerError(MintDimError):
     @classmethod
     def make(cls, file_index: int, template: str, literal: str | None = None, **kw):
         """literal: the template's static part that encodes to UNK, when known."""
-        if literal is None:
-            return cls.message("unk", file_index, template, **kw)
-        return cls.message("unk_literal", file_index, template, literal, **kw)
+        return cls.message("unk" if literal is None else "unk_literal", file_index, template, literal, **kw)
 
 
-_UNIT_RULES_EN = [
-    "sizes must be positive integers",
-    "sizes must be sorted ascending",
-    "build_batch must be a positive integer",
-]
-_UNIT_RULES_VI = [
-    "sizes phải là các số nguyên dương",
-    "sizes phải tăng dần",
-    "build_batch phải là số nguyên dương",
-]
-_AUTO_ONLY = (
-    "{key} applies only with sizes: auto (planning the sizes from the data)",
-    "{key} chỉ dùng được với sizes: auto (lập unit sizes từ dữ liệu)",
-)
-# The rules of each key beyond the spec's (sizes and build_batch keep the spec's list): an error about
-# one of them lists only its own.
-_UNIT_KEY_RULES = {
-    "k": (
-        ["k is a positive int: how many unit sizes to plan"],
-        ["k là số nguyên dương: số unit size cần lập"],
-    ),
-    "multiple_of": (
-        ["multiple_of is a positive int: every planned size is a multiple of it (default 1)"],
-        ["multiple_of là số nguyên dương: mọi size được lập là bội của nó (mặc định 1)"],
-    ),
-    "min_size": (
-        ["min_size is a positive int, at most max_size: no planned size is below it"],
-        ["min_size là số nguyên dương, không lớn hơn max_size: không size nào được lập nhỏ hơn nó"],
-    ),
-    "max_size": (
-        [
-            "max_size is a positive int, at least min_size: no planned size is above it; a longer sample "
-            "overflows (units.overflow)"
-        ],
-        [
-            "max_size là số nguyên dương, không nhỏ hơn min_size: không size nào được lập lớn hơn nó; mẫu "
-            "dài hơn bị tràn (units.overflow)"
-        ],
-    ),
-    "cost": (
-        ["cost is linear (fewest token slots) or attention (smallest sum of size^2)"],
-        ["cost là linear (ít ô token nhất) hoặc attention (tổng size^2 nhỏ nhất)"],
-    ),
-    "pack": (
-        [
-            "pack is a list of positive row lengths: one shared by every file, or one per file",
-            "pack replaces sizes: declare one of them, not both",
-        ],
-        [
-            "pack là list độ dài hàng dương: một cho mọi file, hoặc mỗi file một giá trị",
-            "pack thay cho sizes: chỉ khai báo một trong hai",
-        ],
-    ),
-    "overflow": (
-        [
-            "overflow is a list of error | drop | truncate: one shared by every file, or one per file "
-            "(default error)",
-            "overflow decides a sample longer than the largest unit size (the row length with pack): error "
-            "stops the build, drop leaves it out, truncate keeps its first tokens",
-        ],
-        [
-            "overflow là list gồm error | drop | truncate: một cho mọi file, hoặc mỗi file một giá trị "
-            "(mặc định error)",
-            "overflow quyết định mẫu dài hơn unit lớn nhất (độ dài hàng khi dùng pack): error dừng build, "
-            "drop bỏ mẫu, truncate giữ các token đầu",
-        ],
-    ),
-}
-AUTO_KEYS = ("k", "multiple_of", "min_size", "max_size", "cost")
+def extended(err: MintDimError, key: str, **fields) -> MintDimError:
+    """err with the catalogue entry `key` (of its class or a base) after its texts."""
+    more = err.texts(key, **fields)
+    err.en += more.en
+    err.vi += more.vi
+    return err.with_lang(err.lang)
 
 
-def _unit_rules(keys) -> tuple[list[str], list[str]]:
-    """The rules of these keys (the spec's list when none is given or a key has no rules of its own)."""
-    if not keys or any(k not in _UNIT_KEY_RULES for k in keys):
-        return _UNIT_RULES_EN, _UNIT_RULES_VI
-    en = [r for k in keys for r in _UNIT_KEY_RULES[k][0]]
-    vi = [r for k in keys for r in _UNIT_KEY_RULES[k][1]]
-    for k in (k for k in keys if k in AUTO_KEYS):
-        en.append(_AUTO_ONLY[0].format(key=k))
-        vi.append(_AUTO_ONLY[1].format(key=k))
-    return en, vi
+def _unit_rules(keys) -> Both:
+    """The rules of these unit keys, then that each planning key applies only with sizes: auto (the spec's
+    list when there is no key, or one without rules of its own)."""
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    if not keys or any(k not in UNIT_RULES for k in keys):
+        keys = [""]
+    rules = [r for k in keys for r in UNIT_RULES[k]] + [AUTO_ONLY[k] for k in keys if k in AUTO_ONLY]
+    return Both([r.en for r in rules], [r.vi for r in rules])
 
 
 class UnitValidationError(MintDimError):
     @classmethod
-    def make(cls, en_problem: str | None = None, vi_problem: str | None = None, keys=(), **kw):
-        """keys: the unit keys the problem is about (their rules are listed); none: the spec's list."""
-        rules_en, rules_vi = _unit_rules(keys)
-        en = f"Invalid unit config.\n\nRules:\n\n{_bullets(rules_en)}"
-        vi = f"Unit config không hợp lệ.\n\nQuy tắc:\n\n{_bullets(rules_vi)}"
-        if en_problem:  # a line of advice after the spec's text
-            en += f"\n\nProblem: {en_problem}"
-            vi += f"\n\nVấn đề: {vi_problem or en_problem}"
-        return cls(en, vi, **kw)
-
-    # the config check's problems (mintdim/config.py)
-    @classmethod
-    def auto_only(cls, keys: list[str], **kw):
-        return cls.make(
-            f"{keys} apply only with sizes: auto", f"{keys} chỉ dùng được với sizes: auto", keys=keys, **kw
-        )
-
-    @classmethod
-    def needs_k(cls, got, **kw):
-        return cls.make(
-            f"sizes: auto needs k, a positive int (got {got!r})",
-            f"sizes: auto cần k là số nguyên dương (hiện tại là {got!r})",
-            keys=["k"],
-            **kw,
-        )
-
-    @classmethod
-    def not_positive(cls, key: str, got, **kw):
-        return cls.make(
-            f"{key} must be a positive int, got {got!r}",
-            f"{key} phải là số nguyên dương, hiện tại là {got!r}",
-            keys=[key],
-            **kw,
-        )
-
-    @classmethod
-    def cost(cls, costs: list[str], got, **kw):
-        return cls.make(
-            f"cost must be one of {costs}, got {got!r}",
-            f"cost phải là một trong {costs}, hiện tại là {got!r}",
-            keys=["cost"],
-            **kw,
-        )
-
-    @classmethod
-    def min_above_max(cls, **kw):
-        return cls.make(
-            "min_size is above max_size", "min_size lớn hơn max_size", keys=["min_size", "max_size"], **kw
-        )
-
-    @classmethod
-    def sizes_not_lists(cls, **kw):
-        return cls.make(
-            "sizes must be a list of lists, e.g. [[128, 256]]",
-            "sizes phải là list các list, ví dụ [[128, 256]]",
-            **kw,
-        )
-
-    @classmethod
-    def build_batch_not_list(cls, **kw):
-        return cls.make(
-            "build_batch must be a list, e.g. [4096]", "build_batch phải là list, ví dụ [4096]", **kw
-        )
-
-    @classmethod
-    def sizes(cls, index: int, got, **kw):
-        return cls.make(f"sizes[{index}] = {got!r}", f"sizes[{index}] = {got!r}", **kw)
-
-    @classmethod
-    def unsorted(cls, index: int, got, **kw):
-        return cls.make(
-            f"sizes[{index}] = {got!r} is not sorted ascending",
-            f"sizes[{index}] = {got!r} không tăng dần",
-            **kw,
-        )
-
-    @classmethod
-    def build_batch(cls, index: int, got, **kw):
-        return cls.make(f"build_batch[{index}] = {got!r}", f"build_batch[{index}] = {got!r}", **kw)
+    def texts(cls, key: str, **fields) -> Both:
+        """A problem under the rules of the unit keys it is about: its `keys` or `option`, else those
+        UNIT_PROBLEM_KEYS names."""
+        problem = super().texts(key, **fields)
+        keys = fields.get("keys") or fields.get("option") or UNIT_PROBLEM_KEYS.get(key, ())
+        return super().texts("rules", problem=problem, rules=_unit_rules(keys))
 
     @classmethod
     def pack(cls, problem: str, value=None, **kw):
-        """units.pack / units.overflow: one of the problems below."""
-        texts = {
-            "both": (
-                "declare either sizes or pack, not both (pack replaces sizes)",
-                "chỉ khai báo sizes hoặc pack, không cả hai (pack thay cho sizes)",
-                "pack",
-            ),
-            "pack": (
-                f"pack must be a list of positive row lengths, e.g. [4096], got {value!r}",
-                f"pack phải là list độ dài hàng dương, ví dụ [4096], hiện tại là {value!r}",
-                "pack",
-            ),
-            "overflow": (
-                f"overflow must be a list of error | drop | truncate, e.g. [drop], got {value!r}",
-                f"overflow phải là list gồm error | drop | truncate, ví dụ [drop], hiện tại là {value!r}",
-                "overflow",
-            ),
-        }
-        en, vi, key = texts[problem]
-        return cls.make(en, vi, keys=[key], **kw)
-
-
-BAD_SHOWN = 10  # bad records listed by file:line when a file's bad records stop the build
-BAD_REASONS_SHOWN = 5  # the most frequent reasons listed when a file holds more than max_skipped
-# the classes of a record's own data errors (source.on_bad_record: skip leaves such a record out);
-# ChatTemplateError.unlocated is the template's (it rewrites a trained message), never a record's
-BAD_RECORD_CLASSES = (
-    "SourceParseError",
-    "SampleSchemaError",
-    "TemplateFieldMismatchError",
-    "ChatTemplateError",
-)
-_REASON_LABELS = ("Reason: ", "Problem: ", "Template message: ")
-_PLACE_LABELS = ("File: ", "Line: ", "Row: ", "Message: ")
-
-
-def is_bad_record(err: MintDimError) -> bool:
-    """A record's own data error (source.on_bad_record), not the config's, the tokenizer's or the file's."""
-    return err.kind in BAD_RECORD_CLASSES and not getattr(err, "not_a_record", False)
-
-
-def reason_of(err: MintDimError) -> str:
-    """One line saying what is wrong with a record (skipped_index.jsonl `reason`): the Reason, Problem or
-    Template message of its English text; without one, its other parts but the place (file, line)."""
-    parts = err.en.split("\n\n")
-    found = [p[len(label) :] for p in parts for label in _REASON_LABELS if p.startswith(label)]
-    if not found:
-        found = ["; ".join(p for p in parts if not p.startswith(_PLACE_LABELS))]
-    return " ".join(found[0].split())
-
-
-def relocated(data: dict, line: int) -> dict:
-    """An error's to_dict() told at another line of its file: its Line (Row) paragraph in both languages
-    and its `line`. A tokenize job tells a bad record's line within its chunk; the plan knows the real one."""
-    old = data["line"]
-    out = dict(data, line=line)
-    for key, labels in (("en", ("Line", "Row")), ("vi", ("Dòng", "Hàng"))):
-        for label in labels:
-            out[key] = out[key].replace(f"\n\n{label}: {old}\n\n", f"\n\n{label}: {line}\n\n", 1)
-    return out
-
-
-def _bad_list(bad: list[tuple[str, int, str]]) -> str:
-    return "\n".join(f"• {path}:{line} ({kind})" for path, line, kind in bad[:BAD_SHOWN])
-
-
-def bad_records_counted(
-    first: dict, bad: list[tuple[str, int, str]], count: int, path: str, **kw
-) -> MintDimError:
-    """on_bad_record: error (the default): the first bad record's error, then how many the file holds, the
-    first BAD_SHOWN by file:line with their class, and the way to build without them. first: that error's
-    to_dict(); bad: (path, line, class) in input order."""
-    err = MintDimError.from_dict(first)
-    many_en = "1 bad record" if count == 1 else f"{count} bad records"
-    first_en = f"; the first {BAD_SHOWN}" if count > BAD_SHOWN else ""
-    first_vi = f"; {BAD_SHOWN} bản ghi đầu tiên" if count > BAD_SHOWN else ""
-    err.en += (
-        f"\n\n{path} holds {many_en} (records that cannot become a sample){first_en}:\n\n"
-        f"{_bad_list(bad)}\n\nTo build without them: source: {{on_bad_record: [skip]}} leaves them "
-        "out and lists them in skipped_index.jsonl, up to source.max_skipped of a file's records "
-        "(default [0.01])"
-    )
-    err.vi += (
-        f"\n\n{path} có {count} bản ghi lỗi (bản ghi không thành sample được){first_vi}:\n\n"
-        f"{_bad_list(bad)}\n\nĐể build không có chúng: source: {{on_bad_record: [skip]}} bỏ chúng "
-        "và liệt kê trong skipped_index.jsonl, tối đa source.max_skipped số bản ghi của một file "
-        "(mặc định [0.01])"
-    )
-    return err.with_lang(kw.get("lang", "en"))
-
-
-def too_many_bad_records(
-    first: dict,
-    bad: list[tuple[str, int, str]],
-    reasons: list[tuple[int, str, str]],
-    count: int,
-    records: int,
-    limit,
-    path: str,
-    **kw,
-) -> MintDimError:
-    """on_bad_record: skip, and a file holds more bad records than max_skipped allows (or nothing else):
-    the first bad record's error, the count, the most frequent reasons ((count, class, reason)), the
-    first BAD_SHOWN, and what to change."""
-    err = MintDimError.from_dict(first)
-    top = "\n".join(f"• {n} × {kind}: {reason}" for n, kind, reason in reasons[:BAD_REASONS_SHOWN])
-    if count == records:
-        err.en += (
-            f"\n\nEvery record of {path} ({records}) is bad: that is a config mistake, not dirty "
-            f"data (on_bad_record: skip never skips a whole file). Reasons:\n\n{top}\n\nFix: check "
-            "source.fields and source.templates, or source.chat (messages, role, content, roles) and "
-            "the chat template"
-        )
-        err.vi += (
-            f"\n\nMọi bản ghi của {path} ({records}) đều lỗi: đó là lỗi cấu hình, không phải dữ "
-            f"liệu bẩn (on_bad_record: skip không bao giờ bỏ cả một file). Lý do:\n\n{top}\n\n"
-            "Cách sửa: kiểm tra source.fields và source.templates, hoặc source.chat (messages, role, "
-            "content, roles) và chat template"
-        )
-        return err.with_lang(kw.get("lang", "en"))
-    allowed_en = f"{limit} of its {records} records" if isinstance(limit, float) else f"{limit} records"
-    allowed_vi = f"{limit} số bản ghi ({records})" if isinstance(limit, float) else f"{limit} bản ghi"
-    shown = min(count, BAD_SHOWN)
-    err.en += (
-        f"\n\n{count} of the {records} records of {path} are bad, more than source.max_skipped "
-        f"allows ({allowed_en}). Most frequent reasons:\n\n{top}\n\nThe first {shown}:\n\n"
-        f"{_bad_list(bad)}\n\nFix: correct the records or the config (source.chat.roles, the chat "
-        "template), or raise source.max_skipped: a fraction of each file's records (e.g. [0.05]) or "
-        f"a count (e.g. [{count}])"
-    )
-    err.vi += (
-        f"\n\n{count} trên {records} bản ghi của {path} bị lỗi, nhiều hơn source.max_skipped cho "
-        f"phép ({allowed_vi}). Lý do thường gặp nhất:\n\n{top}\n\n{shown} bản ghi đầu tiên:\n\n"
-        f"{_bad_list(bad)}\n\nCách sửa: sửa các bản ghi hoặc cấu hình (source.chat.roles, chat "
-        "template), hoặc tăng source.max_skipped: tỉ lệ số bản ghi của mỗi file (ví dụ [0.05]) hoặc "
-        f"số lượng (ví dụ [{count}])"
-    )
-    return err.with_lang(kw.get("lang", "en"))
-
-
-OVERFLOW_SHOWN = 10  # over-long samples listed by file:line in UnitOverflowError
+        """units.pack / units.overflow: problem is both, pack or overflow."""
+        return cls.message("pack_" + problem, value, **kw)
 
 
 class UnitOverflowError(MintDimError):
     @classmethod
-    def make(cls, path: str, line: int, token_count: int, max_unit: int, **kw):
-        at_en, at_vi = (
-            (f"{path} row {line}", f"{path} hàng {line}")
-            if isinstance(line, Row)
-            else (f"{path}:{line}",) * 2
-        )
-        return cls(
-            f"Sample token length exceeds max unit size.\n\nSample: {at_en}\n\n"
-            f"token_count: {token_count}\n\nmax_unit_size: {max_unit}\n\nIncrease unit sizes and run again.",
-            f"Độ dài token của mẫu vượt quá unit lớn nhất.\n\nMẫu: {at_vi}\n\n"
-            f"token_count: {token_count}\n\nmax_unit_size: {max_unit}\n\nHãy tăng unit sizes rồi chạy lại.",
-            file=path,
-            line=line,
-            **kw,
-        )
-
-    @classmethod
-    def counted(
-        cls,
-        samples: list[tuple[str, int, int]],
-        count: int,
-        max_unit: int,
-        packed: bool = False,
-        longest: int | None = None,
-        **kw,
-    ):
+    def counted(cls, samples: list, count: int, max_unit: int, packed: bool = False, longest=None, **kw):
         """The spec's text for the first over-long sample, then how many there are in the output, the first
-        OVERFLOW_SHOWN by file:line, and what to do. samples: (path, line, token_count), in input order.
-        packed (units.pack): the row length is `max_unit`; `longest`, the longest sample's token count,
-        is the row length that holds them all."""
-        path, line, token_count = samples[0]
-        err = cls.make(path, line, token_count, max_unit, **kw)
-        shown_en = "\n".join(f"• {p}:{n} ({c} tokens)" for p, n, c in samples[:OVERFLOW_SHOWN])
-        shown_vi = "\n".join(f"• {p}:{n} ({c} token)" for p, n, c in samples[:OVERFLOW_SHOWN])
-        what = "the row length" if packed else "the largest unit size"
-        what_vi = "độ dài hàng" if packed else "unit lớn nhất"
-        many = "1 sample is" if count == 1 else f"{count} samples are"
-        first = f"; the first {OVERFLOW_SHOWN}" if count > OVERFLOW_SHOWN else ""
-        first_vi = f"; {OVERFLOW_SHOWN} mẫu đầu tiên" if count > OVERFLOW_SHOWN else ""
-        longest = max(c for _p, _n, c in samples) if longest is None else longest
-        most = f" (the longest has {longest} tokens)" if packed else ""
-        most_vi = f" (mẫu dài nhất có {longest} token)" if packed else ""
-        if packed:
-            fit_en = f"Rows that hold every sample: units: {{pack: [{longest}]}} or longer."
-            fit_vi = f"Hàng chứa được mọi mẫu: units: {{pack: [{longest}]}} hoặc dài hơn."
-        else:
-            fit_en = (
-                "Sizes that fit every sample: run `mintdim suggest-units CONFIG -k K`, or plan them "
-                "from the data with units: {sizes: auto, k: K}."
-            )
-            fit_vi = (
-                "Unit sizes vừa mọi mẫu: chạy `mintdim suggest-units CONFIG -k K`, hoặc lập từ dữ liệu "
-                "với units: {sizes: auto, k: K}."
-            )
-        err.en += (
-            f"\n\n{many} longer than {what} {max_unit}{most}{first}:\n\n{shown_en}\n\n{fit_en} "
-            "To build without them: units: {overflow: [drop]} leaves them "
-            f"out, units: {{overflow: [truncate]}} keeps their first {max_unit} tokens."
+        few by file:line (samples: (path, line, token_count), in input order), and what to do. packed
+        (units.pack): the row length is `max_unit`; `longest`, the longest sample's token count, is the
+        row length that holds them all."""
+        err = cls.make(*samples[0], max_unit, **kw)
+        return extended(
+            err,
+            "counted_packed" if packed else "counted",
+            many=cls.texts("one" if count == 1 else "many", count=count),
+            max_unit=max_unit,
+            first=cls.texts("first", n=len(samples)) if count > len(samples) else "",
+            samples=[cls.texts("listed", path=p, n=n, tokens=c) for p, n, c in samples],
+            longest=max(c for *_, c in samples) if longest is None else longest,
         )
-        err.vi += (
-            f"\n\n{count} mẫu dài hơn {what_vi} {max_unit}{most_vi}{first_vi}:\n\n{shown_vi}\n\n"
-            f"{fit_vi} Để build không có chúng: units: {{overflow: [drop]}} bỏ các mẫu này, "
-            f"units: {{overflow: [truncate]}} giữ {max_unit} token đầu của chúng."
-        )
-        return err.with_lang(err.lang)
 
 
 class OutputValidationError(MintDimError):
     @classmethod
-    def not_empty(cls, directory: str, **kw):
-        return cls(
-            f"Output directory already exists and is not empty.\n\nDirectory: {directory}\n\n"
-            "Use a new output directory.",
-            f"Thư mục output đã tồn tại và không rỗng.\n\nThư mục: {directory}\n\n"
-            "Hãy dùng thư mục output mới.",
-            **kw,
-        )
-
-    @classmethod
-    def invalid(cls, en_problem: str, vi_problem: str, **kw):
-        return cls(
-            f"Invalid output directory.\n\nProblem: {en_problem}",
-            f"Thư mục output không hợp lệ.\n\nVấn đề: {vi_problem}",
-            **kw,
-        )
-
-    # the config check's problems (mintdim/config.py)
-    @classmethod
-    def not_paths(cls, **kw):
-        return cls.invalid(
-            "output.dir must be a path (string) or a list of paths",
-            "output.dir phải là đường dẫn (string) hoặc list đường dẫn",
-            **kw,
-        )
-
-    @classmethod
-    def nested(cls, directory: str, other: str, **kw):
-        return cls.invalid(
-            f"output {directory} contains another output {other}",
-            f"output {directory} chứa một output khác {other}",
-            **kw,
-        )
-
-    @classmethod
-    def overlaps_work(cls, directory: str, work_dir: str, **kw):
-        return cls.invalid(
-            f"output {directory} overlaps the work directory {work_dir}",
-            f"output {directory} trùng với thư mục làm việc {work_dir}",
-            **kw,
-        )
-
-    @classmethod
-    def is_input(cls, directory: str, **kw):
-        return cls.invalid(
-            f"output {directory} is an input file", f"output {directory} là một file đầu vào", **kw
-        )
-
-    # tokenizer.train_bpe's out (mintdim/tokenizers/training.py): never overwritten, like an output directory
-    @classmethod
-    def train_out_taken(cls, directory: str, record: str, **kw):
-        err = cls.not_empty(directory, **kw)
-        err.en += (
-            "\n\nIt holds a tokenizer MintDim trained from other files, templates or options "
-            f"(tokenizer.train_bpe.out; see {record} there). Delete it to train again, or choose a new out."
-        )
-        err.vi += (
-            "\n\nThư mục chứa tokenizer MintDim đã train từ file, template hoặc tuỳ chọn khác "
-            f"(tokenizer.train_bpe.out; xem {record}). Hãy xoá nó để train lại, hoặc chọn out mới."
-        )
-        return err.with_lang(err.lang)
-
-    @classmethod
-    def train_out_not_empty(cls, directory: str, **kw):
-        err = cls.not_empty(directory, **kw)
-        err.en += (
-            "\n\ntokenizer.train_bpe.out is where the trained tokenizer is saved; MintDim never overwrites "
-            "it."
-        )
-        err.vi += (
-            "\n\ntokenizer.train_bpe.out là nơi lưu tokenizer được train; MintDim không bao giờ ghi đè nó."
-        )
-        return err.with_lang(err.lang)
-
-    @classmethod
-    def busy(cls, directory: str, pids: str, **kw):
-        """Another live build is filling this output directory."""
-        return cls.invalid(
-            f"{directory} is being built right now by another MintDim build (process {pids}). "
-            "Wait for it to finish, or choose another output directory.",
-            f"{directory} đang được một build MintDim khác tạo (tiến trình {pids}). "
-            "Hãy đợi nó xong hoặc chọn thư mục output khác.",
-            **kw,
-        )
-
-    # --- a finished output met again (docs/reliability.md) --------------------------------------
-
-    @classmethod
-    def inputs_changed(cls, directory: str, changed: list[str], how: str | None = None, **kw):
-        what = _bullets(changed)
-        en_how, vi_how = _rebuild_how(how)
-        return cls(
-            f"Output directory holds this config's finished output, built from inputs that have changed "
-            f"since.\n\nDirectory: {directory}\n\nChanged (content):\n\n{what}\n\n"
-            f"Nothing was built. To rebuild it from the current inputs, run {en_how} (replaces only this "
-            "output, which MintDim wrote, once the new one is complete), or delete the directory first.",
-            f"Thư mục output chứa output đã hoàn tất của config này, nhưng dữ liệu đầu vào đã thay đổi "
-            f"từ đó.\n\nThư mục: {directory}\n\nĐã thay đổi (nội dung):\n\n{what}\n\n"
-            f"Chưa build gì. Để build lại từ dữ liệu hiện tại, hãy chạy {vi_how} (chỉ thay output này, do "
-            "MintDim ghi, khi output mới đã hoàn tất), hoặc xoá thư mục trước.",
-            **kw,
-        )
+    def texts(cls, key: str, how: str | None = None, **fields) -> Both:
+        """{how}: the command that rebuilds, in the words of the run that refused (`mintdim build my.yaml
+        --rebuild`, `job.run(rebuild=True)`); unknown: the same command with --rebuild."""
+        how = f"`{how}`" if how else super().texts("rebuild_how")
+        return super().texts(key, how=how, **fields)
 
     @classmethod
     def other_config(cls, directory: str, build_id: str, changes: list[str], how: str | None = None, **kw):
-        en_how, vi_how = _rebuild_how(how)
-        en_what = f"\n\nChanged in the config since that build:\n\n{_bullets(changes)}" if changes else ""
-        vi_what = f"\n\nThay đổi trong config từ lần build đó:\n\n{_bullets(changes)}" if changes else ""
-        return cls(
-            f"Output directory holds the finished output of another MintDim config (build {build_id}).\n\n"
-            f"Directory: {directory}{en_what}\n\nNothing was built. Use a new output directory; or, to "
-            f"replace that output, run {en_how} (replaces only what MintDim wrote there, once the new output "
-            "is complete), or delete it.",
-            f"Thư mục output chứa output đã hoàn tất của một config MintDim khác (build {build_id}).\n\n"
-            f"Thư mục: {directory}{vi_what}\n\nChưa build gì. Hãy dùng thư mục output mới; hoặc, để thay "
-            f"output đó, chạy {vi_how} (chỉ thay những gì MintDim đã ghi, khi output mới đã hoàn tất), hoặc "
-            "xoá nó.",
-            **kw,
-        )
-
-    @classmethod
-    def unrecorded(cls, directory: str, how: str | None = None, **kw):
-        """A finished MintDim output (its manifest.json) that this work directory has no record of."""
-        en_how, vi_how = _rebuild_how(how)
-        err = cls.not_empty(directory, **kw)
-        err.en += (
-            f"\n\nIt holds a MintDim output that this work directory has no record of (its work directory "
-            f"was deleted, or it was built elsewhere). To replace it, run {en_how}: it replaces the "
-            "directory only if `mintdim verify` finds it a complete MintDim output with nothing else in it, "
-            "once the new output is complete. Or delete it yourself."
-        )
-        err.vi += (
-            "\n\nThư mục chứa một output MintDim mà thư mục làm việc này không có ghi chép (thư mục làm "
-            f"việc đã bị xoá, hoặc nó được build ở nơi khác). Để thay nó, hãy chạy {vi_how}: chỉ thay khi "
-            "`mintdim verify` thấy đó là output MintDim hoàn chỉnh và không có gì khác, khi output mới đã "
-            "hoàn tất. Hoặc tự xoá nó."
-        )
-        return err.with_lang(err.lang)
-
-    @classmethod
-    def not_a_directory(cls, directory: str, **kw):
-        return cls(
-            f"Output path exists and is not a directory.\n\nPath: {directory}\n\n"
-            "Use a new output directory (or move that file away).",
-            f"Đường dẫn output đã tồn tại và không phải thư mục.\n\nĐường dẫn: {directory}\n\n"
-            "Hãy dùng thư mục output mới (hoặc chuyển file đó đi chỗ khác).",
-            **kw,
-        )
+        changed = cls.texts("config_changes", changes=changes) if changes else ""
+        return cls.message("other_config", directory, build_id, changed, how, **kw)
 
     @classmethod
     def not_only_ours(cls, directory: str, files: list[str], **kw):
-        shown = "\n".join(f"• {f}" for f in files) or "• ?"
-        return cls(
-            f"--rebuild replaces only a finished output exactly as MintDim wrote it; this directory holds "
-            f"files MintDim did not write, or changed ones.\n\nDirectory: {directory}\n\n{shown}\n\n"
-            "Nothing was deleted. Move those files away, or delete the directory yourself.",
-            f"--rebuild chỉ thay một output đã hoàn tất đúng như MintDim đã ghi; thư mục này có file MintDim "
-            f"không ghi, hoặc file đã bị sửa.\n\nThư mục: {directory}\n\n{shown}\n\n"
-            "Không xoá gì. Hãy chuyển các file đó đi, hoặc tự xoá thư mục.",
-            **kw,
-        )
-
-    @classmethod
-    def rebuilt_differs(cls, directory: str, first: str, how: str | None = None, **kw):
-        en_how, vi_how = _rebuild_how(how)
-        return cls(
-            f"The stages run again produced other bytes than the finished output in the directory.\n\n"
-            f"Directory: {directory}\n\nFirst difference: {first}\n\nThe finished output was kept. "
-            f"To replace it, run {en_how}.",
-            f"Các giai đoạn chạy lại tạo ra bytes khác với output đã hoàn tất trong thư mục.\n\n"
-            f"Thư mục: {directory}\n\nKhác biệt đầu tiên: {first}\n\nOutput đã hoàn tất được giữ nguyên. "
-            f"Để thay nó, hãy chạy {vi_how}.",
-            **kw,
-        )
-
-    # --- a directory the reader cannot read as a finished output --------------------------------------------
-    # (mintdim/reading/reader.py, packed_reader.py)
-
-    @classmethod
-    def not_finished(cls, path: str, en_problem: str, vi_problem: str, **kw):
-        return cls.invalid(
-            f"{path} is not a finished MintDim output: {en_problem}",
-            f"{path} không phải output MintDim đã hoàn tất: {vi_problem}",
-            **kw,
-        )
-
-    @classmethod
-    def build_failed(cls, path: str, marker: str, **kw):
-        return cls.not_finished(
-            path,
-            f"its build failed (see {marker} in its unit directories)",
-            f"lần build đã thất bại (xem {marker} trong các thư mục unit)",
-            **kw,
-        )
-
-    @classmethod
-    def shard_count(cls, path: str, unit: str, expected: int, found: int, **kw):
-        """unit: the unit directory's name (unit_256)."""
-        return cls.not_finished(
-            path,
-            f"{unit} should hold {expected} shards, found {found}",
-            f"{unit} phải có {expected} shard, thấy {found}",
-            **kw,
-        )
-
-    @classmethod
-    def unit_missing(cls, path: str, unit: str, **kw):
-        return cls.not_finished(path, f"{unit} is missing", f"thiếu {unit}", **kw)
-
-    @classmethod
-    def partial_records(cls, path: str, shard: str, size: int, **kw):
-        return cls.not_finished(
-            path,
-            f"{shard} is not a whole number of {size}-token records",
-            f"{shard} không phải số nguyên lần bản ghi {size} token",
-            **kw,
-        )
-
-    @classmethod
-    def index_order(cls, path: str, line: int, sample_id, **kw):
-        return cls.not_finished(
-            path,
-            f"sample_index.jsonl line {line} holds sample_id {sample_id}",
-            f"sample_index.jsonl dòng {line} có sample_id {sample_id}",
-            **kw,
-        )
-
-    @classmethod
-    def index_count(cls, path: str, listed: int, total: int, **kw):
-        return cls.not_finished(
-            path,
-            f"sample_index.jsonl lists {listed} samples, stats.json {total}",
-            f"sample_index.jsonl có {listed} sample, stats.json {total}",
-            **kw,
-        )
-
-    @classmethod
-    def index_unit_size(cls, path: str, **kw):
-        return cls.not_finished(
-            path,
-            "sample_index.jsonl names a unit size the manifest does not declare",
-            "sample_index.jsonl có unit size không khai báo trong manifest",
-            **kw,
-        )
-
-    @classmethod
-    def index_shard_row(cls, path: str, **kw):
-        return cls.not_finished(
-            path,
-            "sample_index.jsonl shard_row disagrees with the shard layout",
-            "shard_row trong sample_index.jsonl không khớp bố cục shard",
-            **kw,
-        )
-
-    @classmethod
-    def not_packed(cls, path: str, **kw):
-        return cls.not_finished(
-            path,
-            "its manifest does not declare packed rows (open it with mintdim.open)",
-            "manifest không khai báo hàng đóng gói (mở bằng mintdim.open)",
-            **kw,
-        )
-
-    @classmethod
-    def row_boundaries(cls, path: str, row: int, **kw):
-        return cls.not_finished(
-            path,
-            f"row {row}: its boundaries disagree with sample_index.jsonl",
-            f"hàng {row}: ranh giới không khớp sample_index.jsonl",
-            **kw,
-        )
+        return cls.message("not_only_ours", directory, files or ["?"], **kw)
 
     @classmethod
     def failed_verification(cls, path: str, count: int, first: str, **kw):
-        """`mintdim export` verifies its output first (mintdim/reading/export.py)."""
-        s = "" if count == 1 else "s"
-        return cls.not_finished(
-            path,
-            f"mintdim verify found {count} problem{s}, the first: {first}. Nothing was exported; "
-            f"`mintdim verify {path}` lists them",
-            f"mintdim verify thấy {count} vấn đề, đầu tiên: {first}. Không export gì; "
-            f"`mintdim verify {path}` liệt kê chúng",
-            **kw,
-        )
+        return cls.message("failed_verification", path, count, first, "" if count == 1 else "s", **kw)
 
     @classmethod
     def checksums_differ(cls, path: str, differ: list[str], missing: list[str], extra: list[str], **kw):
-        """The files of a finished output are not the ones its checksums.sha256 records (`mintdim export`
-        verifies first; mintdim/formats/checksums.py)."""
-        en, vi = _checksum_sections(differ, missing, extra, path)
-        return cls(
-            f"The output's files differ from its checksums.sha256: they changed after the build.\n\n"
-            f"Directory: {path}\n\n{en}\n\nNothing was exported. Build the output again (or restore "
-            "these files from a copy); `sha256sum -c checksums.sha256` in the directory checks the bytes.",
-            f"Các file của output khác với checksums.sha256 của nó: chúng đã bị thay đổi sau khi build.\n\n"
-            f"Thư mục: {path}\n\n{vi}\n\nKhông export gì. Hãy build lại output (hoặc khôi phục các file "
-            "này từ bản sao); `sha256sum -c checksums.sha256` trong thư mục kiểm tra các bytes.",
-            **kw,
-        )
+        """The files of a finished output are not the ones its checksums.sha256 records, each kind listed
+        up to CHECKSUM_FILES_SHOWN."""
+        sections = []
+        for kind, files in (("changed", differ), ("missing", missing), ("extra", extra)):
+            listed = files[:CHECKSUM_FILES_SHOWN]
+            if len(files) > CHECKSUM_FILES_SHOWN:
+                listed.append(cls.texts("checksums_more", n=len(files) - CHECKSUM_FILES_SHOWN, path=path))
+            if files:
+                sections.append(cls.texts("checksums_" + kind, files=listed))
+        both = Both("\n\n".join(t.en for t in sections), "\n\n".join(t.vi for t in sections))
+        return cls.message("checksums_differ", path, both, **kw)
 
 
 CHECKSUM_FILES_SHOWN = 20  # files named per kind in OutputValidationError.checksums_differ
 
 
-def _files_shown(files: list[str], en_more: str, vi_more: str) -> tuple[str, str]:
-    """Bullets of the first CHECKSUM_FILES_SHOWN files, and how many more (English, Vietnamese)."""
-    shown = _bullets(files[:CHECKSUM_FILES_SHOWN])
-    rest = len(files) - CHECKSUM_FILES_SHOWN
-    if rest <= 0:
-        return shown, shown
-    return shown + f"\n• ... {en_more.format(n=rest)}", shown + f"\n• ... {vi_more.format(n=rest)}"
-
-
-def _checksum_sections(differ, missing, extra, path: str) -> tuple[str, str]:
-    en, vi = [], []
-    for files, head_en, head_vi in (
-        (differ, "Changed (bytes differ from their SHA-256)", "Đã thay đổi (bytes khác SHA-256 đã ghi)"),
-        (missing, "Missing", "Bị thiếu"),
-        (extra, "Not listed (not written by the build)", "Không có trong danh sách (không do lần build ghi)"),
-    ):
-        if files:
-            body_en, body_vi = _files_shown(
-                files,
-                f"and {{n}} more (`mintdim verify {path}` lists them all)",
-                f"và {{n}} file khác (`mintdim verify {path}` liệt kê đủ)",
-            )
-            en.append(f"{head_en}:\n\n{body_en}")
-            vi.append(f"{head_vi}:\n\n{body_vi}")
-    return "\n\n".join(en), "\n\n".join(vi)
-
-
 class TokenDTypeValidationError(MintDimError):
     @classmethod
     def make(cls, vocab_size: int | None = None, **kw):
-        en = (
-            "Tokenizer vocabulary is too large for supported token dtypes.\n\nSupported dtypes:\n\n• uint16\n"
-            "• uint32"
-        )
-        vi = (
-            "Vocab của tokenizer quá lớn so với dtype token được hỗ trợ.\n\nCác dtype hiện hỗ trợ:\n\n"
-            "• uint16\n• uint32"
-        )
-        if vocab_size is not None:
-            en += f"\n\nvocab_size: {vocab_size}"
-            vi += f"\n\nvocab_size: {vocab_size}"
-        return cls(en, vi, **kw)
-
-
-_SPS_RULES_EN = [
-    "each samples_per_shard[i] is a positive int",
-    "len(samples_per_shard) == 1 or len(samples_per_shard) == file_count",
-]
-_SPS_RULES_VI = [
-    "mỗi samples_per_shard[i] phải là số nguyên dương",
-    "len(samples_per_shard) == 1 hoặc len(samples_per_shard) == số file",
-]
+        return cls.message("too_large" if vocab_size is None else "too_large_vocab", vocab_size, **kw)
 
 
 class SamplesPerShardError(MintDimError):
-    @classmethod
-    def make(cls, en_problem: str, vi_problem: str, **kw):
-        return cls(
-            f"Invalid samples_per_shard.\n\nProblem: {en_problem}\n\nRules:\n\n{_bullets(_SPS_RULES_EN)}",
-            f"samples_per_shard không hợp lệ.\n\nVấn đề: {vi_problem}\n\nQuy tắc:\n\n"
-            f"{_bullets(_SPS_RULES_VI)}",
-            **kw,
-        )
-
-    @classmethod
-    def value(cls, index: int, got, **kw):
-        return cls.make(
-            f"samples_per_shard[{index}] must be a positive int, got {got!r}",
-            f"samples_per_shard[{index}] phải là số nguyên dương, hiện tại là {got!r}",
-            **kw,
-        )
-
-    @classmethod
-    def arity(cls, n_files: int, n_items: int, **kw):
-        return cls.make(
-            f"Received {n_files} input files but {n_items} samples_per_shard entries",
-            f"Nhận {n_files} file đầu vào nhưng chỉ có {n_items} samples_per_shard",
-            **kw,
-        )
-
-    @classmethod
-    def not_list(cls, got: str, **kw):
-        return cls.make(
-            f"samples_per_shard must be a list of positive ints, got {got}",
-            f"samples_per_shard phải là list số nguyên dương, hiện tại là {got}",
-            **kw,
-        )
-
-    @classmethod
-    def shared(cls, output: str, values: str, **kw):
-        return cls.make(
-            f"files that share output {output} must share samples_per_shard ({values})",
-            f"các file dùng chung output {output} phải dùng chung samples_per_shard ({values})",
-            **kw,
-        )
+    pass
 
 
 class BuildError(MintDimError):
@@ -2961,11 +2271,11 @@ def schema_violation(path: list, message: str) -> MintDimError:
     if block == "tokenizer":
         return TokenizerValidationError.config(text, text)
     if block == "units":
-        return UnitValidationError.make(text, text, keys=[sub] if sub in _UNIT_KEY_RULES else ())
+        return UnitValidationError.invalid(text, [sub])
     if block == "output" and sub == "samples_per_shard":
-        return SamplesPerShardError.make(text, text)
+        return SamplesPerShardError.invalid(text)
     if block == "output":
-        return OutputValidationError.invalid(text, text)
+        return OutputValidationError.invalid(text)
     if block == "source" and sub == "fields":
         return FieldMappingError.invalid(text)
     if block == "source" and sub == "templates":

@@ -1,13 +1,14 @@
 """The error catalogue's texts: for each error class (by its spec name), its messages as entries (key ->
 Msg: fields, English, Vietnamese, base). mintdim/errors.py renders them; a new message is one entry.
 
-One module per area: config (the config check), mapping (lists per file, templates), ... Each
-defines MESSAGES = {class name: {key: Msg}}.
+One module per area: config (the config check), mapping (lists per file, templates), output (units,
+the output, what the plan counts), ... Each defines MESSAGES = {class name: {key: Msg}}.
 """
 
 from mintdim.catalogue import (
     config,
     mapping,
+    output,
 )
 from mintdim.catalogue.entry import Both, Msg
 
@@ -17,6 +18,7 @@ MESSAGES: dict = {}
 for _module in (
     config,
     mapping,
+    output,
 ):
     for _cls, _entries in _module.MESSAGES.items():
         MESSAGES.setdefault(_cls, {}).update(_entries)

@@ -237,7 +237,7 @@ MESSAGES = {
         ),
     },
     "TemplateTokenizerError": {
-        "unk": Msg("file_index template", *_UNK),
+        "unk": Msg("file_index template literal", *_UNK),
         "unk_literal": Msg(
             "file_index template literal",
             _UNK[0] + "\n\nLiteral: {literal:json}",

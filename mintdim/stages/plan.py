@@ -24,6 +24,7 @@ from ..formats.records import atomic_write_text
 from ..sources import inputs
 from ..units import padding
 from ..units.packing import LEFT_OUT, UNTRAINED
+from .bad_records import BAD_SHOWN, bad_records_counted, relocated, too_many_bad_records
 
 
 def empty_files(build, out, per_file: dict[int, int], log=print) -> list[int]:
@@ -44,6 +45,9 @@ def empty_files(build, out, per_file: dict[int, int], log=print) -> list[int]:
     return empty
 
 
+OVERFLOW_SHOWN = 10  # over-long samples listed by file:line in UnitOverflowError
+
+
 def overflow_status(build, out, data: dict, limit: int | None) -> tuple[np.ndarray, np.ndarray] | None:
     """units.overflow on unit sizes or packed rows with `error`: (status, tokens kept) per sample when a
     sample is longer than `limit` (the largest unit size, or the row with error); None when none is.
@@ -58,7 +62,7 @@ def overflow_status(build, out, data: dict, limit: int | None) -> tuple[np.ndarr
         ids = np.flatnonzero(over)
         first = [
             (build.files[int(data["files"][i])].path, int(data["lines"][i]), int(lengths[i]))
-            for i in ids[: E.OVERFLOW_SHOWN]
+            for i in ids[:OVERFLOW_SHOWN]
         ]
         raise E.UnitOverflowError.counted(
             first, len(ids), int(limit), packed=out.pack is not None, longest=int(lengths[ids].max())
@@ -318,7 +322,7 @@ def bad_of_chunk(bad: dict, meta: dict, first: int) -> None:
     found["classes"] += meta["bad_classes"]
     found["reasons"] += meta["bad_reasons"]
     if found["first"] is None:  # its line within the chunk (a JSONL chunk's job tells no other)
-        found["first"] = E.relocated(meta["bad_first"], found["lines"][0])
+        found["first"] = relocated(meta["bad_first"], found["lines"][0])
 
 
 def _limit(f, records: int) -> int:
@@ -348,12 +352,12 @@ def check_bad_records(build, f, found: dict | None, samples: int, log=print) -> 
     count = len(found["lines"]) if found else 0
     if not count:
         return 0
-    shown = [(f.path, line, kind) for line, kind in zip(found["lines"][: E.BAD_SHOWN], found["classes"])]
+    shown = [(f.path, line, kind) for line, kind in zip(found["lines"][:BAD_SHOWN], found["classes"])]
     records = count + samples
     if f.on_bad_record != "skip":
-        raise E.bad_records_counted(found["first"], shown, count, f.path, lang=build.lang)
+        raise bad_records_counted(found["first"], shown, count, f.path, lang=build.lang)
     if count == records or count > _limit(f, records):
-        raise E.too_many_bad_records(
+        raise too_many_bad_records(
             found["first"], shown, _top_reasons(found), count, records, f.max_skipped, f.path, lang=build.lang
         )
     log(

@@ -6,7 +6,7 @@ record UNK positions. Writes into its own directory:
   u<size>.msgpack     a msgpack stream, one {lengths, tokens} object per batch, of the samples
                       assigned to that unit (streamed: memory does not grow with the chunk)
   uall.msgpack        (units.sizes: auto) every sample's tokens: sizes are planned later
-A record's own data error (a bad record: errors.is_bad_record) does not stop the
+A record's own data error (a bad record: bad_records.is_bad_record) does not stop the
 job: the meta lists it (local line, class, reason; the chunk's first one as its
 whole error), and the plan stage, which sees every chunk, applies
 source.on_bad_record: `error` fails naming them all, `skip` leaves them out.
@@ -37,6 +37,7 @@ from ..sources import template as T
 from ..tokenizers.engines import cache_dirs
 from ..tokenizers.kinds import engine_of, field_end_markers, load, use_threads
 from ..units import padding
+from . import bad_records
 
 UNBOUNDED = 2**40
 
@@ -79,18 +80,18 @@ class _Accumulator:
 
 
 def bad_record(acc: _Accumulator, exc: Exception, local: int, located, entry) -> bool:
-    """A record of the chunk that cannot become a sample (errors.is_bad_record; a lone surrogate that
+    """A record of the chunk that cannot become a sample (bad_records.is_bad_record; a lone surrogate that
     fails the UTF-8 encode is one too): listed in the meta; False for another error. located: the same
     error with its line (_located), computed for the chunk's first one only. With on_bad_record: error,
     the chunk encodes nothing more."""
     err = exc if isinstance(exc, E.MintDimError) else E.SourceParseError.make(entry.path, 0, "surrogate")
-    if not E.is_bad_record(err):
+    if not bad_records.is_bad_record(err):
         return False
     if acc.bad_first is None:
         acc.bad_first = located().to_dict()
     acc.bad_lines.append(local)
     acc.bad_classes.append(err.kind)
-    acc.bad_reasons.append(E.reason_of(err))
+    acc.bad_reasons.append(bad_records.reason_of(err))
     acc.failed = acc.failed or entry.on_bad_record != "skip"
     return True
 
@@ -421,7 +422,7 @@ def _located(reader, local: int, raw: bytes, entry, tpl, spans: bool, within: bo
     """A record's error with its line: parse, check and render it again with that line. Only a lone
     surrogate passes them all (it fails the UTF-8 encode after them). within: a JSONL line is told
     within the chunk (local + 1), not counted from the file's start (reading the file up to the chunk):
-    the plan, which knows where each chunk starts, tells the real one (errors.relocated)."""
+    the plan, which knows where each chunk starts, tells the real one (bad_records.relocated)."""
     line = local + 1 if within and isinstance(reader, jsonl.ChunkReader) else reader.location(local)
     try:
         again = jsonl.declared_values(reader.parse(raw, line), entry.fields, entry.path, line)
