@@ -1726,62 +1726,10 @@ class SamplesPerShardError(MintDimError):
 
 
 class BuildError(MintDimError):
-    """A stage failed without a spec error (killed job, disk full, a bug): says where to look."""
-
-    @classmethod
-    def make(cls, en_detail: str, vi_detail: str | None = None, **kw):
-        return cls(f"The build failed.\n\n{en_detail}", f"Build thất bại.\n\n{vi_detail or en_detail}", **kw)
-
-    # --- the run machinery's messages (runner, guard, jobs) -------------------------------------
-
-    @classmethod
-    def stopped(cls, signal_name: str, log: str, **kw):
-        """`mintdim build` got SIGTERM/SIGHUP: Snakemake and its jobs were stopped with it."""
-        return cls.make(
-            f"The build was stopped ({signal_name}); Snakemake and its jobs were stopped with it.\n\n"
-            f"Log: {log}\n\nRun the same command again: the build resumes from the finished jobs, and its "
-            "output is the same as an uninterrupted build's.",
-            f"Build đã bị dừng ({signal_name}); Snakemake và các job của nó cũng đã dừng.\n\n"
-            f"Log: {log}\n\nHãy chạy lại đúng lệnh này: build tiếp tục từ các job đã xong, và output giống "
-            "hệt output của một build không bị gián đoạn.",
-            **kw,
-        )
-
-    @classmethod
-    def interrupted(cls, stage: str, **kw):
-        """A job stopped by Ctrl-C (SIGINT to the process group)."""
-        return cls.make(
-            f"The build was interrupted (Ctrl-C) during {stage}.\n\n"
-            "Run the same command again: the build resumes from the finished jobs.",
-            f"Build đã bị ngắt (Ctrl-C) trong lúc chạy {stage}.\n\n"
-            "Hãy chạy lại đúng lệnh này: build tiếp tục từ các job đã xong.",
-            **kw,
-        )
-
-    @classmethod
-    def killed(cls, signum: int, log: str, **kw):
-        return cls.make(
-            f"Snakemake was killed (signal {signum}).\n\nLog: {log}\n\n"
-            "Run the same command again: the build resumes from the finished jobs, and its output "
-            "is the same as an uninterrupted build's.",
-            f"Snakemake đã bị kill (tín hiệu {signum}).\n\nLog: {log}\n\n"
-            "Hãy chạy lại đúng lệnh này: build tiếp tục từ các job đã xong, và output giống hệt output của "
-            "một build không bị gián đoạn.",
-            **kw,
-        )
-
     @classmethod
     def already_running(cls, root: str, pid: str, **kw):
-        who_en = f"process {pid}" if pid else "another process"
-        who_vi = f"tiến trình {pid}" if pid else "một tiến trình khác"
-        return cls.make(
-            f"This build is already running ({who_en}), with the same work directory.\n\n"
-            f"Work directory: {root}\n\n"
-            "Wait for it to finish, or stop it, then run the same command again.",
-            f"Build này đang chạy ({who_vi}), cùng thư mục làm việc.\n\n"
-            f"Thư mục làm việc: {root}\n\n"
-            "Hãy đợi nó chạy xong hoặc dừng nó, rồi chạy lại đúng lệnh này.",
-            **kw,
+        return cls.message(
+            "already_running", root, cls.texts("who_pid" if pid else "who_unknown", pid=pid), **kw
         )
 
     @classmethod
@@ -1790,476 +1738,53 @@ class BuildError(MintDimError):
     ):
         """A job failed without a MintDim error (an OSError, a bug): its cause, the path where there
         is one (named: the system named it; else where the job writes), advice when a disk is full."""
-        en = f"Stage: {stage}\n\nCause: {cause}"
-        vi = f"Giai đoạn: {stage}\n\nNguyên nhân: {cause}"
-        if paths:
-            en += f"\n\n{'Path' if named else 'Writing to'}: {paths}"
-            vi += f"\n\n{'Đường dẫn' if named else 'Đang ghi vào'}: {paths}"
-        if space:
-            en += (
-                "\n\nThe file system is full, or a file size or quota limit was reached. Free space "
-                "(or set work_dir / output.dir on a larger disk), then run the same command again."
-            )
-            vi += (
-                "\n\nHệ thống file đã đầy, hoặc đã chạm giới hạn kích thước file hay quota. Hãy giải phóng "
-                "dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng lệnh này."
-            )
-        return cls.make(en, vi, **kw)
-
-    @classmethod
-    def unexpected(cls, stage: str, exc: BaseException, writes=None, **kw):
-        """A failure that is not a MintDim error (disk full, an unreadable file, a bug), in one clear message.
-        An OSError names its path: the one the system reported, else where the job writes (`writes`)."""
-        import errno
-        import os
-
-        cause = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, OSError) and exc.strerror:  # the path goes on a line of its own
-            cause = f"{type(exc).__name__}: " + (f"[Errno {exc.errno}] " if exc.errno else "") + exc.strerror
-        if not isinstance(exc, OSError):
-            return cls.job_failed(stage, cause, **kw)
-        paths = [p for p in (exc.filename, exc.filename2) if p] or [p for p in (writes or []) if p]
-        # numpy: a short write
-        space = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT) or (
-            exc.errno is None and "written" in str(exc)
-        )
-        return cls.job_failed(
-            stage,
-            cause,
-            ", ".join(os.fsdecode(p) for p in paths) or None,
-            named=bool(exc.filename),
-            space=space,
-            **kw,
-        )
-
-    @classmethod
-    def disk_full_seen(cls, log: str, tail: str, **kw):
-        """Snakemake's output said `No space left on device`; no job recorded where."""
-        return cls.make(
-            f"A file system the build writes to is full (No space left on device).\n\nLog: {log}\n\n{tail}",
-            f"Hệ thống file mà build ghi vào đã đầy (No space left on device).\n\nLog: {log}\n\n{tail}",
-            **kw,
-        )
-
-    @classmethod
-    def disk_full(cls, where: str, logs: str, **kw):
-        return cls.make(
-            f"A file system the build writes to is full.\n\nPath: {where}\n\n"
-            "Free space (or set work_dir / output.dir on a larger disk), then run the same command again.\n\n"
-            f"Logs: {logs}",
-            f"Hệ thống file mà build ghi vào đã đầy.\n\nĐường dẫn: {where}\n\n"
-            "Hãy giải phóng dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng "
-            f"lệnh này.\n\nLogs: {logs}",
-            **kw,
-        )
-
-    @classmethod
-    def snakemake_failed(cls, status: int, log: str, tail: str, **kw):
-        return cls.make(
-            f"Snakemake exited with status {status}.\n\nLog: {log}\n\n{tail}",
-            f"Snakemake kết thúc với mã {status}.\n\nLog: {log}\n\n{tail}",
-            **kw,
-        )
-
-    @classmethod
-    def no_completion_record(cls, directory: str, reason: str, log: str, **kw):
-        return cls.make(
-            f"Snakemake ended without the completion record of {directory} ({reason}).\n\nLog: {log}\n\n"
-            "Run the same command again.",
-            f"Snakemake kết thúc mà không có bản ghi hoàn tất của {directory} ({reason}).\n\nLog: {log}\n\n"
-            "Hãy chạy lại đúng lệnh này.",
-            **kw,
-        )
-
-    @classmethod
-    def no_mintdim_error(cls, logs: str, **kw):
-        return cls.make(
-            f"A job stopped without a MintDim error (killed, out of memory, or an executor failure).\n\n"
-            f"Logs: {logs}",
-            f"Một job đã dừng mà không có lỗi MintDim (bị kill, hết bộ nhớ, hoặc executor gặp lỗi).\n\n"
-            f"Logs: {logs}",
-            **kw,
-        )
-
-    @classmethod
-    def orphans_alive(cls, root: str, pids: str, waited: float, **kw):
-        return cls.make(
-            f"Jobs of an earlier, killed run of this build are still running after {waited:.0f} s "
-            f"(process {pids}).\n\nWork directory: {root}\n\n"
-            "Stop them (kill PID) or wait for them to end, then run the same command again.",
-            f"Các job của một lần chạy trước (đã bị dừng) của build này vẫn đang chạy sau {waited:.0f} s "
-            f"(tiến trình {pids}).\n\nThư mục làm việc: {root}\n\n"
-            "Hãy dừng chúng (kill PID) hoặc đợi chúng kết thúc, rồi chạy lại đúng lệnh này.",
-            **kw,
-        )
+        where = cls.texts("path_named" if named else "path_writing", paths=paths) if paths else ""
+        return cls.message("job_failed", stage, cause, where, cls.texts("full") if space else "", **kw)
 
 
 class MissingExtraError(MintDimError, ImportError):
-    """An optional part of MintDim used without its package (an ImportError: `except ImportError` works)."""
-
     @classmethod
     def make(cls, what: str, extra: str | None, package: str, **kw):
-        how = f"pip install 'mintdim[{extra}]'" + (f" (or pip install {package})" if package else "")
-        if extra is None:
-            how = f"pip install {package}"
-        return cls(
-            f"{what} needs a package that is not installed: {package}.\n\nInstall it with: {how}",
-            f"{what} cần một package chưa được cài: {package}.\n\nHãy cài bằng: {how}",
-            **kw,
+        how = cls.texts(
+            "pip" if extra is None else "pip_extra_or" if package else "pip_extra",
+            extra=extra,
+            package=package,
         )
+        return cls.message("needs", what, package, how, **kw)
 
 
 class ClusterError(MintDimError):
-    """A Slurm cluster that the build cannot ask what it needs (mintdim/run/slurm.py): the command, its
-    answer, and the profile key (or cluster setting) that makes it work. Nothing was submitted."""
-
-    @classmethod
-    def unreachable(cls, command: str, answer: str, **kw):
-        return cls(
-            "Slurm does not answer on this host; no job was submitted.\n\n"
-            f"Command: {command}\nAnswer: {answer}"
-            "\n\nRun the build where the Slurm commands work (a login node: sinfo lists the partitions; "
-            "SLURM_CONF names the cluster's slurm.conf, and munged runs).",
-            "Slurm không trả lời trên máy này; chưa có job nào được gửi.\n\n"
-            f"Lệnh: {command}\nTrả lời: {answer}"
-            "\n\nHãy chạy build ở nơi các lệnh Slurm hoạt động (một login node: sinfo liệt kê các partition; "
-            "SLURM_CONF trỏ tới slurm.conf của cluster, và munged đang chạy).",
-            **kw,
-        )
-
     @classmethod
     def no_partition(cls, partition: str, known: list[str], **kw):
-        names = ", ".join(known) or "(none)"
-        return cls(
-            f"The profile asks for the partition {partition}, which this cluster does not have; no job was "
-            f"submitted.\n\nCommand: sinfo --noheader --format=%R\nAnswer: {names}\n\n"
-            "Set slurm_partition (the profile's default-resources, or set-resources of a rule) "
-            "to one of them.",
-            f"Profile yêu cầu partition {partition}, nhưng cluster này không có; "
-            "chưa có job nào được gửi.\n\n"
-            f"Lệnh: sinfo --noheader --format=%R\nTrả lời: {names}\n\n"
-            "Hãy đặt slurm_partition (default-resources của profile, hoặc set-resources của một rule) "
-            "thành một trong số đó.",
-            **kw,
-        )
+        return cls.message("no_partition", partition, known or ["(none)"], **kw)
 
     @classmethod
     def no_status(cls, command: str, answer: str, other: str | None, **kw):
-        """The job-status command cannot tell when a job ends: the build would wait for ever."""
-        en = (
-            f"Set slurm-status-command: {other} in the profile."
-            if other
-            else ("Set slurm-status-command in the profile to a command that answers here (sacct or squeue).")
-        )
-        vi = (
-            f"Hãy đặt slurm-status-command: {other} trong profile."
-            if other
-            else (
-                "Hãy đặt slurm-status-command trong profile thành một lệnh trả lời được ở đây "
-                "(sacct hoặc squeue)."
-            )
-        )
-        return cls(
-            "Slurm cannot tell this build when its jobs end: the job-status command fails, and the build "
-            f"would wait for ever. No job was submitted.\n\nCommand: {command}\nAnswer: {answer}\n\n{en}",
-            "Slurm không thể cho build biết khi nào các job kết thúc: lệnh kiểm tra trạng thái job thất bại, "
-            f"và build sẽ chờ mãi. Chưa có job nào được gửi.\n\nLệnh: {command}\nTrả lời: {answer}\n\n{vi}",
-            **kw,
-        )
+        advice = cls.texts("status_other" if other else "status_any", other=other)
+        return cls.message("no_status", command, answer, advice, **kw)
 
     @classmethod
     def short_min_job_age(cls, age: int | None, needed: int, sacct: str | None, **kw):
-        """Accounting disabled (or absent) and squeue forgets finished jobs before the next status check."""
-        seen = f"{age} s" if age is not None else "unknown (scontrol show config does not say)"
-        seen_vi = f"{age} s" if age is not None else "không rõ (scontrol show config không cho biết)"
-        why = f"\nsacct: {sacct.strip().splitlines()[0] if sacct.strip() else 'no answer'}" if sacct else ""
-        return cls(
-            "Slurm cannot tell this build when its jobs end: squeue forgets a finished job after MinJobAge "
-            f"= {seen}, before the next status check may come, and sacct does not answer. No job was "
-            f"submitted.\n\nCommand: scontrol show config{why}\n\nSet MinJobAge of slurm.conf to "
-            f"{needed} s or more, or enable accounting and set slurm-status-command: sacct in the profile.",
-            "Slurm không thể cho build biết khi nào các job kết thúc: squeue quên một job đã xong sau "
-            f"MinJobAge = {seen_vi}, trước khi lần kiểm tra trạng thái tiếp theo có thể đến, và sacct không "
-            f"trả lời. Chưa có job nào được gửi.\n\nLệnh: scontrol show config{why}\n\nHãy đặt MinJobAge "
-            f"trong slurm.conf từ {needed} s trở lên, hoặc bật accounting và đặt slurm-status-command: sacct "
-            "trong profile.",
-            **kw,
-        )
+        seen = f"{age} s" if age is not None else cls.texts("age_unknown")
+        said = sacct.strip().splitlines()[0] if sacct and sacct.strip() else "no answer"
+        why = cls.texts("sacct_said", said=said) if sacct else ""
+        return cls.message("short_min_job_age", seen, needed, why, **kw)
 
 
 class UsageError(MintDimError):
-    """A command-line value that cannot be right (exit code 2)."""
-
     @classmethod
     def sample_range(cls, sample: int, count: int, out: str, **kw):
-        return cls(
-            f"--sample {sample} is not a sample of {out}: its ids are 0 to {count - 1} ({count} samples).",
-            f"--sample {sample} không phải mẫu của {out}: id hợp lệ từ 0 đến {count - 1} ({count} mẫu).",
-            **kw,
-        )
-
-    @classmethod
-    def fraction(cls, option: str, value: str, **kw):
-        return cls(
-            f"{option} takes a fraction below 1 (0.05) or a percentage (5%), got {value!r}.",
-            f"{option} nhận một phân số nhỏ hơn 1 (0.05) hoặc phần trăm (5%), hiện tại là {value!r}.",
-            **kw,
-        )
-
-    @classmethod
-    def positive(cls, option: str, value: str, **kw):
-        return cls(
-            f"{option} takes a positive integer, got {value!r}.",
-            f"{option} nhận một số nguyên dương, hiện tại là {value!r}.",
-            **kw,
-        )
-
-    # suggest-units (mintdim/reading/suggest.py)
-    @classmethod
-    def no_samples(cls, output: str, **kw):
-        return cls(
-            f"{output} holds no samples: there are no token lengths to suggest unit sizes from.",
-            f"{output} không có mẫu nào: không có độ dài token nào để đề xuất unit sizes.",
-            **kw,
-        )
-
-    @classmethod
-    def above_max(cls, max_size: int, longest: int, needed: int, **kw):
-        return cls(
-            f"--max {max_size} is below the unit the longest sample needs ({longest} tokens need a unit "
-            f"of {needed}).",
-            f"--max {max_size} nhỏ hơn unit mà mẫu dài nhất cần ({longest} token cần unit {needed}).",
-            **kw,
-        )
+        return cls.message("sample_range", sample, count, out, count - 1, **kw)
 
 
 class ExportError(MintDimError):
-    """`mintdim export` could not write DEST (mintdim/reading/export.py); nothing is left there."""
-
-    @classmethod
-    def exists(cls, path: str, **kw):
-        return cls(
-            f"{path} already exists; mintdim export never overwrites a file. Choose a new --to, or move it "
-            "away.",
-            f"{path} đã tồn tại; mintdim export không bao giờ ghi đè file. Hãy chọn --to mới, hoặc chuyển nó "
-            "đi chỗ khác.",
-            **kw,
-        )
-
-    @classmethod
-    def inside_output(cls, dest: str, out: str, **kw):
-        return cls(
-            f"{dest} is inside the output {out}, which holds only what its build wrote (mintdim verify "
-            "would then fail). Choose a path outside it.",
-            f"{dest} nằm trong output {out}, nơi chỉ chứa những gì build đã ghi (mintdim verify sẽ báo "
-            "lỗi). Hãy chọn đường dẫn bên ngoài.",
-            **kw,
-        )
-
-    @classmethod
-    def write_failed(cls, dest: str, reason, **kw):
-        return cls(
-            f"Writing {dest} failed: {reason}. Nothing was left at {dest} (no half-written file).",
-            f"Ghi {dest} thất bại: {reason}. Tại {dest} không còn gì (không có file ghi dở).",
-            **kw,
-        )
+    pass
 
 
 class TokenizerToolError(MintDimError):
-    """A `mintdim tokenizer` command could not do what was asked (nothing was written)."""
-
-    def __init__(self, en: str, vi: str | None = None, **kw):
-        super().__init__(en, vi or en, **kw)
-
-    # add-specials (mintdim/tokenizers/specials.py)
-    @classmethod
-    def exists(cls, out: str, **kw):
-        return cls(
-            f"{out} already exists; MintDim never overwrites a file. Choose a new OUT.",
-            f"{out} đã tồn tại; MintDim không bao giờ ghi đè file. Hãy chọn OUT mới.",
-            **kw,
-        )
-
-    @classmethod
-    def same_path(cls, **kw):
-        return cls(
-            "OUT must differ from IN: IN is never touched", "OUT phải khác IN: IN không bao giờ bị sửa", **kw
-        )
-
-    @classmethod
-    def out_extension(cls, ext: str, kind: str, **kw):
-        return cls(
-            f"OUT must end with {ext} (the extension MintDim expects for {kind})",
-            f"OUT phải có đuôi {ext} (đuôi MintDim dùng cho {kind})",
-            **kw,
-        )
-
-    @classmethod
-    def unknown_kind(cls, path: str, **kw):
-        return cls(
-            f"{path}: not a SentencePiece .model, a tokenizer.json (.json) or a unitoken model directory",
-            f"{path}: không phải SentencePiece .model, tokenizer.json (.json) hay thư mục model unitoken",
-            **kw,
-        )
-
-    @classmethod
-    def nothing_to_add(cls, unk_id: int, pad_id: int, **kw):
-        return cls(
-            f"the tokenizer already exposes unk_id {unk_id} and pad_id {pad_id}: nothing to add",
-            f"tokenizer đã có unk_id {unk_id} và pad_id {pad_id}: không cần thêm gì",
-            **kw,
-        )
-
-    @classmethod
-    def already_has(cls, name: str, token_id: int, **kw):
-        return cls(
-            f"the tokenizer already has {name}_id {token_id}; --{name} adds only a missing one",
-            f"tokenizer đã có {name}_id {token_id}; --{name} chỉ thêm token còn thiếu",
-            **kw,
-        )
-
-    @classmethod
-    def empty_token(cls, name: str, **kw):
-        return cls(
-            f"--{name} needs a non-empty token string", f"--{name} cần một chuỗi token không rỗng", **kw
-        )
-
-    @classmethod
-    def same_tokens(cls, **kw):
-        return cls(
-            "--pad and --unk must be different strings", "--pad và --unk phải là chuỗi khác nhau", **kw
-        )
-
-    @classmethod
-    def taken(cls, token: str, old_id, **kw):
-        return cls(
-            f"{token!r} is already in the vocabulary (id {old_id}); choose a string that is not, e.g. "
-            "<|pad|>",
-            f"{token!r} đã có trong vocab (id {old_id}); hãy chọn chuỗi chưa có, ví dụ <|pad|>",
-            **kw,
-        )
-
-    @classmethod
-    def needs_protobuf(cls, reason, **kw):
-        return cls(
-            f"editing a SentencePiece model needs protobuf ({reason}): pip install protobuf",
-            f"sửa model SentencePiece cần protobuf ({reason}): pip install protobuf",
-            **kw,
-        )
-
-    @classmethod
-    def sentencepiece_unk(cls, **kw):
-        return cls(
-            "a SentencePiece model always has an unk piece; only --pad applies",
-            "model SentencePiece luôn có unk piece; chỉ dùng được --pad",
-            **kw,
-        )
-
-    @classmethod
-    def not_appended(cls, token: str, **kw):
-        return cls(f"could not append {token!r} as a new id", f"không thêm được {token!r} làm id mới", **kw)
-
-    @classmethod
-    def no_unk_slot(cls, kind: str, **kw):
-        return cls(
-            f"cannot set an unk token on a {kind} model here",
-            f"không đặt được unk token cho model {kind}",
-            **kw,
-        )
-
-    @classmethod
-    def unitoken_token(cls, **kw):
-        return cls(
-            "a unitoken special token must be printable ASCII without spaces, e.g. <pad>",
-            "special token của unitoken phải là ASCII in được, không có dấu cách, vd <pad>",
-            **kw,
-        )
-
-    # the written tokenizer failed its check (nothing written)
-    @classmethod
-    def _unchecked(cls, en: str, vi: str, **kw):
-        return cls(f"{en}; nothing written", f"{vi}; không ghi gì", **kw)
-
-    @classmethod
-    def not_exposed(cls, name: str, token_id: int, **kw):
-        return cls._unchecked(
-            f"the new tokenizer does not expose {name}_id {token_id}",
-            f"tokenizer mới không có {name}_id {token_id}",
-            **kw,
-        )
-
-    @classmethod
-    def ids_change(cls, count: int, example: str, **kw):
-        return cls._unchecked(
-            f"{count} existing ids would change (e.g. {example!r})",
-            f"{count} id hiện có sẽ bị đổi (vd {example!r})",
-            **kw,
-        )
-
-    @classmethod
-    def vocab_growth(cls, **kw):
-        return cls._unchecked(
-            "the vocabulary would not grow by exactly the added tokens",
-            "vocab không tăng đúng số token thêm",
-            **kw,
-        )
-
-    @classmethod
-    def encodes_differently(cls, **kw):
-        return cls._unchecked(
-            "a text encodes differently with the new tokenizer",
-            "một văn bản được mã hoá khác với tokenizer mới",
-            **kw,
-        )
-
-    # export (mintdim/tokenizers/export.py)
     @classmethod
     def merges_line(cls, path: str, line: str, **kw):
-        return cls(
-            f"unexpected line in {path}: {line[:80]!r}",
-            f"dòng không đúng dạng trong {path}: {line[:80]!r}",
-            **kw,
-        )
-
-    @classmethod
-    def not_model_dir(cls, model_dir: str, reason, **kw):
-        return cls(
-            f"{model_dir} is not a unitoken model directory: {reason}",
-            f"{model_dir} không phải thư mục model unitoken: {reason}",
-            **kw,
-        )
-
-    @classmethod
-    def not_byte_unit(cls, model_dir: str, unit: str, **kw):
-        return cls(
-            f"{model_dir} is a {unit}-unit model; only byte-unit models have a tokenizer.json "
-            "with the same ids (train with unit: byte)",
-            f"{model_dir} là model unit {unit}; chỉ model unit byte mới có tokenizer.json cùng id "
-            "(hãy train với unit: byte)",
-            **kw,
-        )
-
-    @classmethod
-    def unicode_bigrams(cls, model_dir: str, **kw):
-        return cls(
-            f"{model_dir} uses Unicode bigram boundaries, which tokenizer.json cannot express",
-            f"{model_dir} dùng ranh giới Unicode bigram, tokenizer.json không biểu diễn được",
-            **kw,
-        )
-
-    @classmethod
-    def special_moved(cls, token: str, **kw):
-        return cls(
-            f"special token {token!r} would not keep its id", f"special token {token!r} bị đổi id", **kw
-        )
-
-    @classmethod
-    def export_differs(cls, index: int, **kw):
-        return cls(
-            f"the exported tokenizer encodes text {index} differently; nothing written",
-            f"tokenizer đã export mã hoá văn bản {index} khác đi; không ghi gì",
-            **kw,
-        )
+        return cls.message("merges_line", path, line[:80], **kw)
 
 
 def schema_violation(path: list, message: str) -> MintDimError:

@@ -2,13 +2,15 @@
 Msg: fields, English, Vietnamese, base). mintdim/errors.py renders them; a new message is one entry.
 
 One module per area: config (the config check), mapping (lists per file, templates), output (units,
-the output, what the plan counts), ... Each defines MESSAGES = {class name: {key: Msg}}.
+the output, what the plan counts), run (the run, the tools), ... Each defines MESSAGES = {class name:
+{key: Msg}}.
 """
 
 from mintdim.catalogue import (
     config,
     mapping,
     output,
+    run,
 )
 from mintdim.catalogue.entry import Both, Msg
 
@@ -19,6 +21,7 @@ for _module in (
     config,
     mapping,
     output,
+    run,
 ):
     for _cls, _entries in _module.MESSAGES.items():
         MESSAGES.setdefault(_cls, {}).update(_entries)

@@ -130,7 +130,7 @@ class BuildDAG:
             err = (
                 exc
                 if isinstance(exc, E.MintDimError)
-                else E.BuildError.unexpected("start", exc, [self.layout.root])
+                else failure.unexpected("start", exc, [self.layout.root])
             )
             guard.report_error(err, self.run.get("error_file"))
             if held is not None and isinstance(exc, OSError):

@@ -5,6 +5,7 @@ Called from the Snakefile's onerror handler (the main Snakemake process).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -86,3 +87,26 @@ def mark(build, err: E.MintDimError, claimed) -> None:
         records.write_failure_markers(build, err, only=claimed)
     except OSError as exc:
         print(f"[unit-build:warning] could not write failure markers: {exc}")
+
+
+def unexpected(stage: str, exc: BaseException, writes=None, **kw) -> E.BuildError:
+    """A failure that is not a MintDim error (disk full, an unreadable file, a bug), in one clear message.
+    An OSError names its path: the one the system reported, else where the job writes (`writes`)."""
+    cause = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, OSError) and exc.strerror:  # the path goes on a line of its own
+        cause = f"{type(exc).__name__}: " + (f"[Errno {exc.errno}] " if exc.errno else "") + exc.strerror
+    if not isinstance(exc, OSError):
+        return E.BuildError.job_failed(stage, cause, **kw)
+    paths = [p for p in (exc.filename, exc.filename2) if p] or [p for p in (writes or []) if p]
+    # numpy: a short write
+    space = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT) or (
+        exc.errno is None and "written" in str(exc)
+    )
+    return E.BuildError.job_failed(
+        stage,
+        cause,
+        ", ".join(os.fsdecode(p) for p in paths) or None,
+        named=bool(exc.filename),
+        space=space,
+        **kw,
+    )

@@ -19,6 +19,7 @@ from .. import errors as E
 from ..faults import kill_point
 from ..formats.records import atomic_write_text
 from ..progress import JobLog, write_timing
+from .failure import unexpected
 from .guard import job_lock
 
 
@@ -83,7 +84,7 @@ def _run(name: str, body, *, log, errors_dir, failed_flag, lang, writes) -> int:
         failure = err
     except Exception as exc:  # disk full, unreadable file, a bug: still one clear message
         log.detail(traceback.format_exc())
-        failure = E.BuildError.unexpected(name, exc, writes)
+        failure = unexpected(name, exc, writes)
     if errors_dir and failed_flag:
         try:
             record_failure(errors_dir, failed_flag, name, failure)

@@ -212,7 +212,7 @@ def _run_files(raw: dict, build, metas, layout: Layout, result: BuildResult) -> 
             yaml.safe_dump(raw, f, allow_unicode=True, sort_keys=False)
         _unlink(error_file)
     except OSError as exc:  # e.g. the work directory's disk is full: one clear message naming the path
-        raise E.BuildError.unexpected("start", exc, [layout.root]).with_lang(build.lang) from None
+        raise failure.unexpected("start", exc, [layout.root]).with_lang(build.lang) from None
     return config_path, error_file
 
 
