@@ -84,6 +84,10 @@ UNIT_PROBLEM_KEYS = {
     "pack_overflow": ["overflow"],
 }
 
+# the labels of a place in a source in the texts of a record's error, English and Vietnamese: its Line
+# (JSONL) or Row (Parquet, `datasets`) paragraph (stages/bad_records.py relocated)
+LINE_LABELS = {"en": ("Line", "Row"), "vi": ("Dòng", "Hàng")}
+
 _SAMPLE = (
     "Sample token length exceeds max unit size.\n\nSample: ",
     "\n\ntoken_count: {token_count}\n\nmax_unit_size: {max_unit}\n\nIncrease unit sizes and run again.",

@@ -6,6 +6,7 @@ decides."""
 from __future__ import annotations
 
 from .. import errors as E
+from ..catalogue.output import LINE_LABELS
 
 BAD_SHOWN = 10  # bad records listed by file:line when a file's bad records stop the build
 BAD_REASONS_SHOWN = 5  # the most frequent reasons listed when a file holds more than max_skipped
@@ -41,7 +42,7 @@ def relocated(data: dict, line: int) -> dict:
     and its `line`. A tokenize job tells a bad record's line within its chunk; the plan knows the real one."""
     old = data["line"]
     out = dict(data, line=line)
-    for key, labels in (("en", ("Line", "Row")), ("vi", ("Dòng", "Hàng"))):
+    for key, labels in LINE_LABELS.items():
         for label in labels:
             out[key] = out[key].replace(f"\n\n{label}: {old}\n\n", f"\n\n{label}: {line}\n\n", 1)
     return out
