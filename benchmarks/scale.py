@@ -211,11 +211,12 @@ def measure_size(b: C.Bench, args, k: int, want_digests: bool) -> dict:
     data = b.scaled_input(k)
     raws, builds = [], []
     for r in range(args.runs):
-        print(f"[x{k} run {r + 1}/{args.runs}] raw encode (load {load()})", flush=True)
-        before = load()
-        raw = b.run_raw(data)
-        raw.pop("lengths")
-        raws.append(raw | {"load_before": before, "load_after": load()})
+        if not args.no_raw:
+            print(f"[x{k} run {r + 1}/{args.runs}] raw encode (load {load()})", flush=True)
+            before = load()
+            raw = b.run_raw(data)
+            raw.pop("lengths")
+            raws.append(raw | {"load_before": before, "load_after": load()})
         print(
             f"[x{k} run {r + 1}/{args.runs}] mintdim build --cores {args.cores} (load {load()})", flush=True
         )
@@ -226,7 +227,7 @@ def measure_size(b: C.Bench, args, k: int, want_digests: bool) -> dict:
         if not args.keep:
             shutil.rmtree(m["dir"], ignore_errors=True)
         builds.append(m)
-    if raws[0]["total_tokens"] != builds[0]["total_tokens"]:
+    if raws and raws[0]["total_tokens"] != builds[0]["total_tokens"]:
         raise SystemExit(
             f"x{k}: the build wrote {builds[0]['total_tokens']} tokens, raw {raws[0]['total_tokens']}"
         )
@@ -240,7 +241,7 @@ def med(xs):
 def summarize(size: dict) -> dict:
     builds, raws = size["builds"], size["raw"]
     wall = med([m["wall_s"] for m in builds])
-    raw = med([r["wall_s"] for r in raws])
+    raw = med([r["wall_s"] for r in raws]) if raws else None
     stages = {}
     for rule in STAGES:
         got = [m["stages"][rule] for m in builds if rule in m["stages"]]
@@ -255,7 +256,7 @@ def summarize(size: dict) -> dict:
         "duplicate_groups": builds[0]["duplicate_groups"],
         "raw_s": raw,
         "wall_s": wall,
-        "x_raw": wall / raw,
+        "x_raw": wall / raw if raw else None,
         "mb_s": size["input_mb"] / wall,
         "s_per_mb": wall / size["input_mb"],
         "cpu_s": med([m["cpu_s"] for m in builds]),
@@ -287,8 +288,8 @@ def print_sizes(rows: list[dict]) -> None:
     print("-" * len(head))
     for s in rows:
         print(
-            f"{str(s['k']) + 'x':<5} {s['input_mb']:>9.1f} {s['samples']:>10,} {s['raw_s']:>8.2f} "
-            f"{s['wall_s']:>8.2f} {s['x_raw']:>6.3f} {s['mb_s']:>6.2f} {s['s_per_mb']:>7.4f} "
+            f"{str(s['k']) + 'x':<5} {s['input_mb']:>9.1f} {s['samples']:>10,} {C.fmt(s['raw_s']):>8} "
+            f"{s['wall_s']:>8.2f} {C.fmt(s['x_raw'], '{:.3f}'):>6} {s['mb_s']:>6.2f} {s['s_per_mb']:>7.4f} "
             f"{s['largest_rss_mb']:>8.0f} MB {s['tree_rss_mb']:>6.0f} MB {s['tree_pss_mb']:>6.0f} MB "
             f"{s['open_s']:>7.3f} {s['open_rss_mb']:>6.0f} MB  {', '.join(s['load'])}"
         )
@@ -431,7 +432,8 @@ def plot(rows: list[dict], path: str) -> None:
     n = [s["samples"] for s in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     left.plot(n, [s["s_per_mb"] for s in rows], "o-", label="mintdim build")
-    left.plot(n, [s["raw_s"] / s["input_mb"] for s in rows], "s--", label="raw encode")
+    if all(s["raw_s"] for s in rows):
+        left.plot(n, [s["raw_s"] / s["input_mb"] for s in rows], "s--", label="raw encode")
     left.set(xscale="log", xlabel="samples", ylabel="wall seconds per MB", title="time per MB")
     left.set_ylim(bottom=0)
     left.legend()
@@ -467,6 +469,7 @@ def parse_args(argv=None):
     p.add_argument("--work", default=None, help="where the inputs and builds go (a fresh subdirectory)")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     p.add_argument("--plot", default=None, help="write the curve as a PNG (needs matplotlib)")
+    p.add_argument("--no-raw", action="store_true", help="no raw encode (no ratio column): the build alone")
     p.add_argument("--digests", action="store_true", help="record every output file's SHA-256 in --json")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
@@ -491,6 +494,13 @@ def machine() -> str:
     return f"{os.cpu_count()} CPUs ({cpu}), {memory:.0f} GiB"
 
 
+def save(args, result: dict) -> None:
+    if args.json:
+        C.write_json(
+            args.json, {"args": {k: v for k, v in vars(args).items()}, "machine": machine(), **result}
+        )
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     C.byte_compile_mintdim()
@@ -505,17 +515,22 @@ def main(argv=None) -> int:
     )
     b = C.Bench(bench)
     print(f"[scale] {machine()}; load {load()}; work dir {b.root}", flush=True)
-    sizes, rows, cluster = [], [], None
+    result = {"sizes": [], "summary": [], "cluster": None}
+    rows = result["summary"]
     try:
         for k in args.sizes:
             last = k == args.sizes[-1]
             size = measure_size(b, args, k, args.digests or (last and args.profile is not None))
             rows.append(summarize(size))
+            result["sizes"].append(size)
+            print_sizes(rows[-1:])  # each size as soon as it is measured; all of them again at the end
+            print_stages(rows[-1:])
+            save(args, result)
             if last and args.profile:
-                cluster = cluster_build(b, args, size)
+                result["cluster"] = cluster_build(b, args, size)
+                save(args, result)
             if k > 1 and not args.keep:
                 os.remove(size["input"])
-            sizes.append(size)
         print(
             f'\n{args.data} repeated {", ".join(f"{k}x" for k in args.sizes)} (copy k > 0: "[k] " '
             f"before {args.field_list[0]}), {args.tokenizer}, --cores {args.cores}, units {args.unit_list}; "
@@ -523,25 +538,14 @@ def main(argv=None) -> int:
         )
         print_sizes(rows)
         print_stages(rows)
-        grown = print_growth(rows)
-        found = targets(rows)
+        result["growth"] = print_growth(rows)
+        result["targets"] = targets(rows)
         if args.plot:
             plot(rows, args.plot)
     finally:
         b.cleanup()
+    save(args, result)
     if args.json:
-        C.write_json(
-            args.json,
-            {
-                "args": {k: v for k, v in vars(args).items()},
-                "machine": machine(),
-                "sizes": sizes,
-                "summary": rows,
-                "growth": grown,
-                "targets": found,
-                "cluster": cluster,
-            },
-        )
         print(f"\nresults written to {args.json}")
     return 0
 
