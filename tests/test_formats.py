@@ -49,6 +49,31 @@ def test_intermediate_names_and_read_chunk(tmp_path):
     assert list(streams) == ["u8.msgpack"] and streams["u8.msgpack"][0]["tokens"].tolist() == list(range(6))
 
 
+@pytest.mark.parametrize("size", [0, 255, 256, 65535, 65536, 300_000])
+def test_intermediate_file_is_msgpack_of_the_object_byte_for_byte(tmp_path, size):
+    """inter.write writes a large bytes value apart from the rest (the plan's columns are not held
+    twice): the file is still what msgpack.packb makes of the object, at every bin length boundary."""
+    rng = np.random.default_rng(size)
+    obj = {
+        "n": size,
+        "hashes": rng.bytes(size),
+        "lengths": inter.arr(rng.integers(0, 2**31, size // 4 + 1), np.uint32),
+        "nested": {"skipped": [1, "line", {"raw": bytes(size)}], "text": "é" * size},
+    }
+    path = str(tmp_path / "plan.msgpack")
+    inter.write(path, obj)
+    with open(path, "rb") as f:
+        assert f.read() == msgpack.packb({"format": inter.FORMAT_VERSION, **obj}, use_bin_type=True)
+    assert inter.read(path)["hashes"] == obj["hashes"]
+
+
+def test_hex_digests_slice_as_the_joined_hex_text():
+    digests = bytes(range(256)) * 2  # 16 digests of 32 bytes
+    text, hexes = digests.hex(), fmt.HexDigests(digests)
+    assert hexes[64 * 3 : 64 * 4] == text[64 * 3 : 64 * 4]
+    assert hexes[64 * 2 : 64 * 9] == text[64 * 2 : 64 * 9] and hexes[0 : 64 * 16] == text
+
+
 def test_shard_names_mask_path_and_records(tmp_path):
     assert fs.unit_dir(192) == "unit_192" and fs.shard_path(192, 3) == "unit_192/shard_000003.bin"
     assert fs.shard_index("shard_000012.bin") == 12 and fs.shard_index("mask_000012.bin") is None

@@ -54,8 +54,32 @@ def write(path: str, obj: dict) -> None:
     obj = {"format": FORMAT_VERSION, **obj}
     tmp = f"{path}.tmp{os.getpid()}"
     with open_pieces(tmp) as f:
-        f.write(msgpack.packb(obj, use_bin_type=True))
+        small: list[bytes] = []
+        _pack_into(f, small, msgpack.Packer(use_bin_type=True), obj)
+        f.write(b"".join(small))
     os.replace(tmp, path)
+
+
+LARGE_BIN = 1 << 16  # bytes values from this size are written as they are, after their bin 32 header
+
+
+def _pack_into(f, small: list[bytes], packer, obj) -> None:
+    """obj as msgpack.packb(obj, use_bin_type=True) packs it, byte for byte, but written piece by piece:
+    a dict's keys and values one at a time, a large bytes value's header then the value itself, so the
+    packed file is never whole in memory (the plan's per-sample columns would be held twice). Small
+    pieces gather in `small`, written before each large value."""
+    if isinstance(obj, dict):
+        small.append(packer.pack_map_header(len(obj)))
+        for key, value in obj.items():
+            small.append(packer.pack(key))
+            _pack_into(f, small, packer, value)
+    elif isinstance(obj, bytes) and len(obj) >= LARGE_BIN:
+        small.append(b"\xc6" + len(obj).to_bytes(4, "big"))  # msgpack's bin 32: lengths of 2^16 and more
+        f.write(b"".join(small))
+        small.clear()
+        f.write(obj)
+    else:
+        small.append(packer.pack(obj))
 
 
 def read(path: str) -> dict:

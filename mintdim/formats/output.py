@@ -123,6 +123,18 @@ class JsonlWriter:
         self._fh.close()
 
 
+class HexDigests:
+    """The hex text of n SHA-256 digests joined (64 characters a sample), sliced like that string
+    (`hexes[64 * i : 64 * (i + 1)]`, or a block of samples at once) without holding it: the aggregate
+    stage keeps the digests' 32 bytes a sample instead of 64 more of text."""
+
+    def __init__(self, digests: bytes):
+        self._digests = digests
+
+    def __getitem__(self, part: slice) -> str:
+        return self._digests[part.start // 2 : part.stop // 2].hex()
+
+
 def duplicate_groups(digests: np.ndarray) -> list[np.ndarray]:
     """Groups of sample ids sharing one digest (n x 32 uint8), 2+ members, ordered by first sample id."""
     n = len(digests)
@@ -132,15 +144,24 @@ def duplicate_groups(digests: np.ndarray) -> list[np.ndarray]:
     # Sort on the first 8 bytes only (4x faster than sorting whole digests): SHA-256 bytes are
     # uniform, so equal first words mean equal digests unless two differ only further on, which
     # the check below catches, falling back to the whole-digest sort. Stable: ties keep sample order.
-    order = np.argsort(words[:, 0].astype(np.uint64), kind="stable")
-    ordered = words[order]
-    same = np.all(ordered[1:] == ordered[:-1], axis=1)
-    if not np.array_equal(same, ordered[1:, 0] == ordered[:-1, 0]):
+    # Whole digests are compared only where first words tie: no sorted copy of the digests (32
+    # bytes a sample) is made, the sort holds 8 bytes a sample and its order 8.
+    first = words[:, 0].astype(np.uint64)
+    order = np.argsort(first, kind="stable")
+    first = first[order]
+    tied = np.flatnonzero(first[1:] == first[:-1])
+    del first
+    if not len(tied):
+        return []
+    if np.all(words[order[tied]] == words[order[tied + 1]]):
+        same = np.zeros(n - 1, dtype=bool)
+        same[tied] = True
+    else:
         order = np.lexsort((words[:, 3], words[:, 2], words[:, 1], words[:, 0]))
         ordered = words[order]
         same = np.all(ordered[1:] == ordered[:-1], axis=1)
-    if not same.any():
-        return []
+        if not same.any():
+            return []
     groups = []
     # runs of True in `same` mark consecutive equal digests; a run's ids ascend (stable sorts)
     edges = np.flatnonzero(np.diff(np.concatenate(([0], same.astype(np.int8), [0]))))
@@ -224,9 +245,10 @@ def write_sample_index(
             end = min(start + block, len(lengths))
             unit_size = [sized[k] for k in units[start:end].tolist()]  # twice: the field and the shard's dir
             r = rows[start:end]
+            hexed = hexes[64 * start : 64 * end]  # the block's digests as text, sliced per sample
             cols = [
                 range(start, end),
-                (hexes[64 * i : 64 * i + 64] for i in range(start, end)),
+                (hexed[64 * j : 64 * j + 64] for j in range(end - start)),
                 lengths[start:end].tolist(),
                 unit_size,
                 [files[k] for k in file_ids[start:end].tolist()],

@@ -193,7 +193,7 @@ def aggregate_output(
     lengths = inter.unarr(plan["lengths"])
     units = inter.unarr(plan["units"])
     digests = np.frombuffer(plan["hashes"], dtype=np.uint8).reshape(n, 32)
-    hexes = plan["hashes"].hex()
+    hexes = fmt.HexDigests(plan["hashes"])  # the digests' text, made per block as the indexes are written
     paths = [f.path for f in build.files]
     trained = inter.unarr(plan["trained"]) if "trained" in plan else None  # source.train_on
     repeats = inter.unarr(plan["repeats"]) if "repeats" in plan else None  # source.take

@@ -290,12 +290,12 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
             end_markers[str(f)] = meta["end_markers"]
         bad_of_chunk(bad, meta, first)
         base += n
-    cols = {
-        key: _cat(parts[key], np.int64)
-        for key in parts
-        if key != "hashes" and (parts[key] or key != "trained")
-    }
-    cols["hashes"] = b"".join(parts["hashes"])
+    # each column's chunk parts are let go as soon as it is joined, the digests first (32 bytes a
+    # sample): the chunks' parts and the joined columns are never all held at once
+    cols = {"hashes": b"".join(parts.pop("hashes"))}
+    for key in list(parts):
+        if parts[key] or key != "trained":
+            cols[key] = _cat(parts.pop(key), np.int64)
     cols["trained_roles"] = trained_roles
     cols["per_file"], cols["chunk_n"], cols["end_markers"], cols["bad"] = per_file, chunk_n, end_markers, bad
     roles = sorted({r for _n, per in role_samples for r in per})
