@@ -35,7 +35,11 @@ Masks: each trained message's span is read off the real rendering with sentinels
 (chat_spans): its content (or answer, its tool-call turn, its reasoning) replaced by private-use
 characters in one more rendering; a region of the real rendering must be a piece of what it
 replaces (a template may trim it, never rewrite it), else the conversation is a ChatTemplateError:
-no mask is guessed. The end-of-turn special token right after it (after optional whitespace) is
+no mask is guessed. When every trained part is a whole content, the one rendering gives the spans
+that rendering would read: the contents go in as chat_spans.Traced strings, which carry their
+place through concatenation and trimming, and whose every other read is compared with the same
+read of the sentinel; a difference, or a content not written exactly once, falls back to the
+rendering with sentinels. The end-of-turn special token right after it (after optional whitespace) is
 trained too: the EOS, or a special token named like an end marker (<|im_end|>, <|eot_id|>,
 <end_of_turn>, <|end|>, ...). A token is trained when the character it starts at lies in a span
 (the train_on rule). With {% generation %} tags in the template, assistant turns take the tagged
@@ -270,6 +274,8 @@ class ChatRenderer:
             if tool_template_text not in (None, template_text)
             else self.template
         )
+        for template in {self.template, self.tool_template}:
+            S.watch_json(template.environment)
         self.special_tokens = dict(special_tokens)
         self.opts = options
         self.train_roles = frozenset(train_roles) if train_roles is not None else None

@@ -436,3 +436,28 @@ def landed(chunks: list[str], trace: Trace) -> dict | None:
     if trace.diverged or len(found) != len(trace.marks) or any(id(w) not in out for w in trace.written):
         return None
     return found
+
+
+def watch_json(environment) -> None:
+    """The environment's tojson filter marks a trace diverged when it writes a Traced string (json
+    reads a str subclass's characters directly: no Traced method sees it)."""
+    dump = environment.filters["tojson"]
+
+    def tojson(x, *args, **kwargs):
+        _json_reads(x)
+        return dump(x, *args, **kwargs)
+
+    environment.filters["tojson"] = tojson
+
+
+def _json_reads(x) -> None:
+    if isinstance(x, Traced):
+        if x.trace is not None:
+            x.trace.diverged = True
+    elif isinstance(x, dict):
+        for k, v in x.items():
+            _json_reads(k)
+            _json_reads(v)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            _json_reads(v)
