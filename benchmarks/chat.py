@@ -12,8 +12,12 @@ One run, interleaved, medians of --runs:
 - mintdim: `mintdim build` of the conversation file (render, encode, units, shards, indexes),
   whole command wall, without train_on and with train_on [["assistant"]] (loss masks);
 - render: rendering every conversation once in this process (one thread), and rendering with
-  the mask spans (render_with_spans), as a share of the build's CPU time.
-The default --chat is ShareGPT's shape with every assistant-like role mapped.
+  the mask spans (render_with_spans), as a share of the build's CPU time;
+- with --pairs (a JSONL of prompt/response records, e.g. ../assets/data/sharegpt_pairs.jsonl, its
+  first --limit lines too): the field-template build `{prompt}\n{response}` with the same
+  tokenizer, without and with train_on [["response"]], in the same rounds.
+The default --chat is ShareGPT's shape with every assistant-like role mapped. The last lines give
+the ratios of medians: with masks / raw encode (wall), with masks / without (wall and CPU).
 """
 
 from __future__ import annotations
@@ -64,6 +68,16 @@ for i in range(0, len(texts), %d):
     n += sum(len(e.ids) for e in tok.encode_batch_fast(texts[i:i + %d], add_special_tokens=False))
 print(json.dumps({"encode_s": time.perf_counter() - t0, "encode_cpu_s": cpu() - c0, "tokens": n}))
 """ % (BATCH, BATCH)  # noqa: UP031  (the child's code has braces of its own)
+
+
+def first_lines(path: str, limit: int | None) -> str:
+    """The file's first `limit` lines in a temporary file of their own (removed at the end), or the file."""
+    if not limit:
+        return path
+    with open(path, "rb") as src, tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as part:
+        for _i, line in zip(range(limit), src):
+            part.write(line)
+    return part.name
 
 
 def children_cpu() -> float:
@@ -149,17 +163,11 @@ def main() -> None:
         help="also build with another MintDim's interpreter (its venv) in every round: before/after",
     )
     p.add_argument("--limit", type=int, default=None, help="only the first N conversations of --data")
+    p.add_argument("--pairs", default=None, help="also field-template builds of this prompt/response JSONL")
     args = p.parse_args()
     chat = json.loads(args.chat)
-    data, tok_dir = os.path.abspath(args.data), os.path.abspath(args.tokenizer)
-    if args.limit:  # the first N conversations, in a file of their own (removed at the end)
-        with (
-            open(data, "rb") as src,
-            tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as part,
-        ):
-            for _i, line in zip(range(args.limit), src):
-                part.write(line)
-        data = part.name
+    data, tok_dir = first_lines(os.path.abspath(args.data), args.limit), os.path.abspath(args.tokenizer)
+    pairs = first_lines(os.path.abspath(args.pairs), args.limit) if args.pairs else None
     texts, render_s, spans_s = render_all(data, tok_dir, chat)
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
     print(
@@ -175,7 +183,12 @@ def main() -> None:
     }
     masked = json.loads(json.dumps(base))
     masked["source"]["train_on"] = [["assistant"]]
-    names = ["build", "build+masks"] + (["baseline build", "baseline build+masks"] if args.baseline else [])
+    configs = {"build": base, "build+masks": masked}
+    if pairs:
+        fields = {"files": [pairs], "fields": [["prompt", "response"]], "templates": ["{prompt}\n{response}"]}
+        configs["fields"] = {**base, "source": fields}
+        configs["fields+masks"] = {**base, "source": {**fields, "train_on": [["response"]]}}
+    names = list(configs) + (["baseline build", "baseline build+masks"] if args.baseline else [])
     res = {k: [] for k in ["raw"] + names}
     cpu = {k: [] for k in ["raw"] + names}
     with tempfile.TemporaryDirectory(prefix="mintdim-chat-bench-") as work:
@@ -189,12 +202,13 @@ def main() -> None:
             res["raw"].append(raw)
             cpu["raw"].append(raw_cpu)
             line = [f"run {r + 1}: raw {raw:6.2f} s (cpu {raw_cpu:.2f})"]
-            order = [(name, masked if name.endswith("masks") else base) for name in names]
+            order = [(name, configs[name.replace("baseline ", "")]) for name in names]
             for name, cfg in order if r % 2 == 0 else order[::-1]:  # alternate the order: load drifts
                 wall, c, stats = run_build(
                     work, cfg, args.cores, args.baseline if name.startswith("baseline") else None
                 )
-                assert stats["total_tokens"] == tokens, (stats["total_tokens"], tokens)  # the same texts
+                if not name.startswith("fields"):  # the same texts
+                    assert stats["total_tokens"] == tokens, (stats["total_tokens"], tokens)
                 res[name].append(wall)
                 cpu[name].append(c)
                 line.append(f"{name} {wall:6.2f} s (cpu {c:.2f})")
@@ -211,8 +225,9 @@ def main() -> None:
         + "; with masks / without, per round: "
         + " ".join(f"{m / b:.3f}" for m, b in zip(res["build+masks"], res["build"]))
     )
-    if args.limit:
-        os.unlink(data)
+    for path in (data, pairs) if args.limit else ():
+        if path:
+            os.unlink(path)
     mc = {k: statistics.median(v) for k, v in cpu.items()}
     print(
         f"CPU medians: raw encode {mc['raw']:.2f} s; build {mc['build']:.2f} s = "
@@ -225,6 +240,18 @@ def main() -> None:
                 f"{name}: this / baseline = {med[name] / med['baseline ' + name]:.3f} wall, "
                 f"{mc[name] / mc['baseline ' + name]:.3f} CPU (medians of the same rounds)"
             )
+    print(
+        f"ratios of medians: with masks / raw encode {med['build+masks'] / med['raw']:.3f} wall; "
+        f"with masks / without {med['build+masks'] / med['build']:.3f} wall, "
+        f"{mc['build+masks'] / mc['build']:.3f} CPU"
+        + (
+            f"; field templates with train_on / without {med['fields+masks'] / med['fields']:.3f} wall, "
+            f"{mc['fields+masks'] / mc['fields']:.3f} CPU"
+            if pairs
+            else ""
+        )
+        + f" (load average at the end {os.getloadavg()[0]:.1f})"
+    )
     for name in ("build", "build+masks"):
         c = statistics.median(cpu[name])
         share = (render_s if name == "build" else spans_s) / c

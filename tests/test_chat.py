@@ -1056,3 +1056,84 @@ def test_named_templates_tool_use_when_the_record_passes_tools(tmp_path, ref):
         text, spans = r.render_with_spans(rec, "f", 1)
         assert text == want and [text[a:b] for a, b, _, _ in spans] == ["y", "<|im_end|>"]
     assert r.render({"messages": msgs, "tools": tools}, "f", 1).startswith("TOOLS [")
+
+
+# Templates that do something with a trained content besides writing it: its span must be where the
+# content (as the template trims it) lands, whatever the template did with it on the way; a layout
+# that depends on the content is an error, never a guess.
+CONTENT_TEMPLATES = {
+    "trim": "{% for m in messages %}<|{{ m.role }}|>{{ m.content | trim }}<|end|>{% endfor %}",
+    "concatenated, stripped": (
+        "{% for m in messages %}{{ ('<|' + m.role + '|>' + m.content).rstrip() + '<|end|>' }}{% endfor %}"
+    ),
+    "lstrip, branch on a test": (
+        "{% for m in messages %}{% if '</think>' in m.content %}X{% endif %}{% if m.content or 1 %}"
+        "<|{{ m.role }}|>{{ m.content.lstrip('\\n') }}{% endif %}<|end|>{% endfor %}"
+    ),
+    "joined with ~": "{% for m in messages %}{{ '<|' ~ m.role ~ '|>' ~ m.content }}<|end|>{% endfor %}",
+    "through a macro": (
+        "{% macro turn(m) %}<|{{ m.role }}|>{{ m.content }}{% endmacro %}"
+        "{% for m in messages %}{{ turn(m) }}<|end|>{% endfor %}"
+    ),
+    "read as upper, written as is": (
+        "{% for m in messages %}{% set shout = m.content.upper() %}<|{{ m.role }}|>{{ m.content }}<|end|>"
+        "{% endfor %}"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTENT_TEMPLATES))
+def test_spans_where_the_content_lands_whatever_the_template_does_with_it(name):
+    from mintdim.sources.chat import ChatRenderer
+
+    opts = {"messages": "messages", "role": "role", "content": "content"}
+    r = ChatRenderer(CONTENT_TEMPLATES[name], {}, opts, ["assistant"], ["<|end|>"])
+    answers = ["\n  Fine, thanks.  ", "user", "<|end|>", "", "A\n"]
+    messages = [
+        m
+        for a in answers
+        for m in ({"role": "user", "content": "hi user"}, {"role": "assistant", "content": a})
+    ]
+    text, spans = r.render_with_spans({"messages": messages}, "x.jsonl", 1)
+    assert text == r.render({"messages": messages}, "x.jsonl", 1)
+    # independently: each assistant turn's text, as the template writes it, sits right before its <|end|>
+    pos, expected = 0, []
+    for a in answers:
+        written = {
+            "trim": a.strip(),
+            "concatenated, stripped": a.rstrip(),
+            "lstrip, branch on a test": a.lstrip("\n"),
+        }
+        written = written.get(name, a)
+        head = text.index("<|assistant|>", pos) + len("<|assistant|>")
+        assert text.startswith(written + "<|end|>", head)
+        expected += [
+            (head, head + len(written), 0, "assistant"),
+            (head + len(written), head + len(written) + 7, 0, "assistant"),
+        ]
+        pos = head + len(written) + 7
+    assert spans == expected
+
+
+def test_a_layout_that_depends_on_the_content_is_an_error_never_a_guess():
+    from mintdim.sources.chat import ChatRenderer
+
+    long_first = (
+        "{% for m in messages %}{% if m.content | length > 4 %}<|long|>{% endif %}{{ m.content }}<|end|>"
+        "{% endfor %}"
+    )
+    opts = {"messages": "messages", "role": "role", "content": "content"}
+    r = ChatRenderer(long_first, {}, opts, ["assistant"], ["<|end|>"])
+    rec = {
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a longer answer"}]
+    }
+    assert r.render(rec, "x.jsonl", 2) == "hi<|end|><|long|>a longer answer<|end|>"
+    with pytest.raises(E.ChatTemplateError) as err:
+        r.render_with_spans(rec, "x.jsonl", 2)
+    assert "cannot be located exactly" in err.value.render("en") and "Line: 2" in err.value.render("en")
+    # the content written as is and again inside JSON: not one span
+    twice = "{% for m in messages %}{{ m.content }}<|end|>{{ m | tojson }}{% endfor %}"
+    r = ChatRenderer(twice, {}, opts, ["assistant"], ["<|end|>"])
+    with pytest.raises(E.ChatTemplateError) as err:
+        r.render_with_spans(rec, "x.jsonl", 3)
+    assert "cannot be located exactly" in err.value.render("en") and "Line: 3" in err.value.render("en")

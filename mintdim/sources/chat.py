@@ -35,7 +35,11 @@ Masks: each trained message's span is read off the real rendering with sentinels
 (chat_spans): its content (or answer, its tool-call turn, its reasoning) replaced by private-use
 characters in one more rendering; a region of the real rendering must be a piece of what it
 replaces (a template may trim it, never rewrite it), else the conversation is a ChatTemplateError:
-no mask is guessed. The end-of-turn special token right after it (after optional whitespace) is
+no mask is guessed. When every trained part is a whole content, the one rendering gives the spans
+that rendering would read: the contents go in as chat_spans.Traced strings, which carry their
+place through concatenation and trimming, and whose every other read is compared with the same
+read of the sentinel; a difference, or a content not written exactly once, falls back to the
+rendering with sentinels. The end-of-turn special token right after it (after optional whitespace) is
 trained too: the EOS, or a special token named like an end marker (<|im_end|>, <|eot_id|>,
 <end_of_turn>, <|end|>, ...). A token is trained when the character it starts at lies in a span
 (the train_on rule). With {% generation %} tags in the template, assistant turns take the tagged
@@ -270,6 +274,8 @@ class ChatRenderer:
             if tool_template_text not in (None, template_text)
             else self.template
         )
+        for template in {self.template, self.tool_template}:
+            S.watch_json(template.environment)
         self.special_tokens = dict(special_tokens)
         self.opts = options
         self.train_roles = frozenset(train_roles) if train_roles is not None else None
@@ -299,30 +305,43 @@ class ChatRenderer:
             **{k: v for k, v in extras.items() if k not in NAMED_EXTRAS},
         }
 
-    def render_messages(self, messages: list[dict], extras: dict) -> str:
+    def _run(self, how: str, prepared: list[dict], extras: dict):
+        """The template's render (the text) or generate (its pieces) of prepared messages."""
         template = self.tool_template if extras.get("tools") is not None else self.template
-        return template.render(
-            messages=prepare_messages(messages),
+        return getattr(template, how)(
+            messages=prepared,
             tools=extras.get("tools"),
             documents=extras.get("documents"),
             add_generation_prompt=False,
             **self._kwargs(extras),
         )
 
+    def render_messages(self, messages: list[dict], extras: dict) -> str:
+        return self._run("render", prepare_messages(messages), extras)
+
     def _render_tracked(self, messages: list[dict], extras: dict) -> tuple[str, list]:
         blocks, indices = [], []
         template = self.tool_template if extras.get("tools") is not None else self.template
         with template.environment.activate_tracker(blocks, indices):
-            for block in template.generate(
-                messages=prepare_messages(messages),
-                tools=extras.get("tools"),
-                documents=extras.get("documents"),
-                add_generation_prompt=False,
-                **self._kwargs(extras),
-            ):
+            for block in self._run("generate", prepare_messages(messages), extras):
                 blocks.append(block)
             text = "".join(blocks)
         return text, indices
+
+    def _render_traced(self, messages: list[dict], extras: dict, items: list) -> tuple[str, dict | None]:
+        """The rendering and, when every item is a whole content, where each lands: {item index: (start,
+        end)} (None when one does not land exactly once, or an item is another kind). The contents go
+        in as Traced strings (chat_spans), which render as themselves: the text is the same."""
+        prepared = prepare_messages(messages)
+        if not items or any(kind != "content" for _, kind in items):
+            return self._run("render", prepared, extras), None
+        trace = S.Trace([f"\U000f0000{k}\U000f0001" for k in range(len(items))])  # _locate_all's marks
+        for k, (i, _) in enumerate(items):
+            content = prepared[i]["content"]
+            prepared[i]["content"] = S.traced(content, ((k, 0, len(content)),), trace)
+        chunks = list(self._run("generate", prepared, extras))
+        text = "".join(chunks)
+        return text, (S.landed(chunks, trace) if "\U000f0000" not in text else None)
 
     def _read(self, obj: dict, path: str, line: int) -> tuple[list[dict], dict, list]:
         try:
@@ -372,15 +391,18 @@ class ChatRenderer:
         trained when it starts inside, 1: when it overlaps (a {% generation %} span)."""
         messages, extras, flags = self._read(obj, path, line)
         chosen = self.trained_messages(messages, flags)
+        landed = None  # each whole content's span, seen while rendering
         if self.tool_tagged if extras.get("tools") is not None else self.tagged:
             text, blocks = self._safe(lambda: self._render_tracked(messages, extras), path, line)
+            items = self._items(messages, [i for i in chosen if messages[i]["role"] != "assistant"])
         else:
-            text, blocks = self._safe(lambda: self.render_messages(messages, extras), path, line), None
+            items = self._items(messages, chosen)
+            text, landed = self._safe(lambda: self._render_traced(messages, extras, items), path, line)
+            blocks = None
         self._check(text, messages, extras, obj, path, line)
         spans = []
         assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
-        located = [i for i in chosen if blocks is None or messages[i]["role"] != "assistant"]
-        found = self._locate(text, messages, extras, located)
+        found = self._locate(text, messages, extras, items, landed)
         for i in chosen:
             role = messages[i]["role"]
             if blocks is not None and role == "assistant":
@@ -433,14 +455,15 @@ class ChatRenderer:
         ok = isinstance(source, str) and S.within(region, source)
         return ok, ok
 
-    def _locate(self, text: str, messages: list[dict], extras: dict, chosen: list[int]) -> dict:
-        """Each chosen message's spans [(start, end), ...] (None: not located exactly). One more
-        rendering with every item replaced by its own sentinel reads them all when the rendering is
-        the same literal pieces around them (read_pieces); else one rendering per item."""
-        items = self._items(messages, chosen)
+    def _locate(self, text: str, messages: list[dict], extras: dict, items: list, landed: dict | None):
+        """Each located message's spans [(start, end), ...] (None: not located exactly); items: what to
+        locate of them (_items). landed: each item's span seen while rendering (_render_traced), as
+        the rendering with sentinels would read it. Else that rendering, with every item replaced by
+        its own sentinel, reads them all when the rendering is the same literal pieces around them
+        (read_pieces); else one rendering per item."""
         if not items:
             return {}
-        at = self._locate_all(text, messages, extras, items)
+        at = landed if landed is not None else self._locate_all(text, messages, extras, items)
         if at is None:
             at = {k: self._locate_one(text, messages, extras, item) for k, item in enumerate(items)}
         spans: dict = {}

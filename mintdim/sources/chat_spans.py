@@ -8,6 +8,11 @@ A message's parts, as the templates write them:
   templates drop it by design for earlier turns, so it is never required in the rendering;
 - its tool calls: each call's function name and argument names, in order.
 
+Whole contents are located while the conversation is rendered: each is passed to the template as a
+Traced string, which renders as itself and carries where it lies through what templates do to it
+(concatenation, strip, trim); its span is where it lands in the output. Other items, and a content
+that does not land exactly once, are located by sentinel.
+
 Items located by sentinel (see ChatRenderer.render_with_spans): "content" (the whole content),
 "answer" (the content after its <think> block), "reasoning", and "turn" for a message with tool
 calls: its answer and calls together, found by rendering the message without its calls and with a
@@ -276,3 +281,183 @@ def opening_tag_start(text: str, at: int, floor: int) -> int:
     if k < 0 or any(c in text[k + 1 : j - 1] for c in "\n<>[]"):
         return at
     return k
+
+
+# --- where a content lands, seen while rendering ----------------------------------------------------
+
+
+class Trace:
+    """One rendering with Traced contents: each content key's sentinel, the rendering with sentinels it
+    stands for (values in that rendering: marked), and whether that rendering would have gone
+    otherwise (diverged: a value read from a content differs from the one read from its sentinel)."""
+
+    def __init__(self, marks: list[str]):
+        self.marks, self.diverged, self.written = marks, False, []
+
+    def marked(self, value):
+        """The value in the rendering with sentinels: each content's place holds its sentinel."""
+        if not isinstance(value, Traced):
+            return value
+        out, pos = [], 0
+        for key, a, b in value.parts:
+            out += (str.__getitem__(value, slice(pos, a)), self.marks[key])
+            pos = b
+        out.append(str.__getitem__(value, slice(pos, None)))
+        return "".join(out)
+
+    def check(self, got, name: str, value, args: tuple, kwargs: dict) -> None:
+        """The same operation in the rendering with sentinels gives `got` there, or the trace diverged."""
+        if self.diverged:
+            return
+        m = self.marked
+        try:
+            there = getattr(str, name)(m(value), *map(m, args), **{k: m(v) for k, v in kwargs.items()})
+        except Exception:  # noqa: BLE001  (it raises there, not here)
+            self.diverged = True
+            return
+        self.diverged = there != m(got)
+
+
+class Traced(str):
+    """A message content as the template gets it, and every string built from it by concatenation (+)
+    or strip, lstrip, rstrip (trim): `parts` says where each content lies in it ((key, start, end),
+    ...). Its value is always the one a plain str gives. Any other operation returns what str returns
+    and is checked against the same operation on the sentinels (Trace.check); str() (how Jinja writes
+    a value) records the value, which must then be written whole to the output (landed)."""
+
+    parts: tuple = ()
+    trace: Trace | None = None
+
+    def __str__(self):
+        if self.trace is not None:
+            self.trace.written.append(self)
+        return self
+
+    def __add__(self, other):
+        value = str.__add__(self, other)
+        if value is NotImplemented:
+            return value
+        return traced(value, self.parts + _shifted(other, str.__len__(self)), self.trace)
+
+    def __radd__(self, other):  # plain + Traced: Python asks the subclass first
+        if not isinstance(other, str):
+            return NotImplemented
+        return traced(str.__add__(other, self), _shifted(self, str.__len__(other)), self.trace)
+
+    def strip(self, chars=None):
+        left = str.lstrip(self, chars)
+        return self._kept(str.__len__(self) - len(left), str.rstrip(left, chars), "strip", chars)
+
+    def lstrip(self, chars=None):
+        value = str.lstrip(self, chars)
+        return self._kept(str.__len__(self) - len(value), value, "lstrip", chars)
+
+    def rstrip(self, chars=None):
+        return self._kept(0, str.rstrip(self, chars), "rstrip", chars)
+
+    def _kept(self, start: int, value: str, name: str, chars) -> Traced:
+        """The piece `value` of self that starts at `start`: each part clipped to it."""
+        end = start + len(value)
+        clip = [(k, min(max(a, start), end), max(min(b, end), start)) for k, a, b in self.parts]
+        out = traced(value, tuple((k, a - start, b - start) for k, a, b in clip), self.trace)
+        if self.trace is not None:
+            self.trace.check(out, name, self, (chars,), {})
+        return out
+
+    # str.format reads the content in the sandbox's own formatter: never the same with a sentinel
+    format = property(lambda self: _diverge(self, str.format))
+    format_map = property(lambda self: _diverge(self, str.format_map))
+
+
+def _diverge(value: Traced, method):
+    if value.trace is not None:
+        value.trace.diverged = True
+    return method.__get__(value)
+
+
+def _checked(name: str):
+    method = getattr(str, name)
+
+    def checked(self, *args, **kwargs):
+        got = method(self, *args, **kwargs)
+        if self.trace is not None:
+            self.trace.check(got, name, self, args, kwargs)
+        return got
+
+    checked.__name__ = name
+    return checked
+
+
+_KEPT = {"strip", "lstrip", "rstrip", "format", "format_map", "maketrans"}
+for _name in [n for n in dir(str) if not n.startswith("_") and n not in _KEPT] + [
+    "__len__", "__contains__", "__getitem__", "__iter__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+    "__ge__", "__hash__", "__mod__", "__rmod__", "__mul__", "__rmul__", "__format__", "__repr__",
+]:  # fmt: skip
+    setattr(Traced, _name, _checked(_name))
+Traced.__bool__ = lambda self: _checked_call(self, bool)
+Traced.__int__ = lambda self: _checked_call(self, int)
+Traced.__float__ = lambda self: _checked_call(self, float)
+
+
+def _checked_call(value: Traced, fn):
+    got = fn(str.__str__(value))
+    if value.trace is not None and not value.trace.diverged:
+        try:
+            value.trace.diverged = fn(value.trace.marked(value)) != got
+        except Exception:  # noqa: BLE001  (it raises there, not here)
+            value.trace.diverged = True
+    return got
+
+
+def traced(value: str, parts: tuple, trace: Trace) -> Traced:
+    out = Traced(value)
+    out.parts, out.trace = parts, trace
+    return out
+
+
+def _shifted(value: str, by: int) -> tuple:
+    return tuple((key, a + by, b + by) for key, a, b in value.parts) if isinstance(value, Traced) else ()
+
+
+def landed(chunks: list[str], trace: Trace) -> dict | None:
+    """Where each traced content lies in "".join(chunks), the output of a rendering: {key: (start,
+    end)}. None when the rendering with sentinels would differ other than by the contents' places:
+    the trace diverged, a content is not in the output exactly once, or a string holding one was
+    turned into text (str()) that is not an output piece (a join, a macro's output)."""
+    found, pos, out = {}, 0, set()
+    for chunk in chunks:
+        if isinstance(chunk, Traced):
+            out.add(id(chunk))
+            for key, a, b in chunk.parts:
+                if key in found:
+                    return None
+                found[key] = (pos + a, pos + b)
+        pos += str.__len__(chunk)
+    if trace.diverged or len(found) != len(trace.marks) or any(id(w) not in out for w in trace.written):
+        return None
+    return found
+
+
+def watch_json(environment) -> None:
+    """The environment's tojson filter marks a trace diverged when it writes a Traced string (json
+    reads a str subclass's characters directly: no Traced method sees it)."""
+    dump = environment.filters["tojson"]
+
+    def tojson(x, *args, **kwargs):
+        _json_reads(x)
+        return dump(x, *args, **kwargs)
+
+    environment.filters["tojson"] = tojson
+
+
+def _json_reads(x) -> None:
+    if isinstance(x, Traced):
+        if x.trace is not None:
+            x.trace.diverged = True
+    elif isinstance(x, dict):
+        for k, v in x.items():
+            _json_reads(k)
+            _json_reads(v)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            _json_reads(v)

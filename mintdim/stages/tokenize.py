@@ -151,6 +151,11 @@ def chat_trained(
     (start, end, rule, role): rule 0 trains a token that starts inside [start, end) (the train_on
     rule), rule 1 one that overlaps it (transformers' {% generation %} rule). per_sample (a dict,
     source.take): filled with role -> trained tokens of each sample of the batch."""
+    flat = [(k, a, b, role) for k, sample in enumerate(spans) for a, b, rule, role in sample if rule == 0]
+    if len(flat) == sum(map(len, spans)):  # the train_on rule only: every span at once
+        found = _spans_at_once(starts, lengths, flat, per_sample)
+        if found is not None:
+            return found
     trained = np.zeros(len(starts), dtype=bool)
     roles: dict[str, int] = {}
     first = np.cumsum(lengths) - lengths
@@ -173,6 +178,32 @@ def chat_trained(
                 if per_sample is not None:
                     per_sample.setdefault(role, np.zeros(len(lengths), dtype=np.int64))[k] += new
                 seg[:] = True
+    return trained, roles
+
+
+def _spans_at_once(starts: np.ndarray, lengths: np.ndarray, flat: list, per_sample: dict | None):
+    """chat_trained of train_on-rule spans (sample, start, end, role) in one pass: each span's tokens are
+    found by one search over the batch's (sample, start) keys. None when spans share a token (the
+    first one counts it: chat_trained's loop)."""
+    if not len(starts):
+        return None
+    k, a, b = (np.fromiter((f[j] for f in flat), dtype=np.int64, count=len(flat)) for j in range(3))
+    wide = int(max(starts.max(), b.max())) + 1  # keys of sample k: k * wide + start, in order
+    keys = np.repeat(np.arange(len(lengths), dtype=np.int64) * wide, lengths) + starts
+    lo, hi = np.searchsorted(keys, k * wide + a), np.searchsorted(keys, k * wide + b)
+    counts = np.maximum(hi - lo, 0)
+    edges = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.add.at(edges, lo[counts > 0], 1)
+    np.add.at(edges, hi[counts > 0], -1)
+    trained = np.cumsum(edges[:-1]) > 0
+    if int(trained.sum()) != int(counts.sum()):
+        return None
+    roles: dict[str, int] = {}
+    for (sample, _, _, role), new in zip(flat, counts.tolist()):
+        if new:
+            roles[role] = roles.get(role, 0) + new
+            if per_sample is not None:
+                per_sample.setdefault(role, np.zeros(len(lengths), dtype=np.int64))[sample] += new
     return trained, roles
 
 
