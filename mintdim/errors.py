@@ -467,59 +467,34 @@ class PipelineValidationError(MintDimError):
         )
 
 
+def _cat(*parts) -> Both:
+    """Texts one after the other, each a Both or one string for both languages."""
+    en = "".join(p.en if isinstance(p, Both) else p for p in parts)
+    vi = "".join(p.vi if isinstance(p, Both) else p for p in parts)
+    return Both(en, vi)
+
+
 class MintDimFileNotFoundError(MintDimError):
     @classmethod
-    def make(cls, context: str, path: str, **kw):
-        return cls(
-            f"Required file was not found.\n\nContext: {context}\n\nMissing file: {path}",
-            f"Không tìm thấy file cần dùng.\n\nContext: {context}\n\nFile thiếu: {path}",
-            **kw,
-        )
-
-    @classmethod
-    def resolved(cls, context: str, path: str, base: str, **kw):
-        """A relative path: says which directory it was resolved from (the one the build ran in)."""
-        err = cls.make(context, path, **kw)
-        if not path.startswith("/"):
-            err.en += f"\n\nResolved from: {base} (relative paths start from the directory you run in)"
-            err.vi += f"\n\nTính từ thư mục: {base} (đường dẫn tương đối tính từ thư mục bạn chạy lệnh)"
-            err.with_lang(err.lang)
-        return err
+    def resolved(cls, context: str, path: str, base: str, more: Both | str = "", **kw):
+        """A relative path: says which directory it was resolved from (the one the build ran in);
+        `more` follows."""
+        where = "" if path.startswith("/") else cls.texts("resolved_from", base=base)
+        return cls(*_cat(cls.texts("make", context=context, path=path), where, more), **kw)
 
     @classmethod
     def tokenizer_dir_file(cls, kind: str, path: str, base: str, **kw):
         """A directory kind's directory that lacks one of its files (`path`: that file), then what it
         holds."""
-        err = cls.resolved("tokenizer", path, base, **kw)
-        holds_en, holds_vi = tokenizer_dir_holds(kind)
-        err.en += f"\n\n{holds_en}"
-        err.vi += f"\n\n{holds_vi}"
-        return err.with_lang(err.lang)
+        return cls.resolved("tokenizer", path, base, _cat("\n\n", cls.texts("dir_holds_" + kind)), **kw)
 
     @classmethod
     def datasets_state(cls, directory: str, dataset_dict: bool = False, **kw):
         """A directory given as a source that is not a `datasets` directory (no state.json)."""
         d = directory.rstrip("/")
-        err = cls.make("source (a datasets directory)", f"{d}/state.json", **kw)
-        err.en += (
-            "\n\nA datasets directory is what Dataset.save_to_disk writes: its Arrow files, "
-            "dataset_info.json and state.json (which lists the Arrow files in order)."
-        )
-        err.vi += (
-            "\n\nThư mục datasets là thứ Dataset.save_to_disk ghi ra: các file Arrow, dataset_info.json "
-            "và state.json (liệt kê các file Arrow theo thứ tự)."
-        )
-        if dataset_dict:
-            err.en += (
-                "\n\nThis directory holds a DatasetDict (dataset_dict.json): give one split's directory, "
-                f"e.g. {d}/train."
-            )
-            err.vi += (
-                f"\n\nThư mục này chứa một DatasetDict (dataset_dict.json): hãy chỉ định thư mục của một "
-                f"split, ví dụ {d}/train."
-            )
-        err.with_lang(err.lang)
-        return err
+        missing = cls.texts("make", context="source (a datasets directory)", path=f"{d}/state.json")
+        split = cls.texts("dataset_dict", d=d) if dataset_dict else ""
+        return cls(*_cat(missing, cls.texts("datasets_state"), split), **kw)
 
 
 class SourceParseError(MintDimError):

@@ -1,15 +1,24 @@
 """The error catalogue's texts: for each error class (by its spec name), its messages as entries (key ->
 Msg: fields, English, Vietnamese, base). mintdim/errors.py renders them; a new message is one entry.
 
-One module per area: config (the config check), ... Each defines MESSAGES = {class name: {key: Msg}}.
+One module per area: config (the config check), data (inputs and records), tokenizer, ... Each defines
+MESSAGES = {class name: {key: Msg}}.
 """
 
-from mintdim.catalogue import config
+from mintdim.catalogue import (
+    config,
+    data,
+    tokenizer,
+)
 from mintdim.catalogue.entry import Both, Msg
 
 __all__ = ["MESSAGES", "Both", "Msg"]
 
 MESSAGES: dict = {}
-for _module in (config,):
+for _module in (
+    config,
+    data,
+    tokenizer,
+):
     for _cls, _entries in _module.MESSAGES.items():
         MESSAGES.setdefault(_cls, {}).update(_entries)
