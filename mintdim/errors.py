@@ -140,8 +140,8 @@ class MintDimError(Exception, metaclass=_Catalogue):
     @classmethod
     def texts(cls, key: str, **fields) -> Both:
         """The entry's English and Vietnamese texts with its fields filled (a line also gives `kind`
-        and `at`); an entry with a base is put in its base's `{problem}`. For a Row, the entry
-        `key@row` when the table has one."""
+        and `at`); an entry with a base is put in its base's `{problem}`, the base's other fields
+        being the entry's. For a Row, the entry `key@row` when the table has one."""
         if isinstance(fields.get("line"), Row) and _entry(cls, key + "@row"):
             key += "@row"  # the words of a Parquet or `datasets` row (columns, not fields)
         entry = _entry(cls, key)
@@ -149,7 +149,7 @@ class MintDimError(Exception, metaclass=_Catalogue):
             fields = _place(fields["line"]) | fields
         text = Both(_FORMAT["en"].vformat(entry.en, (), fields), _FORMAT["vi"].vformat(entry.vi, (), fields))
         if entry.base:
-            return cls.texts(entry.base, problem=text)
+            return cls.texts(entry.base, **fields | {"problem": text})
         return text
 
     @classmethod
@@ -498,177 +498,35 @@ class MintDimFileNotFoundError(MintDimError):
 
 
 class SourceParseError(MintDimError):
-    REASONS = {
-        "json": ("invalid JSON syntax", "JSON không hợp lệ"),
-        "utf8": ("invalid UTF-8", "UTF-8 không hợp lệ"),
-        "object": ("line is not a JSON object", "dòng không phải JSON object"),
-        "surrogate": (
-            "a declared field holds a lone surrogate escape (not encodable as UTF-8)",
-            "một field đã khai báo chứa surrogate đơn lẻ (không mã hoá được UTF-8)",
-        ),
-        "compressed": ("the compressed file could not be decompressed", "không giải nén được file"),
-        "unreadable": ("the file could not be read", "không đọc được file"),
-    }
+    @classmethod
+    def message(cls, key: str, *args, **kw):
+        """Every text of this class is about one input: its `path` (the first field) is the error's
+        file."""
+        err = super().message(key, *args, **kw)
+        if err.file is None:
+            err.file = args[0] if args else kw["path"]
+        return err
 
     @classmethod
     def make(cls, path: str, line: int, reason: str = "json", **kw):
-        en_reason, vi_reason = cls.REASONS[reason]
-        return cls(
-            f"JSONL line could not be parsed.\n\nFile: {path}\n\nLine: {line}\n\nReason: {en_reason}",
-            f"Không đọc được dòng JSONL.\n\nFile: {path}\n\nDòng: {line}\n\nLý do: {vi_reason}",
-            file=path,
-            line=line,
-            **kw,
-        )
+        """A JSONL line that cannot be read: reason json, utf8, object, surrogate, compressed or
+        unreadable (the entry line_<reason>)."""
+        return cls.message("line_" + reason, path, line, **kw)
 
     @classmethod
     def unknown_kind(cls, path: str, shape: str | None = None, **kw):
-        """An input whose name is none MintDim reads (sources/inputs.py ACCEPTED). shape: what the file
-        seems to hold ("array": a JSON array; "lines": JSON objects), for the fix."""
-        en = (
-            f"Input file is not of a kind MintDim reads.\n\nFile: {path}\n\nReason: MintDim reads JSON "
-            "Lines (.jsonl, .jsonl.gz, .jsonl.zst), Parquet (.parquet) and datasets directories (what "
-            "Dataset.save_to_disk writes), told apart by their names"
-        )
-        vi = (
-            f"File đầu vào không thuộc loại MintDim đọc được.\n\nFile: {path}\n\nLý do: MintDim đọc JSON "
-            "Lines (.jsonl, .jsonl.gz, .jsonl.zst), Parquet (.parquet) và thư mục datasets (do "
-            "Dataset.save_to_disk ghi ra), phân biệt theo tên"
-        )
-        if shape == "array":
-            command = (
-                'python -c "import json, sys; [print(json.dumps(r, ensure_ascii=False)) for r in '
-                f"json.load(open(sys.argv[1], encoding='utf-8'))]\" {path} "
-                f"> {os.path.splitext(path)[0]}.jsonl"
-            )
-            en += (
-                "\n\nThe file holds a JSON array. Fix: write its records as JSON Lines, a line each: "
-                + command
-            )
-            vi += (
-                "\n\nFile chứa một mảng JSON. Cách sửa: ghi các bản ghi thành JSON Lines, mỗi dòng một: "
-                + command
-            )
-        elif shape == "lines":
-            en += "\n\nThe file starts with a JSON object: if it is JSON Lines, rename it to .jsonl"
-            vi += "\n\nFile bắt đầu bằng một JSON object: nếu nó là JSON Lines, hãy đổi tên thành .jsonl"
-        return cls(en, vi, file=path, **kw)
-
-    EMPTY_REASONS = {
-        "empty": ("the file is empty (0 bytes)", "file rỗng (0 byte)"),
-        "blank": (
-            "the file holds no line with data (only white space or blank lines)",
-            "file không có dòng nào chứa dữ liệu (chỉ có khoảng trắng hoặc dòng trống)",
-        ),
-        "no_rows": ("it has no row", "không có hàng nào"),
-    }
+        """shape: what the file seems to hold ("array": a JSON array; "lines": JSON objects), for the fix."""
+        fix = cls.texts("shape_" + shape, path=path, stem=os.path.splitext(path)[0]) if shape else ""
+        return cls(*_cat(cls.texts("unknown_kind", path=path), fix), file=path, **kw)
 
     @classmethod
     def empty(cls, path: str, reason: str = "blank", kind: str = "JSONL", **kw):
-        """An input with no sample at all (source.allow_empty: true makes it a warning). kind: JSONL,
-        Parquet, datasets (sources/inputs.py label)."""
-        en_reason, vi_reason = cls.EMPTY_REASONS[reason]
-        return cls(
-            f"{kind} file holds no samples.\n\nFile: {path}\n\nReason: {en_reason}\n\n"
-            "Fix: remove it from source.files, or set source.allow_empty: true to build without it "
-            "(a warning in the console and stats.json)",
-            f"File {kind} không có mẫu nào.\n\nFile: {path}\n\nLý do: {vi_reason}\n\n"
-            "Cách sửa: bỏ nó khỏi source.files, hoặc đặt source.allow_empty: true để build không có nó "
-            "(kèm cảnh báo trên console và trong stats.json)",
-            file=path,
-            **kw,
-        )
-
-    # Parquet files and datasets directories (mintdim/sources/arrow.py):
-    # a Row, and the column when one is at fault
-    @classmethod
-    def row(cls, path: str, row: Row, en_reason: str, vi_reason: str, column: str | None = None, **kw):
-        col_en = f"\n\nColumn: {column}" if column is not None else ""
-        col_vi = f"\n\nCột: {column}" if column is not None else ""
-        return cls(
-            f"{row.kind} row could not be read.\n\nFile: {path}\n\nRow: {row}{col_en}\n\nReason: {en_reason}",
-            f"Không đọc được hàng {row.kind}.\n\nFile: {path}\n\nHàng: {row}{col_vi}\n\nLý do: {vi_reason}",
-            file=path,
-            line=row,
-            **kw,
-        )
+        """reason empty, blank or no_rows (the entry empty_<reason>)."""
+        return cls.message("empty_" + reason, path, kind, **kw)
 
     @classmethod
     def footer(cls, path: str, detail: str, **kw):
-        """A damaged or missing footer: no row can be read, from the first one on."""
-        return cls.row(
-            path,
-            Row(1),
-            f"the file's footer (the index of its row groups) is damaged or missing, "
-            f"so no row can be read: {detail}",
-            f"footer của file (chỉ mục các row group) bị hỏng hoặc thiếu, nên không đọc được hàng "
-            f"nào: {detail}",
-            **kw,
-        )
-
-    @classmethod
-    def empty_row_group(cls, path: str, row: Row, group: int, **kw):
-        return cls.row(
-            path,
-            row,
-            f"row group {group} is empty (0 rows) in a file that has rows; rewrite the "
-            "file without it (e.g. pyarrow.parquet.write_table(pyarrow.parquet.read_table(f), "
-            "new_path))",
-            f"row group {group} rỗng (0 hàng) trong một file có dữ liệu; hãy ghi lại file không có "
-            "row group đó (ví dụ pyarrow.parquet.write_table(pyarrow.parquet.read_table(f), new_path))",
-            **kw,
-        )
-
-    @classmethod
-    def unreadable_rows(cls, path: str, row: Row, detail: str, **kw):
-        """Data pages (Parquet) or record batches (Arrow) that pyarrow cannot decode, from this row on."""
-        return cls.row(
-            path,
-            row,
-            f"the data from this row on cannot be decoded: {detail}",
-            f"không giải mã được dữ liệu từ hàng này trở đi: {detail}",
-            **kw,
-        )
-
-    @classmethod
-    def datasets_dir(cls, path: str, en_problem: str, vi_problem: str, **kw):
-        """A `datasets` directory (Dataset.save_to_disk) whose state.json or Arrow files cannot be used."""
-        return cls(
-            f"datasets directory could not be read.\n\nFile: {path}\n\nReason: {en_problem}",
-            f"Không đọc được thư mục datasets.\n\nFile: {path}\n\nLý do: {vi_problem}",
-            file=path,
-            **kw,
-        )
-
-    @classmethod
-    def datasets_state_json(cls, path: str, detail: str, **kw):
-        return cls.datasets_dir(
-            path,
-            f"not the state.json save_to_disk writes (_data_files: [{{filename}}]): {detail}",
-            f"không phải state.json mà save_to_disk ghi ra (_data_files: [{{filename}}]): {detail}",
-            **kw,
-        )
-
-    @classmethod
-    def datasets_no_files(cls, path: str, **kw):
-        return cls.datasets_dir(
-            path, "state.json lists no Arrow file", "state.json không liệt kê file Arrow nào", **kw
-        )
-
-    @classmethod
-    def datasets_not_stream(cls, path: str, detail: str, **kw):
-        return cls.datasets_dir(
-            path, f"not an Arrow stream file: {detail}", f"không phải file Arrow stream: {detail}", **kw
-        )
-
-    @classmethod
-    def datasets_columns_differ(cls, path: str, **kw):
-        return cls.datasets_dir(
-            path,
-            "its columns differ from the first Arrow file's",
-            "các cột khác với file Arrow đầu tiên",
-            **kw,
-        )
+        return cls.message("footer", path, Row(1), detail, **kw)
 
 
 class SampleSchemaError(MintDimError):
