@@ -168,4 +168,190 @@ MESSAGES = {
             base="datasets_dir",
         ),
     },
+    # a sample that does not fit the config: JSONL fields, or (key@row) Parquet / datasets columns
+    "SampleSchemaError": {
+        "missing": Msg(
+            "path line declared missing available",
+            "JSONL sample is missing declared fields.\n\nFile: {path}\n\nLine: {line}\n\n"
+            "Declared fields: {declared:space}\n\nMissing fields: {missing:space}\n\n"
+            "Available keys: {available:space}",
+            "Sample JSONL thiếu fields đã khai báo.\n\nFile: {path}\n\nDòng: {line}\n\n"
+            "Fields đã khai báo: {declared:space}\n\nFields bị thiếu: {missing:space}\n\n"
+            "Keys hiện có: {available:space}",
+        ),
+        "missing@row": Msg(
+            "path line declared missing available",
+            "{kind} sample is missing declared fields.\n\nFile: {path}\n\nRow: {line}\n\n"
+            "Declared fields: {declared:space}\n\nMissing columns: {missing:space}\n\n"
+            "Available columns: {available:space}",
+            "Sample {kind} thiếu fields đã khai báo.\n\nFile: {path}\n\nHàng: {line}\n\n"
+            "Fields đã khai báo: {declared:space}\n\nCột bị thiếu: {missing:space}\n\n"
+            "Cột hiện có: {available:space}",
+        ),
+        # found: a JSON type; for a Row, an Arrow type (the column's) or null
+        "not_string": Msg(
+            "path line field found",
+            "JSONL sample field is not a string.\n\nFile: {path}\n\nLine: {line}\n\n"
+            "Field: {field}\n\nFound JSON type: {found}",
+            "Field của sample JSONL không phải string.\n\nFile: {path}\n\nDòng: {line}\n\n"
+            "Field: {field}\n\nKiểu JSON hiện có: {found}",
+        ),
+        "not_string@row": Msg(
+            "path line field found",
+            "{kind} sample field is not a string.\n\nFile: {path}\n\nRow: {line}\n\n"
+            "Column: {field}\n\nFound type: {found}",
+            "Field của sample {kind} không phải string.\n\nFile: {path}\n\nHàng: {line}\n\n"
+            "Cột: {field}\n\nKiểu hiện có: {found}",
+        ),
+        # A conversation record (source.chat) MintDim cannot render (mintdim/sources/chat.py
+        # read_messages): the base `chat`, or `chat_message` naming the message (its 0-based index in
+        # the record's list). name: the record or message key at fault; found: the JSON type found there
+        "chat": Msg(
+            "path line problem",
+            "{kind} conversation is not valid.\n\nFile: {path}\n\n{at}: {line}\n\nProblem: {problem}",
+            "Hội thoại {kind} không hợp lệ.\n\nFile: {path}\n\n{at}: {line}\n\nVấn đề: {problem}",
+        ),
+        "chat_message": Msg(
+            "path line message problem",
+            "{kind} conversation is not valid.\n\nFile: {path}\n\n{at}: {line}\n\nMessage: {message}\n\n"
+            "Problem: {problem}",
+            "Hội thoại {kind} không hợp lệ.\n\nFile: {path}\n\n{at}: {line}\n\nTin nhắn: {message}\n\n"
+            "Vấn đề: {problem}",
+        ),
+        "chat_no_messages": Msg(
+            "path line name keys",
+            "the record has no key {name!r} (keys: {keys:comma})",
+            "bản ghi không có key {name!r} (các key: {keys:comma})",
+            base="chat",
+        ),
+        "chat_not_list": Msg(
+            "path line name found",
+            "{name!r} must be a list of messages, found JSON type {found}",
+            "{name!r} phải là list tin nhắn, kiểu JSON hiện có: {found}",
+            base="chat",
+        ),
+        "chat_empty": Msg(
+            "path line name",
+            "{name!r} is an empty list: a conversation needs at least one message",
+            "{name!r} là list rỗng: hội thoại cần ít nhất một tin nhắn",
+            base="chat",
+        ),
+        "chat_system_not_string": Msg(
+            "path line name found",
+            "the system prompt {name!r} must be a string, found JSON type {found}",
+            "system prompt {name!r} phải là string, kiểu JSON hiện có: {found}",
+            base="chat",
+        ),
+        "chat_message_not_object": Msg(
+            "path line message found",
+            "a message must be a JSON object, found JSON type {found}",
+            "tin nhắn phải là JSON object, kiểu JSON hiện có: {found}",
+            base="chat_message",
+        ),
+        "chat_no_role": Msg(
+            "path line message name",
+            "the message has no role (key {name!r})",
+            "tin nhắn không có role (key {name!r})",
+            base="chat_message",
+        ),
+        "chat_role_not_string": Msg(
+            "path line message name found",
+            "the role (key {name!r}) must be a string, found JSON type {found}",
+            "role (key {name!r}) phải là string, kiểu JSON hiện có: {found}",
+            base="chat_message",
+        ),
+        "chat_unknown_role": Msg(
+            "path line message role roles",
+            "unknown role {role!r} (source.chat.roles maps {roles:comma})",
+            "role {role!r} không xác định (source.chat.roles ánh xạ {roles:comma})",
+            base="chat_message",
+        ),
+        # found: a JSON type, or "missing"
+        "chat_content": Msg(
+            "path line message name found",
+            "content (key {name!r}) must be a string or a list of text parts, found {found}",
+            "content (key {name!r}) phải là string hoặc list các phần text, hiện có: {found}",
+            base="chat_message",
+        ),
+        "chat_train_flag": Msg(
+            "path line message name found",
+            "the train flag (key {name!r}) must be true or false, found {found}",
+            "cờ train (key {name!r}) phải là true hoặc false, hiện có: {found}",
+            base="chat_message",
+        ),
+        "chat_two_systems": Msg(
+            "path line message name",
+            "the record has both a system prompt {name!r} and a system message",
+            "bản ghi có cả system prompt {name!r} lẫn tin nhắn system",
+            base="chat_message",
+        ),
+        "chat_extra_not_objects": Msg(
+            "path line name",
+            "{name!r} must be a list of JSON objects (schemas)",
+            "{name!r} phải là list JSON object (schema)",
+            base="chat",
+        ),
+        "chat_tool_calls_not_list": Msg(
+            "path line message found",
+            "'tool_calls' must be a list of tool calls, found JSON type {found}",
+            "'tool_calls' phải là list các tool call, kiểu JSON hiện có: {found}",
+            base="chat_message",
+        ),
+        "chat_tool_call": Msg(
+            "path line message found",
+            "a tool call must be a JSON object with a function {{name, arguments}}, found JSON type {found}",
+            "tool call phải là JSON object có function {{name, arguments}}, kiểu JSON hiện có: {found}",
+            base="chat_message",
+        ),
+        "chat_tool_call_name": Msg(
+            "path line message",
+            "a tool call's function has no name (a string)",
+            "function của tool call không có name (string)",
+            base="chat_message",
+        ),
+        # found: what the arguments are ("missing", "JSON type array", "a string that is not JSON", ...),
+        # in Vietnamese by FOUND_VI
+        "chat_tool_call_arguments": Msg(
+            "path line message name found",
+            "arguments of tool call {name!r} must be a JSON object or a string holding one, found {found}",
+            "arguments của tool call {name!r} phải là JSON object hoặc string chứa JSON object, "
+            "hiện có: {found}",
+            base="chat_message",
+        ),
+        "chat_kwargs_not_object": Msg(
+            "path line name found",
+            "{name!r} must be a JSON object (template variables), found JSON type {found}",
+            "{name!r} phải là JSON object (các biến của template), kiểu JSON hiện có: {found}",
+            base="chat",
+        ),
+        "chat_kwargs_reserved": Msg(
+            "path line name names",
+            "{name!r} may not set {names:comma}: MintDim passes messages, tools, documents and "
+            "add_generation_prompt itself",
+            "{name!r} không được đặt {names:comma}: MintDim tự truyền messages, tools, documents "
+            "và add_generation_prompt",
+            base="chat",
+        ),
+        "chat_no_parts": Msg(
+            "path line message name",
+            "content (key {name!r}) is an empty list of parts",
+            "content (key {name!r}) là list rỗng",
+            base="chat_message",
+        ),
+        # part: the part's "type" value, or the JSON type of a part that is no object
+        "chat_part_type": Msg(
+            "path line message part",
+            'content part of type {part!r}: only text parts ({{"type": "text", "text": ...}}) can be '
+            "rendered",
+            'phần content kiểu {part!r}: chỉ render được phần text ({{"type": "text", "text": ...}})',
+            base="chat_message",
+        ),
+    },
 }
+
+# chat_tool_call_arguments' `found` in Vietnamese: these words replaced in order
+FOUND_VI = (
+    ("a string that is not JSON", "string không phải JSON"),
+    ("a string holding JSON type", "string chứa kiểu JSON"),
+    ("JSON type", "kiểu JSON"),
+)
