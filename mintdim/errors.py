@@ -44,13 +44,6 @@ class Row(int):
         return row
 
 
-def _at(line) -> tuple[str, str, str]:
-    """(record kind, English label, Vietnamese label) of a place in a source: a JSONL line or a Row."""
-    if isinstance(line, Row):
-        return line.kind, "Row", "Hàng"
-    return "JSONL", "Line", "Dòng"
-
-
 def _did_you_mean(unknown, known) -> tuple[str, str]:
     """A paragraph per unknown name that has a close known one (difflib): "Did you mean ...?"."""
     import difflib
@@ -540,115 +533,22 @@ class SampleSchemaError(MintDimError):
 
 
 class ChatTemplateError(MintDimError):
-    """The chat template raised on a conversation, or a trained span could not be located exactly."""
-
-    @classmethod
-    def raised(cls, path: str, line: int, message: str, **kw):
-        _kind, at_en, at_vi = _at(line)
-        return cls(
-            f"The chat template raised an error on this conversation.\n\nFile: {path}\n\n{at_en}: {line}\n\n"
-            f"Template message: {message}",
-            f"Chat template báo lỗi với hội thoại này.\n\nFile: {path}\n\n{at_vi}: {line}\n\n"
-            f"Thông báo của template: {message}",
-            file=path,
-            line=line,
-            **kw,
-        )
-
     @classmethod
     def unlocated(cls, path: str, line: int, message: int, role: str, **kw):
-        _kind, at_en, at_vi = _at(line)
-        err = cls(
-            f"The loss mask of a trained message cannot be located exactly in the rendered conversation.\n\n"
-            f"File: {path}\n\n{at_en}: {line}\n\nMessage: {message} (role {role})\n\n"
-            "Problem: the chat template does not render this message's content as a part of it (it rewrites "
-            "the text), so MintDim cannot tell which tokens to train; no mask is guessed\n\n"
-            "Fix: use a template that renders the content verbatim (or with {% generation %} tags), or do "
-            "not train this message",
-            "Không xác định chính xác được loss mask của một tin nhắn được train trong hội thoại đã "
-            f"render.\n\nFile: {path}\n\n{at_vi}: {line}\n\nTin nhắn: {message} (role {role})\n\n"
-            "Vấn đề: chat template không render nội dung tin nhắn này thành một phần của nó (template viết "
-            "lại văn bản), nên MintDim không biết token nào cần train; MintDim không đoán mask\n\n"
-            "Cách sửa: dùng template render nguyên văn nội dung (hoặc có thẻ {% generation %}), hoặc không "
-            "train tin nhắn này",
-            file=path,
-            line=line,
-            **kw,
-        )
+        err = cls.message("unlocated", path, line, message, role, **kw)
         err.not_a_record = True  # the template rewrites the text: a fault of the template, not of the record
         return err
 
     @classmethod
-    def dropped(
-        cls,
-        path: str,
-        line: int,
-        message: int | None,
-        role: str,
-        call: str | None,
-        roles,
-        system_key: str | None = None,
-        **kw,
-    ):
+    def dropped(cls, path, line, message: int | None, role, call: str | None, roles, system_key=None, **kw):
         """A message the template did not render (or one of its tool calls, `call`); roles: the roles the
         template names (jinja_env.template_roles), empty when it names none. message None: the record's
         system prompt key (source.chat.system), named by system_key."""
-        where = message if message is not None else f"system prompt {system_key!r}"
-        what_en = f"its tool call {call!r}" if call else "its content"
-        what_vi = f"tool call {call!r} của tin nhắn" if call else "nội dung của tin nhắn"
-        named_en = f" (the template names the roles {', '.join(roles)})" if roles else ""
-        named_vi = f" (template có các role {', '.join(roles)})" if roles else ""
-        if call:
-            fix_en = (
-                "use a chat template that writes tool calls: tokenizer: {hf_dir: {path: ..., chat_template: "
-                "FILE}}"
-            )
-            fix_vi = (
-                "dùng chat template có viết tool call: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}"
-            )
-        else:
-            fix_en = (
-                f"map the role to one the template renders (source.chat.roles), or, to let the template drop "
-                f"this role's messages, list it: source.chat.drop_roles: [{role}]"
-            )
-            fix_vi = (
-                f"ánh xạ role sang một role mà template render (source.chat.roles), hoặc, để template bỏ các "
-                f"tin nhắn của role này, liệt kê nó: source.chat.drop_roles: [{role}]"
-            )
-        return cls(
-            "A message is missing from the rendered conversation: the chat template dropped it.\n\n"
-            f"File: {path}\n\nLine: {line}\n\nMessage: {where} (role {role})\n\n"
-            f"Problem: {what_en} is not in the rendered conversation{named_en}; MintDim never drops a "
-            f"message silently\n\nFix: {fix_en}",
-            f"Một tin nhắn bị thiếu trong hội thoại đã render: chat template đã bỏ nó.\n\nFile: {path}\n\n"
-            f"Dòng: {line}\n\nTin nhắn: {where} (role {role})\n\n"
-            f"Vấn đề: {what_vi} không có trong hội thoại đã render{named_vi}; MintDim không bao giờ âm thầm "
-            f"bỏ một tin nhắn\n\nCách sửa: {fix_vi}",
-            file=path,
-            line=line,
-            **kw,
-        )
-
-    @classmethod
-    def missing(cls, tokenizer: str, **kw):
-        return cls(
-            f"No chat template was found for source.chat.\n\nTokenizer: {tokenizer}\n\n"
-            "Looked for: chat_template.jinja beside tokenizer.json, chat_template in "
-            "tokenizer_config.json\n\nFix: name a Jinja template file: tokenizer: {hf_dir: {path: ..., "
-            "chat_template: FILE}}",
-            f"Không tìm thấy chat template cho source.chat.\n\nTokenizer: {tokenizer}\n\n"
-            "Đã tìm: chat_template.jinja cạnh tokenizer.json, chat_template trong tokenizer_config.json\n\n"
-            "Cách sửa: chỉ định file template Jinja: tokenizer: {hf_dir: {path: ..., chat_template: FILE}}",
-            **kw,
-        )
-
-    @classmethod
-    def invalid(cls, template: str, problem: str, **kw):
-        return cls(
-            f"The chat template cannot be compiled.\n\nTemplate: {template}\n\nProblem: {problem}",
-            f"Không biên dịch được chat template.\n\nTemplate: {template}\n\nVấn đề: {problem}",
-            **kw,
-        )
+        where = message if message is not None else cls.texts("dropped_system", name=system_key)
+        what = cls.texts("dropped_call", call=call) if call else cls.texts("dropped_content")
+        named = cls.texts("dropped_named", roles=roles) if roles else ""
+        fix = cls.texts("fix_tool_calls") if call else cls.texts("fix_role", role=role)
+        return cls.message("dropped", path, line, where, role, what, named, fix, **kw)
 
 
 # --- tokenizer -------------------------------------------------------------

@@ -347,6 +347,81 @@ MESSAGES = {
             base="chat_message",
         ),
     },
+    # the chat template raised on a conversation, dropped a message, or a trained span could not be
+    # located exactly (mintdim/sources/chat.py); no chat template; a template that does not compile
+    "ChatTemplateError": {
+        "raised": Msg(
+            "path line message",
+            "The chat template raised an error on this conversation.\n\nFile: {path}\n\n{at}: {line}\n\n"
+            "Template message: {message}",
+            "Chat template báo lỗi với hội thoại này.\n\nFile: {path}\n\n{at}: {line}\n\n"
+            "Thông báo của template: {message}",
+        ),
+        "unlocated": Msg(
+            "path line message role",
+            "The loss mask of a trained message cannot be located exactly in the rendered conversation.\n\n"
+            "File: {path}\n\n{at}: {line}\n\nMessage: {message} (role {role})\n\n"
+            "Problem: the chat template does not render this message's content as a part of it (it rewrites "
+            "the text), so MintDim cannot tell which tokens to train; no mask is guessed\n\n"
+            "Fix: use a template that renders the content verbatim (or with {{% generation %}} tags), or do "
+            "not train this message",
+            "Không xác định chính xác được loss mask của một tin nhắn được train trong hội thoại đã "
+            "render.\n\nFile: {path}\n\n{at}: {line}\n\nTin nhắn: {message} (role {role})\n\n"
+            "Vấn đề: chat template không render nội dung tin nhắn này thành một phần của nó (template viết "
+            "lại văn bản), nên MintDim không biết token nào cần train; MintDim không đoán mask\n\n"
+            "Cách sửa: dùng template render nguyên văn nội dung (hoặc có thẻ {{% generation %}}), hoặc không "
+            "train tin nhắn này",
+        ),
+        # dropped(): a message the template did not render (`what`: its content, or one of its tool
+        # calls); `where`: its index, or the record's system prompt key (source.chat.system); `named`:
+        # the roles the template names, when it names some
+        "dropped": Msg(
+            "path line where role what named fix",
+            "A message is missing from the rendered conversation: the chat template dropped it.\n\n"
+            "File: {path}\n\nLine: {line}\n\nMessage: {where} (role {role})\n\n"
+            "Problem: {what} is not in the rendered conversation{named}; MintDim never drops a "
+            "message silently\n\nFix: {fix}",
+            "Một tin nhắn bị thiếu trong hội thoại đã render: chat template đã bỏ nó.\n\nFile: {path}\n\n"
+            "Dòng: {line}\n\nTin nhắn: {where} (role {role})\n\n"
+            "Vấn đề: {what} không có trong hội thoại đã render{named}; MintDim không bao giờ âm thầm "
+            "bỏ một tin nhắn\n\nCách sửa: {fix}",
+        ),
+        "dropped_system": Msg("name", "system prompt {name!r}", "system prompt {name!r}"),
+        "dropped_content": Msg("", "its content", "nội dung của tin nhắn"),
+        "dropped_call": Msg("call", "its tool call {call!r}", "tool call {call!r} của tin nhắn"),
+        "dropped_named": Msg(
+            "roles", " (the template names the roles {roles:comma})", " (template có các role {roles:comma})"
+        ),
+        "fix_role": Msg(
+            "role",
+            "map the role to one the template renders (source.chat.roles), or, to let the template drop "
+            "this role's messages, list it: source.chat.drop_roles: [{role}]",
+            "ánh xạ role sang một role mà template render (source.chat.roles), hoặc, để template bỏ các "
+            "tin nhắn của role này, liệt kê nó: source.chat.drop_roles: [{role}]",
+        ),
+        "fix_tool_calls": Msg(
+            "",
+            "use a chat template that writes tool calls: tokenizer: {{hf_dir: {{path: ..., chat_template: "
+            "FILE}}}}",
+            "dùng chat template có viết tool call: tokenizer: {{hf_dir: {{path: ..., chat_template: FILE}}}}",
+        ),
+        "missing": Msg(
+            "tokenizer",
+            "No chat template was found for source.chat.\n\nTokenizer: {tokenizer}\n\n"
+            "Looked for: chat_template.jinja beside tokenizer.json, chat_template in "
+            "tokenizer_config.json\n\nFix: name a Jinja template file: tokenizer: {{hf_dir: {{path: ..., "
+            "chat_template: FILE}}}}",
+            "Không tìm thấy chat template cho source.chat.\n\nTokenizer: {tokenizer}\n\n"
+            "Đã tìm: chat_template.jinja cạnh tokenizer.json, chat_template trong tokenizer_config.json\n\n"
+            "Cách sửa: chỉ định file template Jinja: tokenizer: {{hf_dir: {{path: ..., "
+            "chat_template: FILE}}}}",
+        ),
+        "invalid": Msg(
+            "template problem",
+            "The chat template cannot be compiled.\n\nTemplate: {template}\n\nProblem: {problem}",
+            "Không biên dịch được chat template.\n\nTemplate: {template}\n\nVấn đề: {problem}",
+        ),
+    },
 }
 
 # chat_tool_call_arguments' `found` in Vietnamese: these words replaced in order
