@@ -15,6 +15,8 @@ import string
 
 from mintdim.catalogue import MESSAGES, Both, Msg
 from mintdim.catalogue.data import FOUND_VI
+from mintdim.catalogue.tokenizer import DIR_NAMES
+from mintdim.catalogue.tokenizer import RULES as TOK_RULES
 
 LANGS = ("en", "vi", "both")
 
@@ -540,7 +542,17 @@ class ChatTemplateError(MintDimError):
         return err
 
     @classmethod
-    def dropped(cls, path, line, message: int | None, role, call: str | None, roles, system_key=None, **kw):
+    def dropped(
+        cls,
+        path: str,
+        line: int,
+        message: int | None,
+        role: str,
+        call: str | None,
+        roles,
+        system_key: str | None = None,
+        **kw,
+    ):
         """A message the template did not render (or one of its tool calls, `call`); roles: the roles the
         template names (jinja_env.template_roles), empty when it names none. message None: the record's
         system prompt key (source.chat.system), named by system_key."""
@@ -553,485 +565,82 @@ class ChatTemplateError(MintDimError):
 
 # --- tokenizer -------------------------------------------------------------
 
-_TOK_RULES_EN = [
-    "config must be a dict with key: path",
-    "path must be a string",
-    "unk_id and pad_id are loaded from the tokenizer library",
-]
-_TOK_RULES_VI = [
-    "config phải là dict có key: path",
-    "path phải là string",
-    "unk_id và pad_id được lấy từ thư viện tokenizer",
-]
-TRAIN_MIN_VOCAB = 258  # 256 bytes + <unk> + <pad> (mintdim/tokenizers/training.py)
-TRAIN_RULES_EN = [
-    "train_bpe config must be a dict with keys: vocab_size, out (unit, hot_pair_window_size optional)",
-    f"vocab_size is an int >= {TRAIN_MIN_VOCAB} (256 bytes + <unk> + <pad>)",
-    "unit is byte or unicode (default byte)",
-    "out is a directory path: new, empty, or a model MintDim trained from the same files and options",
-    "hot_pair_window_size is a positive int (bounds trainer memory, same result)",
-]
-TRAIN_RULES_VI = [
-    "config train_bpe phải là dict có key: vocab_size, out (unit, hot_pair_window_size tuỳ chọn)",
-    f"vocab_size là số nguyên >= {TRAIN_MIN_VOCAB} (256 byte + <unk> + <pad>)",
-    "unit là byte hoặc unicode (mặc định byte)",
-    "out là đường dẫn thư mục: mới, rỗng, hoặc model MintDim đã train từ cùng file và tuỳ chọn",
-    "hot_pair_window_size là số nguyên dương (giới hạn bộ nhớ trainer, cùng kết quả)",
-]
-
-
-# Each component reports only its own rules (the spec); `config` is the spec's list. A train_bpe
-# component "train_bpe.<key>" reports that key's rule, "train_bpe" (the whole item) all of them.
-_TOK_COMPONENT_RULES = {
-    "path": (
-        [
-            "path must be a string",
-            "path names the tokenizer: a .model file (sentencepiece), a .json file (hf_json), a model "
-            "directory (unitoken, hf_dir)",
-        ],
-        [
-            "path phải là string",
-            "path chỉ tới tokenizer: file .model (sentencepiece), file .json (hf_json), thư mục model "
-            "(unitoken, hf_dir)",
-        ],
-    ),
-    "pad_token": (
-        [
-            "pad_token (hf_dir, optional) is a string naming an existing token of the directory: it "
-            "becomes pad_id (no new id is added)",
-            "pad_token is the same wherever one tokenizer directory is used",
-        ],
-        [
-            "pad_token (hf_dir, tuỳ chọn) là string tên một token có sẵn của thư mục: nó thành pad_id "
-            "(không thêm id mới)",
-            "pad_token giống nhau ở mọi nơi dùng cùng một thư mục tokenizer",
-        ],
-    ),
-    "chat_template": (
-        [
-            "chat_template (hf_dir, optional) is the path (string) of a Jinja chat template file, "
-            "used instead of the directory's own"
-        ],
-        [
-            "chat_template (hf_dir, tuỳ chọn) là đường dẫn (string) tới file chat template Jinja, "
-            "dùng thay cho template của thư mục"
-        ],
-    ),
-    "kind": (
-        [
-            "kind: exactly one of sentencepiece, hf_json, unitoken, train_bpe, hf_dir",
-            "kind hf_dir (a model's tokenizer directory) for source.chat: its chat template renders the "
-            "conversations",
-        ],
-        [
-            "kind: đúng một trong sentencepiece, hf_json, unitoken, train_bpe, hf_dir",
-            "kind hf_dir (thư mục tokenizer của model) cho source.chat: chat template của nó render hội "
-            "thoại",
-        ],
-    ),
-}
-
-
-def _tok_rules(component: str) -> tuple[list[str], list[str]]:
-    if component.startswith("train_bpe"):
-        key = component.partition(".")[2]
-        if not key:
-            return TRAIN_RULES_EN, TRAIN_RULES_VI
-        return (
-            [r for r in TRAIN_RULES_EN if r.startswith(key + " ")],
-            [r for r in TRAIN_RULES_VI if r.startswith(key + " ")],
-        )
-    return _TOK_COMPONENT_RULES.get(component, (_TOK_RULES_EN, _TOK_RULES_VI))
-
 
 class TokenizerValidationError(MintDimError):
     @classmethod
-    def config(cls, en_problem: str, vi_problem: str, component: str = "config", **kw):
-        rules_en, rules_vi = _tok_rules(component)
-        return cls(
-            f"Invalid tokenizer config.\n\nComponent: {component}\n\nProblem: {en_problem}\n\n"
-            f"Rules:\n\n{_bullets(rules_en)}",
-            f"Cấu hình tokenizer không hợp lệ.\n\nThành phần: {component}\n\nVấn đề: {vi_problem}\n\n"
-            f"Quy tắc:\n\n{_bullets(rules_vi)}",
-            **kw,
-        )
-
-    @classmethod
-    def unknown_keys(cls, keys: list[str], **kw):
-        return cls.config(
-            f"tokenizer config has unknown keys: {keys!r}. unk_id and pad_id are loaded from the tokenizer "
-            "library.",
-            f"config tokenizer có key không hợp lệ: {keys!r}. unk_id và pad_id được lấy từ thư viện "
-            "tokenizer.",
-            **kw,
-        )
-
-    @classmethod
-    def unsupported(cls, detail_en: str | None = None, detail_vi: str | None = None, **kw):
-        en = (
-            "Unsupported tokenizer format.\n\nSupported formats:\n\n"
-            "• sentencepiece (.model)\n• huggingface tokenizer (.json)"
-        )
-        vi = (
-            "Định dạng tokenizer chưa được hỗ trợ.\n\nCác định dạng hiện hỗ trợ:\n\n"
-            "• sentencepiece (.model)\n• huggingface tokenizer (.json)"
-        )
-        if detail_en:
-            en += f"\n\n{detail_en}"
-            vi += f"\n\n{detail_vi or detail_en}"
-        en += (
-            "\n\nAlso supported: unitoken (a model directory saved by ffbpe: ffbpe.json, vocab.json, "
-            "merges.txt), train_bpe (trains one from the data), and hf_dir (a model's tokenizer directory: "
-            "tokenizer.json + tokenizer_config.json)."
-        )
-        vi += (
-            "\n\nCũng được hỗ trợ: unitoken (thư mục model do ffbpe lưu: ffbpe.json, vocab.json, "
-            "merges.txt), train_bpe (train từ dữ liệu), và hf_dir (thư mục tokenizer của model: "
-            "tokenizer.json + tokenizer_config.json)."
-        )
-        return cls(en, vi, **kw)
-
-    # the config check's problems (mintdim/config.py): the block, then one {path} item
-    @classmethod
-    def not_mapping(cls, got: str, **kw):
-        return cls.config(
-            f"tokenizer must be a mapping with one key (sentencepiece or hf_json), got {got}",
-            f"tokenizer phải là mapping có một key (sentencepiece hoặc hf_json), hiện tại là {got}",
-            **kw,
-        )
-
-    @classmethod
-    def kinds(cls, kinds: list[str], **kw):
-        return cls.config(
-            f"declare exactly one tokenizer kind, got {kinds!r}",
-            f"chỉ khai báo đúng một loại tokenizer, hiện tại là {kinds!r}",
-            **kw,
-        )
+    def texts(cls, key: str, **fields) -> Both:
+        """A component as the key (the base of the config check's problems: "path", "train_bpe.out", ...;
+        "config": its `component` field, else the whole config): the text `config`, listing that
+        component's rules only (the spec)."""
+        if key in TOK_RULES:
+            component = fields.get("component", key) if key == "config" else key
+            rules = TOK_RULES.get(component, TOK_RULES["config"])
+            key, fields = "config", fields | {"component": component, "rules": rules}
+        return super().texts(key, **fields)
 
     @classmethod
     def unknown_kind(cls, kind: str, known=(), **kw):
-        err = cls.unsupported(f"Declared kind: {kind}", f"Loại đã khai báo: {kind}", **kw)
-        hint_en, hint_vi = _did_you_mean([kind], known)
-        err.en += hint_en
-        err.vi += hint_vi
-        return err.with_lang(err.lang)
+        hint = Both(*_did_you_mean([kind], known))
+        return cls(*_cat(cls.texts("unknown_kind", kind=kind), hint), **kw)
 
     @classmethod
     def extension(cls, kind: str, path: str, directory: bool = False, has_tokenizer_json: bool = False, **kw):
         """A file kind's path without its extension; `directory`: the path is a directory (a model's
         tokenizer directory, usually), and `has_tokenizer_json`: it holds a tokenizer.json."""
-        err = cls.unsupported(
-            f"Declared: {kind} with path {path}", f"Đã khai báo: {kind} với path {path}", **kw
-        )
+        parts = [cls.texts("extension", kind=kind, path=path)]
         if directory:
-            err.en += f"\n\n{path} is a directory: {kind} takes a file."
-            err.vi += f"\n\n{path} là một thư mục: {kind} cần một file."
+            parts.append(cls.texts("extension_directory", kind=kind, path=path))
         if directory and kind == "hf_json":
-            inner = f"{path.rstrip('/')}/tokenizer.json"
-            err.en += (
-                f" Fix: a model's tokenizer directory is read by kind hf_dir: "
-                f"tokenizer: {{hf_dir: {{path: {path}}}}}"
-            )
-            err.vi += (
-                f" Cách sửa: thư mục tokenizer của model được đọc bằng loại hf_dir: "
-                f"tokenizer: {{hf_dir: {{path: {path}}}}}"
-            )
+            parts.append(cls.texts("use_hf_dir", path=path))
             if has_tokenizer_json:
-                err.en += f"; or its tokenizer.json alone: tokenizer: {{hf_json: {{path: {inner}}}}}"
-                err.vi += f"; hoặc chỉ file tokenizer.json của nó: tokenizer: {{hf_json: {{path: {inner}}}}}"
-        return err.with_lang(err.lang)
-
-    @classmethod
-    def unloadable(cls, kind: str, path: str, reason: str, **kw):
-        """Pre-flight: the tokenizer library could not read the file (its own words in `reason`)."""
-        return cls.unsupported(
-            f"The file could not be loaded as {kind}: {path} ({reason})",
-            f"Không tải được file dạng {kind}: {path} ({reason})",
-            **kw,
-        )
-
-    @classmethod
-    def item_not_dict(cls, got: str, **kw):
-        return cls.config(
-            f"tokenizer config must be a dict with key: path, got {got}",
-            f"config tokenizer phải là dict có key: path, hiện tại là {got}",
-            **kw,
-        )
-
-    @classmethod
-    def missing_path(cls, **kw):
-        return cls.config("tokenizer config is missing key: path", "config tokenizer thiếu key: path", **kw)
-
-    @classmethod
-    def path_not_string(cls, got: str, **kw):
-        return cls.config(
-            f"path must be a string, got {got}",
-            f"path phải là string, hiện tại là {got}",
-            component="path",
-            **kw,
-        )
-
-    @classmethod
-    def path_empty(cls, **kw):
-        return cls.config(
-            "path must be a non-empty string, got an empty string",
-            "path phải là string không rỗng, hiện tại là string rỗng",
-            component="path",
-            **kw,
-        )
-
-    # tokenizer.train_bpe (mintdim/tokenizers/training.py): its own rules
-    @classmethod
-    def train(cls, en_problem: str, vi_problem: str, component: str = "train_bpe", **kw):
-        return cls.config(en_problem, vi_problem, component=component, **kw)
-
-    @classmethod
-    def train_not_dict(cls, got: str, **kw):
-        return cls.train(
-            f"train_bpe config must be a dict, got {got}",
-            f"config train_bpe phải là dict, hiện tại là {got}",
-            **kw,
-        )
-
-    @classmethod
-    def train_unknown_keys(cls, keys: list[str], **kw):
-        return cls.train(
-            f"train_bpe config has unknown keys: {keys!r}",
-            f"config train_bpe có key không hợp lệ: {keys!r}",
-            **kw,
-        )
-
-    @classmethod
-    def train_missing_keys(cls, keys: list[str], **kw):
-        return cls.train(
-            f"train_bpe config is missing keys: {keys!r}", f"config train_bpe thiếu key: {keys!r}", **kw
-        )
-
-    @classmethod
-    def train_vocab_size(cls, got, **kw):
-        return cls.train(
-            f"vocab_size must be an int >= {TRAIN_MIN_VOCAB}, got {got!r}",
-            f"vocab_size phải là số nguyên >= {TRAIN_MIN_VOCAB}, hiện tại là {got!r}",
-            component="train_bpe.vocab_size",
-            **kw,
-        )
-
-    @classmethod
-    def train_unit(cls, got, **kw):
-        return cls.train(
-            f"unit must be byte or unicode, got {got!r}",
-            f"unit phải là byte hoặc unicode, hiện tại là {got!r}",
-            component="train_bpe.unit",
-            **kw,
-        )
-
-    @classmethod
-    def train_out(cls, got, **kw):
-        return cls.train(
-            f"out must be a non-empty path (string), got {got!r}",
-            f"out phải là đường dẫn (string) không rỗng, hiện tại là {got!r}",
-            component="train_bpe.out",
-            **kw,
-        )
-
-    @classmethod
-    def train_window(cls, got, **kw):
-        return cls.train(
-            f"hot_pair_window_size must be a positive int, got {got!r}",
-            f"hot_pair_window_size phải là số nguyên dương, hiện tại là {got!r}",
-            component="train_bpe.hot_pair_window_size",
-            **kw,
-        )
-
-    @classmethod
-    def train_options_differ(cls, first: str, second: str, out: str, **kw):
-        return cls.train(
-            f"files {first} and {second} train the same out {out} with different options",
-            f"file {first} và {second} train cùng out {out} với tuỳ chọn khác nhau",
-            component="train_bpe.out",
-            **kw,
-        )
+                parts.append(cls.texts("or_tokenizer_json", dir=path.rstrip("/")))
+        return cls(*_cat(*parts), **kw)
 
     @classmethod
     def train_out_overlaps(cls, out: str, other: str, what: str = "output", **kw):
-        """`out` inside or around an output directory (what=output) or the work directory (what=work)."""
-        if what == "work":
-            return cls.train(
-                f"out {out} overlaps the work directory {other}",
-                f"out {out} trùng với thư mục làm việc {other}",
-                component="train_bpe.out",
-                **kw,
-            )
-        return cls.train(
-            f"out {out} overlaps the output directory {other}",
-            f"out {out} trùng với thư mục output {other}",
-            component="train_bpe.out",
-            **kw,
-        )
-
-    @classmethod
-    def train_out_is_input(cls, out: str, **kw):
-        return cls.train(
-            f"out {out} is an input file", f"out {out} là file đầu vào", component="train_bpe.out", **kw
-        )
-
-    # tokenizer.hf_dir's options, and source.chat's tokenizer
-    @classmethod
-    def option_not_string(cls, key: str, got, **kw):
-        return cls.config(
-            f"{key} must be a non-empty string, got {got!r}",
-            f"{key} phải là string không rỗng, hiện tại là {got!r}",
-            component=key,
-            **kw,
-        )
-
-    @classmethod
-    def two_pad_tokens(cls, path: str, **kw):
-        return cls.config(
-            f"tokenizer {path} is declared with two pad_token values",
-            f"tokenizer {path} được khai báo với hai giá trị pad_token",
-            component="pad_token",
-            **kw,
-        )
-
-    @classmethod
-    def chat_needs_hf_dir(cls, kind: str, **kw):
-        return cls.config(
-            f"source.chat renders conversations with the model's chat template: use the hf_dir "
-            f"tokenizer kind (a tokenizer directory), not {kind}",
-            f"source.chat render hội thoại bằng chat template của model: dùng loại tokenizer hf_dir "
-            f"(thư mục tokenizer), không phải {kind}",
-            component="kind",
-            **kw,
+        return cls.message(
+            "train_out_overlaps_work" if what == "work" else "train_out_overlaps", out, other, **kw
         )
 
     @classmethod
     def dir_expected(cls, kind: str, path: str, parent: str, missing: list[str] | None = None, **kw):
-        """A directory kind (hf_dir, unitoken) declared with a file's path: the fix names its directory
-        when that holds the kind's files; else (`missing`: those it lacks) what such a directory holds,
-        and for hf_dir given a .json file, the hf_json kind that reads the file alone."""
-        err = cls.config(
-            f"{kind} expects a tokenizer directory, but path {path} is a file",
-            f"{kind} cần một thư mục tokenizer, nhưng path {path} là một file",
-            component="path",
-            **kw,
-        )
+        """`missing`: the files the directory lacks (none: the fix names the directory)."""
+        parts = [cls.texts("dir_expected", kind=kind, path=path)]
         if not missing:
-            err.en += f"\n\nFix: name its directory: tokenizer: {{{kind}: {{path: {parent}}}}}"
-            err.vi += f"\n\nCách sửa: chỉ định thư mục chứa nó: tokenizer: {{{kind}: {{path: {parent}}}}}"
-            return err.with_lang(err.lang)
-        what_en, what_vi = TOKENIZER_DIRS[kind][:2]
-        holds_en, holds_vi = tokenizer_dir_holds(kind)
-        err.en += f"\n\n{parent} is not {what_en}: it has no {', no '.join(missing)}. {holds_en}"
-        err.vi += f"\n\n{parent} không phải {what_vi}: không có {', '.join(missing)}. {holds_vi}"
-        if kind == "hf_dir" and path.endswith(".json"):
-            err.en += (
-                "\n\nFix: a tokenizer.json file alone is read by kind hf_json: "
-                f"tokenizer: {{hf_json: {{path: {path}}}}}"
+            parts.append(cls.texts("name_the_dir", kind=kind, parent=parent))
+        else:
+            lacks = Both(", no ".join(missing), ", ".join(missing))
+            holds = cls.texts("dir_holds_" + kind)
+            parts.append(
+                cls.texts("not_a_dir", parent=parent, what=DIR_NAMES[kind], missing=lacks, holds=holds)
             )
-            err.vi += (
-                f"\n\nCách sửa: một file tokenizer.json riêng lẻ được đọc bằng loại hf_json: "
-                f"tokenizer: {{hf_json: {{path: {path}}}}}"
-            )
-        return err.with_lang(err.lang)
-
-
-# a directory tokenizer kind: its name in messages, and the files it holds (required, then the optional ones)
-TOKENIZER_DIRS = {
-    "hf_dir": (
-        "a tokenizer directory",
-        "thư mục tokenizer",
-        ("tokenizer.json", "tokenizer_config.json"),
-        ("special_tokens_map.json", "chat_template.jinja"),
-    ),
-    "unitoken": (
-        "a unitoken model directory",
-        "thư mục model unitoken",
-        ("ffbpe.json", "vocab.json", "merges.txt"),
-        (),
-    ),
-}
-
-
-def tokenizer_dir_holds(kind: str) -> tuple[str, str]:
-    """What a directory kind's directory holds, as one sentence (English, Vietnamese)."""
-    _en, _vi, required, optional = TOKENIZER_DIRS[kind]
-    need = f"{', '.join(required[:-1])} and {required[-1]}"
-    need_vi = f"{', '.join(required[:-1])} và {required[-1]}"
-    if kind == "hf_dir":
-        return (
-            f"A tokenizer directory (hf_dir) holds {need} ({', '.join(optional)} too when the model has "
-            "them): what transformers' save_pretrained writes.",
-            f"Thư mục tokenizer (hf_dir) gồm {need_vi} (thêm {', '.join(optional)} nếu model có): "
-            "những file mà save_pretrained của transformers ghi ra.",
-        )
-    return (
-        f"A unitoken model directory holds {need}: what ffbpe's save_pretrained writes.",
-        f"Thư mục model unitoken gồm {need_vi}: những file mà save_pretrained của ffbpe ghi ra.",
-    )
+            if kind == "hf_dir" and path.endswith(".json"):
+                parts.append(cls.texts("use_hf_json", path=path))
+        return cls(*_cat(*parts), **kw)
 
 
 class TokenizerSpecialTokenError(MintDimError):
     @classmethod
     def make(cls, token: str, path: str | None = None, **kw):
-        en = f"Tokenizer library did not expose a required special token.\n\nSpecial token: {token}"
-        vi = f"Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: {token}"
-        if path:
-            en += f"\n\nTokenizer: {path}"
-            vi += f"\n\nTokenizer: {path}"
-        # one line of advice after the spec's text: the command that writes a usable copy
+        """After the spec's text, the command that writes a usable copy (`mintdim tokenizer add-specials`)."""
         name = "pad" if token == "pad_id" else "unk"
         shown = path or "IN"
         ext = next((x for x in (".model", ".json") if shown.endswith(x)), "")
         root = shown[: len(shown) - len(ext)].rstrip("/")
-        command = f"mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'"
-        en += f"\n\nFix: write a copy that appends the missing token (existing ids unchanged): {command}"
-        vi += f"\n\nCách sửa: tạo bản sao có thêm token còn thiếu (id hiện có không đổi): {command}"
-        return cls(en, vi, **kw)
+        fix = cls.texts("add_specials", shown=shown, root=root, name=name, ext=ext)
+        named = cls.texts("tokenizer", path=path) if path else ""
+        return cls(*_cat(cls.texts("make", token=token), named, fix), **kw)
 
     @classmethod
     def dir_pad(cls, path: str, candidates: list[str], total: int, declared: str | None = None, **kw):
-        """hf_dir: the directory declares no pad_token (Llama-3.1), or the config's pad_token is no token."""
-        en = (
-            "Tokenizer library did not expose a required special token.\n\nSpecial token: pad_id\n\n"
-            f"Tokenizer: {path}"
-        )
-        vi = (
-            "Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: pad_id\n\n"
-            f"Tokenizer: {path}"
-        )
         if declared is not None:
-            en += (
-                f"\n\nProblem: pad_token {_quoted(declared)} is not a token of this tokenizer (no new id is "
-                "added)"
-            )
-            vi += (
-                f"\n\nVấn đề: pad_token {_quoted(declared)} không phải token của tokenizer này (không thêm "
-                "id mới)"
-            )
+            problem = cls.texts("pad_not_a_token", declared=declared)
         else:
-            en += (
-                "\n\nProblem: the directory declares no pad_token (tokenizer_config.json, "
-                "special_tokens_map.json)"
-            )
-            vi += (
-                "\n\nVấn đề: thư mục không khai báo pad_token (tokenizer_config.json, "
-                "special_tokens_map.json)"
-            )
-        shown = ", ".join(_quoted(c) for c in candidates)
-        more = f" (and {total - len(candidates)} more)" if total > len(candidates) else ""
-        more_vi = f" (và {total - len(candidates)} token khác)" if total > len(candidates) else ""
-        example = _quoted(candidates[0]) if candidates else '"<string>"'
-        en += (
-            f"\n\nExisting special tokens it could pad with: {shown or 'none'}{more}\n\n"
-            f"Fix: name one in the tokenizer block: hf_dir: {{path: {path}, pad_token: {example}}}"
-        )
-        vi += (
-            f"\n\nCác special token hiện có có thể dùng để pad: {shown or 'không có'}{more_vi}\n\n"
-            f"Cách sửa: chỉ định một token trong khối tokenizer: hf_dir: {{path: {path}, pad_token: "
-            f"{example}}}"
-        )
-        return cls(en, vi, **kw)
+            problem = cls.texts("no_pad_token")
+        shown = ", ".join(_quoted(c) for c in candidates) or cls.texts("no_tokens")
+        more = cls.texts("more_tokens", n=total - len(candidates)) if total > len(candidates) else ""
+        example = candidates[0] if candidates else "<string>"
+        return cls.message("dir_pad", path, problem, shown, more, example, **kw)
 
 
 def _mapping_texts(
