@@ -95,7 +95,7 @@ class _Failure(Exception):
     constructor and its arguments after file and line."""
 
     def __init__(self, make, *values):
-        super().__init__(make.__name__)
+        super().__init__(*values)
         self.make, self.values = make, values
 
     def error(self, path: str, line: int) -> E.SampleSchemaError:
