@@ -2484,11 +2484,12 @@ class OutputValidationError(MintDimError):
         )
 
     @classmethod
-    def index_count(cls, path: str, listed: int, total: int, **kw):
+    def index_count(cls, path: str, listed: int, total: int, name: str = "sample_index.jsonl", **kw):
+        """name: the index that lists the samples (sample_index.jsonl, sample_index.bin)."""
         return cls.not_finished(
             path,
-            f"sample_index.jsonl lists {listed} samples, stats.json {total}",
-            f"sample_index.jsonl có {listed} sample, stats.json {total}",
+            f"{name} lists {listed} samples, stats.json {total}",
+            f"{name} có {listed} sample, stats.json {total}",
             **kw,
         )
 
@@ -2507,6 +2508,59 @@ class OutputValidationError(MintDimError):
             path,
             "sample_index.jsonl shard_row disagrees with the shard layout",
             "shard_row trong sample_index.jsonl không khớp bố cục shard",
+            **kw,
+        )
+
+    # sample_index.bin (mintdim/formats/sample_columns.py): `file` is its path
+    @classmethod
+    def index_file_damaged(cls, file: str, why: str, **kw):
+        out, name = os.path.split(file)
+        return cls.not_finished(
+            out,
+            f"{name} is damaged: {why}. Rebuild the output (`mintdim verify` names every file that changed "
+            "since the build)",
+            f"{name} bị hỏng: {why}. Hãy build lại output (`mintdim verify` chỉ ra mọi file đã thay đổi "
+            "từ lúc build)",
+            file=file,
+            **kw,
+        )
+
+    @classmethod
+    def index_file_cut(cls, file: str, size: int, needed: int, **kw):
+        out, name = os.path.split(file)
+        return cls.not_finished(
+            out,
+            f"{name} is cut short: {size} bytes, its header and columns take {needed}. Rebuild the output, "
+            "or copy the file again if it was copied",
+            f"{name} bị cắt cụt: {size} byte, header và các cột của nó cần {needed}. Hãy build lại output, "
+            "hoặc chép lại file nếu nó được chép từ nơi khác",
+            file=file,
+            **kw,
+        )
+
+    @classmethod
+    def index_file_version(cls, file: str, version: int, known: int, **kw):
+        out, name = os.path.split(file)
+        return cls.not_finished(
+            out,
+            f"{name} has format version {version}, this MintDim reads version {known}. Read the output "
+            "with the MintDim that built it, or rebuild it with this one",
+            f"{name} có phiên bản định dạng {version}, MintDim này đọc phiên bản {known}. Hãy đọc output "
+            "bằng MintDim đã build nó, hoặc build lại bằng MintDim này",
+            file=file,
+            **kw,
+        )
+
+    @classmethod
+    def index_file_older(cls, path: str, **kw):
+        """Not raised: the warning of a reader that opens an output built before sample_index.bin."""
+        return cls(
+            f"{path} has no sample_index.bin (it was built before MintDim wrote one): its sample index is "
+            "read from sample_index.jsonl, in a time that grows with its samples. Rebuild the output to "
+            "open it in constant time.",
+            f"{path} không có sample_index.bin (nó được build trước khi MintDim ghi file này): chỉ mục "
+            "sample được đọc từ sample_index.jsonl, mất thời gian tăng theo số sample. Hãy build lại "
+            "output để mở nó trong thời gian không đổi.",
             **kw,
         )
 
