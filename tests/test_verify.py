@@ -808,8 +808,7 @@ def test_verify_names_a_binary_index_that_disagrees_with_the_jsonl(copy):
     found = problems(verify(out))
     assert f"sample_index.bin: its bytes differ from its SHA-256 in {SUMS} (changed since the build)" in found
     assert (
-        f"sample_index.bin: sample 5: token_count is {want + 1}, sample_index.jsonl gives {want}"
-        in found
+        f"sample_index.bin: sample 5: token_count is {want + 1}, sample_index.jsonl gives {want}" in found
     ), found
 
 
@@ -823,8 +822,7 @@ def test_verify_names_a_jsonl_that_disagrees_with_the_binary_index(copy):
     write_index(out, "sample_index.jsonl", rows)
     found = problems(verify(out))
     assert (
-        f"sample_index.bin: sample 5: token_count is {want}, sample_index.jsonl gives {want - 1}"
-        in found
+        f"sample_index.bin: sample 5: token_count is {want}, sample_index.jsonl gives {want - 1}" in found
     ), found
 
 

@@ -122,8 +122,10 @@ def _aligned(at: int) -> int:
     return -(-at // 8) * 8
 
 
-def write_built(path: str, plan: dict, paths, sps: int, packed=None, cut=None, trained=None, repeats=None):
-    """sample_index.bin of a build, from the aggregate stage's arrays: the same values its
+def write_built(
+    directory: str, plan: dict, paths, sps: int, packed=None, cut=None, trained=None, repeats=None
+):
+    """sample_index.bin in `directory`, from the aggregate stage's arrays: the same values its
     sample_index.jsonl writers are given (plan: the output's plan; paths: every build file's path, which
     the plan's file numbers index; packed / cut: the packing columns or units.overflow's; trained and
     repeats: source.train_on's and source.take's, or None)."""
@@ -158,7 +160,8 @@ def write_built(path: str, plan: dict, paths, sps: int, packed=None, cut=None, t
         offsets = packed["offsets"]
         cols["row_offset"] = np.where(placed, offsets, -1)
         cols["row_samples"], cols["row_first"] = row_order(rows, offsets, placed, packed["n_rows"])
-    write(path, "units" if packed is None else "packed", cols, [paths[k] for k in used.tolist()])
+    layout = "units" if packed is None else "packed"
+    write(os.path.join(directory, NAME), layout, cols, [paths[k] for k in used.tolist()])
 
 
 def row_order(rows, offsets, placed, n_rows: int) -> tuple[np.ndarray, np.ndarray]:

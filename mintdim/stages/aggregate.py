@@ -207,9 +207,7 @@ def aggregate_output(
         trained = packed["trained"]
     index_path = os.path.join(stage_dir, fmt.SAMPLE_INDEX)
     _write_index_of_samples(index_path, plan, hexes, paths, sps, packed, cut, trained, repeats, progress)
-    sample_columns.write_built(
-        os.path.join(stage_dir, sample_columns.NAME), plan, paths, sps, packed, cut, trained, repeats
-    )
+    sample_columns.write_built(stage_dir, plan, paths, sps, packed, cut, trained, repeats)
 
     origin = fmt.origin_of(paths, file_ids, lines, repeats)
     groups = _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), digests, hexes, origin)
