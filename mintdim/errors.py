@@ -2485,7 +2485,7 @@ class OutputValidationError(MintDimError):
 
     @classmethod
     def index_count(cls, path: str, listed: int, total: int, name: str = "sample_index.jsonl", **kw):
-        """name: the index that lists the samples (sample_index.jsonl, sample_index.bin)."""
+        """name: the index that lists the samples (sample_index.jsonl, sample_index.idx)."""
         return cls.not_finished(
             path,
             f"{name} lists {listed} samples, stats.json {total}",
@@ -2511,7 +2511,7 @@ class OutputValidationError(MintDimError):
             **kw,
         )
 
-    # sample_index.bin (mintdim/formats/sample_columns.py): `file` is its path
+    # sample_index.idx (mintdim/formats/sample_columns.py): `file` is its path
     @classmethod
     def index_file_damaged(cls, file: str, why: str, **kw):
         out, name = os.path.split(file)
@@ -2553,12 +2553,12 @@ class OutputValidationError(MintDimError):
 
     @classmethod
     def index_file_older(cls, path: str, **kw):
-        """Not raised: the warning of a reader that opens an output built before sample_index.bin."""
+        """Not raised: the warning of a reader that opens an output built before sample_index.idx."""
         return cls(
-            f"{path} has no sample_index.bin (it was built before MintDim wrote one): its sample index is "
+            f"{path} has no sample_index.idx (it was built before MintDim wrote one): its sample index is "
             "read from sample_index.jsonl, in a time that grows with its samples. Rebuild the output to "
             "open it in constant time.",
-            f"{path} không có sample_index.bin (nó được build trước khi MintDim ghi file này): chỉ mục "
+            f"{path} không có sample_index.idx (nó được build trước khi MintDim ghi file này): chỉ mục "
             "sample được đọc từ sample_index.jsonl, mất thời gian tăng theo số sample. Hãy build lại "
             "output để mở nó trong thời gian không đổi.",
             **kw,

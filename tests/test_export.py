@@ -390,8 +390,8 @@ def test_a_bucketed_output_with_dropped_samples_exports_both_formats(bucketed_dr
         assert masks[i].tolist() == ([] if i in gone else bits[i].astype(np.uint8).tolist())
 
 
-def test_an_export_read_through_sample_index_bin_equals_one_read_through_the_jsonl(gsm8k, chat, tmp_path):
-    """The export reads each sample's place from sample_index.bin; the same output without it (and without
+def test_an_export_read_through_sample_index_idx_equals_one_read_through_the_jsonl(gsm8k, chat, tmp_path):
+    """The export reads each sample's place from sample_index.idx; the same output without it (and without
     checksums.sha256, which lists it: an output of an earlier MintDim) is read from sample_index.jsonl, and
     both give the same bytes, in both formats, masks included."""
     import warnings
@@ -400,10 +400,10 @@ def test_an_export_read_through_sample_index_bin_equals_one_read_through_the_jso
         name = os.path.basename(out)
         old = str(tmp_path / f"{name}_old")
         shutil.copytree(out, old)
-        os.remove(os.path.join(old, "sample_index.bin"))
+        os.remove(os.path.join(old, "sample_index.idx"))
         os.remove(os.path.join(old, "checksums.sha256"))
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the reader's warning: no sample_index.bin
+            warnings.simplefilter("ignore")  # the reader's warning: no sample_index.idx
             export(old, "hf", str(tmp_path / f"{name}_own"))
             export(old, "megatron", str(tmp_path / f"{name}_own"))
         export(out, "hf", str(tmp_path / f"{name}_hf"))

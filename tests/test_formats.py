@@ -78,7 +78,7 @@ def test_output_names_writers_and_readers(tmp_path):
         "histogram.json",
         "stats.json",
         "sample_index.jsonl",
-        "sample_index.bin",
+        "sample_index.idx",
         "duplicate_index.jsonl",
         "unk_index.jsonl",
     )
@@ -219,7 +219,7 @@ def test_large_arrays_reach_the_kernel_in_pieces_of_at_most_write_piece(tmp_path
     assert sum(sizes) > 4 * n
 
 
-# --- sample_index.bin ---------------------------------------------------------------------------------------
+# --- sample_index.idx ---------------------------------------------------------------------------------------
 
 
 def _columns(n: int, packed: bool, rng) -> dict:
@@ -246,7 +246,7 @@ def _columns(n: int, packed: bool, rng) -> dict:
 
 @pytest.mark.parametrize("n", [0, 1, 9, 1000])
 @pytest.mark.parametrize("packed", [False, True])
-def test_sample_index_bin_reads_back_what_was_written(tmp_path, n, packed):
+def test_sample_index_idx_reads_back_what_was_written(tmp_path, n, packed):
     """Round trip: every column, the layout, the sample count and the file names (non-ASCII kept), from a
     memory map; the header is the documented one; no optional column the writer was not given."""
     rng = np.random.default_rng(n)
@@ -273,7 +273,7 @@ def test_sample_index_bin_reads_back_what_was_written(tmp_path, n, packed):
     assert plain.trained_tokens is None and plain.repeat is None
 
 
-def test_sample_index_bin_pickles_as_its_path(tmp_path):
+def test_sample_index_idx_pickles_as_its_path(tmp_path):
     """A DataLoader worker receives the columns by pickle: it maps the file again (a few hundred bytes pass,
     not the columns)."""
     import pickle
@@ -302,7 +302,7 @@ def _refused(path) -> str:
     return err.value.render("both")
 
 
-def test_a_damaged_sample_index_bin_header_is_refused(tmp_path):
+def test_a_damaged_sample_index_idx_header_is_refused(tmp_path):
     """A changed header byte (CRC-32), another file's start (the mark), a column table that does not add up:
     the catalogue's error in both languages, naming the file."""
     path, data = _written(tmp_path)
@@ -312,22 +312,22 @@ def test_a_damaged_sample_index_bin_header_is_refused(tmp_path):
             f.write(data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :])
         text = _refused(path)
         assert (
-            f"Problem: {out} is not a finished MintDim output: sample_index.bin is damaged: its header's "
+            f"Problem: {out} is not a finished MintDim output: sample_index.idx is damaged: its header's "
             "CRC-32 does not match the header's bytes. Rebuild the output" in text
         )
-        assert f"Vấn đề: {out} không phải output MintDim đã hoàn tất: sample_index.bin bị hỏng: " in text
+        assert f"Vấn đề: {out} không phải output MintDim đã hoàn tất: sample_index.idx bị hỏng: " in text
     with open(path, "wb") as f:
         f.write(b"PK\x03\x04" + data[4:])
     assert (
-        "sample_index.bin is damaged: it does not start with the mark of a MintDim sample index"
+        "sample_index.idx is damaged: it does not start with the mark of a MintDim sample index"
         in _refused(path)
     )
     with open(path, "wb") as f:  # a header size that does not fit its column count (checked before the CRC)
         f.write(data[:16] + (int.from_bytes(data[16:20], "little") + 8).to_bytes(4, "little") + data[20:])
-    assert "sample_index.bin is damaged: its header size" in _refused(path)
+    assert "sample_index.idx is damaged: its header size" in _refused(path)
 
 
-def test_a_truncated_sample_index_bin_is_refused(tmp_path):
+def test_a_truncated_sample_index_idx_is_refused(tmp_path):
     """Cut anywhere (header, column table, columns): the size it has and the size it needs."""
     path, data = _written(tmp_path)
     out = str(tmp_path)
@@ -336,19 +336,19 @@ def test_a_truncated_sample_index_bin_is_refused(tmp_path):
             f.write(data[:keep])
         text = _refused(path)
         assert (
-            f"Problem: {out} is not a finished MintDim output: sample_index.bin is cut short: {keep} bytes, "
+            f"Problem: {out} is not a finished MintDim output: sample_index.idx is cut short: {keep} bytes, "
             "its header and columns take " in text
         ), (keep, text)
-        assert f"sample_index.bin bị cắt cụt: {keep} byte, header và các cột của nó cần " in text
+        assert f"sample_index.idx bị cắt cụt: {keep} byte, header và các cột của nó cần " in text
 
 
-def test_a_sample_index_bin_of_another_version_is_refused(tmp_path):
+def test_a_sample_index_idx_of_another_version_is_refused(tmp_path):
     path, data = _written(tmp_path)
     with open(path, "wb") as f:
         f.write(data[:8] + (7).to_bytes(4, "little") + data[12:])
     text = _refused(path)
     assert (
-        "sample_index.bin has format version 7, this MintDim reads version 1. Read the output with the "
+        "sample_index.idx has format version 7, this MintDim reads version 1. Read the output with the "
         "MintDim that built it, or rebuild it with this one" in text
     )
-    assert "sample_index.bin có phiên bản định dạng 7, MintDim này đọc phiên bản 1." in text
+    assert "sample_index.idx có phiên bản định dạng 7, MintDim này đọc phiên bản 1." in text

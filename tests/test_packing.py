@@ -526,14 +526,14 @@ def test_verify_catches_packing_corruption(masked, tmp_path, corrupt):
 
 def _says(use, out, en, vi):
     with pytest.raises(E.OutputValidationError) as err, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # an output without sample_index.bin is read with a warning
+        warnings.simplefilter("ignore")  # an output without sample_index.idx is read with a warning
         use(out)
     assert_not_finished(err.value, out, en, vi)
 
 
 def test_reader_names_a_damaged_packed_output_in_both_languages(masked, tmp_path):
     """What mintdim.open and the packed dataset say about rows that are no longer as MintDim wrote them
-    (the index cases: an output built before sample_index.bin, whose reader reads sample_index.jsonl)."""
+    (the index cases: an output built before sample_index.idx, whose reader reads sample_index.jsonl)."""
 
     def damaged(name):
         out = str(tmp_path / name)
@@ -541,8 +541,8 @@ def test_reader_names_a_damaged_packed_output_in_both_languages(masked, tmp_path
         return out
 
     def write_index(out, rows):
-        """An output built before sample_index.bin (its reader reads sample_index.jsonl), then damaged."""
-        os.remove(os.path.join(out, "sample_index.bin"))
+        """An output built before sample_index.idx (its reader reads sample_index.jsonl), then damaged."""
+        os.remove(os.path.join(out, "sample_index.idx"))
         with open(os.path.join(out, "sample_index.jsonl"), "w", encoding="utf-8") as f:
             f.writelines(json.dumps(r) + "\n" for r in rows)
 
@@ -678,8 +678,8 @@ def test_shipped_packed_example_builds_and_verifies(tmp_path):
         assert batch.flat()["position_ids"][a:e].tolist() == list(range(e - a))
 
 
-def test_packed_sample_index_bin_holds_what_sample_index_jsonl_says(masked, tmp_path):
-    """Every column of the packed build's sample_index.bin (truncated samples, loss masks) equals the one
+def test_packed_sample_index_idx_holds_what_sample_index_jsonl_says(masked, tmp_path):
+    """Every column of the packed build's sample_index.idx (truncated samples, loss masks) equals the one
     sample_index.jsonl gives (an output without the binary file is read from it); each sample's place is its
     line's shard_path, shard_row and row_offset, and every row lists its samples by offset."""
     from mintdim.formats import sample_columns
@@ -706,8 +706,8 @@ def test_packed_sample_index_bin_holds_what_sample_index_jsonl_says(masked, tmp_
         assert [index[i]["row_offset"] for i in ids] == sorted(index[i]["row_offset"] for i in ids)
     old = str(tmp_path / "old")
     shutil.copytree(out, old)
-    os.remove(os.path.join(old, "sample_index.bin"))
-    with pytest.warns(UserWarning, match="has no sample_index.bin"):
+    os.remove(os.path.join(old, "sample_index.idx"))
+    with pytest.warns(UserWarning, match="has no sample_index.idx"):
         from_jsonl = mintdim.open(old).sample_columns
     for name in sample_columns.COLUMNS:
         a, b = getattr(from_jsonl, name), getattr(cols, name)

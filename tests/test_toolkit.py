@@ -120,8 +120,8 @@ def test_every_sample_round_trips_to_its_source_tokens(ds, expected, built):
         ds.tokens(len(ds))
 
 
-def test_the_reader_takes_its_lookup_from_sample_index_bin(built, tmp_path):
-    """mintdim.open places every sample from sample_index.bin, fixed-width columns memory-mapped: with
+def test_the_reader_takes_its_lookup_from_sample_index_idx(built, tmp_path):
+    """mintdim.open places every sample from sample_index.idx, fixed-width columns memory-mapped: with
     sample_index.jsonl emptied, each sample is still where the jsonl put it, with its token count."""
     out = str(tmp_path / "out")
     shutil.copytree(built["out"], out)
@@ -142,16 +142,16 @@ def test_the_reader_takes_its_lookup_from_sample_index_bin(built, tmp_path):
     assert cols.file_names == [GSM8K] and cols.source_line.tolist() == [r["source_line"] for r in index]
 
 
-def test_an_output_built_before_sample_index_bin_opens_from_its_jsonl_with_a_warning(built, tmp_path):
-    """Without sample_index.bin (an output of an earlier MintDim), the reader reads sample_index.jsonl into
+def test_an_output_built_before_sample_index_idx_opens_from_its_jsonl_with_a_warning(built, tmp_path):
+    """Without sample_index.idx (an output of an earlier MintDim), the reader reads sample_index.jsonl into
     the same columns, and says so once; every column equals the binary index's."""
     from mintdim.formats import sample_columns
 
     out = str(tmp_path / "out")
     shutil.copytree(built["out"], out)
-    os.remove(os.path.join(out, "sample_index.bin"))
+    os.remove(os.path.join(out, "sample_index.idx"))
     with pytest.warns(
-        UserWarning, match="has no sample_index.bin .* Rebuild the output to open it in constant"
+        UserWarning, match="has no sample_index.idx .* Rebuild the output to open it in constant"
     ):
         old = mintdim.open(out)
         old.tokens(0)
@@ -170,13 +170,13 @@ def _patch(path, at: int, data: bytes):
         f.write(data)
 
 
-def test_a_damaged_sample_index_bin_is_named_in_both_languages(built, tmp_path):
+def test_a_damaged_sample_index_idx_is_named_in_both_languages(built, tmp_path):
     """A header byte changed, a file cut short, a version this MintDim does not read: catalogue errors."""
     import struct
 
     out = str(tmp_path / "out")
     shutil.copytree(built["out"], out)
-    path = os.path.join(out, "sample_index.bin")
+    path = os.path.join(out, "sample_index.idx")
     whole = open(path, "rb").read()
     size = len(whole)
     _patch(path, 30, b"\x07")  # inside the sample count
@@ -185,9 +185,9 @@ def test_a_damaged_sample_index_bin_is_named_in_both_languages(built, tmp_path):
     assert_not_finished(
         err.value,
         out,
-        "sample_index.bin is damaged: its header's CRC-32 does not match the header's bytes. Rebuild the "
+        "sample_index.idx is damaged: its header's CRC-32 does not match the header's bytes. Rebuild the "
         "output (`mintdim verify` names every file that changed since the build)",
-        "sample_index.bin bị hỏng: its header's CRC-32 does not match the header's bytes. Hãy build lại "
+        "sample_index.idx bị hỏng: its header's CRC-32 does not match the header's bytes. Hãy build lại "
         "output (`mintdim verify` chỉ ra mọi file đã thay đổi từ lúc build)",
     )
     with open(path, "wb") as f:
@@ -197,9 +197,9 @@ def test_a_damaged_sample_index_bin_is_named_in_both_languages(built, tmp_path):
     assert_not_finished(
         err.value,
         out,
-        f"sample_index.bin is cut short: {size - 3} bytes, its header and columns take {size}. Rebuild the "
+        f"sample_index.idx is cut short: {size - 3} bytes, its header and columns take {size}. Rebuild the "
         "output, or copy the file again if it was copied",
-        f"sample_index.bin bị cắt cụt: {size - 3} byte, header và các cột của nó cần {size}. Hãy build lại "
+        f"sample_index.idx bị cắt cụt: {size - 3} byte, header và các cột của nó cần {size}. Hãy build lại "
         "output, hoặc chép lại file nếu nó được chép từ nơi khác",
     )
     with open(path, "wb") as f:
@@ -209,9 +209,9 @@ def test_a_damaged_sample_index_bin_is_named_in_both_languages(built, tmp_path):
     assert_not_finished(
         err.value,
         out,
-        "sample_index.bin has format version 2, this MintDim reads version 1. Read the output with the "
+        "sample_index.idx has format version 2, this MintDim reads version 1. Read the output with the "
         "MintDim that built it, or rebuild it with this one",
-        "sample_index.bin có phiên bản định dạng 2, MintDim này đọc phiên bản 1. Hãy đọc output bằng "
+        "sample_index.idx có phiên bản định dạng 2, MintDim này đọc phiên bản 1. Hãy đọc output bằng "
         "MintDim đã build nó, hoặc build lại bằng MintDim này",
     )
 
@@ -226,10 +226,10 @@ def test_open_refuses_what_is_not_a_finished_output(tmp_path):
 
 
 def _older(damage):
-    """An output built before sample_index.bin (its reader reads sample_index.jsonl), then damaged."""
+    """An output built before sample_index.idx (its reader reads sample_index.jsonl), then damaged."""
 
     def older(out):
-        os.remove(os.path.join(out, "sample_index.bin"))
+        os.remove(os.path.join(out, "sample_index.idx"))
         damage(out)
 
     return older
@@ -323,7 +323,7 @@ DAMAGED = {
 @pytest.mark.parametrize("case", sorted(DAMAGED))
 def test_a_damaged_output_is_named_in_both_languages(built, tmp_path, case):
     """What mintdim.open and the dataset say about an output that is no longer as MintDim wrote it (the
-    index cases: an output built before sample_index.bin, whose reader reads sample_index.jsonl)."""
+    index cases: an output built before sample_index.idx, whose reader reads sample_index.jsonl)."""
     damage, use, en, vi = DAMAGED[case]
     out = str(tmp_path / "out")
     shutil.copytree(built["out"], out)

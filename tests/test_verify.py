@@ -777,11 +777,11 @@ def test_the_shard_checks_find_what_a_row_by_row_check_finds():
         assert found == {k: v for k, v in expected_unk.items() if v}, (block, tc)
 
 
-# --- sample_index.bin, the readers' index, against sample_index.jsonl -------------------------------------
+# --- sample_index.idx, the readers' index, against sample_index.jsonl -------------------------------------
 
 
 def column_at(path: str, name: str) -> tuple[int, str]:
-    """(byte offset, dtype) of a column of sample_index.bin, read from its column table as the format
+    """(byte offset, dtype) of a column of sample_index.idx, read from its column table as the format
     documents it (40 header bytes, then 48 per column: name 24, dtype 8, count 8, offset 8)."""
     import struct
 
@@ -795,10 +795,10 @@ def column_at(path: str, name: str) -> tuple[int, str]:
 
 
 def test_verify_names_a_binary_index_that_disagrees_with_the_jsonl(copy):
-    """One token count changed in sample_index.bin (its header intact): the two indexes disagree, and verify
+    """One token count changed in sample_index.idx (its header intact): the two indexes disagree, and verify
     names the file, the column and the sample; checksums.sha256 names the file too."""
     _root, out = copy
-    path = os.path.join(out, "sample_index.bin")
+    path = os.path.join(out, "sample_index.idx")
     at, dtype = column_at(path, "token_count")
     width = np.dtype(dtype).itemsize
     want = index(out)[5]["token_count"]
@@ -806,9 +806,9 @@ def test_verify_names_a_binary_index_that_disagrees_with_the_jsonl(copy):
         f.seek(at + 5 * width)
         f.write(np.asarray([want + 1], dtype=dtype).tobytes())
     found = problems(verify(out))
-    assert f"sample_index.bin: its bytes differ from its SHA-256 in {SUMS} (changed since the build)" in found
+    assert f"sample_index.idx: its bytes differ from its SHA-256 in {SUMS} (changed since the build)" in found
     assert (
-        f"sample_index.bin: sample 5: token_count is {want + 1}, sample_index.jsonl gives {want}" in found
+        f"sample_index.idx: sample 5: token_count is {want + 1}, sample_index.jsonl gives {want}" in found
     ), found
 
 
@@ -822,25 +822,25 @@ def test_verify_names_a_jsonl_that_disagrees_with_the_binary_index(copy):
     write_index(out, "sample_index.jsonl", rows)
     found = problems(verify(out))
     assert (
-        f"sample_index.bin: sample 5: token_count is {want}, sample_index.jsonl gives {want - 1}" in found
+        f"sample_index.idx: sample 5: token_count is {want}, sample_index.jsonl gives {want - 1}" in found
     ), found
 
 
 def test_verify_names_a_damaged_binary_index(copy):
     _root, out = copy
-    path = os.path.join(out, "sample_index.bin")
+    path = os.path.join(out, "sample_index.idx")
     with open(path, "r+b") as f:
         f.seek(24)  # the sample count: the header's CRC-32 no longer matches
         f.write(b"\x09")
     found = problems(verify(out))
     assert (
-        "sample_index.bin: is damaged: its header's CRC-32 does not match the header's bytes. Rebuild the "
+        "sample_index.idx: is damaged: its header's CRC-32 does not match the header's bytes. Rebuild the "
         "output (`mintdim verify` names every file that changed since the build)" in found
     ), found
 
 
 def test_an_output_written_before_the_binary_index_verifies_with_a_note(copy):
-    """No sample_index.bin (and no checksums.sha256, which would list it): an earlier MintDim's output;
+    """No sample_index.idx (and no checksums.sha256, which would list it): an earlier MintDim's output;
     verify says so in a note and finds nothing wrong; the reader opens it from sample_index.jsonl."""
     import warnings
 
@@ -848,14 +848,14 @@ def test_an_output_written_before_the_binary_index_verifies_with_a_note(copy):
 
     _root, out = copy
     os.unlink(os.path.join(out, SUMS))
-    os.unlink(os.path.join(out, "sample_index.bin"))
+    os.unlink(os.path.join(out, "sample_index.idx"))
     r = verify(out)
     assert r.ok, problems(r)
     assert any(
-        n.startswith("no sample_index.bin: this output was built before MintDim wrote it") for n in r.notes
+        n.startswith("no sample_index.idx: this output was built before MintDim wrote it") for n in r.notes
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ds = mintdim.open(out)
         assert [len(ds.tokens(i)) for i in range(len(ds))] == [row["token_count"] for row in index(out)]
-    assert any("has no sample_index.bin" in str(w.message) for w in caught)
+    assert any("has no sample_index.idx" in str(w.message) for w in caught)

@@ -4,7 +4,7 @@
     histogram.json         samples per unit size
     stats.json             totals, duplicate and UNK figures, padding (and packing) figures
     sample_index.jsonl     one line per sample, in sample_id order
-    sample_index.bin       the same samples' places and counts as arrays (formats/sample_columns.py)
+    sample_index.idx       the same samples' places and counts as arrays (formats/sample_columns.py)
     duplicate_index.jsonl  groups of samples whose rendered text has the same SHA-256
     unk_index.jsonl        samples whose tokens hold unk_id, with 0-based positions
     skipped_index.jsonl    (source.on_bad_record: skip) the records no sample came from, in input order

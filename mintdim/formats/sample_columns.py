@@ -1,4 +1,4 @@
-"""sample_index.bin: the per-sample columns the readers need, as fixed-width little-endian arrays.
+"""sample_index.idx: the per-sample columns the readers need, as fixed-width little-endian arrays.
 
 sample_index.jsonl is the spec's audit file, one JSON line per sample; reading one sample's place from it
 means parsing every line before. This file holds the same facts as arrays (in the spirit of
@@ -58,7 +58,7 @@ from .. import errors as E
 from ..files import open_pieces
 from . import shards
 
-NAME = "sample_index.bin"
+NAME = "sample_index.idx"
 JSONL = "sample_index.jsonl"  # formats/output.py's SAMPLE_INDEX (that module imports this one)
 MAGIC = b"MINTSIDX"
 VERSION = 1
@@ -95,7 +95,7 @@ _NOT_PER_SAMPLE = ("row_samples", "row_first", "file_names")
 
 
 def write(path: str, layout: str, columns: dict, file_names: list[str]) -> None:
-    """sample_index.bin at `path`: the arrays of `columns` (names of COLUMNS, cast to their dtypes) and the
+    """sample_index.idx at `path`: the arrays of `columns` (names of COLUMNS, cast to their dtypes) and the
     file-name table, after the header; the file is complete only when closed (formats' PieceWriter)."""
     arrays = {k: np.ascontiguousarray(columns[k], dtype=COLUMNS[k]) for k in COLUMNS if k in columns}
     arrays["file_names"] = np.frombuffer(orjson.dumps(list(file_names)), dtype=np.uint8)
@@ -125,7 +125,7 @@ def _aligned(at: int) -> int:
 def write_built(
     directory: str, plan: dict, paths, sps: int, packed=None, cut=None, trained=None, repeats=None
 ):
-    """sample_index.bin in `directory`, from the aggregate stage's arrays: the same values its
+    """sample_index.idx in `directory`, from the aggregate stage's arrays: the same values its
     sample_index.jsonl writers are given (plan: the output's plan; paths: every build file's path, which
     the plan's file numbers index; packed / cut: the packing columns or units.overflow's; trained and
     repeats: source.train_on's and source.take's, or None)."""
@@ -179,7 +179,7 @@ def row_order(rows, offsets, placed, n_rows: int) -> tuple[np.ndarray, np.ndarra
 
 class SampleColumns:
     """The columns of one output's sample index: `col.token_count[i]` etc. (COLUMNS' names; None for an
-    optional column the build did not write), `layout`, `n`, `file_names`. Opened from sample_index.bin they
+    optional column the build did not write), `layout`, `n`, `file_names`. Opened from sample_index.idx they
     are read-only views of one memory map; pickled, they reopen the file (a DataLoader worker maps it again
     rather than receiving a copy)."""
 
@@ -207,7 +207,7 @@ class SampleColumns:
 
 
 def read(path: str) -> SampleColumns:
-    """sample_index.bin memory-mapped: the header and column table checked (OutputValidationError: a file
+    """sample_index.idx memory-mapped: the header and column table checked (OutputValidationError: a file
     cut short, a damaged header, a version this MintDim does not read), the columns left unread until used."""
     size, (layout, n, header_size), table = _header(path)
     entries = _entries(path, table, n, header_size)
@@ -277,7 +277,7 @@ def _entries(path: str, table: bytes, n: int, header_size: int) -> list[tuple]:
 
 
 def open_columns(out_dir: str, manifest: dict, samples: int, warn: bool = True) -> SampleColumns:
-    """The sample index of a finished output: sample_index.bin, checked to hold `samples` samples of the
+    """The sample index of a finished output: sample_index.idx, checked to hold `samples` samples of the
     manifest's layout; for an output built before it existed, sample_index.jsonl read into the same columns
     (a warning says so, unless `warn` is False)."""
     packed = (manifest.get("units") or {}).get("layout") == "packed"
@@ -296,11 +296,11 @@ def open_columns(out_dir: str, manifest: dict, samples: int, warn: bool = True) 
     return cols
 
 
-# --- an output without sample_index.bin: its sample_index.jsonl -----------------------------------------
+# --- an output without sample_index.idx: its sample_index.jsonl -----------------------------------------
 
 
 def from_jsonl(out_dir: str, manifest: dict, samples: int) -> SampleColumns:
-    """sample_index.jsonl (bucketed or packed keys) as the columns sample_index.bin holds, in memory; the
+    """sample_index.jsonl (bucketed or packed keys) as the columns sample_index.idx holds, in memory; the
     reader's catalogue errors for ids out of order, a count other than stats.json's, a unit size the
     manifest does not declare, a shard_row that does not follow the shard layout."""
     units = manifest["units"]

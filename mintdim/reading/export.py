@@ -122,7 +122,7 @@ def _need_pyarrow() -> None:
 
 def verified(out: str, log) -> None:
     """OutputValidationError naming every file that differs from checksums.sha256, or with verify's first
-    problem, when the output fails `mintdim verify` (which checks sample_index.bin, the reader's index,
+    problem, when the output fails `mintdim verify` (which checks sample_index.idx, the reader's index,
     against sample_index.jsonl)."""
     from .verify import verify
 

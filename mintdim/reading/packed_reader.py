@@ -16,7 +16,7 @@
         batch.flat()          # padding-free 1-D input_ids / position_ids / labels
 
 Boundaries come from the stored cu_XXXXXX.bin files (formats/shards.py), sample ids from
-sample_index.bin (formats/sample_columns.py: ordered by row, then row_offset); the two are checked
+sample_index.idx (formats/sample_columns.py: ordered by row, then row_offset); the two are checked
 against each other for every row read. Rows are batched like BucketBatchSampler batches records: per epoch the
 shards and the rows inside each shard are shuffled by (seed, epoch), ranks take every
 world_size-th batch. The PyTorch adapter: `torch_loader` (mintdim/reading/torch_data.py).
@@ -154,7 +154,7 @@ class PackedDataset:
             ("c", k), lambda: fs.read_boundaries(fs.cu_path(self.shard_paths[k]), len(self._shard(k)))
         )
 
-    # -- the per-sample lookup: sample_index.bin (formats/sample_columns.py) ----------------------
+    # -- the per-sample lookup: sample_index.idx (formats/sample_columns.py) ----------------------
 
     def _lookup(self):
         """The sample index's columns, memory-mapped on first use: shard, record, row_offset, token_count

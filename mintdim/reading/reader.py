@@ -9,7 +9,7 @@
         batch.tokens                                 # (B, unit_size), every row of one unit
 
 Nothing is read into memory: the per-sample lookup (unit, shard, record and token count
-of every sample) is sample_index.bin, memory-mapped (formats/sample_columns.py).
+of every sample) is sample_index.idx, memory-mapped (formats/sample_columns.py).
 Shards are memory-mapped with the manifest's dtype, little-endian, whatever the host.
 The PyTorch adapter (`torch_dataset`, `torch_sampler`, `torch_loader`) imports torch
 only when it is called.
@@ -140,7 +140,7 @@ class Dataset:
 
     def _lookup(self):
         """The sample index's columns (formats/sample_columns.py): unit, shard, record, token_count,
-        status... per sample id, memory-mapped from sample_index.bin on first use."""
+        status... per sample id, memory-mapped from sample_index.idx on first use."""
         if self._index is None:
             self._index = open_columns(self.path, self.manifest, self.num_samples)
         return self._index

@@ -20,7 +20,7 @@ Every figure is recomputed from the files themselves, then compared:
   source_token_count is above the largest size; dropped: token_count 0, no unit, shard or row;
   truncated: token_count = the largest size, in the largest unit (its stored tokens are the
   encoder's first ones).
-- sample_index.bin (the readers' index): every column agrees with sample_index.jsonl, sample by
+- sample_index.idx (the readers' index): every column agrees with sample_index.jsonl, sample by
   sample (an output built before MintDim wrote it: a note).
 - shards: exactly ceil(count / samples_per_shard) files per unit, each of
   records * unit_size * bytes_per_token bytes; every slot from token_count on holds pad_id;
@@ -161,7 +161,7 @@ def _verify(
 
     # --- sample_index.jsonl ------------------------------------------------------------------------
     idx = _read_sample_index(out, report, sizes, sps, files, policy)
-    check_sample_columns(out, idx, report, verify_columns.bucketed(idx, sizes, sps))  # sample_index.bin
+    check_sample_columns(out, idx, report, verify_columns.bucketed(idx, sizes, sps))  # sample_index.idx
     n = len(idx.tc)
     report.samples = n
     per_unit = {s: np.flatnonzero(idx.unit == s) for s in sizes}

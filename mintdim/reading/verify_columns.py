@@ -1,4 +1,4 @@
-"""`mintdim verify`'s check of sample_index.bin (formats/sample_columns.py), the index the readers use,
+"""`mintdim verify`'s check of sample_index.idx (formats/sample_columns.py), the index the readers use,
 against sample_index.jsonl as verify read and checked it: every column, sample by sample."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ JSONL = sc.JSONL
 
 
 def check_sample_columns(out: str, idx: Index, report: Report, want: dict) -> None:
-    """sample_index.bin against the columns sample_index.jsonl gives: `want` holds the layout's own columns
+    """sample_index.idx against the columns sample_index.jsonl gives: `want` holds the layout's own columns
     (unit sizes: unit, shard, record; packed rows: shard, record, row_offset, row_samples, row_first), the
     rest come from `idx`. The first sample where a column differs is named, with the count that differ.
-    An output built before sample_index.bin existed has none: a note says so."""
+    An output built before sample_index.idx existed has none: a note says so."""
     path = os.path.join(out, sc.NAME)
     if not os.path.exists(path):
         report.notes.append(
@@ -48,7 +48,7 @@ def check_sample_columns(out: str, idx: Index, report: Report, want: dict) -> No
 
 def _common(idx: Index, cols) -> dict:
     """The columns both layouts share, as sample_index.jsonl gives them (source_file: the index into
-    sample_index.bin's own file names of the name the line gives; -1 for a name it does not list)."""
+    sample_index.idx's own file names of the name the line gives; -1 for a name it does not list)."""
     status = np.asarray(idx.status, dtype=np.int64)
     names = {name: k for k, name in enumerate(cols.file_names)}
     number = np.asarray([names.get(f, -1) for f in idx.files] + [-1], dtype=np.int64)

@@ -9,7 +9,7 @@ recomputed from the files:
   manifest's policy occurs. shard_path / shard_row / row_offset place the samples of every row
   back to back from slot 0, in sample_id order, rows numbered by their smallest sample id,
   rows 0..R-1 all used, samples_per_shard rows per shard.
-- sample_index.bin: every column agrees with sample_index.jsonl (verify_columns.py).
+- sample_index.idx: every column agrees with sample_index.jsonl (verify_columns.py).
 - shards: ceil(R / samples_per_shard) files of rows * row_length * bytes_per_token bytes; every
   slot after a row's last sample holds pad_id; tokens inside the vocabulary; UNK positions read back.
 - cu_XXXXXX.bin: exactly R_k + 1 row pointers and, per row, [0, ends of its samples] as the index gives.
