@@ -46,6 +46,7 @@ the same columns (in memory, time linear in the samples) and warns once per outp
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 import warnings
@@ -299,81 +300,89 @@ def open_columns(out_dir: str, manifest: dict, samples: int, warn: bool = True) 
 # --- an output without sample_index.idx: its sample_index.jsonl -----------------------------------------
 
 
-def from_jsonl(out_dir: str, manifest: dict, samples: int) -> SampleColumns:
+def from_jsonl(out_dir: str, manifest: dict, samples: int, block: int = 1 << 16) -> SampleColumns:
     """sample_index.jsonl (bucketed or packed keys) as the columns sample_index.idx holds, in memory; the
     reader's catalogue errors for ids out of order, a count other than stats.json's, a unit size the
-    manifest does not declare, a shard_row that does not follow the shard layout."""
+    manifest does not declare, a shard_row that does not follow the shard layout. Parsed `block` lines at
+    a time, each block's objects taken apart key by key."""
     units = manifest["units"]
     packed = units.get("layout") == "packed"
     sizes = [int(s) for s in units["sizes"]]
     sps = int(manifest["output"]["samples_per_shard"])
-    c = {
-        k: np.full(samples, 0 if k == "status" else -1, COLUMNS[k])
-        for k in _PER_SAMPLE + ("row_offset", "unit")
-    }
-    trained, repeat, names = np.zeros(samples, np.int64), np.zeros(samples, np.int64), {}
-    given_rows = np.full(samples, -1, dtype=np.int64)
-    seen, has_trained, has_repeat = 0, False, False
+    names: dict[str, int] = {}
+    parts, seen = [], 0
     with open(os.path.join(out_dir, JSONL), "rb") as f:
-        for raw in f:
-            if not raw.strip():
-                continue
-            obj = orjson.loads(raw)
-            sid = obj.get("sample_id")
-            if sid != seen:
-                raise E.OutputValidationError.index_order(out_dir, seen + 1, sid)
-            seen += 1
-            if sid >= samples:
-                continue  # more lines than stats.json's samples: counted for the error below
-            status = _status_of(obj)
-            c["status"][sid] = status
-            c["token_count"][sid] = obj["token_count"]
-            c["source_token_count"][sid] = obj.get("source_token_count", obj["token_count"])
-            c["source_file"][sid] = names.setdefault(obj["source_file"], len(names))
-            c["source_line"][sid] = obj.get("source_line", obj.get("source_row", 0))
-            has_trained |= "trained_tokens" in obj
-            trained[sid] = obj.get("trained_tokens", 0)
-            has_repeat |= "repeat" in obj
-            repeat[sid] = obj.get("repeat", 0)
-            if status not in DROPPED:
-                _place_of(obj, sid, c, sizes, sps, given_rows, packed, out_dir)
+        while True:
+            lines = [line for line in itertools.islice(f, block) if line.strip()]
+            if not lines:
+                break
+            objs = orjson.loads(b"[" + b",".join(lines) + b"]")
+            ids = [o.get("sample_id") for o in objs]
+            if ids != list(range(seen, seen + len(ids))):
+                k = next(k for k, sid in enumerate(ids) if sid != seen + k)
+                raise E.OutputValidationError.index_order(out_dir, seen + k + 1, ids[k])
+            seen += len(objs)
+            parts.append(_block_columns(objs, names, sizes, packed, out_dir))
     if seen != samples:
         raise E.OutputValidationError.index_count(out_dir, seen, samples)
-    if not packed:
-        _bucketed_places(out_dir, c, sizes, sps, given_rows)
-    else:
-        c["shard"], c["record"] = _split(given_rows, sps)
-    cols = {k: v for k, v in c.items() if k != ("unit" if packed else "row_offset")}
-    if has_trained:
-        cols["trained_tokens"] = trained
-    if has_repeat:
-        cols["repeat"] = repeat
+    c = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, np.int64) for k in _FROM_LINES}
+    placed = ~np.isin(c["status"], DROPPED)
     if packed:
-        n_rows = int(given_rows.max()) + 1 if samples else 0
-        placed = ~np.isin(c["status"], DROPPED)
-        cols["row_samples"], cols["row_first"] = row_order(given_rows, c["row_offset"], placed, n_rows)
-    cols["file_names"] = np.frombuffer(orjson.dumps(list(names)), dtype=np.uint8)
+        rows = np.where(placed, c.pop("shard") * sps + c["record"], -1)
+        c["shard"], c["record"] = _split(rows, sps)
+        n_rows = int(rows.max()) + 1 if samples else 0
+        c["row_samples"], c["row_first"] = row_order(rows, c["row_offset"], placed, n_rows)
+        del c["unit"]
+    else:
+        _bucketed_places(out_dir, c, sizes, sps, c.pop("record"))
+        del c["row_offset"]
+    for optional in ("trained_tokens", "repeat"):
+        if not any(p[optional + "?"] for p in parts):
+            del c[optional]
+    c["file_names"] = np.frombuffer(orjson.dumps(list(names)), dtype=np.uint8)
+    cols = {k: v.astype(COLUMNS[k]) for k, v in c.items()}
     return SampleColumns(os.path.join(out_dir, JSONL), "packed" if packed else "units", samples, cols, False)
+
+
+_FROM_LINES = _PER_SAMPLE + ("unit", "row_offset", "trained_tokens", "repeat")
+
+
+def _block_columns(objs: list[dict], names: dict, sizes, packed: bool, out_dir: str) -> dict:
+    """The columns of a block of sample_index.jsonl's objects: shard (the shard number) and record
+    (shard_row as given, -1 where none), unit (unit sizes; -1: none), row_offset (packed rows); for an
+    optional key, whether a line of the block has it ("trained_tokens?", "repeat?")."""
+    unit_of = {size: k for k, size in enumerate(sizes)}
+    status = [_status_of(o) for o in objs]
+    placed = [st not in DROPPED for st in status]
+    if not packed and any(ok and o.get("unit_size") not in unit_of for ok, o in zip(placed, objs)):
+        raise E.OutputValidationError.index_unit_size(out_dir)
+    paths = [o.get("shard_path") for o in objs]
+    rows = [o.get("shard_row") for o in objs]
+    cols = {
+        "status": status,
+        "token_count": [o["token_count"] for o in objs],
+        "source_token_count": [o.get("source_token_count", o["token_count"]) for o in objs],
+        "source_file": [names.setdefault(o["source_file"], len(names)) for o in objs],
+        "source_line": [o.get("source_line", o.get("source_row", 0)) for o in objs],
+        "trained_tokens": [o.get("trained_tokens", 0) for o in objs],
+        "repeat": [o.get("repeat", 0) for o in objs],
+        "unit": [unit_of.get(o.get("unit_size"), -1) if ok else -1 for ok, o in zip(placed, objs)],
+        "row_offset": [o.get("row_offset") if ok and packed else -1 for ok, o in zip(placed, objs)],
+        "shard": [
+            shards.shard_index(os.path.basename(p)) if ok and p else -1 for ok, p in zip(placed, paths)
+        ],
+        "record": [r if ok and isinstance(r, int) else -1 for ok, r in zip(placed, rows)],
+    }
+    out = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
+    out["trained_tokens?"] = any("trained_tokens" in o for o in objs)
+    out["repeat?"] = any("repeat" in o for o in objs)
+    return out
 
 
 def _status_of(obj: dict) -> int:
     if obj.get("untrained") == "dropped":
         return 3
     return {"dropped": 1, "truncated": 2}.get(obj.get("overflow"), 0)
-
-
-def _place_of(obj: dict, sid: int, c: dict, sizes, sps: int, given_rows, packed: bool, out_dir: str) -> None:
-    """A placed sample's unit (unit sizes) or row and row_offset (packed rows) from its line."""
-    if packed:
-        k = shards.shard_index(os.path.basename(obj["shard_path"]))
-        given_rows[sid] = k * sps + obj["shard_row"]
-        c["row_offset"][sid] = obj["row_offset"]
-        return
-    size = obj.get("unit_size")
-    if size not in sizes:
-        raise E.OutputValidationError.index_unit_size(out_dir)
-    c["unit"][sid] = sizes.index(size)
-    given_rows[sid] = obj["shard_row"] if isinstance(obj.get("shard_row"), int) else -1
 
 
 def _split(rows, sps: int):
