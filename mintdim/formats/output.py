@@ -23,7 +23,7 @@ import numpy as np
 import orjson
 
 from ..files import open_pieces
-from . import sample_columns, shards
+from . import shards
 
 MANIFEST = "manifest.json"
 HISTOGRAM = "histogram.json"
@@ -31,7 +31,7 @@ STATS = "stats.json"
 SAMPLE_INDEX = "sample_index.jsonl"
 DUPLICATE_INDEX = "duplicate_index.jsonl"
 UNK_INDEX = "unk_index.jsonl"
-SAMPLE_COLUMNS = sample_columns.NAME
+SAMPLE_COLUMNS = "sample_index.idx"  # written and read by formats/sample_columns.py
 INDEX_FILES = (MANIFEST, HISTOGRAM, STATS, SAMPLE_INDEX, SAMPLE_COLUMNS, DUPLICATE_INDEX, UNK_INDEX)
 SKIPPED_INDEX = "skipped_index.jsonl"  # only in an output a file of which has source.on_bad_record: skip
 
