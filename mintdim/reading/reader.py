@@ -108,7 +108,7 @@ class Dataset:
             if not os.path.isdir(unit_dir):
                 raise E.OutputValidationError.unit_missing(self.path, fs.unit_dir(size))
             self.units.append(Unit(self, size, n, [os.path.join(unit_dir, x) for x in names]))
-        self._maps = OpenMaps()  # pickled empty (DataLoader workers): the lookup travels, memmaps reopen
+        self._maps = OpenMaps()  # pickled empty (DataLoader workers): memmaps and the sample index reopen
         self._index = None  # the sample index's columns, opened on first use
 
     def __repr__(self) -> str:
@@ -160,7 +160,7 @@ class Dataset:
 
     @property
     def token_counts(self) -> np.ndarray:
-        """Token count of every sample, indexed by sample_id (int32)."""
+        """Token count of every sample, indexed by sample_id (int32, read-only)."""
         return self._lookup().token_count
 
     @property
