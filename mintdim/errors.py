@@ -742,6 +742,17 @@ class OutputValidationError(MintDimError):
         return cls.message("other_config", directory, build_id, changed, how, **kw)
 
     @classmethod
+    def index_count(cls, path: str, listed: int, total: int, name: str = "sample_index.jsonl", **kw):
+        """name: the index that lists the samples (sample_index.jsonl, sample_index.idx)."""
+        return cls.message("index_count", path, listed, total, name, **kw)
+
+    @classmethod
+    def index_file(cls, key: str, file: str, *fields, **kw):
+        """sample_index.idx's problems (index_file_damaged, _cut, _version): the file is its path."""
+        out, name = os.path.split(file)
+        return cls.message(key, out, name, *fields, file=file, **kw)
+
+    @classmethod
     def not_only_ours(cls, directory: str, files: list[str], **kw):
         return cls.message("not_only_ours", directory, files or ["?"], **kw)
 

@@ -390,23 +390,22 @@ def test_a_bucketed_output_with_dropped_samples_exports_both_formats(bucketed_dr
         assert masks[i].tolist() == ([] if i in gone else bits[i].astype(np.uint8).tolist())
 
 
-def test_the_index_is_parsed_once_by_the_verification(gsm8k, chat, tmp_path, monkeypatch):
-    """The reader takes its per-sample lookup from the columns the verification checked: sample_index.jsonl
-    is not parsed a second time (it was a fifth of the export of the 107 MB ShareGPT build), and the
-    files are those of a reader that parses it itself."""
-    from mintdim.reading import export as X
-    from mintdim.reading import reader
+def test_an_export_read_through_sample_index_idx_equals_one_read_through_the_jsonl(gsm8k, chat, tmp_path):
+    """The export reads each sample's place from sample_index.idx; the same output without it (and without
+    checksums.sha256, which lists it: an output of an earlier MintDim) is read from sample_index.jsonl, and
+    both give the same bytes, in both formats, masks included."""
+    import warnings
 
-    real = X.verified
-    with monkeypatch.context() as m:  # the verification's columns withheld: the reader parses the index
-        m.setattr(X, "verified", lambda *a: real(*a) and None)
-        for out in (gsm8k, chat):
-            name = os.path.basename(out)
-            export(out, "hf", str(tmp_path / f"{name}_own"))
-            export(out, "megatron", str(tmp_path / f"{name}_own"))
-    monkeypatch.setattr(reader, "_open", lambda *a, **k: pytest.fail("the reader parsed sample_index.jsonl"))
     for out in (gsm8k, chat):
         name = os.path.basename(out)
+        old = str(tmp_path / f"{name}_old")
+        shutil.copytree(out, old)
+        os.remove(os.path.join(old, "sample_index.idx"))
+        os.remove(os.path.join(old, "checksums.sha256"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the reader's warning: no sample_index.idx
+            export(old, "hf", str(tmp_path / f"{name}_own"))
+            export(old, "megatron", str(tmp_path / f"{name}_own"))
         export(out, "hf", str(tmp_path / f"{name}_hf"))
         export(out, "megatron", str(tmp_path / f"{name}_mg"))
         assert tree_bytes(str(tmp_path / f"{name}_hf")) == tree_bytes(str(tmp_path / f"{name}_own"))

@@ -10,6 +10,7 @@ import pytest
 
 from mintdim.formats import intermediate as inter
 from mintdim.formats import output as fmt
+from mintdim.formats import sample_columns as sc
 from mintdim.formats import shards as fs
 
 
@@ -102,6 +103,7 @@ def test_output_names_writers_and_readers(tmp_path):
         "histogram.json",
         "stats.json",
         "sample_index.jsonl",
+        "sample_index.idx",
         "duplicate_index.jsonl",
         "unk_index.jsonl",
     )
@@ -240,3 +242,138 @@ def test_large_arrays_reach_the_kernel_in_pieces_of_at_most_write_piece(tmp_path
     assert sizes and max(sizes) <= files.WRITE_PIECE
     # the shard, its masks, the .bin, the stream and the Arrow file all went through
     assert sum(sizes) > 4 * n
+
+
+# --- sample_index.idx ---------------------------------------------------------------------------------------
+
+
+def _columns(n: int, packed: bool, rng) -> dict:
+    """Every column of a layout, random values of each column's range."""
+    cols = {
+        "status": rng.integers(0, 4, n),
+        "shard": rng.integers(-1, 1000, n),
+        "record": rng.integers(-1, 1 << 20, n),
+        "token_count": rng.integers(0, 1 << 30, n),
+        "source_token_count": rng.integers(0, 1 << 40, n),
+        "source_file": rng.integers(0, 3, n),
+        "source_line": rng.integers(1, 1 << 40, n),
+        "trained_tokens": rng.integers(0, 1 << 30, n),
+        "repeat": rng.integers(0, 5, n),
+    }
+    if packed:
+        cols["row_offset"] = rng.integers(-1, 1 << 20, n)
+        cols["row_samples"] = rng.permutation(n)
+        cols["row_first"] = np.concatenate(([0], np.sort(rng.integers(0, n + 1, 7))))
+    else:
+        cols["unit"] = rng.integers(-1, 5, n)
+    return cols
+
+
+@pytest.mark.parametrize("n", [0, 1, 9, 1000])
+@pytest.mark.parametrize("packed", [False, True])
+def test_sample_index_idx_reads_back_what_was_written(tmp_path, n, packed):
+    """Round trip: every column, the layout, the sample count and the file names (non-ASCII kept), from a
+    memory map; the header is the documented one; no optional column the writer was not given."""
+    rng = np.random.default_rng(n)
+    cols = _columns(n, packed, rng)
+    names = ["a.jsonl", "dữ liệu/b.parquet", 'c "quoted".jsonl']
+    path = str(tmp_path / sc.NAME)
+    sc.write(path, "packed" if packed else "units", cols, names)
+    got = sc.read(path)
+    assert (got.layout, got.n, got.file_names) == ("packed" if packed else "units", n, names)
+    for name, values in cols.items():
+        column = getattr(got, name)
+        assert column.dtype == np.dtype(sc.COLUMNS[name]) and column.tolist() == values.tolist(), name
+    assert got.unit is None if packed else got.row_offset is None
+    data = open(path, "rb").read()
+    assert data[:8] == b"MINTSIDX" and int.from_bytes(data[8:12], "little") == sc.VERSION
+    assert int.from_bytes(data[24:32], "little") == n
+    sc.write(
+        str(tmp_path / "plain.bin"),
+        "units",
+        {k: v for k, v in _columns(n, False, rng).items() if k not in ("trained_tokens", "repeat")},
+        names,
+    )
+    plain = sc.read(str(tmp_path / "plain.bin"))
+    assert plain.trained_tokens is None and plain.repeat is None
+
+
+def test_sample_index_idx_pickles_as_its_path(tmp_path):
+    """A DataLoader worker receives the columns by pickle: it maps the file again (a few hundred bytes pass,
+    not the columns)."""
+    import pickle
+
+    path = str(tmp_path / sc.NAME)
+    sc.write(path, "units", _columns(100_000, False, np.random.default_rng(0)), ["a.jsonl"])
+    cols = sc.read(path)
+    blob = pickle.dumps(cols)
+    assert len(blob) < 1000
+    again = pickle.loads(blob)
+    assert np.array_equal(again.token_count, cols.token_count) and isinstance(again.token_count, np.memmap)
+
+
+def _written(tmp_path, n=50) -> tuple[str, bytes]:
+    path = str(tmp_path / sc.NAME)
+    sc.write(path, "units", _columns(n, False, np.random.default_rng(1)), ["a.jsonl"])
+    return path, open(path, "rb").read()
+
+
+def _refused(path) -> str:
+    from mintdim import errors as E
+
+    with pytest.raises(E.OutputValidationError) as err:
+        sc.read(path)
+    assert err.value.file == path
+    return err.value.render("both")
+
+
+def test_a_damaged_sample_index_idx_header_is_refused(tmp_path):
+    """A changed header byte (CRC-32), another file's start (the mark), a column table that does not add up:
+    the catalogue's error in both languages, naming the file."""
+    path, data = _written(tmp_path)
+    out = str(tmp_path)
+    for at in (20, 28, 40, 80):  # layout, sample count, the first column's name, its offset
+        with open(path, "wb") as f:
+            f.write(data[:at] + bytes([data[at] ^ 1]) + data[at + 1 :])
+        text = _refused(path)
+        assert (
+            f"Problem: {out} is not a finished MintDim output: sample_index.idx is damaged: its header's "
+            "CRC-32 does not match the header's bytes. Rebuild the output" in text
+        )
+        assert f"Vấn đề: {out} không phải output MintDim đã hoàn tất: sample_index.idx bị hỏng: " in text
+    with open(path, "wb") as f:
+        f.write(b"PK\x03\x04" + data[4:])
+    assert (
+        "sample_index.idx is damaged: it does not start with the mark of a MintDim sample index"
+        in _refused(path)
+    )
+    with open(path, "wb") as f:  # a header size that does not fit its column count (checked before the CRC)
+        f.write(data[:16] + (int.from_bytes(data[16:20], "little") + 8).to_bytes(4, "little") + data[20:])
+    assert "sample_index.idx is damaged: its header size" in _refused(path)
+
+
+def test_a_truncated_sample_index_idx_is_refused(tmp_path):
+    """Cut anywhere (header, column table, columns): the size it has and the size it needs."""
+    path, data = _written(tmp_path)
+    out = str(tmp_path)
+    for keep in (0, 5, 30, 100, len(data) - 1):
+        with open(path, "wb") as f:
+            f.write(data[:keep])
+        text = _refused(path)
+        assert (
+            f"Problem: {out} is not a finished MintDim output: sample_index.idx is cut short: {keep} bytes, "
+            "its header and columns take " in text
+        ), (keep, text)
+        assert f"sample_index.idx bị cắt cụt: {keep} byte, header và các cột của nó cần " in text
+
+
+def test_a_sample_index_idx_of_another_version_is_refused(tmp_path):
+    path, data = _written(tmp_path)
+    with open(path, "wb") as f:
+        f.write(data[:8] + (7).to_bytes(4, "little") + data[12:])
+    text = _refused(path)
+    assert (
+        "sample_index.idx has format version 7, this MintDim reads version 1. Read the output with the "
+        "MintDim that built it, or rebuild it with this one" in text
+    )
+    assert "sample_index.idx có phiên bản định dạng 7, MintDim này đọc phiên bản 1." in text

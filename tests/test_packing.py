@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import warnings
 
 import numpy as np
 import pytest
@@ -524,13 +525,15 @@ def test_verify_catches_packing_corruption(masked, tmp_path, corrupt):
 
 
 def _says(use, out, en, vi):
-    with pytest.raises(E.OutputValidationError) as err:
+    with pytest.raises(E.OutputValidationError) as err, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an output without sample_index.idx is read with a warning
         use(out)
     assert_not_finished(err.value, out, en, vi)
 
 
 def test_reader_names_a_damaged_packed_output_in_both_languages(masked, tmp_path):
-    """What mintdim.open and the packed dataset say about rows that are no longer as MintDim wrote them."""
+    """What mintdim.open and the packed dataset say about rows that are no longer as MintDim wrote them
+    (the index cases: an output built before sample_index.idx, whose reader reads sample_index.jsonl)."""
 
     def damaged(name):
         out = str(tmp_path / name)
@@ -538,6 +541,8 @@ def test_reader_names_a_damaged_packed_output_in_both_languages(masked, tmp_path
         return out
 
     def write_index(out, rows):
+        """An output built before sample_index.idx (its reader reads sample_index.jsonl), then damaged."""
+        os.remove(os.path.join(out, "sample_index.idx"))
         with open(os.path.join(out, "sample_index.jsonl"), "w", encoding="utf-8") as f:
             f.writelines(json.dumps(r) + "\n" for r in rows)
 
@@ -671,3 +676,39 @@ def test_shipped_packed_example_builds_and_verifies(tmp_path):
         mask = ds.loss_mask(sid)
         assert e - a == len(mask) and 0 < int(mask.sum()) < len(mask) and not mask[0] and mask[-1]
         assert batch.flat()["position_ids"][a:e].tolist() == list(range(e - a))
+
+
+def test_packed_sample_index_idx_holds_what_sample_index_jsonl_says(masked, tmp_path):
+    """Every column of the packed build's sample_index.idx (truncated samples, loss masks) equals the one
+    sample_index.jsonl gives (an output without the binary file is read from it); each sample's place is its
+    line's shard_path, shard_row and row_offset, and every row lists its samples by offset."""
+    from mintdim.formats import sample_columns
+
+    out = masked[0]
+    ds = mintdim.open(out)
+    cols = ds.sample_columns
+    index = read_jsonl(os.path.join(out, "sample_index.jsonl"))
+    assert cols.layout == "packed" and cols.n == len(index) and cols.unit is None
+    for sid, row in enumerate(index):
+        if row["shard_path"] is None:
+            assert (int(cols.shard[sid]), int(cols.record[sid]), int(cols.row_offset[sid])) == (-1, -1, -1)
+            continue
+        shard = fs.shard_path(ROW, int(cols.shard[sid]))
+        assert (shard, int(cols.record[sid]), int(cols.row_offset[sid])) == (
+            row["shard_path"],
+            row["shard_row"],
+            row["row_offset"],
+        )
+        assert int(cols.source_token_count[sid]) == row.get("source_token_count", row["token_count"])
+        assert int(cols.trained_tokens[sid]) == row["trained_tokens"]
+    for r in range(ds.num_rows):
+        ids = ds.row_sample_ids(r)
+        assert [index[i]["row_offset"] for i in ids] == sorted(index[i]["row_offset"] for i in ids)
+    old = str(tmp_path / "old")
+    shutil.copytree(out, old)
+    os.remove(os.path.join(old, "sample_index.idx"))
+    with pytest.warns(UserWarning, match="has no sample_index.idx"):
+        from_jsonl = mintdim.open(old).sample_columns
+    for name in sample_columns.COLUMNS:
+        a, b = getattr(from_jsonl, name), getattr(cols, name)
+        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b)), name

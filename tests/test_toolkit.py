@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -31,7 +32,6 @@ from conftest import (
 
 import mintdim
 from mintdim.progress import Progress
-from mintdim.reading import reader
 
 SIZES = [128, 256, 512]
 SPS = 200
@@ -120,22 +120,100 @@ def test_every_sample_round_trips_to_its_source_tokens(ds, expected, built):
         ds.tokens(len(ds))
 
 
-def test_lookup_reads_sample_index_once(built, monkeypatch):
-    opened = []
-    real = reader._open
+def test_the_reader_takes_its_lookup_from_sample_index_idx(built, tmp_path):
+    """mintdim.open places every sample from sample_index.idx, fixed-width columns memory-mapped: with
+    sample_index.jsonl emptied, each sample is still where the jsonl put it, with its token count."""
+    out = str(tmp_path / "out")
+    shutil.copytree(built["out"], out)
+    index = _index_rows(out)
+    open(os.path.join(out, "sample_index.jsonl"), "w").close()
+    ds = mintdim.open(out)
+    for sid in range(len(ds)):
+        size, path, row = ds.locate(sid)
+        where = (size, os.path.relpath(path, out).replace(os.sep, "/"), row, len(ds.tokens(sid)))
+        assert where == tuple(index[sid][k] for k in ("unit_size", "shard_path", "shard_row", "token_count"))
+    cols = ds.sample_columns
+    assert isinstance(cols.token_count, np.memmap)
+    assert (cols.unit.dtype, cols.shard.dtype, cols.record.dtype) == (
+        np.dtype("<i2"),
+        np.dtype("<i4"),
+        np.dtype("<i4"),
+    )
+    assert cols.file_names == [GSM8K] and cols.source_line.tolist() == [r["source_line"] for r in index]
 
-    def counting(path, *a, **kw):
-        opened.append(os.path.basename(path))
-        return real(path, *a, **kw)
 
-    monkeypatch.setattr(reader, "_open", counting)
-    ds = mintdim.open(built["out"])
-    for sid in range(0, len(ds), 7):
-        ds.tokens(sid)
-    ds.gather([0])
-    assert opened.count("sample_index.jsonl") == 1
-    units, rows, counts = ds._lookup()
-    assert units.dtype == np.int16 and counts.dtype == np.int32 and rows.dtype == np.int64
+def test_an_output_built_before_sample_index_idx_opens_from_its_jsonl_with_a_warning(built, tmp_path):
+    """Without sample_index.idx (an output of an earlier MintDim), the reader reads sample_index.jsonl into
+    the same columns, and says so once; every column equals the binary index's."""
+    from mintdim.formats import sample_columns
+
+    out = str(tmp_path / "out")
+    shutil.copytree(built["out"], out)
+    os.remove(os.path.join(out, "sample_index.idx"))
+    with pytest.warns(
+        UserWarning, match="has no sample_index.idx .* Rebuild the output to open it in constant"
+    ):
+        old = mintdim.open(out)
+        old.tokens(0)
+    new = mintdim.open(built["out"])
+    for name in sample_columns.COLUMNS:
+        a, b = getattr(old.sample_columns, name), getattr(new.sample_columns, name)
+        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b)), name
+    assert [old.tokens(i).tolist() for i in range(0, len(old), 50)] == [
+        new.tokens(i).tolist() for i in range(0, len(new), 50)
+    ]
+
+
+def _patch(path, at: int, data: bytes):
+    with open(path, "r+b") as f:
+        f.seek(at)
+        f.write(data)
+
+
+def test_a_damaged_sample_index_idx_is_named_in_both_languages(built, tmp_path):
+    """A header byte changed, a file cut short, a version this MintDim does not read: catalogue errors."""
+    import struct
+
+    out = str(tmp_path / "out")
+    shutil.copytree(built["out"], out)
+    path = os.path.join(out, "sample_index.idx")
+    whole = open(path, "rb").read()
+    size = len(whole)
+    _patch(path, 30, b"\x07")  # inside the sample count
+    with pytest.raises(mintdim.OutputValidationError) as err:
+        mintdim.open(out).tokens(0)
+    assert_not_finished(
+        err.value,
+        out,
+        "sample_index.idx is damaged: its header's CRC-32 does not match the header's bytes. Rebuild the "
+        "output (`mintdim verify` names every file that changed since the build)",
+        "sample_index.idx bị hỏng: its header's CRC-32 does not match the header's bytes. Hãy build lại "
+        "output (`mintdim verify` chỉ ra mọi file đã thay đổi từ lúc build)",
+    )
+    with open(path, "wb") as f:
+        f.write(whole[:-3])
+    with pytest.raises(mintdim.OutputValidationError) as err:
+        mintdim.open(out).tokens(0)
+    assert_not_finished(
+        err.value,
+        out,
+        f"sample_index.idx is cut short: {size - 3} bytes, its header and columns take {size}. Rebuild the "
+        "output, or copy the file again if it was copied",
+        f"sample_index.idx bị cắt cụt: {size - 3} byte, header và các cột của nó cần {size}. Hãy build lại "
+        "output, hoặc chép lại file nếu nó được chép từ nơi khác",
+    )
+    with open(path, "wb") as f:
+        f.write(whole[:8] + struct.pack("<I", 2) + whole[12:])
+    with pytest.raises(mintdim.OutputValidationError) as err:
+        mintdim.open(out).tokens(0)
+    assert_not_finished(
+        err.value,
+        out,
+        "sample_index.idx has format version 2, this MintDim reads version 1. Read the output with the "
+        "MintDim that built it, or rebuild it with this one",
+        "sample_index.idx có phiên bản định dạng 2, MintDim này đọc phiên bản 1. Hãy đọc output bằng "
+        "MintDim đã build nó, hoặc build lại bằng MintDim này",
+    )
 
 
 def test_open_refuses_what_is_not_a_finished_output(tmp_path):
@@ -145,6 +223,16 @@ def test_open_refuses_what_is_not_a_finished_output(tmp_path):
     (tmp_path / "half" / "unit_8" / "UNIT_BUILD_FAILED.md").write_text("failed")
     with pytest.raises(mintdim.OutputValidationError, match="failed"):
         mintdim.open(tmp_path / "half")
+
+
+def _older(damage):
+    """An output built before sample_index.idx (its reader reads sample_index.jsonl), then damaged."""
+
+    def older(out):
+        os.remove(os.path.join(out, "sample_index.idx"))
+        damage(out)
+
+    return older
 
 
 def _index_rows(out):
@@ -194,29 +282,36 @@ DAMAGED = {
         "{out}/unit_256/shard_000000.bin không phải số nguyên lần bản ghi 256 token",
     ),
     "index reordered": (
-        lambda out: _write_index(out, (lambda r: [r[1], r[0]] + r[2:])(_index_rows(out))),
+        _older(lambda out: _write_index(out, (lambda r: [r[1], r[0]] + r[2:])(_index_rows(out)))),
         lambda out: mintdim.open(out).tokens(5),
         "sample_index.jsonl line 1 holds sample_id 1",
         "sample_index.jsonl dòng 1 có sample_id 1",
     ),
     "index cut": (
-        lambda out: _write_index(out, _index_rows(out)[:-1]),
+        _older(lambda out: _write_index(out, _index_rows(out)[:-1])),
         lambda out: mintdim.open(out).tokens(5),
         "sample_index.jsonl lists 1318 samples, stats.json 1319",
         "sample_index.jsonl có 1318 sample, stats.json 1319",
     ),
     "index unit size": (
-        lambda out: _write_index(
-            out, [dict(r, unit_size=300) if r["sample_id"] == 7 else r for r in _index_rows(out)]
+        _older(
+            lambda out: _write_index(
+                out, [dict(r, unit_size=300) if r["sample_id"] == 7 else r for r in _index_rows(out)]
+            )
         ),
         lambda out: next(mintdim.open(out).batches(8)),
         "sample_index.jsonl names a unit size the manifest does not declare",
         "sample_index.jsonl có unit size không khai báo trong manifest",
     ),
     "index shard row": (
-        lambda out: _write_index(
-            out,
-            [dict(r, shard_row=r["shard_row"] + 1) if r["sample_id"] == 7 else r for r in _index_rows(out)],
+        _older(
+            lambda out: _write_index(
+                out,
+                [
+                    dict(r, shard_row=r["shard_row"] + 1) if r["sample_id"] == 7 else r
+                    for r in _index_rows(out)
+                ],
+            )
         ),
         lambda out: mintdim.open(out).tokens(0),
         "sample_index.jsonl shard_row disagrees with the shard layout",
@@ -227,12 +322,14 @@ DAMAGED = {
 
 @pytest.mark.parametrize("case", sorted(DAMAGED))
 def test_a_damaged_output_is_named_in_both_languages(built, tmp_path, case):
-    """What mintdim.open and the dataset say about an output that is no longer as MintDim wrote it."""
+    """What mintdim.open and the dataset say about an output that is no longer as MintDim wrote it (the
+    index cases: an output built before sample_index.idx, whose reader reads sample_index.jsonl)."""
     damage, use, en, vi = DAMAGED[case]
     out = str(tmp_path / "out")
     shutil.copytree(built["out"], out)
     damage(out)
-    with pytest.raises(mintdim.OutputValidationError) as err:
+    with pytest.raises(mintdim.OutputValidationError) as err, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         use(out)
     assert_not_finished(err.value, out, en.format(out=out), vi.format(out=out))
 

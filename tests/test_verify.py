@@ -775,3 +775,87 @@ def test_the_shard_checks_find_what_a_row_by_row_check_finds():
         V._unk_positions(block, tc, ids, 7, found)
         expected_unk = {int(ids[r]): [c for c in range(tc[r]) if block[r, c] == 7] for r in range(n)}
         assert found == {k: v for k, v in expected_unk.items() if v}, (block, tc)
+
+
+# --- sample_index.idx, the readers' index, against sample_index.jsonl -------------------------------------
+
+
+def column_at(path: str, name: str) -> tuple[int, str]:
+    """(byte offset, dtype) of a column of sample_index.idx, read from its column table as the format
+    documents it (40 header bytes, then 48 per column: name 24, dtype 8, count 8, offset 8)."""
+    import struct
+
+    data = open(path, "rb").read()
+    columns = struct.unpack_from("<I", data, 32)[0]
+    for k in range(columns):
+        name_b, dtype_b, _count, at = struct.unpack_from("<24s8sQQ", data, 40 + 48 * k)
+        if name_b.rstrip(b"\0").decode() == name:
+            return at, dtype_b.rstrip(b"\0").decode()
+    raise KeyError(name)
+
+
+def test_verify_names_a_binary_index_that_disagrees_with_the_jsonl(copy):
+    """One token count changed in sample_index.idx (its header intact): the two indexes disagree, and verify
+    names the file, the column and the sample; checksums.sha256 names the file too."""
+    _root, out = copy
+    path = os.path.join(out, "sample_index.idx")
+    at, dtype = column_at(path, "token_count")
+    width = np.dtype(dtype).itemsize
+    want = index(out)[5]["token_count"]
+    with open(path, "r+b") as f:
+        f.seek(at + 5 * width)
+        f.write(np.asarray([want + 1], dtype=dtype).tobytes())
+    found = problems(verify(out))
+    assert f"sample_index.idx: its bytes differ from its SHA-256 in {SUMS} (changed since the build)" in found
+    assert (
+        f"sample_index.idx: sample 5: token_count is {want + 1}, sample_index.jsonl gives {want}" in found
+    ), found
+
+
+def test_verify_names_a_jsonl_that_disagrees_with_the_binary_index(copy):
+    """sample_index.jsonl's token_count of sample 5 lowered: besides the shard's check (a token where
+    padding should be), the binary index no longer agrees, and verify says which column and sample."""
+    _root, out = copy
+    rows = index(out)
+    want = rows[5]["token_count"]
+    rows[5]["token_count"] = want - 1
+    write_index(out, "sample_index.jsonl", rows)
+    found = problems(verify(out))
+    assert (
+        f"sample_index.idx: sample 5: token_count is {want}, sample_index.jsonl gives {want - 1}" in found
+    ), found
+
+
+def test_verify_names_a_damaged_binary_index(copy):
+    _root, out = copy
+    path = os.path.join(out, "sample_index.idx")
+    with open(path, "r+b") as f:
+        f.seek(24)  # the sample count: the header's CRC-32 no longer matches
+        f.write(b"\x09")
+    found = problems(verify(out))
+    assert (
+        "sample_index.idx: is damaged: its header's CRC-32 does not match the header's bytes. Rebuild the "
+        "output (`mintdim verify` names every file that changed since the build)" in found
+    ), found
+
+
+def test_an_output_written_before_the_binary_index_verifies_with_a_note(copy):
+    """No sample_index.idx (and no checksums.sha256, which would list it): an earlier MintDim's output;
+    verify says so in a note and finds nothing wrong; the reader opens it from sample_index.jsonl."""
+    import warnings
+
+    import mintdim
+
+    _root, out = copy
+    os.unlink(os.path.join(out, SUMS))
+    os.unlink(os.path.join(out, "sample_index.idx"))
+    r = verify(out)
+    assert r.ok, problems(r)
+    assert any(
+        n.startswith("no sample_index.idx: this output was built before MintDim wrote it") for n in r.notes
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = mintdim.open(out)
+        assert [len(ds.tokens(i)) for i in range(len(ds))] == [row["token_count"] for row in index(out)]
+    assert any("has no sample_index.idx" in str(w.message) for w in caught)

@@ -46,6 +46,7 @@ INDEX_FILES = (
     "histogram.json",
     "stats.json",
     "sample_index.jsonl",
+    "sample_index.idx",
     "duplicate_index.jsonl",
     "unk_index.jsonl",
 )

@@ -416,10 +416,45 @@ MESSAGES = {
             base="invalid",
         ),
         "index_count": Msg(
-            "path listed total",
-            _NOT_FINISHED[0] + "sample_index.jsonl lists {listed} samples, stats.json {total}",
-            _NOT_FINISHED[1] + "sample_index.jsonl có {listed} sample, stats.json {total}",
+            "path listed total name",
+            _NOT_FINISHED[0] + "{name} lists {listed} samples, stats.json {total}",
+            _NOT_FINISHED[1] + "{name} có {listed} sample, stats.json {total}",
             base="invalid",
+        ),
+        # sample_index.idx (mintdim/formats/sample_columns.py): path is the output, name the file's name
+        "index_file_damaged": Msg(
+            "path name why",
+            _NOT_FINISHED[0] + "{name} is damaged: {why}. Rebuild the output (`mintdim verify` names every "
+            "file that changed since the build)",
+            _NOT_FINISHED[1] + "{name} bị hỏng: {why}. Hãy build lại output (`mintdim verify` chỉ ra mọi "
+            "file đã thay đổi từ lúc build)",
+            base="invalid",
+        ),
+        "index_file_cut": Msg(
+            "path name size needed",
+            _NOT_FINISHED[0] + "{name} is cut short: {size} bytes, its header and columns take {needed}. "
+            "Rebuild the output, or copy the file again if it was copied",
+            _NOT_FINISHED[1] + "{name} bị cắt cụt: {size} byte, header và các cột của nó cần {needed}. "
+            "Hãy build lại output, hoặc chép lại file nếu nó được chép từ nơi khác",
+            base="invalid",
+        ),
+        "index_file_version": Msg(
+            "path name version known",
+            _NOT_FINISHED[0] + "{name} has format version {version}, this MintDim reads version {known}. "
+            "Read the output with the MintDim that built it, or rebuild it with this one",
+            _NOT_FINISHED[1] + "{name} có phiên bản định dạng {version}, MintDim này đọc phiên bản {known}. "
+            "Hãy đọc output bằng MintDim đã build nó, hoặc build lại bằng MintDim này",
+            base="invalid",
+        ),
+        # not raised: the warning of a reader that opens an output built before sample_index.idx
+        "index_file_older": Msg(
+            "path",
+            "{path} has no sample_index.idx (it was built before MintDim wrote one): its sample index is "
+            "read from sample_index.jsonl, in a time that grows with its samples. Rebuild the output to "
+            "open it in constant time.",
+            "{path} không có sample_index.idx (nó được build trước khi MintDim ghi file này): chỉ mục "
+            "sample được đọc từ sample_index.jsonl, mất thời gian tăng theo số sample. Hãy build lại "
+            "output để mở nó trong thời gian không đổi.",
         ),
         "index_unit_size": Msg(
             "path",

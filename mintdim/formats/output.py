@@ -4,6 +4,7 @@
     histogram.json         samples per unit size
     stats.json             totals, duplicate and UNK figures, padding (and packing) figures
     sample_index.jsonl     one line per sample, in sample_id order
+    sample_index.idx       the same samples' places and counts as arrays (formats/sample_columns.py)
     duplicate_index.jsonl  groups of samples whose rendered text has the same SHA-256
     unk_index.jsonl        samples whose tokens hold unk_id, with 0-based positions
     skipped_index.jsonl    (source.on_bad_record: skip) the records no sample came from, in input order
@@ -30,7 +31,8 @@ STATS = "stats.json"
 SAMPLE_INDEX = "sample_index.jsonl"
 DUPLICATE_INDEX = "duplicate_index.jsonl"
 UNK_INDEX = "unk_index.jsonl"
-INDEX_FILES = (MANIFEST, HISTOGRAM, STATS, SAMPLE_INDEX, DUPLICATE_INDEX, UNK_INDEX)
+SAMPLE_COLUMNS = "sample_index.idx"  # written and read by formats/sample_columns.py
+INDEX_FILES = (MANIFEST, HISTOGRAM, STATS, SAMPLE_INDEX, SAMPLE_COLUMNS, DUPLICATE_INDEX, UNK_INDEX)
 SKIPPED_INDEX = "skipped_index.jsonl"  # only in an output a file of which has source.on_bad_record: skip
 
 

@@ -85,10 +85,8 @@ def export(out: str, format: str, to: str, *, log=None) -> ExportResult:  # noqa
     _check_destinations(out, _destinations(format, to))
     if format == "hf":
         _need_pyarrow()
-    index = verified(out, log)
+    verified(out, log)
     ds = open_output(out)
-    if index is not None and not isinstance(ds, PackedDataset):  # the index as verify read it: parsed once
-        ds.use_index(index.unit, index.tc, (index.status == 1) | (index.status == 3))
     if format == "hf":
         return _export_hf(ds, out, to, log)
     return _export_megatron(ds, to, log)
@@ -122,20 +120,19 @@ def _need_pyarrow() -> None:
         raise E.MissingExtraError.make("mintdim export --format hf", "arrow", "pyarrow") from None
 
 
-def verified(out: str, log):
+def verified(out: str, log) -> None:
     """OutputValidationError naming every file that differs from checksums.sha256, or with verify's first
-    problem, when the output fails `mintdim verify`; else
-    sample_index.jsonl's columns as verify checked them (verify_common.Index), or None."""
-    from .verify import verify_with_index
+    problem, when the output fails `mintdim verify` (which checks sample_index.idx, the reader's index,
+    against sample_index.jsonl)."""
+    from .verify import verify
 
-    report, index = verify_with_index(out, log=log)
+    report = verify(out, log=log)
     sums = report.checksums
     if sums is not None and (sums.differ or sums.missing or sums.extra):  # checked first: each file named
         raise E.OutputValidationError.checksums_differ(out, sums.differ, sums.missing, sums.extra)
     if not report.ok:
         raise E.OutputValidationError.failed_verification(out, report.count, report.problems[0].text(out))
     log(f"[export] verified {out}: {report.samples} samples, {report.shards} shards")
-    return index
 
 
 def blocks(weights: np.ndarray, budget: int) -> list[tuple[int, int]]:
@@ -321,7 +318,7 @@ def _bucketed_batches(ds, schema):
     batch when the next one is made): fresh arrays per block cost their page faults again."""
     import pyarrow as pa
 
-    units = ds._lookup()[0]
+    units = ds.sample_columns.unit
     spans = blocks(ds.unit_sizes, BLOCK_TOKENS)
     longest = max((int(ds.token_counts[a:b].sum()) for a, b in spans), default=0)
     ids_buf = np.empty(longest, dtype=np.int32)
@@ -333,7 +330,7 @@ def _bucketed_batches(ds, schema):
             labels = labels_buf[: len(ids)]
             np.copyto(labels, ids)
             labels[~bits] = IGNORE
-        kept = units[start:stop] < len(ds.sizes)
+        kept = units[start:stop] >= 0
         offsets = _offsets(counts[kept])
         yield pa.record_batch(
             [

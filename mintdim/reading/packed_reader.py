@@ -16,27 +16,24 @@
         batch.flat()          # padding-free 1-D input_ids / position_ids / labels
 
 Boundaries come from the stored cu_XXXXXX.bin files (formats/shards.py), sample ids from
-sample_index.jsonl (ordered by row, then row_offset); the two are checked against each other
-for every row read. Rows are batched like BucketBatchSampler batches records: per epoch the
+sample_index.idx (formats/sample_columns.py: ordered by row, then row_offset); the two are checked
+against each other for every row read. Rows are batched like BucketBatchSampler batches records: per epoch the
 shards and the rows inside each shard are shuffled by (seed, epoch), ranks take every
 world_size-th batch. The PyTorch adapter: `torch_loader` (mintdim/reading/torch_data.py).
 """
 
 from __future__ import annotations
 
-import builtins
 import os
 from dataclasses import dataclass
 
 import numpy as np
-import orjson
 
 from .. import errors as E
-from ..formats import output as fmt
 from ..formats import shards as fs
+from ..formats.sample_columns import open_columns
 from .base import LEFT_OUT, BucketBatchSampler, OpenMaps, check_sample_id, load_output, span_buffer
 
-_open = builtins.open
 IGNORE = -100  # the label of a slot without a target (PyTorch's cross_entropy ignore_index)
 
 
@@ -123,8 +120,7 @@ class PackedDataset:
             )
         self.shard_paths = [os.path.join(udir, x) for x in names]
         self._maps = OpenMaps()  # pickled empty (DataLoader workers)
-        self._index = None
-        self.untrained_ids: set[int] = set()  # samples source.drop_untrained left out (read with the index)
+        self._index = None  # the sample index's columns, opened on first use
 
     def __repr__(self) -> str:
         return (
@@ -158,43 +154,38 @@ class PackedDataset:
             ("c", k), lambda: fs.read_boundaries(fs.cu_path(self.shard_paths[k]), len(self._shard(k)))
         )
 
-    # -- the per-sample lookup, from sample_index.jsonl ------------------------------------------
+    # -- the per-sample lookup: sample_index.idx (formats/sample_columns.py) ----------------------
 
     def _lookup(self):
-        """(row, offset, token_count) per sample id (row -1: dropped); sample ids ordered by row
-        then offset; each row's first position in that order."""
+        """The sample index's columns, memory-mapped on first use: shard, record, row_offset, token_count
+        and status per sample id; row_samples (sample ids by row, then offset) and row_first."""
         if self._index is None:
-            n = self.num_samples
-            rows = np.full(n, -1, dtype=np.int64)
-            offsets = np.zeros(n, dtype=np.int64)
-            counts = np.zeros(n, dtype=np.int64)
-            seen = 0
-            for _line, raw in fmt.iter_jsonl(os.path.join(self.path, fmt.SAMPLE_INDEX)):
-                obj = orjson.loads(raw)
-                sid = obj["sample_id"]
-                if sid != seen:
-                    raise E.OutputValidationError.index_order(self.path, seen + 1, sid)
-                counts[sid] = obj["token_count"]
-                if obj.get("untrained") == "dropped":
-                    self.untrained_ids.add(sid)
-                if obj["shard_path"] is not None:
-                    k = fs.shard_index(os.path.basename(obj["shard_path"]))
-                    rows[sid] = k * self.samples_per_shard + obj["shard_row"]
-                    offsets[sid] = obj["row_offset"]
-                seen += 1
-            if seen != n:
-                raise E.OutputValidationError.index_count(self.path, seen, n)
-            live = np.flatnonzero(rows >= 0)
-            order = live[np.lexsort((offsets[live], rows[live]))]
-            first = np.zeros(self.num_rows + 1, dtype=np.int64)
-            first[1:] = np.cumsum(np.bincount(rows[live], minlength=self.num_rows))
-            self._index = (rows, offsets, counts, order, first)
+            self._index = open_columns(self.path, self.manifest, self.num_samples)
+            if len(self._index.row_first) != self.num_rows + 1:
+                raise E.OutputValidationError.index_file(
+                    "index_file_damaged",
+                    self._index.path,
+                    f"it places the samples in {len(self._index.row_first) - 1} rows, "
+                    f"stats.json counts {self.num_rows}",
+                )
         return self._index
+
+    @property
+    def sample_columns(self):
+        """The sample index's columns (formats/sample_columns.SampleColumns), one item per sample id:
+        `.shard`, `.record` (-1: dropped), `.row_offset`, `.token_count`, `.status`, `.trained_tokens`,
+        `.source_file` (into `.file_names`), `.source_line`..."""
+        return self._lookup()
 
     @property
     def token_counts(self) -> np.ndarray:
         """Tokens written per sample, by sample_id (0 for a dropped sample)."""
-        return self._lookup()[2]
+        return self._lookup().token_count
+
+    @property
+    def untrained_ids(self) -> set[int]:
+        """The samples source.drop_untrained left out (in no row)."""
+        return set(np.flatnonzero(np.asarray(self._lookup().status) == 3).tolist())
 
     def _check_id(self, sample_id) -> int:
         return check_sample_id(sample_id, self.num_samples)
@@ -209,12 +200,14 @@ class PackedDataset:
     def position(self, sample_id: int) -> tuple[int, int, int]:
         """(global row, offset in the row, tokens) of a sample; ValueError for a dropped one."""
         sid = self._check_id(sample_id)
-        rows, offsets, counts, _order, _first = self._lookup()
-        if rows[sid] < 0:
-            if sid in self.untrained_ids:
+        cols = self._lookup()
+        shard = int(cols.shard[sid])
+        if shard < 0:
+            if int(cols.status[sid]) == 3:
                 raise ValueError(LEFT_OUT % sid)
             raise ValueError(f"sample {sid} was dropped (units.overflow: drop): it is longer than a row")
-        return int(rows[sid]), int(offsets[sid]), int(counts[sid])
+        row = shard * self.samples_per_shard + int(cols.record[sid])
+        return row, int(cols.row_offset[sid]), int(cols.token_count[sid])
 
     def row(self, r: int) -> np.ndarray:
         """Row r (row_length tokens, a read-only view of its shard)."""
@@ -228,8 +221,8 @@ class PackedDataset:
         return fs.row_cu(ptr, cu, local)
 
     def row_sample_ids(self, r: int) -> np.ndarray:
-        _rows, _offsets, _counts, order, first = self._lookup()
-        return order[first[r] : first[r + 1]]
+        cols = self._lookup()
+        return np.asarray(cols.row_samples[cols.row_first[r] : cols.row_first[r + 1]])
 
     def tokens(self, sample_id: int) -> np.ndarray:
         row, offset, count = self.position(sample_id)
@@ -250,16 +243,15 @@ class PackedDataset:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Samples start..stop-1 as Dataset.span gives them: (tokens written per sample (0 for a dropped
         one), their tokens one after another, their loss-mask bits likewise or None); `out` as there."""
-        rows, offsets, counts, _order, _first = self._lookup()
-        r = rows[start:stop]
-        c = np.where(r >= 0, counts[start:stop], 0).astype(np.int64)
+        cols = self._lookup()
+        shard_of, row_in = cols.shard[start:stop], cols.record[start:stop]
+        c = np.where(shard_of >= 0, cols.token_count[start:stop], 0).astype(np.int64)
         first = (np.cumsum(c) - c).tolist()
         tokens = span_buffer(int(c.sum()), self.dtype, out)
         bits = np.empty(len(tokens), dtype=bool) if self.has_loss_mask else None
-        shard_of, row_in = np.divmod(r, self.samples_per_shard)
         last = None
         for k, row, off, n, at in zip(
-            shard_of.tolist(), row_in.tolist(), offsets[start:stop].tolist(), c.tolist(), first
+            shard_of.tolist(), row_in.tolist(), cols.row_offset[start:stop].tolist(), c.tolist(), first
         ):
             if n == 0:  # dropped, or no token
                 continue
@@ -294,7 +286,7 @@ class PackedDataset:
             cu = self.row_boundaries(r).astype(np.int64)
             ids = self.row_sample_ids(r)
             lengths = np.diff(cu)
-            if len(ids) != len(lengths) or not np.array_equal(lengths, self._lookup()[2][ids]):
+            if len(ids) != len(lengths) or not np.array_equal(lengths, self.token_counts[ids]):
                 raise E.OutputValidationError.row_boundaries(self.path, r)
             used = int(cu[-1])
             row_lengths[b] = used

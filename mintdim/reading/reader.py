@@ -8,8 +8,8 @@
     for batch in ds.batches(32, seed=0, rank=0, world_size=1):
         batch.tokens                                 # (B, unit_size), every row of one unit
 
-Nothing is read into memory but the compact per-sample lookup (unit, row and token
-count of every sample: about 10 bytes each), built once from sample_index.jsonl.
+Nothing is read into memory: the per-sample lookup (unit, shard, record and token count
+of every sample) is sample_index.idx, memory-mapped (formats/sample_columns.py).
 Shards are memory-mapped with the manifest's dtype, little-endian, whatever the host.
 The PyTorch adapter (`torch_dataset`, `torch_sampler`, `torch_loader`) imports torch
 only when it is called.
@@ -17,18 +17,14 @@ only when it is called.
 
 from __future__ import annotations
 
-import builtins
 import os
 
 import numpy as np
-import orjson
 
 from .. import errors as E
-from ..formats import output as fmt
 from ..formats import shards as fs
+from ..formats.sample_columns import open_columns
 from .base import LEFT_OUT, Batch, BucketBatchSampler, OpenMaps, check_sample_id, load_output, span_buffer
-
-_open = builtins.open
 
 
 def open(path: str):  # noqa: A001  (mintdim.open is the public name)
@@ -112,9 +108,8 @@ class Dataset:
             if not os.path.isdir(unit_dir):
                 raise E.OutputValidationError.unit_missing(self.path, fs.unit_dir(size))
             self.units.append(Unit(self, size, n, [os.path.join(unit_dir, x) for x in names]))
-        self._maps = OpenMaps()  # pickled empty (DataLoader workers): the lookup travels, memmaps reopen
-        self._index = None
-        self.untrained_ids: set[int] = set()  # samples source.drop_untrained left out (read with the index)
+        self._maps = OpenMaps()  # pickled empty (DataLoader workers): memmaps and the sample index reopen
+        self._index = None  # the sample index's columns, opened on first use
 
     def __repr__(self) -> str:
         units = ", ".join(f"{u.size}: {u.num_samples}" for u in self.units)
@@ -144,89 +139,51 @@ class Dataset:
     # -- the per-sample lookup ------------------------------------------------------------------
 
     def _lookup(self):
-        """(unit index int16, row in unit int64, token_count int32) per sample id; built once. A sample
-        dropped for its length (units.overflow: drop) has the unit index len(sizes): in no unit."""
+        """The sample index's columns (formats/sample_columns.py): unit, shard, record, token_count,
+        status... per sample id, memory-mapped from sample_index.idx on first use."""
         if self._index is None:
-            n = self.num_samples
-            unit_sizes = np.zeros(n, dtype=np.int32)
-            counts = np.zeros(n, dtype=np.int32)
-            shard_rows = np.zeros(n, dtype=np.int64)
-            dropped = np.zeros(n, dtype=bool)
-            seen = 0
-            with _open(os.path.join(self.path, fmt.SAMPLE_INDEX), "rb") as f:
-                for line in f:
-                    if not line.strip():
-                        continue
-                    row = orjson.loads(line)
-                    sid = row["sample_id"]
-                    if sid != seen:
-                        raise E.OutputValidationError.index_order(self.path, seen + 1, sid)
-                    if row.get("overflow") == "dropped" or row.get("untrained") == "dropped":
-                        dropped[sid] = True
-                        if row.get("untrained") == "dropped":
-                            self.untrained_ids.add(sid)
-                    else:
-                        unit_sizes[sid] = row["unit_size"]
-                    counts[sid] = row["token_count"]
-                    shard_rows[sid] = row.get("shard_row", -1) if not dropped[sid] else -1
-                    seen += 1
-            if seen != n:
-                raise E.OutputValidationError.index_count(self.path, seen, n)
-            self.use_index(unit_sizes, counts, dropped, shard_rows)
+            self._index = open_columns(self.path, self.manifest, self.num_samples)
         return self._index
 
-    def use_index(self, unit_sizes, token_counts, dropped, shard_rows=None) -> None:
-        """The per-sample lookup from sample_index.jsonl's columns read elsewhere (`mintdim export` takes
-        them from its verification rather than parsing the index twice): every sample's unit_size and
-        token_count, whether it was dropped for its length (then in no unit), and its shard_row where
-        known (-1: not given)."""
-        unit_sizes, dropped = np.asarray(unit_sizes), np.asarray(dropped, dtype=bool)
-        n = self.num_samples
-        if not len(unit_sizes) == len(token_counts) == len(dropped) == n:
-            raise E.OutputValidationError.index_count(self.path, len(unit_sizes), n)
-        sizes = np.asarray(self.sizes, dtype=np.int32)
-        units = np.searchsorted(sizes, unit_sizes).astype(np.int16)
-        units[dropped] = len(sizes)
-        kept = ~dropped
-        if np.any(kept) and (
-            units[kept].max() >= len(sizes) or np.any(sizes[units[kept]] != unit_sizes[kept])
-        ):
-            raise E.OutputValidationError.index_unit_size(self.path)
-        # within a unit, records are in sample_id order: a sample's row is its rank in its unit
-        rows = np.zeros(n, dtype=np.int64)
-        for u in range(len(sizes)):
-            members = np.flatnonzero(units == u)
-            rows[members] = np.arange(len(members))
-        if shard_rows is not None:
-            known = shard_rows >= 0
-            if np.any(rows[known] % self.samples_per_shard != shard_rows[known]):
-                raise E.OutputValidationError.index_shard_row(self.path)
-        self._index = (units, rows, np.asarray(token_counts, dtype=np.int32))
+    @property
+    def sample_columns(self):
+        """The sample index's columns (formats/sample_columns.SampleColumns): `.unit` (the index into
+        `sizes`, -1 in no unit), `.shard`, `.record`, `.token_count`, `.status`, `.trained_tokens`,
+        `.source_file` (into `.file_names`), `.source_line`... one item per sample id."""
+        return self._lookup()
 
     def _unit_ids(self) -> list[np.ndarray]:
-        units, _rows, _counts = self._lookup()
+        units = np.asarray(self._lookup().unit)  # -1: in no unit (sorted first)
         order = np.argsort(units, kind="stable")
         bounds = np.searchsorted(units[order], np.arange(len(self.sizes) + 1))
         return [order[bounds[u] : bounds[u + 1]].astype(np.int64) for u in range(len(self.sizes))]
 
     @property
     def token_counts(self) -> np.ndarray:
-        """Token count of every sample, indexed by sample_id (int32)."""
-        return self._lookup()[2]
+        """Token count of every sample, indexed by sample_id (int32, read-only)."""
+        return self._lookup().token_count
 
     @property
     def unit_sizes(self) -> np.ndarray:
         """Unit size of every sample, indexed by sample_id (int32; 0 for a sample dropped for its length)."""
-        return np.asarray(self.sizes + [0], dtype=np.int32)[self._lookup()[0]]
+        return np.asarray(self.sizes + [0], dtype=np.int32)[self._lookup().unit]
+
+    @property
+    def untrained_ids(self) -> set[int]:
+        """The samples source.drop_untrained left out (in no unit)."""
+        return set(np.flatnonzero(np.asarray(self._lookup().status) == 3).tolist())
 
     def _check_id(self, sample_id) -> int:
         return check_sample_id(sample_id, self.num_samples)
 
     def _unit_of(self, sid: int) -> Unit:
         """The unit of a sample; ValueError for one dropped for its length (units.overflow: drop)."""
-        u = int(self._lookup()[0][sid])
+        cols = self._lookup()
+        u = int(cols.unit[sid])
         if u >= len(self.units):
-            if sid in self.untrained_ids:
+            raise E.OutputValidationError.index_unit_size(self.path)
+        if u < 0:
+            if int(cols.status[sid]) == 3:
                 raise ValueError(LEFT_OUT % sid)
             raise ValueError(
                 f"sample {sid} was dropped (units.overflow: drop): it is longer than the largest "
@@ -237,10 +194,9 @@ class Dataset:
     def locate(self, sample_id: int) -> tuple[int, str, int]:
         """(unit_size, shard path, row in the shard) of one sample."""
         sid = self._check_id(sample_id)
-        units, rows, _counts = self._lookup()
+        cols = self._lookup()
         unit = self._unit_of(sid)
-        shard, row = divmod(int(rows[sid]), self.samples_per_shard)
-        return unit.size, unit.shard_paths[shard], row
+        return unit.size, unit.shard_paths[int(cols.shard[sid])], int(cols.record[sid])
 
     def record(self, sample_id: int) -> np.ndarray:
         """One sample's full padded record (unit_size tokens), a read-only view of its shard."""
@@ -249,7 +205,7 @@ class Dataset:
 
     def tokens(self, sample_id: int) -> np.ndarray:
         """One sample's tokens without padding (a read-only view of its shard)."""
-        return self.record(sample_id)[: int(self._lookup()[2][self._check_id(sample_id)])]
+        return self.record(sample_id)[: int(self._lookup().token_count[self._check_id(sample_id)])]
 
     __getitem__ = tokens
 
@@ -263,11 +219,10 @@ class Dataset:
         if not self.has_loss_mask:
             raise ValueError("this build has no loss masks (source.train_on was not set)")
         sid = self._check_id(sample_id)
-        units, rows, counts = self._lookup()
+        cols = self._lookup()
         unit = self._unit_of(sid)
-        shard, row = divmod(int(rows[sid]), self.samples_per_shard)
-        bits = np.unpackbits(unit.mask_shard(shard)[row], bitorder="little")
-        return bits[: int(counts[sid])].astype(bool)
+        bits = np.unpackbits(unit.mask_shard(int(cols.shard[sid]))[int(cols.record[sid])], bitorder="little")
+        return bits[: int(cols.token_count[sid])].astype(bool)
 
     def span(
         self, start: int, stop: int, out: np.ndarray | None = None
@@ -280,14 +235,14 @@ class Dataset:
         concatenate copies them all (a vectorised gather of the same slots, with its index arrays, took
         5x longer on the 107 MB ShareGPT build: 24 M tokens, 61 k samples; a copy per sample in the loop,
         1.4x)."""
-        units, rows, counts = self._lookup()
-        c = counts[start:stop].astype(np.int64)
+        cols = self._lookup()
+        c = cols.token_count[start:stop].astype(np.int64)
         tokens = span_buffer(int(c.sum()), self.dtype, out)
         bits = np.empty(len(tokens), dtype=bool) if self.has_loss_mask else None
-        shard_of, row_in = np.divmod(rows[start:stop], self.samples_per_shard)
+        units, shard_of, row_in = (cols.unit[start:stop], cols.shard[start:stop], cols.record[start:stop])
         views = {}  # (unit, shard) -> its records and masks as plain arrays (samples of all units interleave)
         parts, mask_parts = [], []
-        for u, k, row, n in zip(units[start:stop].tolist(), shard_of.tolist(), row_in.tolist(), c.tolist()):
+        for u, k, row, n in zip(units.tolist(), shard_of.tolist(), row_in.tolist(), c.tolist()):
             if not n:  # an empty or dropped sample (a dropped one is in no unit)
                 continue
             pair = views.get((u, k))
@@ -310,18 +265,18 @@ class Dataset:
     def gather(self, sample_ids) -> Batch:
         """A batch of samples that share one unit, padded records stacked in the given order."""
         ids = np.asarray(sample_ids, dtype=np.int64).reshape(-1)
-        units, rows, counts = self._lookup()
+        cols = self._lookup()
         if len(ids) == 0:
             raise ValueError("gather needs at least one sample id")
         if ids.min() < 0 or ids.max() >= self.num_samples:
             raise IndexError(f"sample ids out of range 0..{self.num_samples - 1}")
-        u = units[ids]
+        u = cols.unit[ids]
         if np.any(u != u[0]):
             raise ValueError("a batch must hold samples of one unit size (see batches())")
         unit = self._unit_of(int(ids[0]))
         out = np.empty((len(ids), unit.size), dtype=self.dtype)
         masks = np.empty((len(ids), -(-unit.size // 8)), dtype=np.uint8) if self.has_loss_mask else None
-        shard_of, row_in = np.divmod(rows[ids], self.samples_per_shard)
+        shard_of, row_in = cols.shard[ids], cols.record[ids]
         for shard in np.unique(shard_of):
             sel = np.flatnonzero(shard_of == shard)
             out[sel] = unit.shard(int(shard))[row_in[sel]]
@@ -330,7 +285,7 @@ class Dataset:
         loss_mask = None
         if masks is not None:
             loss_mask = np.unpackbits(masks, axis=1, count=unit.size, bitorder="little").astype(bool)
-        return Batch(unit.size, ids, out, counts[ids].astype(np.int64), loss_mask)
+        return Batch(unit.size, ids, out, cols.token_count[ids].astype(np.int64), loss_mask)
 
     # -- batches --------------------------------------------------------------------------------
 

@@ -65,26 +65,18 @@ def render_sample(
         else:
             parts.append(f"{DIM}{text}{RESET}" if color and ds.has_loss_mask else text)
     if "chat" in ds.manifest:  # source.chat: the conversation's roles, read from its source line
-        head += "\n" + _roles_line(ds.manifest, out_dir, sample_id)
+        head += "\n" + _roles_line(ds, sample_id)
     legend = ("trained tokens in green" if color else "trained tokens inside ⟦ ⟧") if ds.has_loss_mask else ""
     return "\n".join(
         x for x in (head, legend, "", "".join(parts) if parts else "(no tokens)") if x is not None
     )
 
 
-def _roles_line(manifest: dict, out_dir: str, sample_id: int) -> str:
+def _roles_line(ds, sample_id: int) -> str:
     """`roles: system, user, assistant*` (* trained) from the sample's source line, rendered again
     with the build's chat options; the source path as declared, from the current directory."""
-    import json
-
-    with open(os.path.join(out_dir, "sample_index.jsonl"), encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i == sample_id:
-                row = json.loads(line)
-                break
-        else:
-            return "roles: (sample not in sample_index.jsonl)"
-    path, number = row["source_file"], row["source_line"]
+    cols, manifest = ds.sample_columns, ds.manifest
+    path, number = cols.file_names[int(cols.source_file[sample_id])], int(cols.source_line[sample_id])
     files = manifest["source"]["files"]
     chat = manifest["chat"]["source"][files.index(path)] if path in files else None
     from ..sources import inputs

@@ -53,18 +53,15 @@ class OutputSuggestion:
 
 
 def lengths_from_output(out_dir: str) -> tuple[np.ndarray, list[int] | None]:
-    """Token counts from sample_index.jsonl, and the output's unit sizes (None for packed rows)."""
-    index = os.path.join(out_dir, fmt.SAMPLE_INDEX)
-    if not os.path.isfile(index):
-        raise E.MintDimFileNotFoundError.make("output", index)
-    lengths = fmt.token_counts(out_dir, source=True)  # a packed output's over-long samples: whole lengths
-    sizes = None
-    try:
-        units = fmt.read_json(out_dir, fmt.MANIFEST)["units"]
-        sizes = None if units.get("layout") == "packed" else units["sizes"]
-    except (OSError, KeyError, ValueError):
-        pass
-    return lengths, sizes
+    """Token counts from the output's sample index (a sample units.overflow cut: its whole length), and
+    the output's unit sizes (None for packed rows)."""
+    from .reader import open as open_dataset
+
+    if not os.path.isfile(os.path.join(out_dir, fmt.SAMPLE_INDEX)):
+        raise E.MintDimFileNotFoundError.make("output", os.path.join(out_dir, fmt.SAMPLE_INDEX))
+    ds = open_dataset(out_dir)
+    lengths = np.asarray(ds.sample_columns.source_token_count, dtype=np.int64)
+    return lengths, None if ds.manifest["units"].get("layout") == "packed" else list(ds.sizes)
 
 
 def lengths_from_config(

@@ -47,22 +47,15 @@ def summarize(target) -> dict:
     ds = target if not isinstance(target, str) else open_dataset(target)
     if not isinstance(ds, Dataset):  # packed rows (units.pack)
         return with_trained(ds, _summarize_packed(ds), None)
-    return with_trained(ds, _summarize_units(ds), ds._lookup()[0])
+    return with_trained(ds, _summarize_units(ds), np.asarray(ds.sample_columns.unit))
 
 
 def trained_per_sample(ds) -> np.ndarray | None:
-    """trained_tokens of every sample, as sample_index.jsonl gives them; None without source.train_on."""
+    """trained_tokens of every sample, as the sample index gives them; None without source.train_on."""
     if not ds.has_loss_mask:
         return None
-    import orjson
-
-    from ..formats import output as fmt
-
-    found = np.zeros(ds.num_samples, dtype=np.int64)
-    for _n, raw in fmt.iter_jsonl(os.path.join(ds.path, fmt.SAMPLE_INDEX)):
-        obj = orjson.loads(raw)
-        found[obj["sample_id"]] = obj.get("trained_tokens") or 0
-    return found
+    trained = ds.sample_columns.trained_tokens
+    return np.zeros(ds.num_samples, np.int64) if trained is None else np.asarray(trained, dtype=np.int64)
 
 
 def with_trained(ds, s: dict, unit_of) -> dict:
@@ -73,7 +66,7 @@ def with_trained(ds, s: dict, unit_of) -> dict:
         return s
     written = (ds.token_counts > 0) | (trained > 0)  # a sample in no unit (or no row) has no token
     if unit_of is None:
-        unit_of = np.where(written, 0, len(s["units"]))
+        unit_of = np.where(written, 0, -1)
     for u, unit in enumerate(s["units"]):
         mine = unit_of == u
         unit["trained"] = int(trained[mine].sum())
@@ -90,9 +83,9 @@ def with_trained(ds, s: dict, unit_of) -> dict:
 
 def _summarize_units(ds) -> dict:
     """The figures of an output of unit sizes."""
-    unit_of = ds._lookup()[0]
-    lengths = ds.token_counts.astype(np.int64)[unit_of < len(ds.units)]  # not those dropped for their length
-    unit_of = unit_of[unit_of < len(ds.units)]
+    unit_of = np.asarray(ds.sample_columns.unit)
+    lengths = ds.token_counts.astype(np.int64)[unit_of >= 0]  # not those dropped for their length
+    unit_of = unit_of[unit_of >= 0]
     units = []
     total_slots = 0
     total_bytes = 0
@@ -306,8 +299,7 @@ def _overflow_line(o: dict) -> str:
 def _summarize_packed(ds) -> dict:
     """The figures of an output of packed rows: one 'unit' (the rows) and the packing block."""
     counts = ds.token_counts.astype(np.int64)
-    rows, _offsets, _counts, _order, _first = ds._lookup()
-    lengths = counts[rows >= 0]
+    lengths = counts[np.asarray(ds.sample_columns.shard) >= 0]
     L = ds.row_length
     slots = ds.num_rows * L
     tokens = int(lengths.sum())

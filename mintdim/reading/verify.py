@@ -20,6 +20,8 @@ Every figure is recomputed from the files themselves, then compared:
   source_token_count is above the largest size; dropped: token_count 0, no unit, shard or row;
   truncated: token_count = the largest size, in the largest unit (its stored tokens are the
   encoder's first ones).
+- sample_index.idx (the readers' index): every column agrees with sample_index.jsonl, sample by
+  sample (an output built before MintDim wrote it: a note).
 - shards: exactly ceil(count / samples_per_shard) files per unit, each of
   records * unit_size * bytes_per_token bytes; every slot from token_count on holds pad_id;
   every token is inside the vocabulary; an empty unit holds EMPTY_UNIT.md. Loss masks
@@ -49,6 +51,8 @@ from ..formats import shards as fs
 from ..formats.checksums import NAME as CHECKSUMS
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
 from ..progress import Progress, without_cyclic_gc
+from . import verify_columns
+from .verify_columns import check_sample_columns
 from .verify_common import (  # noqa: F401  (the report's types, imported from here)
     BLOCK_ROWS,
     HexDigests,
@@ -115,8 +119,7 @@ def verify_with_index(
     log=None,
 ) -> tuple[Report, Index | None]:
     """verify(), and sample_index.jsonl as the columns it checked (an Index: token counts, unit sizes,
-    overflow status...; None for packed rows or when the check stopped before the index). When the
-    report is ok, they are the output's: `mintdim export` reads them instead of parsing the index again."""
+    overflow status...; None for packed rows or when the check stopped before the index)."""
     with without_cyclic_gc():  # the index makes a few objects per sample and no reference cycle
         return _verify(out, source, all, sample, root, seed, log)
 
@@ -158,6 +161,7 @@ def _verify(
 
     # --- sample_index.jsonl ------------------------------------------------------------------------
     idx = _read_sample_index(out, report, sizes, sps, files, policy)
+    check_sample_columns(out, idx, report, verify_columns.bucketed(idx, sizes, sps))  # sample_index.idx
     n = len(idx.tc)
     report.samples = n
     per_unit = {s: np.flatnonzero(idx.unit == s) for s in sizes}

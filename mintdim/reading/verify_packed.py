@@ -9,6 +9,7 @@ recomputed from the files:
   manifest's policy occurs. shard_path / shard_row / row_offset place the samples of every row
   back to back from slot 0, in sample_id order, rows numbered by their smallest sample id,
   rows 0..R-1 all used, samples_per_shard rows per shard.
+- sample_index.idx: every column agrees with sample_index.jsonl (verify_columns.py).
 - shards: ceil(R / samples_per_shard) files of rows * row_length * bytes_per_token bytes; every
   slot after a row's last sample holds pad_id; tokens inside the vocabulary; UNK positions read back.
 - cu_XXXXXX.bin: exactly R_k + 1 row pointers and, per row, [0, ends of its samples] as the index gives.
@@ -31,6 +32,8 @@ from ..formats import shards as fs
 from ..formats.checksums import NAME as CHECKSUMS
 from ..formats.output import INDEX_FILES
 from ..formats.records import EMPTY_MARKER, FAILED_MARKER
+from . import verify_columns
+from .verify_columns import check_sample_columns
 from .verify_common import (
     BLOCK_ROWS,
     Index,
@@ -76,6 +79,7 @@ def verify_packed(
     idx = _read_index(out, L, sps, files, policy, report)
     report.samples = len(idx.tc)
     rows = _recompute_rows(idx, L, report)
+    check_sample_columns(out, idx, report, verify_columns.packed(idx, sps, rows.order, rows.first))
     found_unk, trained_found = _check_row_files(out, m, L, idx, rows, has_masks, report)
     if has_masks:
         check_trained(idx, trained_found, stats, report, manifest)

@@ -14,6 +14,7 @@ import numpy as np
 from .. import __version__
 from ..formats import intermediate as inter
 from ..formats import output as fmt
+from ..formats import sample_columns
 from ..formats.output import (
     JsonlWriter,
     duplicate_groups,
@@ -206,6 +207,7 @@ def aggregate_output(
         trained = packed["trained"]
     index_path = os.path.join(stage_dir, fmt.SAMPLE_INDEX)
     _write_index_of_samples(index_path, plan, hexes, paths, sps, packed, cut, trained, repeats, progress)
+    sample_columns.write_built(stage_dir, plan, paths, sps, packed, cut, trained, repeats)
 
     origin = fmt.origin_of(paths, file_ids, lines, repeats)
     groups = _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), digests, hexes, origin)
