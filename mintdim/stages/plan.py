@@ -261,29 +261,26 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
     chunk_n = []
     base = 0
     for d in chunk_dirs:
-        meta = inter.read(inter.meta_path(d))
-        f, n = meta["file"], meta["n"]
+        meta = inter.ChunkMeta.read(d)
+        f, n = meta.file, meta.n
         first = next_line.get(f, 1)
-        next_line[f] = first + meta["newlines"]  # line ends of a JSONL chunk, rows of a Parquet/datasets one
+        next_line[f] = first + meta.newlines  # line ends of a JSONL chunk, rows of a Parquet/datasets one
         per_file[f] = per_file.get(f, 0) + n
         chunk_n.append(n)
         parts["files"].append(np.full(n, f, dtype=np.uint32))
-        parts["lines"].append(inter.unarr(meta["lines"]).astype(np.int64) + first)
-        for key in ("lengths", "units", "unk_counts", "unk_positions") + (
-            ("trained",) if "trained" in meta else ()
-        ):
-            parts[key].append(inter.unarr(meta[key]))
-        parts["hashes"].append(meta["hashes"])
-        parts["unk_samples"].append(inter.unarr(meta["unk_samples"]).astype(np.int64) + base)
-        if "trained_roles" in meta:
+        parts["lines"].append(meta.lines.astype(np.int64) + first)
+        for key in ("lengths", "units", "unk_counts", "unk_positions", "trained"):
+            if getattr(meta, key) is not None:
+                parts[key].append(getattr(meta, key))
+        parts["hashes"].append(meta.hashes)
+        parts["unk_samples"].append(meta.unk_samples.astype(np.int64) + base)
+        if meta.trained_roles is not None:
             trained_roles = trained_roles or {}
-            for role, count in meta["trained_roles"].items():
+            for role, count in meta.trained_roles.items():
                 trained_roles[role] = trained_roles.get(role, 0) + int(count)
-        role_samples.append(
-            (n, {r: inter.unarr(a) for r, a in meta.get("trained_roles_samples", {}).items()})
-        )
-        if meta.get("end_markers"):  # source.train_eos: the end-of-turn tokens each file's template trains
-            end_markers[str(f)] = meta["end_markers"]
+        role_samples.append((n, meta.trained_roles_samples or {}))
+        if meta.end_markers:  # source.train_eos: the end-of-turn tokens each file's template trains
+            end_markers[str(f)] = meta.end_markers
         bad_of_chunk(bad, meta, first)
         base += n
     cols = {
@@ -308,17 +305,17 @@ def _cat(parts, dtype):
 # --- source.on_bad_record: the records no sample came from (stages/tokenize.py lists a chunk's) -------
 
 
-def bad_of_chunk(bad: dict, meta: dict, first: int) -> None:
+def bad_of_chunk(bad: dict, meta: inter.ChunkMeta, first: int) -> None:
     """A chunk's bad records, added to its file's: 1-based lines (or rows), classes, reasons, and the
     file's first bad record's error."""
-    if "bad_lines" not in meta:
+    if meta.bad_lines is None:
         return
-    found = bad.setdefault(meta["file"], {"lines": [], "classes": [], "reasons": [], "first": None})
-    found["lines"] += (inter.unarr(meta["bad_lines"]).astype(np.int64) + first).tolist()
-    found["classes"] += meta["bad_classes"]
-    found["reasons"] += meta["bad_reasons"]
+    found = bad.setdefault(meta.file, {"lines": [], "classes": [], "reasons": [], "first": None})
+    found["lines"] += (meta.bad_lines.astype(np.int64) + first).tolist()
+    found["classes"] += meta.bad_classes
+    found["reasons"] += meta.bad_reasons
     if found["first"] is None:  # its line within the chunk (a JSONL chunk's job tells no other)
-        found["first"] = E.relocated(meta["bad_first"], found["lines"][0])
+        found["first"] = E.relocated(meta.bad_first, found["lines"][0])
 
 
 def _limit(f, records: int) -> int:
