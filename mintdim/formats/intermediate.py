@@ -300,7 +300,10 @@ class Plan:
             "sizes": self.sizes,
             "samples_per_shard": self.samples_per_shard,
         }
-        cut = {} if self.cut is None else _stored(self.cut, _PLAN_ARRAYS, ("overflow", "status", "kept"))
+        cut = {}  # its overflow even when None (unit sizes with source.drop_untrained and overflow: error)
+        if self.cut is not None:
+            c = self.cut
+            cut = {"overflow": c.overflow, "status": arr(c.status, np.uint8), "kept": arr(c.kept, np.uint32)}
         if self.packing is not None:  # packed rows: the layout first, the cut with the rows
             p = self.packing
             head |= {
