@@ -294,33 +294,27 @@ class Plan:
     packing: Packing | None = None
 
     def to_dict(self) -> dict:
-        head = {
+        p, c = self.packing, self.cut
+        cut = {}  # its overflow even when None (unit sizes with source.drop_untrained and overflow: error)
+        if c is not None:
+            cut = {"overflow": c.overflow, "status": arr(c.status, np.uint8), "kept": arr(c.kept, np.uint32)}
+        out = {
             "output": self.output,
             "n": self.n,
             "sizes": self.sizes,
             "samples_per_shard": self.samples_per_shard,
         }
-        cut = {}  # its overflow even when None (unit sizes with source.drop_untrained and overflow: error)
-        if self.cut is not None:
-            c = self.cut
-            cut = {"overflow": c.overflow, "status": arr(c.status, np.uint8), "kept": arr(c.kept, np.uint32)}
-        if self.packing is not None:  # packed rows: the layout first, the cut with the rows
-            p = self.packing
-            head |= {
+        if p is not None:  # packed rows: the layout after these, the cut beside the rows
+            out |= {
                 "layout": "packed",
                 "row_length": p.row_length,
-                "overflow": cut.pop("overflow"),
+                "overflow": c.overflow,
                 "n_rows": p.n_rows,
             }
-            head |= _stored(self, _PLAN_ARRAYS, ("lengths", "units", "rows"))
-            head |= {
-                "offsets": arr(p.offsets, np.uint32),
-                "kept": cut.pop("kept"),
-                "status": cut.pop("status"),
-            }
-        else:
-            head |= _stored(self, _PLAN_ARRAYS, ("lengths", "units", "rows"))
-        out = head | _stored(self, _PLAN_ARRAYS, _PLAN_COLUMNS + ("end_markers", "empty_files"))
+        out |= _stored(self, _PLAN_ARRAYS, ("lengths", "units", "rows"))
+        if p is not None:
+            out |= {"offsets": arr(p.offsets, np.uint32), "kept": cut["kept"], "status": cut["status"]}
+        out |= _stored(self, _PLAN_ARRAYS, _PLAN_COLUMNS + ("end_markers", "empty_files"))
         if self.skipped is not None:
             out["skipped"] = {f.name: getattr(self.skipped, f.name) for f in fields(Skipped)}
         if self.take is not None:
@@ -332,8 +326,11 @@ class Plan:
                 "take_units": arr(t.units, np.uint16),
                 "take_chunks": t.chunks,
             }
-        out |= cut  # unit sizes: the cut after the take
-        return out | ({} if self.trained_roles is None else {"trained_roles": self.trained_roles})
+        if p is None:
+            out |= cut  # unit sizes: the cut after the take
+        if self.trained_roles is not None:
+            out["trained_roles"] = self.trained_roles
+        return out
 
     @classmethod
     def from_dict(cls, obj: dict) -> Plan:
