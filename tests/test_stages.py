@@ -6,16 +6,30 @@ preflight.preflight -> tokenize_chunk (each chunk) -> plan_output -> write_unit 
 
 from __future__ import annotations
 
+import glob
 import gzip
 import hashlib
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import sentencepiece as spm
-from conftest import GSM8K, HF_JSON, SP_MODEL, basic_config, read_json, read_jsonl, tree_bytes
+from conftest import (
+    GSM8K,
+    HF_JSON,
+    REPO,
+    SP_MODEL,
+    basic_config,
+    read_json,
+    read_jsonl,
+    tree_bytes,
+    write_jsonl,
+)
 from stagekit import drive
 from tokenizers import Tokenizer
 
@@ -1168,3 +1182,123 @@ def test_interleaved_output_mapping(tmp_path, monkeypatch):
     ]
     lines = [line for line in built.logs if line.startswith("[unit-build] shard=")]
     assert sorted(line.rsplit(" output=", 1)[1] for line in lines) == ["A", "A", "B"]
+
+
+# --- the intermediates' records ---------------------------------------------------------------------------
+
+QWEN_DIR = os.path.join(os.path.dirname(GSM8K), "..", "tokenizers", "qwen3-template-bpe")
+CHAT_FILE = os.path.join(os.path.dirname(GSM8K), "..", "chat", "gsm8k_chat.jsonl")
+
+
+def _records_configs(tmp_path) -> dict[str, dict]:
+    """Builds that together write every key of meta.msgpack, of the plan and of its units summary."""
+    rows = gsm8k_rows(240)
+    lines: list = [json.dumps(r) for r in rows]
+    lines[5], lines[77] = '{"prompt": "broken', '{"prompt": "no response"}'  # bad records
+    lines[12] = json.dumps({"prompt": rows[12]["prompt"], "response": ""})  # trains no token
+    lines[30] = json.dumps({"prompt": rows[30]["prompt"], "response": rows[30]["response"] * 12})  # long
+    write_jsonl(tmp_path / "a.jsonl", lines)
+    write_jsonl(tmp_path / "empty.jsonl", [])
+    skip = {"train_on": [["response"]], "on_bad_record": ["skip"], "max_skipped": [0.5]}
+    qwen = {"hf_dir": {"path": QWEN_DIR}}
+    units = basic_config(["a.jsonl", "empty.jsonl"], out="units", chunk_mb=0.02)
+    units["source"] |= skip | {"drop_untrained": [True], "allow_empty": True}
+    units["units"] = {"sizes": "auto", "k": 3, "max_size": 256, "overflow": ["truncate"], "build_batch": [32]}
+    taken = basic_config(["a.jsonl"], out="taken", sizes=[[128, 256]], tokenizer=qwen)
+    taken["source"] |= skip | {"take": [1.5], "templates": ["{prompt}\n{response}<|im_end|>"]}
+    taken["units"]["overflow"] = ["drop"]
+    untrained = basic_config(["a.jsonl"], out="untrained", sizes=[[128, 4096]])  # overflow: error
+    untrained["source"] |= skip | {"drop_untrained": [True]}
+    packed = basic_config(["a.jsonl"], out="packed", chunk_mb=0.02)
+    packed["source"] |= skip | {"take": [0.8], "drop_untrained": [True]}
+    packed["units"] = {"pack": [256], "overflow": ["truncate"], "build_batch": [32]}
+    chat = {
+        "source": {"files": [CHAT_FILE], "chat": {"system": "system"}, "train_on": [["assistant"]]},
+        "tokenizer": qwen,
+        "units": {"pack": [4096], "overflow": ["drop"], "build_batch": [64]},
+        "output": {"dir": "chat", "samples_per_shard": [10]},
+    }
+    chat["source"]["take"] = [40]
+    return {"units": units, "taken": taken, "untrained": untrained, "packed": packed, "chat": chat}
+
+
+def test_the_stage_records_write_every_intermediate_back_byte_for_byte(tmp_path, monkeypatch):
+    """meta.msgpack, the plan and its units summary, read into their records (formats/intermediate.py)
+    and written again, are the bytes the stages wrote: the records hold every key, in the files' order,
+    with the stored dtypes (docs/intermediates.md). The builds write every key the formats have."""
+    from mintdim.formats import intermediate as inter
+
+    monkeypatch.chdir(tmp_path)
+    keys: dict[str, set] = {"meta": set(), "plan": set(), "units": set()}
+    kinds = {
+        "meta": (lambda p: inter.ChunkMeta.read(os.path.dirname(p)), "tok/*/meta.msgpack"),
+        "plan": (inter.Plan.read, "plan/o*[0-9].msgpack"),
+        "units": (inter.UnitsSummary.read, "plan/o*.units.json"),
+    }
+    for name, cfg in _records_configs(tmp_path).items():
+        built = drive(cfg)
+        root = Layout(built.build.work_dir, built.build.build_id).root
+        for kind, (read, pattern) in kinds.items():
+            found = sorted(glob.glob(os.path.join(root, pattern)))
+            assert found, (name, kind)
+            for path in found:
+                again = str(tmp_path / "again")
+                read(path).write(again)
+                with open(path, "rb") as f, open(again, "rb") as g:
+                    assert f.read() == g.read(), (name, path)
+                with open(path, "rb") as f:
+                    keys[kind] |= set(json.load(f) if kind == "units" else next(inter.iter_objects(path)))
+    assert keys["meta"] >= {"trained", "trained_roles", "trained_roles_samples", "end_markers", "bad_first"}
+    assert keys["plan"] >= {
+        "skipped",
+        "empty_files",
+        "take",
+        "status",
+        "layout",
+        "trained_roles",
+        "end_markers",
+    }
+    assert keys["units"] == {
+        "output",
+        "sizes",
+        "counts",
+        "samples_per_shard",
+        "shards",
+        "auto",
+        "layout",
+        "rows",
+        "take",
+    }
+
+
+def _build_tree_sums(workdir, config: str, tree: str) -> dict[str, str]:
+    """`mintdim build CONFIG --keep-intermediates` of a shipped example with the package of `tree` (a source
+    checkout), in a fresh copy of data/ and config/: the SHA-256 of every file of its chunks and plan
+    (tok/, plan/ under the build's work directory) and of its output (artifacts/)."""
+    shutil.copytree(os.path.join(REPO, "data"), os.path.join(str(workdir), "data"))
+    shutil.copytree(os.path.join(REPO, "config"), os.path.join(str(workdir), "config"))
+    env = dict(os.environ, PYTHONPATH=tree)
+    cmd = [sys.executable, "-m", "mintdim", "build", config, "--cores", "2", "--keep-intermediates"]
+    done = subprocess.run(cmd, cwd=str(workdir), env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (tok,) = glob.glob(os.path.join(str(workdir), ".mintdim", "*", "tok"))
+    kept = tree_bytes(os.path.dirname(tok))
+    files = {rel: data for rel, data in kept.items() if rel.split(os.sep)[0] in ("tok", "plan")}
+    files |= {
+        f"artifacts/{rel}": data for rel, data in tree_bytes(os.path.join(str(workdir), "artifacts")).items()
+    }
+    return {
+        rel: hashlib.sha256(data).hexdigest()
+        for rel, data in files.items()
+        if ".snakemake_timestamp" not in rel
+    }
+
+
+@pytest.mark.skipif(not os.environ.get("MINTDIM_BASELINE_TREE"), reason="MINTDIM_BASELINE_TREE is not set")
+@pytest.mark.parametrize("config", ["config/config.yaml", "config/packed.yaml", "config/chat.yaml"])
+def test_the_shipped_examples_keep_the_bytes_of_a_baseline_tree(tmp_path, config):
+    """With MINTDIM_BASELINE_TREE (a checkout of an earlier commit): the shipped example built by it and by
+    this tree writes the same chunks, plan and output, file for file (tests/README.md)."""
+    baseline = _build_tree_sums(tmp_path / "baseline", config, os.environ["MINTDIM_BASELINE_TREE"])
+    assert len(baseline) > 10 and any(k.startswith("plan/") for k in baseline)
+    assert _build_tree_sums(tmp_path / "this", config, REPO) == baseline

@@ -47,13 +47,13 @@ def index_files(manifest) -> tuple[str, ...]:
     return INDEX_FILES + ((SKIPPED_INDEX,) if skips(manifest) else ())
 
 
-def write_skipped_index(path: str, skipped: dict, paths: list[str], row_files: set[int]) -> dict[str, int]:
+def write_skipped_index(path: str, skipped, paths: list[str], row_files: set[int]) -> dict[str, int]:
     """skipped_index.jsonl: one line per skipped record, in input order: source_file, source_line (a JSONL
     file) or source_row (row_files: Parquet, datasets), error (the class), reason (one line). Returns the
     count per class."""
     writer = JsonlWriter(path)
     per_class: dict[str, int] = {}
-    columns = (skipped["files"], skipped["lines"], skipped["classes"], skipped["reasons"])
+    columns = (skipped.files, skipped.lines, skipped.classes, skipped.reasons)  # intermediate.Skipped
     for f, line, kind, reason in zip(*columns):
         at = "source_row" if f in row_files else "source_line"
         writer.write({"source_file": paths[f], at: int(line), "error": kind, "reason": reason})

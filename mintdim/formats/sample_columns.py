@@ -124,45 +124,37 @@ def _aligned(at: int) -> int:
     return -(-at // 8) * 8
 
 
-def write_built(
-    directory: str, plan: dict, paths, sps: int, packed=None, cut=None, trained=None, repeats=None
-):
+def write_built(directory: str, plan, paths, kept, status=None, trained=None):
     """sample_index.idx in `directory`, from the aggregate stage's arrays: the same values its
-    sample_index.jsonl writers are given (plan: the output's plan; paths: every build file's path, which
-    the plan's file numbers index; packed / cut: the packing columns or units.overflow's; trained and
-    repeats: source.train_on's and source.take's, or None)."""
-    from . import intermediate as inter
-
-    file_ids, lines = inter.unarr(plan["files"]), inter.unarr(plan["lines"])
-    lengths, rows = inter.unarr(plan["lengths"]).astype(np.int64), inter.unarr(plan["rows"]).astype(np.int64)
+    sample_index.jsonl writers are given (plan: the output's intermediate.Plan; paths: every build file's
+    path, which the plan's file numbers index; kept and status: the tokens written of each sample and
+    their status, None when every sample is written whole; trained: source.train_on's, or None)."""
+    lengths, rows = plan.lengths.astype(np.int64), plan.rows.astype(np.int64)
     n = len(lengths)
-    if packed is not None:
-        status, kept = packed["status"], packed["kept"]
-    else:
-        status = cut["status"] if cut is not None else np.zeros(n, dtype=np.uint8)
-        kept = cut["kept"] if cut is not None else lengths
+    status = np.zeros(n, dtype=np.uint8) if status is None else status
     placed = ~np.isin(status, DROPPED)
-    used = np.flatnonzero(np.bincount(file_ids, minlength=len(paths)))  # the files samples come from
+    used = np.flatnonzero(np.bincount(plan.files, minlength=len(paths)))  # the files samples come from
     number = np.full(len(paths), -1, dtype=np.int64)
     number[used] = np.arange(len(used))
+    sps = plan.samples_per_shard
     cols = {
         "status": status,
         "shard": np.where(placed, rows // sps, -1),
         "record": np.where(placed, rows % sps, -1),
         "token_count": kept,
         "source_token_count": lengths,
-        "source_file": number[file_ids],
-        "source_line": lines,
+        "source_file": number[plan.files],
+        "source_line": plan.lines,
         **({"trained_tokens": trained} if trained is not None else {}),
-        **({"repeat": repeats} if repeats is not None else {}),
+        **({"repeat": plan.take.repeats} if plan.take is not None else {}),
     }
-    if packed is None:
-        cols["unit"] = np.where(placed, inter.unarr(plan["units"]), -1)
+    if plan.packing is None:
+        cols["unit"] = np.where(placed, plan.units, -1)
     else:
-        offsets = packed["offsets"]
+        offsets = plan.packing.offsets.astype(np.int64)
         cols["row_offset"] = np.where(placed, offsets, -1)
-        cols["row_samples"], cols["row_first"] = row_order(rows, offsets, placed, packed["n_rows"])
-    layout = "units" if packed is None else "packed"
+        cols["row_samples"], cols["row_first"] = row_order(rows, offsets, placed, plan.packing.n_rows)
+    layout = "units" if plan.packing is None else "packed"
     write(os.path.join(directory, NAME), layout, cols, [paths[k] for k in used.tolist()])
 
 

@@ -93,10 +93,10 @@ def lengths_from_config(
                 tokenize_chunk(
                     build, metas, f.index, k, d, threads=threads, log=lambda *a: None, bounds=bounds
                 )
-                meta = inter.read(inter.meta_path(d))
-                parts.append(inter.unarr(meta["lengths"]))
+                meta = inter.ChunkMeta.read(d)
+                parts.append(meta.lengths)
                 bad_of_chunk(bad, meta, line)  # source.on_bad_record, as the build's plan applies it
-                line += meta["newlines"]
+                line += meta.newlines
                 shutil.rmtree(d)
             lengths = np.concatenate(parts) if parts else np.zeros(0, np.int64)
             check_bad_records(build, f, bad.get(f.index), len(lengths), log=lambda *a: None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,15 +32,11 @@ from .write import fresh_dir
 UNTRAINED_SHOWN = 10  # ids of samples that train no token in the console's warning
 
 
-def manifest(
-    build,
-    meta,
-    out,
-    sizes: list[int],
-    packed: bool = False,
-    take: dict | None = None,
-    end_markers: dict | None = None,
-) -> dict:
+def manifest(build, meta, out, plan: inter.Plan) -> dict:
+    """manifest.json of an output: its tokenizer, token storage, units (or packed rows), sources, and the
+    blocks of the extensions it uses."""
+    packed = plan.packing is not None  # units.pack
+    sizes, end_markers = plan.sizes, plan.end_markers
     files = [build.files[i] for i in out.files]
     batches = [f.build_batch for f in files]
     return (
@@ -92,7 +89,7 @@ def manifest(
             ),
         }
         | _chat_manifest(files, meta)
-        | ({"take": take} if take is not None else {})
+        | ({"take": plan.take.summary} if plan.take is not None else {})
     )
 
 
@@ -106,18 +103,18 @@ def _bad_record_policy(files) -> dict:
     }
 
 
-def _write_skipped(build, plan: dict, stage_dir: str) -> dict:
+def _write_skipped(build, plan: inter.Plan, stage_dir: str) -> dict:
     """skipped_index.jsonl and stats.json's skipped_records (and per class), when a file of the output
     skips."""
-    if "skipped" not in plan:
+    if plan.skipped is None:
         return {}
     from ..sources import inputs
 
     rows = {i for i, f in enumerate(build.files) if inputs.kind_of(f.abspath) != inputs.JSONL}
     per_class = fmt.write_skipped_index(
-        os.path.join(stage_dir, fmt.SKIPPED_INDEX), plan["skipped"], [f.path for f in build.files], rows
+        os.path.join(stage_dir, fmt.SKIPPED_INDEX), plan.skipped, [f.path for f in build.files], rows
     )
-    return {"skipped_records": len(plan["skipped"]["files"]), "skipped_records_by_class": per_class}
+    return {"skipped_records": len(plan.skipped.files), "skipped_records_by_class": per_class}
 
 
 def _chat_manifest(files, meta) -> dict:
@@ -170,6 +167,18 @@ def _write_duplicates(path: str, digests, hexes: str, origin) -> list:
     return groups
 
 
+@dataclass(frozen=True, slots=True)
+class _Shards:
+    """What an output's shards hold, in either layout (unit sizes or packed rows)."""
+
+    kept: np.ndarray  # tokens written of each sample
+    status: np.ndarray | None  # units.packing's status of each (None: every sample written whole)
+    trained: np.ndarray | None  # source.train_on: trained tokens written of each
+    unk: tuple  # samples with UNK among the tokens written, their UNK counts and positions
+    counts: list[int]  # samples written in each unit (packed rows: one count)
+    stats: dict  # stats.json's keys of the layout: shards, padding, then overflow or packing
+
+
 def aggregate_output(
     build,
     metas,
@@ -185,91 +194,90 @@ def aggregate_output(
     (the trained tokens each sample kept); bucketed units run aggregate beside the write jobs."""
     out = build.outputs[out_index]
     meta = metas[out.tokenizer_abspath]
-    plan = inter.read(plan_path)
-    n = plan["n"]
-    sizes = plan["sizes"]  # declared, or planned from the data (units.sizes: auto)
-    sps = out.samples_per_shard
-    file_ids = inter.unarr(plan["files"])
-    lines = inter.unarr(plan["lines"])
-    lengths = inter.unarr(plan["lengths"])
-    units = inter.unarr(plan["units"])
-    digests = np.frombuffer(plan["hashes"], dtype=np.uint8).reshape(n, 32)
-    hexes = fmt.HexDigests(plan["hashes"])  # the digests' text, made per block as the indexes are written
-    paths = [f.path for f in build.files]
-    trained = inter.unarr(plan["trained"]) if "trained" in plan else None  # source.train_on
-    repeats = inter.unarr(plan["repeats"]) if "repeats" in plan else None  # source.take
-
+    plan = inter.Plan.read(plan_path)
     fresh_dir(stage_dir)
-    progress = Progress(log, f"[unit-build] aggregate {out.dir}", n, "samples indexed")
-    packed = _packed(plan, trained, written_paths) if plan.get("layout") == "packed" else None
-    cut = _cut(plan) if packed is None else None  # unit sizes with units.overflow drop | truncate
-    if packed is not None:  # units.pack
-        trained = packed["trained"]
-    index_path = os.path.join(stage_dir, fmt.SAMPLE_INDEX)
-    _write_index_of_samples(index_path, plan, hexes, paths, sps, packed, cut, trained, repeats, progress)
-    sample_columns.write_built(stage_dir, plan, paths, sps, packed, cut, trained, repeats)
-
-    origin = fmt.origin_of(paths, file_ids, lines, repeats)
+    shards = _packed_rows(plan, written_paths) if plan.packing else _units(plan)
+    hexes = fmt.HexDigests(plan.hashes)  # the digests' text, made per block as the indexes are written
+    paths = [f.path for f in build.files]
+    progress = Progress(log, f"[unit-build] aggregate {out.dir}", plan.n, "samples indexed")
+    _write_index_of_samples(os.path.join(stage_dir, fmt.SAMPLE_INDEX), plan, shards, hexes, paths, progress)
+    sample_columns.write_built(stage_dir, plan, paths, shards.kept, shards.status, shards.trained)
+    origin = fmt.origin_of(paths, plan.files, plan.lines, None if plan.take is None else plan.take.repeats)
+    digests = np.frombuffer(plan.hashes, dtype=np.uint8).reshape(plan.n, 32)
     groups = _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), digests, hexes, origin)
-    unk_samples, unk_counts = _write_unk_index(
-        os.path.join(stage_dir, fmt.UNK_INDEX), plan, packed, hexes, origin
-    )
-    counts = _samples_per_unit(units, sizes, packed)
-    distribution = {str(s): int(c) for s, c in zip(sizes, counts)}
+    _write_unk(os.path.join(stage_dir, fmt.UNK_INDEX), *shards.unk, hexes, origin)
+    distribution = {str(s): int(c) for s, c in zip(plan.sizes, shards.counts)}
     write_json(os.path.join(stage_dir, fmt.HISTOGRAM), distribution)
-    kept = packed["kept"] if packed is not None else lengths if cut is None else cut["kept"]
     stats = {
-        "total_samples": int(n),
-        "total_tokens": int(kept.astype(np.int64).sum()),
+        "total_samples": int(plan.n),
+        "total_tokens": int(shards.kept.astype(np.int64).sum()),
         "token_dtype": meta.dtype,
         "bytes_per_token": meta.bytes_per_token,
         "duplicate_groups": len(groups),
         "duplicate_samples": int(sum(len(g) for g in groups)),
-        "samples_with_unk": int(len(unk_samples)),
-        "unk_tokens": int(unk_counts.astype(np.int64).sum()),
+        "samples_with_unk": int(len(shards.unk[0])),
+        "unk_tokens": int(shards.unk[1].astype(np.int64).sum()),
         "unit_distribution": distribution,
-        "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
-        "padding": padding.measure(*padding.histogram(_written(kept, cut)), sizes).as_stats()
-        if packed is None
-        else None,
+        **shards.stats,
+        **_extension_stats(build, plan, shards),
+        **_write_skipped(build, plan, stage_dir),  # source.on_bad_record: skip
     }
-    if packed is not None:  # shards and padding of the rows, and the packing block
-        stats.update(_packed_stats(plan, packed, sps))
-    stats.update(_extension_stats(build, plan, cut, lengths, int(sizes[-1]), trained, packed))
-    stats.update(_write_skipped(build, plan, stage_dir))  # source.on_bad_record: skip
     warn_untrained(log, out, stats)
-    write_json(
-        os.path.join(stage_dir, fmt.MANIFEST),
-        manifest(build, meta, out, sizes, packed is not None, plan.get("take"), plan.get("end_markers")),
-    )
+    write_json(os.path.join(stage_dir, fmt.MANIFEST), manifest(build, meta, out, plan))
     write_json(os.path.join(stage_dir, fmt.STATS), stats)
     atomic_write_text(agg_path, json.dumps({"output": out.dir, "stats": stats}))
     log(
-        f"[unit-build] aggregate {out.dir}: {n} samples, {stats['total_tokens']} tokens, "
+        f"[unit-build] aggregate {out.dir}: {plan.n} samples, {stats['total_tokens']} tokens, "
         f"{stats['duplicate_groups']} duplicate groups, {stats['samples_with_unk']} samples with UNK"
     )
     return stats
 
 
-def _write_index_of_samples(path, plan, hexes, paths, sps, packed, cut, trained, repeats, progress) -> None:
+def _units(plan: inter.Plan) -> _Shards:
+    """Unit sizes: each unit holds its samples whole, or (units.overflow truncate) their first tokens;
+    those units.overflow dropped or source.drop_untrained left out are in none."""
+    cut, sizes, sps = plan.cut, plan.sizes, plan.samples_per_shard
+    kept = plan.lengths if cut is None else cut.kept.astype(np.int64)
+    written = kept if cut is None else kept[~np.isin(cut.status, LEFT_OUT)]
+    counts = np.bincount(plan.units, minlength=len(sizes))[: len(sizes)].tolist()  # a dropped one: in none
+    stats = {
+        "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
+        "padding": padding.measure(*padding.histogram(written), sizes).as_stats(),
+    }
+    if cut is not None and np.isin(cut.status, (1, 2)).any():  # units.overflow drop | truncate
+        stats["overflow"] = overflow_block(cut.overflow, cut.status, plan.lengths, int(sizes[-1]))
+    unk = (plan.unk_samples, plan.unk_counts, plan.unk_positions)
+    return _Shards(kept, None if cut is None else cut.status, plan.trained, unk, counts, stats)
+
+
+def _packed_rows(plan: inter.Plan, written_paths) -> _Shards:
+    """units.pack: rows of samples back to back; the UNK figures and trained tokens are of the tokens
+    written (a truncated sample's row part, as the write job reports it)."""
+    status, kept = plan.cut.status, plan.cut.kept.astype(np.int64)
+    unk = _stored_unk(plan.unk_samples, plan.unk_counts, plan.unk_positions, kept)
+    written = int(np.count_nonzero(~np.isin(status, LEFT_OUT)))
+    trained = None if plan.trained is None else _trained_written(plan.trained, status, written_paths)
+    return _Shards(kept, status, trained, unk, [written], _packed_stats(plan, kept, written))
+
+
+def _write_index_of_samples(path, plan: inter.Plan, shards: _Shards, hexes, paths, progress) -> None:
     """The sample index of the output: of its packed rows (units.pack) or of its units."""
-    file_ids, lines = inter.unarr(plan["files"]), inter.unarr(plan["lines"])
-    lengths, rows = inter.unarr(plan["lengths"]), inter.unarr(plan["rows"])
-    if packed is not None:
+    repeats = None if plan.take is None else plan.take.repeats  # source.take
+    if plan.packing is not None:
         write_packed_sample_index(
             path,
             hexes,
-            lengths,
-            packed["kept"],
-            packed["status"],
-            plan["sizes"][0],
-            rows,
-            packed["offsets"],
-            sps,
-            file_ids,
+            plan.lengths,
+            shards.kept,
+            shards.status,
+            plan.sizes[0],
+            plan.rows,
+            plan.packing.offsets.astype(np.int64),
+            plan.samples_per_shard,
+            plan.files,
             paths,
-            lines,
-            None if trained is None else trained.tolist(),
+            plan.lines,
+            None if shards.trained is None else shards.trained.tolist(),
             progress,
             repeats,
         )
@@ -277,57 +285,31 @@ def _write_index_of_samples(path, plan, hexes, paths, sps, packed, cut, trained,
         write_sample_index(
             path,
             hexes,
-            lengths if cut is None else cut["kept"],
-            plan["sizes"],
-            inter.unarr(plan["units"]),
-            rows,
-            sps,
-            file_ids,
+            shards.kept,
+            plan.sizes,
+            plan.units,
+            plan.rows,
+            plan.samples_per_shard,
+            plan.files,
             paths,
-            lines,
-            trained,
+            plan.lines,
+            shards.trained,
             progress,
-            overflow=None if cut is None else (cut["status"], lengths),
+            overflow=None if plan.cut is None else (plan.cut.status, plan.lengths),
             repeats=repeats,
         )
 
 
-def _write_unk_index(path, plan, packed, hexes, origin) -> tuple[np.ndarray, np.ndarray]:
-    """The UNK index of the output; returns the samples with UNK and their UNK counts (with units.pack,
-    of the tokens written)."""
-    unk_samples = inter.unarr(plan["unk_samples"])
-    unk_counts = inter.unarr(plan["unk_counts"])
-    unk_positions = inter.unarr(plan["unk_positions"])
-    if packed is not None:  # UNK figures describe the tokens written
-        unk_samples, unk_counts, unk_positions = _stored_unk(
-            unk_samples, unk_counts, unk_positions, packed["kept"]
-        )
-    _write_unk(path, unk_samples, unk_counts, unk_positions, hexes, origin)
-    return unk_samples, unk_counts
-
-
-def _samples_per_unit(units, sizes, packed) -> list[int]:
-    """The number of samples written in each unit (one count, of the samples packed, with units.pack)."""
-    if packed is not None:
-        return [int(np.count_nonzero(~np.isin(packed["status"], LEFT_OUT)))]
-    return np.bincount(units, minlength=len(sizes))[: len(sizes)].tolist()  # a dropped sample: in no unit
-
-
-def _extension_stats(
-    build, plan: dict, cut: dict | None, lengths, largest: int, trained, packed=None
-) -> dict:
+def _extension_stats(build, plan: inter.Plan, shards: _Shards) -> dict:
     """stats.json keys of the extensions a build uses (none: the spec's stats, byte for byte)."""
     stats = {}
-    if cut is not None and np.isin(cut["status"], (1, 2)).any():  # unit sizes with units.overflow drop |
-        stats["overflow"] = overflow_block(cut["policy"], cut["status"], lengths, largest)  # truncate
-    if "empty_files" in plan:  # source.allow_empty: the inputs that held no sample
-        stats["empty_files"] = [build.files[i].path for i in plan["empty_files"]]
-    if trained is not None:
-        stats["trained_tokens"] = int(trained.astype(np.int64).sum())
-        status = packed["status"] if packed is not None else cut["status"] if cut is not None else None
-        stats.update(untrained_stats(build, trained, status))
-    if "trained_roles" in plan:  # source.chat: the same trained tokens, counted by message role
-        stats["trained_tokens_by_role"] = plan["trained_roles"]
+    if plan.empty_files is not None:  # source.allow_empty: the inputs that held no sample
+        stats["empty_files"] = [build.files[i].path for i in plan.empty_files]
+    if shards.trained is not None:
+        stats["trained_tokens"] = int(shards.trained.astype(np.int64).sum())
+        stats.update(untrained_stats(build, shards.trained, shards.status))
+    if plan.trained_roles is not None:  # source.chat: the same trained tokens, counted by message role
+        stats["trained_tokens_by_role"] = plan.trained_roles
     return stats
 
 
@@ -405,50 +387,21 @@ def packed_layout(out) -> dict:
     }
 
 
-def _packed(plan: dict, trained, written_paths) -> dict:
-    """The plan's packing columns, and the trained tokens written per sample (source.train_on:
-    truncated samples count only the row's part, as the write job reports it)."""
-    status = inter.unarr(plan["status"])
-    kept = inter.unarr(plan["kept"]).astype(np.int64)
-    if trained is not None:
-        trained = trained.astype(np.int64)
-        trained[status == 1] = 0
-        reported = {}
-        for p in written_paths or []:
-            with open(p, encoding="utf-8") as f:
-                for u in json.load(f).get("units", []):
-                    reported.update(u.get("trained_kept", {}))
-        for sid in np.flatnonzero(status == 2).tolist():
-            if str(sid) not in reported:
-                raise RuntimeError(
-                    f"the write job did not report the trained tokens of truncated sample {sid}"
-                )
-            trained[sid] = reported[str(sid)]
-    return {
-        "status": status,
-        "kept": kept,
-        "offsets": inter.unarr(plan["offsets"]).astype(np.int64),
-        "trained": trained,
-        "n_rows": int(plan["n_rows"]),
-        "row_length": int(plan["row_length"]),
-        "overflow": plan["overflow"],
-    }
-
-
-def _written(kept, cut: dict | None):
-    """The token counts of the samples in a unit (not those units.overflow or drop_untrained left out)."""
-    return kept if cut is None else kept[~np.isin(cut["status"], LEFT_OUT)]
-
-
-def _cut(plan: dict) -> dict | None:
-    """Unit sizes with units.overflow drop | truncate, when a sample was longer than the largest unit."""
-    if "status" not in plan:
-        return None
-    return {
-        "policy": plan["overflow"],
-        "status": inter.unarr(plan["status"]),
-        "kept": inter.unarr(plan["kept"]).astype(np.int64),
-    }
+def _trained_written(trained, status, written_paths) -> np.ndarray:
+    """Packed rows with source.train_on: the trained tokens written of each sample (a dropped one: none;
+    a truncated one: those inside its row, as the write job reports them)."""
+    trained = trained.astype(np.int64)
+    trained[status == 1] = 0
+    reported = {}
+    for p in written_paths or []:
+        with open(p, encoding="utf-8") as f:
+            for u in json.load(f).get("units", []):
+                reported.update(u.get("trained_kept", {}))
+    for sid in np.flatnonzero(status == 2).tolist():
+        if str(sid) not in reported:
+            raise RuntimeError(f"the write job did not report the trained tokens of truncated sample {sid}")
+        trained[sid] = reported[str(sid)]
+    return trained
 
 
 def overflow_block(policy: str, status, lengths, limit: int) -> dict:
@@ -476,15 +429,13 @@ def _stored_unk(samples, counts, positions, kept):
     return samples[has], per[has].astype(np.uint32), positions[keep]
 
 
-def _packed_stats(plan, packed, rows_per_shard) -> dict:
-    from ..units import packing
-
-    L, n_rows = packed["row_length"], packed["n_rows"]
-    status, kept = packed["status"], packed["kept"]
+def _packed_stats(plan: inter.Plan, kept, written: int) -> dict:
+    """stats.json's shards and padding of packed rows, and its packing block."""
+    L, n_rows, rows_per_shard = plan.packing.row_length, plan.packing.n_rows, plan.samples_per_shard
+    status = plan.cut.status
     tokens = int(kept.sum())
     slots = n_rows * L
-    written = int(np.count_nonzero(~np.isin(status, packing.LEFT_OUT)))
-    lengths = inter.unarr(plan["lengths"]).astype(np.int64)
+    lengths = plan.lengths.astype(np.int64)
     ratio = (slots - tokens) / slots if slots else 0.0
     return {
         "shards": {str(L): -(-n_rows // rows_per_shard)},
@@ -510,6 +461,6 @@ def _packed_stats(plan, packed, rows_per_shard) -> dict:
             "slots": slots,
             "efficiency": tokens / slots if slots else 1.0,
             "lower_bound_rows": -(-tokens // L),
-            "overflow": overflow_block(packed["overflow"], status, lengths, L),
+            "overflow": overflow_block(plan.cut.overflow, status, lengths, L),
         },
     }

@@ -12,15 +12,14 @@ listed its own, so a file's count is known; the plan keeps those skipped.
 
 from __future__ import annotations
 
-import json
 import os
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import errors as E
 from ..formats import intermediate as inter
-from ..formats.records import atomic_write_text
 from ..sources import inputs
 from ..units import padding
 from ..units.packing import LEFT_OUT, UNTRAINED
@@ -97,24 +96,33 @@ def untrained_status(cut, untrained, lengths) -> tuple[np.ndarray, np.ndarray] |
     return np.where(gone, packing.UNTRAINED, status).astype(np.uint8), np.where(gone, 0, kept)
 
 
-def _columns(data: dict) -> dict:
-    """The plan table's per-sample columns both layouts share."""
-    return {
-        "files": inter.arr(data["files"], np.uint32),
-        "lines": inter.arr(data["lines"], np.uint64),
-        "hashes": data["hashes"],
-        "unk_samples": inter.arr(data["unk_samples"], np.uint64),
-        "unk_counts": inter.arr(data["unk_counts"], np.uint32),
-        "unk_positions": inter.arr(data["unk_positions"], np.uint32),
-        **({"trained": inter.arr(data["trained"], np.uint32)} if data.get("trained") is not None else {}),
-        **({"end_markers": data["end_markers"]} if data.get("end_markers") else {}),
-    }
+@dataclass(frozen=True, slots=True)
+class _Chosen:
+    """An output's samples in sample_id order, before they are laid out: read_chunks' columns (with
+    source.take: of the chosen samples, and what _take chose), the files without a sample, the records
+    skipped."""
+
+    data: dict
+    taken: dict | None
+    empty: list[int]
+    skipped: inter.Skipped | None
 
 
 def plan_output(
     build, out_index: int, chunk_dirs: list[str], plan_path: str, units_path: str, log=print
-) -> dict:
+) -> inter.UnitsSummary:
+    """The plan of one output (plan_path) and what its write jobs write (units_path): its samples in
+    sample_id order, laid out in unit sizes or, with units.pack, in packed rows."""
     out = build.outputs[out_index]
+    chosen = _choose(build, out, chunk_dirs, log)
+    plan, summary = (_plan_rows if out.pack else _plan_units)(build, out_index, chosen, log)
+    plan.write(plan_path)
+    summary.write(units_path)
+    return summary
+
+
+def _choose(build, out, chunk_dirs: list[str], log) -> _Chosen:
+    """The output's samples: bad records and empty files decided, source.take's choice made."""
     data = read_chunks(chunk_dirs)
     skipped = bad_records(build, out, data, log)
     empty = empty_files(build, out, data["per_file"], log)
@@ -122,78 +130,115 @@ def plan_output(
     if any(build.files[i].take is not None for i in out.files):  # source.take: choose the samples first
         taken = _take(build, out, data)
         data = _gather(data, taken["src"])
-    n, lengths = len(data["lengths"]), data["lengths"]
-    columns = _columns(data) | ({"empty_files": empty} if empty else {}) | skipped
-    if out.pack:  # units.pack: rows of the row length instead of unit sizes (the plan applies drop/truncate)
-        return _plan_output_packed(build, out_index, data, taken, columns, plan_path, units_path, log)
+    return _Chosen(data, taken, empty, skipped)
+
+
+def _plan_units(build, out_index: int, chosen: _Chosen, log) -> tuple[inter.Plan, inter.UnitsSummary]:
+    """Unit sizes (declared, or planned from the data): each sample's unit and row in it. units.overflow
+    drop | truncate and source.drop_untrained cut samples here as the tokenize stage did."""
+    out, data = build.outputs[out_index], chosen.data
+    lengths = data["lengths"]
     limit = out.sizes[-1] if out.sizes is not None else padding.largest_size(out.auto)
     cut = overflow_status(build, out, data, limit)  # drop / truncate: the tokenize stage applied them
     cut = untrained_status(cut, untrained_mask(build, data), lengths)  # so did it source.drop_untrained
     kept = lengths if cut is None else cut[1]
-    sizes, units_arr = _assign_units(out, data, cut, kept, log)
-    if taken is not None:
-        columns.update(_take_columns(taken, _units_of_taken(out, taken, sizes)))
-    rows, counts = _rows_in_units(units_arr, len(sizes))
-    sps = out.samples_per_shard
-    roles = data["trained_roles"]
-    if cut is not None:  # the per-role counts are of whole samples: exact only when none was cut
-        columns |= {
-            "overflow": out.overflow,
-            "status": inter.arr(cut[0], np.uint8),
-            "kept": inter.arr(kept, np.uint32),
-        }
-        roles = None
-    inter.write(
-        plan_path,
-        {
-            "output": out_index,
-            "n": int(n),
-            "sizes": sizes,
-            "samples_per_shard": sps,
-            "lengths": inter.arr(lengths, np.uint32),
-            "units": inter.arr(units_arr, np.uint16),
-            "rows": inter.arr(rows, np.uint64),
-            **columns,
-            **({"trained_roles": dict(sorted(roles.items()))} if roles is not None else {}),
-        },
+    sizes, units = _assign_units(out, data, cut, kept, log)
+    rows, counts = _rows_in_units(units, len(sizes))
+    take_units = None if chosen.taken is None else _units_of_taken(out, chosen.taken, sizes)
+    plan = _record(
+        out_index,
+        out,
+        chosen,
+        sizes=sizes,
+        units=units,
+        rows=rows,
+        take_units=take_units,
+        cut=None if cut is None else inter.Cut(out.overflow, cut[0], kept),
+        trained_roles=data["trained_roles"] if cut is None else None,  # of whole samples: none cut
     )
-    summary = {
-        "output": out_index,
-        "sizes": sizes,
-        "counts": counts,
-        "samples_per_shard": sps,
-        "shards": [-(-c // sps) for c in counts],
-        "auto": out.auto,
-        **({"take": True} if taken else {}),
-    }
-    atomic_write_text(units_path, json.dumps(summary))
+    sps = out.samples_per_shard
+    shards = [-(-c // sps) for c in counts]
+    summary = inter.UnitsSummary(
+        out_index, sizes, counts, sps, shards, out.auto, take=chosen.taken is not None
+    )
     log(
-        f"[unit-build] plan {out.dir}: {n} samples; per unit "
+        f"[unit-build] plan {out.dir}: {plan.n} samples; per unit "
         + ", ".join(f"{s}: {c}" for s, c in zip(sizes, counts))
         + _cut_note(cut, limit, out.overflow)
     )
-    return summary
+    return plan, summary
 
 
-def _plan_output_packed(build, out_index, data, taken, columns, plan_path, units_path, log) -> dict:
-    """plan_output for units.pack: rows of the row length instead of unit sizes (the plan applies
-    drop/truncate)."""
-    out = build.outputs[out_index]
+def _plan_rows(build, out_index: int, chosen: _Chosen, log) -> tuple[inter.Plan, inter.UnitsSummary]:
+    """units.pack: each sample's row and offset (mintdim.units.packing), from the lengths alone (and, with
+    source.drop_untrained, which samples train no token); the plan applies units.overflow drop | truncate."""
+    from ..units import packing
+
+    out, data = build.outputs[out_index], chosen.data
+    lengths, n = data["lengths"], len(data["lengths"])
     if out.overflow == "error":
         overflow_status(build, out, data, out.pack)
-    if taken is not None:
-        columns.update(_take_columns(taken, np.zeros(len(taken["lengths"]), dtype=np.int64)))
-    return _plan_packed(
-        out,
+    untrained = untrained_mask(build, data)
+    t0 = time.monotonic()
+    p = packing.plan(lengths, out.pack, out.overflow, untrained)
+    take_units = None if chosen.taken is None else np.zeros(len(chosen.taken["lengths"]), dtype=np.int64)
+    plan = _record(
         out_index,
-        int(len(data["lengths"])),
-        data["lengths"],
-        plan_path,
-        units_path,
-        log,
-        columns,
-        data["trained_roles"],
-        untrained_mask(build, data),
+        out,
+        chosen,
+        sizes=[out.pack],
+        units=np.zeros(n, dtype=np.int64),
+        rows=np.maximum(p.rows, 0),
+        take_units=take_units,
+        cut=inter.Cut(out.overflow, p.status, p.kept),
+        trained_roles=None if np.any(p.status) else data["trained_roles"],  # of whole samples: none cut
+        packing=inter.Packing(out.pack, p.n_rows, p.offsets),
+    )
+    sps = out.samples_per_shard  # rows per shard in the packed layout
+    written = int(np.count_nonzero(~np.isin(p.status, packing.LEFT_OUT)))
+    shards = [-(-p.n_rows // sps)]
+    summary = inter.UnitsSummary(
+        out_index, [out.pack], [written], sps, shards, None, rows=p.n_rows, take=chosen.taken is not None
+    )
+    counted = (packing.DROPPED, packing.TRUNCATED, packing.UNTRAINED)
+    dropped, truncated, left = (int(np.count_nonzero(p.status == s)) for s in counted)
+    log(
+        f"[unit-build] plan {out.dir}: {n} samples packed into {p.n_rows} rows of {out.pack} "
+        f"(lower bound {p.lower_bound}, efficiency {p.efficiency:.4%}; {dropped} dropped, "
+        f"{truncated} truncated" + (f", {left} untrained left out" if untrained is not None else "") + ") "
+        f"in {time.monotonic() - t0:.2f} s"
+    )
+    return plan, summary
+
+
+def _record(
+    out_index: int, out, chosen: _Chosen, *, sizes, units, rows, take_units, cut, trained_roles, packing=None
+) -> inter.Plan:
+    """The plan record: the layout's columns (sizes, each sample's unit and row, each source.take source
+    sample's unit), its cut and packing, and the columns both layouts share."""
+    data, taken = chosen.data, chosen.taken
+    return inter.Plan(
+        output=out_index,
+        n=int(len(data["lengths"])),
+        sizes=sizes,
+        samples_per_shard=out.samples_per_shard,
+        lengths=data["lengths"],
+        units=units,
+        rows=rows,
+        files=data["files"],
+        lines=data["lines"],
+        hashes=data["hashes"],
+        unk_samples=data["unk_samples"],
+        unk_counts=data["unk_counts"],
+        unk_positions=data["unk_positions"],
+        trained=data.get("trained"),
+        end_markers=data.get("end_markers") or None,
+        empty_files=chosen.empty or None,
+        skipped=chosen.skipped,
+        take=None if taken is None else _take_record(taken, take_units),
+        cut=cut,
+        trained_roles=None if trained_roles is None else dict(sorted(trained_roles.items())),
+        packing=packing,
     )
 
 
@@ -265,29 +310,26 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
     chunk_n = []
     base = 0
     for d in chunk_dirs:
-        meta = inter.read(inter.meta_path(d))
-        f, n = meta["file"], meta["n"]
+        meta = inter.ChunkMeta.read(d)
+        f, n = meta.file, meta.n
         first = next_line.get(f, 1)
-        next_line[f] = first + meta["newlines"]  # line ends of a JSONL chunk, rows of a Parquet/datasets one
+        next_line[f] = first + meta.newlines  # line ends of a JSONL chunk, rows of a Parquet/datasets one
         per_file[f] = per_file.get(f, 0) + n
         chunk_n.append(n)
         parts["files"].append(np.full(n, f, dtype=np.uint32))
-        parts["lines"].append(inter.unarr(meta["lines"]).astype(np.int64) + first)
-        for key in ("lengths", "units", "unk_counts", "unk_positions") + (
-            ("trained",) if "trained" in meta else ()
-        ):
-            parts[key].append(inter.unarr(meta[key]))
-        parts["hashes"].append(meta["hashes"])
-        parts["unk_samples"].append(inter.unarr(meta["unk_samples"]).astype(np.int64) + base)
-        if "trained_roles" in meta:
+        parts["lines"].append(meta.lines.astype(np.int64) + first)
+        for key in ("lengths", "units", "unk_counts", "unk_positions", "trained"):
+            if getattr(meta, key) is not None:
+                parts[key].append(getattr(meta, key))
+        parts["hashes"].append(meta.hashes)
+        parts["unk_samples"].append(meta.unk_samples.astype(np.int64) + base)
+        if meta.trained_roles is not None:
             trained_roles = trained_roles or {}
-            for role, count in meta["trained_roles"].items():
+            for role, count in meta.trained_roles.items():
                 trained_roles[role] = trained_roles.get(role, 0) + int(count)
-        role_samples.append(
-            (n, {r: inter.unarr(a) for r, a in meta.get("trained_roles_samples", {}).items()})
-        )
-        if meta.get("end_markers"):  # source.train_eos: the end-of-turn tokens each file's template trains
-            end_markers[str(f)] = meta["end_markers"]
+        role_samples.append((n, meta.trained_roles_samples or {}))
+        if meta.end_markers:  # source.train_eos: the end-of-turn tokens each file's template trains
+            end_markers[str(f)] = meta.end_markers
         bad_of_chunk(bad, meta, first)
         base += n
     # each column's chunk parts are let go as soon as it is joined, the digests first (32 bytes a
@@ -312,17 +354,17 @@ def _cat(parts, dtype):
 # --- source.on_bad_record: the records no sample came from (stages/tokenize.py lists a chunk's) -------
 
 
-def bad_of_chunk(bad: dict, meta: dict, first: int) -> None:
+def bad_of_chunk(bad: dict, meta: inter.ChunkMeta, first: int) -> None:
     """A chunk's bad records, added to its file's: 1-based lines (or rows), classes, reasons, and the
     file's first bad record's error."""
-    if "bad_lines" not in meta:
+    if meta.bad_lines is None:
         return
-    found = bad.setdefault(meta["file"], {"lines": [], "classes": [], "reasons": [], "first": None})
-    found["lines"] += (inter.unarr(meta["bad_lines"]).astype(np.int64) + first).tolist()
-    found["classes"] += meta["bad_classes"]
-    found["reasons"] += meta["bad_reasons"]
+    found = bad.setdefault(meta.file, {"lines": [], "classes": [], "reasons": [], "first": None})
+    found["lines"] += (meta.bad_lines.astype(np.int64) + first).tolist()
+    found["classes"] += meta.bad_classes
+    found["reasons"] += meta.bad_reasons
     if found["first"] is None:  # its line within the chunk (a JSONL chunk's job tells no other)
-        found["first"] = relocated(meta["bad_first"], found["lines"][0])
+        found["first"] = relocated(meta.bad_first, found["lines"][0])
 
 
 def _limit(f, records: int) -> int:
@@ -330,19 +372,20 @@ def _limit(f, records: int) -> int:
     return f.max_skipped if isinstance(f.max_skipped, int) else int(f.max_skipped * records)
 
 
-def bad_records(build, out, data: dict, log=print) -> dict:
-    """source.on_bad_record for each file of the output (check_bad_records). Returns the plan's `skipped`
-    column when a file of the output skips ({} otherwise)."""
-    rows = {"files": [], "lines": [], "classes": [], "reasons": []}
+def bad_records(build, out, data: dict, log=print) -> inter.Skipped | None:
+    """source.on_bad_record for each file of the output (check_bad_records). Returns the records skipped
+    when a file of the output skips (None otherwise)."""
+    skipped = inter.Skipped([], [], [], [])
     for i in out.files:
         found = data["bad"].get(i)
         if found and check_bad_records(build, build.files[i], found, data["per_file"].get(i, 0), log):
-            rows["files"] += [i] * len(found["lines"])
-            for key in ("lines", "classes", "reasons"):
-                rows[key] += found[key]
+            skipped.files.extend([i] * len(found["lines"]))
+            skipped.lines.extend(found["lines"])
+            skipped.classes.extend(found["classes"])
+            skipped.reasons.extend(found["reasons"])
     if all(build.files[i].on_bad_record != "skip" for i in out.files):
-        return {}
-    return {"skipped": rows}
+        return None
+    return skipped
 
 
 def check_bad_records(build, f, found: dict | None, samples: int, log=print) -> int:
@@ -435,16 +478,11 @@ def _gather(cols: dict, src: np.ndarray) -> dict:
     return out
 
 
-def _take_columns(taken: dict, source_units: np.ndarray) -> dict:
+def _take_record(taken: dict, source_units: np.ndarray) -> inter.Take:
     """The plan's take columns: each sample's repeat, and what the write jobs need to find a chosen
     sample's tokens in the chunks' unit streams (its position, each source sample's unit, chunk sizes)."""
-    return {
-        "repeats": inter.arr(taken["repeats"], np.uint32),
-        "take": taken["summary"],
-        "take_src": inter.arr(taken["src"], np.uint64),
-        "take_units": inter.arr(source_units, np.uint16),
-        "take_chunks": [int(n) for n in taken["chunk_n"]],
-    }
+    chunks = [int(n) for n in taken["chunk_n"]]
+    return inter.Take(taken["repeats"], taken["summary"], taken["src"], source_units, chunks)
 
 
 def plan_sizes(lengths: np.ndarray, auto: dict, log=print) -> list[int]:
@@ -464,69 +502,3 @@ def plan_sizes(lengths: np.ndarray, auto: dict, log=print) -> list[int]:
         f"{'; ' + found.note if found.note else ''})"
     )
     return found.sizes
-
-
-def _plan_packed(
-    out,
-    out_index: int,
-    n: int,
-    lengths: np.ndarray,
-    plan_path: str,
-    units_path: str,
-    log,
-    columns: dict,
-    trained_roles: dict | None = None,
-    untrained=None,
-) -> dict:
-    """Packed rows (mintdim.units.packing): each sample's row and offset, from the lengths alone (and,
-    with source.drop_untrained, which samples train no token)."""
-    from ..units import packing
-
-    t0 = time.monotonic()
-    p = packing.plan(lengths, out.pack, out.overflow, untrained)
-    if trained_roles is not None and not np.any(p.status):  # source.chat: per-role counts of whole samples,
-        columns["trained_roles"] = dict(sorted(trained_roles.items()))  # exact only when none was cut
-    sps = out.samples_per_shard  # rows per shard in the packed layout
-    written = int(np.count_nonzero(~np.isin(p.status, packing.LEFT_OUT)))
-    inter.write(
-        plan_path,
-        {
-            "output": out_index,
-            "n": n,
-            "sizes": [out.pack],
-            "samples_per_shard": sps,
-            "layout": "packed",
-            "row_length": out.pack,
-            "overflow": out.overflow,
-            "n_rows": p.n_rows,
-            "lengths": inter.arr(lengths, np.uint32),
-            "units": inter.arr(np.zeros(n, dtype=np.int64), np.uint16),
-            "rows": inter.arr(np.maximum(p.rows, 0), np.uint64),
-            "offsets": inter.arr(p.offsets, np.uint32),
-            "kept": inter.arr(p.kept, np.uint32),
-            "status": inter.arr(p.status, np.uint8),
-            **columns,
-        },
-    )
-    summary = {
-        "output": out_index,
-        "sizes": [out.pack],
-        "counts": [written],
-        "samples_per_shard": sps,
-        "shards": [-(-p.n_rows // sps)],
-        "auto": None,
-        "layout": "packed",
-        "rows": p.n_rows,
-        **({"take": True} if "take" in columns else {}),
-    }
-    atomic_write_text(units_path, json.dumps(summary))
-    dropped = int(np.count_nonzero(p.status == packing.DROPPED))
-    truncated = int(np.count_nonzero(p.status == packing.TRUNCATED))
-    left = int(np.count_nonzero(p.status == packing.UNTRAINED))
-    log(
-        f"[unit-build] plan {out.dir}: {n} samples packed into {p.n_rows} rows of {out.pack} "
-        f"(lower bound {p.lower_bound}, efficiency {p.efficiency:.4%}; {dropped} dropped, "
-        f"{truncated} truncated" + (f", {left} untrained left out" if untrained is not None else "") + ") "
-        f"in {time.monotonic() - t0:.2f} s"
-    )
-    return summary

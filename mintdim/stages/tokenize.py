@@ -286,10 +286,7 @@ def _role_samples(acc: _Accumulator) -> dict:
     """role -> trained tokens of every sample of the chunk, in order (zeros where a batch had none)."""
     roles = sorted({role for _n, per in acc.role_samples for role in per})
     return {
-        role: inter.arr(
-            _cat([per.get(role, np.zeros(n, dtype=np.int64)) for n, per in acc.role_samples], np.int64),
-            np.uint32,
-        )
+        role: _cat([per.get(role, np.zeros(n, dtype=np.int64)) for n, per in acc.role_samples], np.int64)
         for role in roles
     }
 
@@ -487,43 +484,28 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
     tmp = acc.part_dir
     for part in acc.parts:
         part.close()
-    inter.write(
-        inter.meta_path(tmp),
-        {
-            "file": entry.index,
-            "chunk": chunk_index,
-            "n": acc.count,
-            "newlines": newlines,
-            "lines": inter.arr(_cat(acc.lines, np.int64), np.uint64),
-            "lengths": inter.arr(_cat(acc.lengths, np.int64), np.uint32),
-            "units": inter.arr(_cat(acc.units, np.int64), np.uint16),
-            "hashes": b"".join(acc.hashes),
-            "unk_samples": inter.arr(_cat(acc.unk_samples, np.int64), np.uint32),
-            "unk_counts": inter.arr(_cat(acc.unk_counts, np.int64), np.uint32),
-            "unk_positions": inter.arr(_cat(acc.unk_positions, np.int64), np.uint32),
-            **(
-                {"trained": inter.arr(_cat(acc.trained, np.int64), np.uint32)}
-                if entry.train_on is not None
-                else {}
-            ),
-            **(
-                {"trained_roles": acc.trained_roles}
-                if entry.chat is not None and entry.train_on is not None
-                else {}
-            ),
-            **({"trained_roles_samples": _role_samples(acc)} if acc.role_samples else {}),
-            **({"end_markers": acc.end_markers} if acc.end_markers else {}),
-            **(
-                {
-                    "bad_lines": inter.arr(np.asarray(acc.bad_lines, dtype=np.int64), np.uint64),
-                    "bad_classes": acc.bad_classes,
-                    "bad_reasons": acc.bad_reasons,
-                    "bad_first": acc.bad_first,
-                }
-                if acc.bad_lines
-                else {}
-            ),
-        },
-    )
+    roles = entry.chat is not None and entry.train_on is not None  # source.chat: trained tokens per role
+    bad = bool(acc.bad_lines)
+    inter.ChunkMeta(
+        file=entry.index,
+        chunk=chunk_index,
+        n=acc.count,
+        newlines=newlines,
+        lines=_cat(acc.lines, np.int64),
+        lengths=_cat(acc.lengths, np.int64),
+        units=_cat(acc.units, np.int64),
+        hashes=b"".join(acc.hashes),
+        unk_samples=_cat(acc.unk_samples, np.int64),
+        unk_counts=_cat(acc.unk_counts, np.int64),
+        unk_positions=_cat(acc.unk_positions, np.int64),
+        trained=_cat(acc.trained, np.int64) if entry.train_on is not None else None,
+        trained_roles=acc.trained_roles if roles else None,
+        trained_roles_samples=_role_samples(acc) if acc.role_samples else None,
+        end_markers=acc.end_markers or None,
+        bad_lines=np.asarray(acc.bad_lines, dtype=np.int64) if bad else None,
+        bad_classes=acc.bad_classes if bad else None,
+        bad_reasons=acc.bad_reasons if bad else None,
+        bad_first=acc.bad_first if bad else None,
+    ).write(inter.meta_path(tmp))
     shutil.rmtree(out_dir, ignore_errors=True)
     os.replace(tmp, out_dir)

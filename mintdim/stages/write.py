@@ -71,9 +71,9 @@ def write_unit(
     plan_table: the plan, which source.take needs (the chosen samples' places in the chunks)."""
     out = build.outputs[out_index]
     meta = metas[out.tokenizer_abspath]
-    with open(units_plan, encoding="utf-8") as f:
-        plan = json.load(f)
-    expected = plan["counts"][plan["sizes"].index(unit)]
+    plan = inter.UnitsSummary.read(units_plan)
+    position = plan.sizes.index(unit)
+    expected = plan.counts[position]
     unit_dir = _fresh_unit_dir(stage_dir, unit)
     closed = _shard_closed(build, out, unit, log)
     masks = any(build.files[i].train_on is not None for i in out.files)
@@ -82,13 +82,12 @@ def write_unit(
     )
     total = 0
     progress = Progress(log, f"[unit-build] write unit {unit}", expected)
-    position = plan["sizes"].index(unit)
-    lower = plan["sizes"][position - 1] if position else -1
+    lower = plan.sizes[position - 1] if position else -1
     read = lambda d: _unit_batches(d, unit, lower)  # noqa: E731
     batches = (
         _all_batches(chunk_dirs, read, stop_check)
-        if not plan.get("take")
-        else _taken_batches(inter.read(plan_table), chunk_dirs, position, read, stop_check)
+        if not plan.take
+        else _taken_batches(inter.Plan.read(plan_table), chunk_dirs, position, read, stop_check)
     )
     for lengths, tokens, bits in batches:
         writer.write(lengths, tokens, bits)
@@ -131,19 +130,19 @@ def _all_batches(chunk_dirs: list[str], read, stop_check):
         yield from read(d)
 
 
-def _taken_batches(table: dict, chunk_dirs: list[str], slot: int, read, stop_check):
+def _taken_batches(table: inter.Plan, chunk_dirs: list[str], slot: int, read, stop_check):
     """source.take: the batches of one unit's samples in sample_id order, from the chunks' streams
     (read(chunk_dir) gives one chunk's batches of this unit). A chosen sample is found by its rank
     among the source samples of this unit (the order of the streams); the output's sequence of
     ranks is read in runs that increase (a repeat starts a new run), one pass over the chunks a run
     spans each (a file taken 3 times is read 3 times)."""
-    src = inter.unarr(table["take_src"]).astype(np.int64)
-    in_slot = inter.unarr(table["take_units"]) == slot
+    src = table.take.src.astype(np.int64)
+    in_slot = table.take.units == slot
     before = np.concatenate(([0], np.cumsum(in_slot)))  # source samples of this unit before each position
-    if table.get("layout") != "packed":
-        src = src[inter.unarr(table["units"]) == slot]
+    if table.packing is None:
+        src = src[table.units == slot]
     seq = before[src]  # ranks (every one of them is in this unit)
-    edges = np.concatenate(([0], np.cumsum(table["take_chunks"])))
+    edges = np.concatenate(([0], np.cumsum(table.take.chunks)))
     first = before[edges]  # rank of each chunk's first sample of this unit
     for run in np.split(seq, np.flatnonzero(np.diff(seq) <= 0) + 1):
         if not len(run):
@@ -189,11 +188,10 @@ def write_slots(
 ) -> dict:
     """One write job: the unit sizes at these positions of the output's sizes (which may have been
     planned from the data, and be fewer than the k asked for), one after another."""
-    with open(units_plan, encoding="utf-8") as f:
-        plan = json.load(f)
-    sizes = plan["sizes"]
+    plan = inter.UnitsSummary.read(units_plan)
+    sizes = plan.sizes
     fresh_dir(stage_dir)
-    if plan.get("layout") == "packed":  # units.pack: one write job writes every row
+    if plan.rows is not None:  # units.pack: one write job writes every row
         units = (
             [
                 write_packed(
@@ -245,13 +243,13 @@ def write_packed(
 
     out = build.outputs[out_index]
     meta = metas[out.tokenizer_abspath]
-    plan = inter.read(plan_table)
-    L, n_rows, n = plan["row_length"], plan["n_rows"], plan["n"]
-    rows = inter.unarr(plan["rows"]).astype(np.int64)
-    status = inter.unarr(plan["status"])
+    plan = inter.Plan.read(plan_table)
+    L, n_rows, n = plan.packing.row_length, plan.packing.n_rows, plan.n
+    rows = plan.rows.astype(np.int64)
+    status = plan.cut.status
     rows[np.isin(status, packing.LEFT_OUT)] = -1  # in no row: dropped (overflow), or untrained
-    offsets = inter.unarr(plan["offsets"]).astype(np.int64)
-    kept = inter.unarr(plan["kept"]).astype(np.int64)
+    offsets = plan.packing.offsets.astype(np.int64)
+    kept = plan.cut.kept.astype(np.int64)
     unit_dir = _fresh_unit_dir(stage_dir, L)
     closed = _shard_closed(build, out, L, log, packed=True)
     masks = any(build.files[i].train_on is not None for i in out.files)
@@ -266,7 +264,7 @@ def write_packed(
     read = lambda d: _unit_batches(d, stream, -1)  # noqa: E731
     batches = (
         _taken_batches(plan, chunk_dirs, 0, read, stop_check)
-        if "take" in plan
+        if plan.take is not None
         else _all_batches(chunk_dirs, read, stop_check)
     )
     for lengths, tokens, bits in batches:
