@@ -390,34 +390,6 @@ def test_a_bucketed_output_with_dropped_samples_exports_both_formats(bucketed_dr
         assert masks[i].tolist() == ([] if i in gone else bits[i].astype(np.uint8).tolist())
 
 
-def test_the_index_is_parsed_once_by_the_verification(gsm8k, chat, tmp_path, monkeypatch):
-    """The reader takes its per-sample lookup from the columns the verification checked: sample_index.jsonl
-    is not parsed a second time (it was a fifth of the export of the 107 MB ShareGPT build), and the
-    files are those of a reader that parses it itself."""
-    from mintdim.reading import export as X
-    from mintdim.reading import reader
-
-    real = X.verified
-    with monkeypatch.context() as m:  # the verification's columns withheld: the reader parses the index
-        m.setattr(X, "verified", lambda *a: real(*a) and None)
-        for out in (gsm8k, chat):
-            name = os.path.basename(out)
-            export(out, "hf", str(tmp_path / f"{name}_own"))
-            export(out, "megatron", str(tmp_path / f"{name}_own"))
-    monkeypatch.setattr(reader, "_open", lambda *a, **k: pytest.fail("the reader parsed sample_index.jsonl"))
-    for out in (gsm8k, chat):
-        name = os.path.basename(out)
-        export(out, "hf", str(tmp_path / f"{name}_hf"))
-        export(out, "megatron", str(tmp_path / f"{name}_mg"))
-        assert tree_bytes(str(tmp_path / f"{name}_hf")) == tree_bytes(str(tmp_path / f"{name}_own"))
-        for suffix in (".bin", ".idx") + (("_mask.bin", "_mask.idx") if out == chat else ()):
-            with (
-                open(tmp_path / f"{name}_mg{suffix}", "rb") as a,
-                open(tmp_path / f"{name}_own{suffix}", "rb") as b,
-            ):
-                assert a.read() == b.read(), suffix
-
-
 def _ticking(monkeypatch) -> None:
     """Progress lines on every update: a clock that moves a minute per reading."""
     import types

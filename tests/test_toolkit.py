@@ -31,7 +31,6 @@ from conftest import (
 
 import mintdim
 from mintdim.progress import Progress
-from mintdim.reading import reader
 
 SIZES = [128, 256, 512]
 SPS = 200
@@ -118,24 +117,6 @@ def test_every_sample_round_trips_to_its_source_tokens(ds, expected, built):
     assert ds.token_counts.tolist() == [len(x) for x in expected]
     with pytest.raises(IndexError):
         ds.tokens(len(ds))
-
-
-def test_lookup_reads_sample_index_once(built, monkeypatch):
-    opened = []
-    real = reader._open
-
-    def counting(path, *a, **kw):
-        opened.append(os.path.basename(path))
-        return real(path, *a, **kw)
-
-    monkeypatch.setattr(reader, "_open", counting)
-    ds = mintdim.open(built["out"])
-    for sid in range(0, len(ds), 7):
-        ds.tokens(sid)
-    ds.gather([0])
-    assert opened.count("sample_index.jsonl") == 1
-    units, rows, counts = ds._lookup()
-    assert units.dtype == np.int16 and counts.dtype == np.int32 and rows.dtype == np.int64
 
 
 def test_open_refuses_what_is_not_a_finished_output(tmp_path):
@@ -367,9 +348,9 @@ def test_torch_loader_with_worker_processes(ds, expected):
     assert sorted(ids) == ds.unit(512).sample_ids.tolist()
     import pickle
 
-    ds.tokens(3)  # memmaps open: a pickled copy (spawned workers) carries the lookup, not the maps
+    ds.tokens(3)  # memmaps open: a pickled copy (spawned workers) reads the same samples
     clone = pickle.loads(pickle.dumps(ds))
-    assert clone._maps == {} and clone.tokens(3).tolist() == expected[3]
+    assert [clone.tokens(i).tolist() for i in range(len(ds))] == expected
 
 
 # ------------------------------------------------------------------------------------------------
