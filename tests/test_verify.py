@@ -746,20 +746,44 @@ def test_an_edited_index_is_judged_as_json_reads_it(good, tmp_path_factory, edit
     assert verdict(changed) == verdict(respaced(changed)), bytes(data)
 
 
-def test_the_shard_checks_find_what_a_row_by_row_check_finds():
-    """The block checks of a shard (stray padding by one reduceat, unk positions in one pass) against the
-    plain per-row definition, on random blocks with rows full, empty, and every padding length between."""
-    from mintdim.reading import verify as V
-
+def test_the_shard_checks_find_what_a_row_by_row_check_finds(good, copy):
+    """verify's shard checks against the plain per-row definition: rows of a shard rewritten at random
+    (slots after token_count pad or not, unk_id anywhere), every padding length from full to empty; a
+    row with anything but pad_id from its token_count on is named with its first such slot, and a sample
+    whose unk_id positions differ from unk_index.jsonl's is named there."""
+    out = os.path.join(good, "out")
+    manifest = read_json(os.path.join(out, "manifest.json"))
+    pad, unk = manifest["tokenizer"]["pad_id"], manifest["tokenizer"]["unk_id"]
+    rows = index(out)
+    listed = {r["sample_id"]: r["unk_positions"] for r in read_jsonl(os.path.join(out, "unk_index.jsonl"))}
+    shard = max({r["shard_path"] for r in rows}, key=lambda p: sum(r["shard_path"] == p for r in rows))
+    members = sorted((r for r in rows if r["shard_path"] == shard), key=lambda r: r["shard_row"])
+    _root, changed = copy
     rng = np.random.default_rng(0)
-    for _trial in range(300):
-        n, width = int(rng.integers(1, 9)), int(rng.integers(1, 7))
-        block = rng.choice([0, 0, 0, 5, 7], size=(n, width)).astype(np.uint16)  # pad 0, unk 7
-        tc = rng.integers(0, width + 1, size=n)
-        ids = np.arange(100, 100 + n)
-        expected_stray = [bool((block[r, tc[r] :] != 0).any()) for r in range(n)]
-        assert V._stray_padding(block, tc, 0).tolist() == expected_stray, (block, tc)
-        found: dict = {}
-        V._unk_positions(block, tc, ids, 7, found)
-        expected_unk = {int(ids[r]): [c for c in range(tc[r]) if block[r, c] == 7] for r in range(n)}
-        assert found == {k: v for k, v in expected_unk.items() if v}, (block, tc)
+    for _trial in range(25):
+        shutil.rmtree(changed)
+        shutil.copytree(out, changed)
+        rec, arr = record_of(changed, members[0]["sample_id"])
+        width, stray, unks = rec["unit_size"], {}, {}
+        for r in members:
+            row, tc = arr[r["shard_row"]], r["token_count"]
+            cols = rng.choice(width, size=int(rng.integers(0, 3)), replace=False).tolist()
+            edges = [c for c in (tc - 1, tc) if 0 <= c < width and rng.random() < 0.3]  # either side
+            for col in cols + edges:
+                row[col] = rng.choice([pad, unk, 5])
+            after = np.flatnonzero(np.asarray(row[tc:]) != pad)
+            if len(after):
+                stray[r["shard_row"]] = (tc + int(after[0]), int(row[tc + after[0]]), tc)
+            unks[r["sample_id"]] = [c for c in range(tc) if row[c] == unk]
+        arr.flush()
+        del arr
+        report = verify(changed)
+        assert len(report.problems) == report.count  # every problem is listed
+        in_shard = {p.message for p in report.problems if p.file == shard and p.message.startswith("row ")}
+        unk_named = {p.sample for p in report.problems if p.file == "unk_index.jsonl"}
+        want_stray = {
+            f"row {row}: slot {first} holds {value}, not pad_id {pad} (token_count {tc})"
+            for row, (first, value, tc) in stray.items()
+        }
+        assert in_shard == want_stray
+        assert unk_named == {sid for sid, want in unks.items() if want != listed.get(sid, [])}
