@@ -10,7 +10,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import SP_MODEL, basic_config, gsm8k_rows, read_json, read_jsonl, run_cli
+from conftest import SP_MODEL, basic_config, examples, gsm8k_rows, read_json, read_jsonl, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_stages import drive
@@ -708,7 +708,7 @@ _BYTES = b'0123456789 -.eE+"\\,:{}[]\nafAF\x00\x1f\xc3\xa9_/'
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(60, 300),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
     derandomize=True,
