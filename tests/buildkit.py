@@ -116,15 +116,20 @@ def out_tree(root, out: str = "out") -> dict:
     return tree_bytes(path) if os.path.isdir(path) else {}
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> dict:
-    """The output of one clean, uninterrupted build: every other build must give these bytes (a fixture, one
-    per module that imports it)."""
+def clean_build(tmp_path_factory) -> dict:
+    """The output of one clean, uninterrupted build of project()'s defaults."""
     root = project(tmp_path_factory.mktemp("clean"))
     proc = build(root)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert verify(os.path.join(root, "out")).ok
     return out_tree(root)
+
+
+@pytest.fixture(scope="module")
+def reference(clean_reference) -> dict:
+    """The output of one clean, uninterrupted build: every other build must give these bytes (built once
+    per session: conftest.py's clean_reference)."""
+    return clean_reference
 
 
 class Launch:

@@ -21,6 +21,16 @@ SNAKEFILE = os.path.join(REPO, "Snakefile")
 # real tokenizers and datasets for the optional tests: benchmarks/fetch_data.sh DEST fetches them (default
 # ../assets beside the repository); tests that need them skip when they are absent
 ASSETS = os.environ.get("MINTDIM_ASSETS", os.path.join(os.path.dirname(REPO), "assets"))
+# MINTDIM_TEST_LONG=1: property tests run their long form (more Hypothesis examples; tests/README.md)
+LONG = os.environ.get("MINTDIM_TEST_LONG") == "1"
+
+
+def examples(default: int, long: int) -> int:
+    """A property test's number of Hypothesis examples: `default` in the README's run, `long` with
+    MINTDIM_TEST_LONG=1."""
+    return long if LONG else default
+
+
 # ShareGPT's roles as published (ShareGPT V3 also has chatgpt, bing and bard) and its record shape, as
 # source.chat takes them
 SHAREGPT_ROLES = {
@@ -186,6 +196,14 @@ def read_mask(out, row):
     path = os.path.join(out, row["shard_path"].replace("shard_", "mask_"))
     rec = np.fromfile(path, dtype=np.uint8).reshape(-1, (unit + 7) // 8)[row["shard_row"]]
     return np.unpackbits(rec, bitorder="little")[:unit].astype(bool)
+
+
+@pytest.fixture(scope="session")
+def clean_reference(tmp_path_factory, _session_cache_dir) -> dict:
+    """buildkit.py's clean build (its `reference` fixture), once for every module that uses it."""
+    from buildkit import clean_build
+
+    return clean_build(tmp_path_factory)
 
 
 @pytest.fixture(scope="session", autouse=True)

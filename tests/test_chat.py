@@ -938,62 +938,45 @@ def test_real_llama_without_pad_is_a_clear_error(tmp_path):
     assert 'pad_token: "<|reserved_special_token_0|>"' in en and '"<|end_of_text|>"' in en and "more" in en
 
 
-def _agree(renderer, rows) -> int:
-    """The one-extra-render reading (_locate_all) equals the one-item-at-a-time diff (_locate_one)."""
-    checked = 0
-    for row in rows:
-        msgs, extras, flags = renderer.messages(row)
-        items = renderer._items(msgs, renderer.trained_messages(msgs, flags))
-        if not items:
-            continue
-        text = renderer.render_messages(msgs, extras)
-        fast = renderer._locate_all(text, msgs, extras, items)
-        if fast is None:
-            continue
-        for k, item in enumerate(items):
-            assert fast[k] == renderer._locate_one(text, msgs, extras, item), (row, item)
-            checked += 1
-    return checked
+def covered(spans) -> set[int]:
+    """The characters a list of spans (start, end, ...) covers."""
+    return {i for span in spans for i in range(span[0], span[1])}
 
 
-def test_both_ways_of_locating_spans_agree():
+def test_located_spans_equal_the_templates_structure_also_one_message_at_a_time():
+    """render_with_spans finds each trained message (reasoning blocks too) where Qwen3's template
+    structure puts it. A record whose rendering holds the character the one-extra-render reading marks
+    with (U+F0000, here in the system prompt) is located one message at a time: the same spans."""
     from mintdim.sources.chat import ChatRenderer
     from mintdim.tokenizers.kinds import load
 
     tok = load("hf_dir", TOK_DIR)
     opts = {"messages": "messages", "role": "role", "content": "content", "system": "system"}
     r = ChatRenderer(tok.chat_template, tok.special_tokens, opts, ["assistant", "user"])
-    assert _agree(r, read_jsonl(CHATS) + [{"messages": joined(e["messages"])} for e in EDGE]) > 300
-    # a layout that depends on the content (Qwen3's reasoning block for the last answer) is read with the
-    # reasoning as an item of its own; an earlier turn's block, which the template drops, is absent
-    rec = {"messages": joined(EDGE[2]["messages"])}
-    msgs, extras, flags = r.messages(rec)
-    items = r._items(msgs, [1, 3])
-    assert items == [(1, "reasoning"), (1, "answer"), (3, "reasoning"), (3, "answer")]
-    text = r.render_messages(msgs, extras)
-    fast = r._locate_all(text, msgs, extras, items)
-    assert fast[0] == "absent" and [text[fast[k][0] : fast[k][1]] for k in (1, 2, 3)] == [
-        "Two is more.",
-        "yes, check again",
-        "Yes, sure.\n",
+    rows = read_jsonl(CHATS) + [{"messages": joined(e["messages"])} for e in EDGE]
+    rows += [{"system": "Mark \U000f0000.", "messages": joined(e["messages"])} for e in EDGE[1:]]
+    rows += [{"system": "Mark \U000f0000.", "messages": x["messages"]} for x in read_jsonl(CHATS)[:40]]
+    trained = 0
+    for line, row in enumerate(rows, 1):
+        text, spans = r.render_with_spans(row, "c.jsonl", line)
+        msgs, _extras, flags = r.messages(row)
+        want = qwen3_spans(text, msgs, set(r.trained_messages(msgs, flags)))
+        assert covered(spans) == covered(want), (line, row)
+        trained += len(want) // 2
+    assert trained > 600
+    text, spans = r.render_with_spans({"messages": joined(EDGE[2]["messages"])}, "c.jsonl", 1)
+    # the last answer's reasoning is trained with it; an earlier turn's block, which the template drops,
+    # is absent
+    assert [(text[a:b], role) for a, b, _rule, role in spans] == [
+        ("Why?", "user"),
+        ("<|im_end|>", "user"),
+        ("Two is more.", "assistant"),
+        ("<|im_end|>", "assistant"),
+        ("Sure?", "user"),
+        ("<|im_end|>", "user"),
+        ("<think>\nyes, check again\n</think>\n\nYes, sure.\n", "assistant"),
+        ("<|im_end|>", "assistant"),
     ]
-    assert _agree(r, [rec]) == 6  # with the two user messages
-
-
-def test_real_both_ways_of_locating_spans_agree():
-    from mintdim.sources.chat import ChatRenderer
-    from mintdim.tokenizers.kinds import load
-
-    rows = _sample(_real("data/sharegpt_conversations.jsonl"), 200, 3)
-    for name in ("hf/qwen3", "hf/llama3_1"):
-        tok = load("hf_dir", _real(name))
-        r = ChatRenderer(
-            tok.chat_template,
-            tok.special_tokens,
-            {"messages": "conversations", "role": "from", "content": "value", "roles": SHAREGPT_ROLES},
-            ["assistant", "user"],
-        )
-        assert _agree(r, rows) > 200
 
 
 def test_a_bad_record_in_a_build_names_its_line_and_message(tmp_path):

@@ -642,20 +642,25 @@ def test_a_bad_tool_call_reads_the_same_in_both_languages():
     )
 
 
-def test_both_ways_of_locating_agree_on_agent_conversations():
-    """The one-extra-render reading equals the one-item-at-a-time diff on tool calls and reasoning."""
-    r = renderer(train_on=["assistant", "tool", "user"], extras=["tools"])
+def test_located_spans_of_agent_conversations_equal_the_templates_structure():
+    """render_with_spans finds tool-call turns, reasoning and tool results where Qwen3's template puts
+    them; also one message at a time, as for a record whose rendering holds the character the
+    one-extra-render reading marks with (U+F0000, here in the system prompt)."""
+    r = renderer(train_on=["assistant", "tool"], extras=["tools"], system="system")
+    rows = agent_conversations(80, seed=11, reasoning=True) + REASONING_ROWS
+    rows += [
+        dict(x, system="Mark \U000f0000.")
+        for x in rows[:40]
+        if all(m["role"] != "system" for m in x["messages"])
+    ]
     checked = 0
-    for row in agent_conversations(80, seed=11, reasoning=True) + REASONING_ROWS:
-        msgs, extras, flags = r.messages(row)
-        items = r._items(msgs, r.trained_messages(msgs, flags))
-        text = r.render_messages(msgs, extras)
-        fast = r._locate_all(text, msgs, extras, items)
-        assert fast is not None
-        for k, item in enumerate(items):
-            assert fast[k] == r._locate_one(text, msgs, extras, item), (row, item)
-            checked += item[1] in ("turn", "reasoning")
-    assert checked > 150
+    for line, row in enumerate(rows, 1):
+        text, spans = r.render_with_spans(row, "a.jsonl", line)
+        want = qwen3_turn_spans(text, r.messages(row)[0], ("assistant", "tool"))
+        got = {i for a, b, *_ in spans for i in range(a, b)}
+        assert got == {i for a, b in want for i in range(a, b)}, (line, row)
+        checked += len(want)
+    assert checked > 600
 
 
 @pytest.mark.parametrize("train_on", [["assistant"], ["assistant", "tool"], ["tool"]])

@@ -11,6 +11,8 @@ included). No config in a test needs a file.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import hashlib
 import json
 import os
 import subprocess
@@ -19,6 +21,7 @@ import sys
 import pytest
 from conftest import GSM8K, HF_JSON, REPO
 
+import mintdim
 from mintdim import config, schema
 from mintdim import errors as E
 from mintdim.units import packing
@@ -490,8 +493,12 @@ def test_extensions_resolve_as_main_did_and_leave_unused_fields_out_of_the_build
     """source.chat, hf_dir options and units.pack fill their entry fields; a config that uses none of them
     has entries without them in the build id (its id and work directory from before the extensions)."""
     plain = config.resolve(base())
-    canon = [config._canon(f) for f in plain.files] + [config._canon(o) for o in plain.outputs]
-    assert not any(set(config.EXTENSION_FIELDS) & set(c) for c in canon)
+    entries = [dataclasses.asdict(e) for e in plain.files + plain.outputs]
+    assert all(e.get(k) is None for e in entries for k in config.EXTENSION_FIELDS)
+    before = [{k: v for k, v in e.items() if k not in config.EXTENSION_FIELDS} for e in entries]
+    canon = {"version": mintdim.__version__, "files": before[: len(plain.files)]}
+    canon["outputs"] = before[len(plain.files) :]
+    assert plain.build_id == hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
     talk = config.resolve(
         chat_case(
             source__chat={"last_turn": True, "roles": {"gpt": "x"}},

@@ -338,28 +338,11 @@ def _dag_edges(ws, *args) -> set[tuple[str, str]]:
     return {(names[a], names[b]) for a, b in edges}
 
 
-def test_write_jobs_one_per_core_and_at_most_one_per_chunk_mb_of_input(tmp_path):
-    """A write job costs ~0.1 s of start-up: the shipped example (0.75 MB, 4 unit sizes) writes in
-    one job on 2 cores; an input of more than chunk_mb gets one per core."""
-
-    def write_jobs(*args):
-        return list(_dag(tmp_path, *args)[0].values()).count("write")
-
-    assert write_jobs() == 1
-    with open(example_config(tmp_path), encoding="utf-8") as f:
-        cfg = yaml.safe_load(f)
-    cfg["chunk_mb"] = 0.5
-    large = tmp_path / "large.yaml"
-    large.write_text(yaml.safe_dump(cfg), encoding="utf-8")
-    assert write_jobs("--configfile", str(large)) == 2
-
-
-def test_aggregate_runs_beside_the_write_jobs_and_finalize_waits_for_both(tmp_path):
-    """Bucketed units: aggregate indexes from the plan alone, so it does not wait for the write jobs
-    (shipped example, 2 cores: the build 0.2 s shorter); finalize needs both. Packed rows: aggregate
-    reads what the write jobs kept, so it waits for them."""
+def test_finalize_waits_for_write_and_aggregate_and_packed_aggregate_for_write(tmp_path):
+    """What each job reads is made before it runs: aggregate reads the plan, finalize what write and
+    aggregate made; with packed rows aggregate also reads what the write jobs kept."""
     edges = _dag_edges(tmp_path)
-    assert ("plan", "aggregate") in edges and ("write", "aggregate") not in edges
+    assert ("plan", "aggregate") in edges
     assert {("write", "finalize"), ("aggregate", "finalize")} <= edges
     with open(example_config(tmp_path), encoding="utf-8") as f:
         cfg = yaml.safe_load(f)

@@ -68,25 +68,6 @@ def test_chunk_bounds_partition_the_file(tmp_path):
     assert len(chunk_bounds(path, size / 4 / MB)) == 4
 
 
-def test_chunk_bounds_keep_every_core_busy(tmp_path):
-    """A chunk count is a multiple of the cores once a file is split; with `spread` a file of
-    MIN_SPLIT_MB or more is split across the cores even when it
-    fits one chunk; a smaller one stays one job."""
-    from mintdim.sources.jsonl import MIN_SPLIT_MB
-
-    small = _write(tmp_path, "s.jsonl", b'{"t":"x"}\n' * 1000)
-    assert len(chunk_bounds(small, 256, 2, spread=True)) == 1
-    big = str(tmp_path / "b.jsonl")
-    with open(big, "wb") as f:  # only the size matters here: a sparse file
-        f.truncate(MIN_SPLIT_MB * MB)
-    assert len(chunk_bounds(big, 256, 2)) == 1
-    assert len(chunk_bounds(big, 256, 1, spread=True)) == 1
-    assert len(chunk_bounds(big, 256, 2, spread=True)) == 2
-    assert len(chunk_bounds(big, 256, 3, spread=True)) == 3
-    assert len(chunk_bounds(big, MIN_SPLIT_MB / 3, 2)) == 4  # 3 chunks of chunk_mb -> rounded up to 4
-    assert len(chunk_bounds(small, os.path.getsize(small) / 3 / MB, 2)) == 4
-
-
 def test_chunk_bounds_empty_and_compressed_are_one_chunk(tmp_path):
     empty = _write(tmp_path, "e.jsonl", b"")
     assert chunk_bounds(empty, 1 / MB) == [(0, 0)]
@@ -485,25 +466,3 @@ def test_non_json_whitespace_line_is_not_blank(tmp_path, line):
     assert got[1] == (2, line)
     with pytest.raises(E.SourceParseError):
         parse_object(line, "a.jsonl", 2)
-
-
-def test_build_splits_large_files_across_cores_only_when_jobs_are_too_few(tmp_path, monkeypatch):
-    """One 20 MB file at --cores 2: two tokenize jobs. Two such files: one job each (a split
-    would only add tokenizer loads). Only file sizes matter: sparse files."""
-    from conftest import basic_config
-
-    from mintdim.run.dag import BuildDAG
-
-    monkeypatch.chdir(tmp_path)
-    for name in ("a.jsonl", "b.jsonl"):
-        with open(tmp_path / name, "wb") as f:
-            f.truncate(20 * MB)
-
-    def chunks(files, cores):
-        dag = BuildDAG(basic_config(files), main_process=False, cores=cores)
-        return [dag.chunks[i] for i in sorted(dag.chunks)]
-
-    assert chunks(["a.jsonl"], 2) == [2]
-    assert chunks(["a.jsonl"], 1) == [1]
-    assert chunks(["a.jsonl", "b.jsonl"], 2) == [1, 1]
-    assert chunks(["a.jsonl", "b.jsonl"], 4) == [4, 4]

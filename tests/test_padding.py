@@ -14,12 +14,15 @@ from mintdim import suggest_units
 from mintdim.units import padding as P
 
 
-def brute_force(values, counts, k, multiple_of=1, min_size=None, max_size=None, cost="linear"):
-    cands, _ = P._candidates(np.asarray(values), np.asarray(counts), multiple_of, min_size, max_size)
+def brute_force(values, counts, k, multiple_of=1, min_size=None, cost="linear"):
+    """The least cost over every set of at most k unit sizes drawn from the smallest allowed unit (a
+    multiple of multiple_of, at least min_size) of each sample length: an optimal set uses only those."""
+    m = multiple_of
+    cands = sorted({max(m, -(-max(v, min_size or 1) // m) * m) for v in values})
     best = None
     for r in range(1, min(k, len(cands)) + 1):
-        for head in itertools.combinations(cands[:-1].tolist(), r - 1):
-            o = P.objective(values, counts, list(head) + [int(cands[-1])], cost)
+        for head in itertools.combinations(cands[:-1], r - 1):
+            o = P.objective(values, counts, list(head) + [cands[-1]], cost)
             best = o if best is None else min(best, o)
     return best
 

@@ -19,7 +19,7 @@ import tempfile
 
 import numpy as np
 import pytest
-from conftest import basic_config, read_json, read_jsonl
+from conftest import basic_config, examples, read_json, read_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_stages import drive
@@ -30,8 +30,9 @@ from mintdim.reading.verify import verify
 from mintdim.sources import jsonl
 from mintdim.sources.template import TemplateSyntaxError, parse
 
-FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-BUILDS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# examples: the README's run, and the long form (MINTDIM_TEST_LONG=1)
+FAST = settings(max_examples=examples(100, 200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BUILDS = settings(max_examples=examples(30, 120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # ---------------------------------------------------------------------------------------------
 # templates

@@ -271,7 +271,7 @@ def test_stopping_only_the_launcher_stops_snakemake_and_its_jobs_and_the_rerun_c
         assert "already running" not in done["text"]
 
 
-# kills of the random-moment test below (default 5; the long form: 20) and the seed of their moments (_SEED,
+# kills of the random-moment test below (default 3; the long form: 20) and the seed of their moments (_SEED,
 # default 35); tests/README.md
 GROUP_KILLS_ENV = "MINTDIM_TEST_GROUP_KILLS"
 STOPPING = "waiting for an earlier run of this build to stop"
@@ -359,11 +359,11 @@ def test_kill_9_of_the_launchers_group_then_the_same_command_at_once_waits_and_c
 def test_kill_9_of_the_launchers_group_at_random_moments_then_the_same_command_at_once_completes(
     tmp_path, reference
 ):
-    """The same, at uniformly random moments of a build (MINTDIM_TEST_GROUP_KILLS kills, default 5; the long
+    """The same, at uniformly random moments of a build (MINTDIM_TEST_GROUP_KILLS kills, default 3; the long
     form is 20): every rerun exits 0 with the bytes of an uninterrupted build."""
     import random
 
-    kills = int(os.environ.get(GROUP_KILLS_ENV, "5"))
+    kills = int(os.environ.get(GROUP_KILLS_ENV, "3"))
     t0 = time.monotonic()
     assert build(project(tmp_path / "timed")).returncode == 0
     took = time.monotonic() - t0

@@ -42,7 +42,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from mintdim.reading.verify import verify
 
-EXAMPLES = int(os.environ.get("MINTDIM_STATES_EXAMPLES", "5"))
+EXAMPLES = int(os.environ.get("MINTDIM_STATES_EXAMPLES", "3"))
 STEPS = int(os.environ.get("MINTDIM_STATES_STEPS", "6"))
 
 DATA = [rows(40), rows(41), rows(40)[5:] + rows(45)[40:]]  # three contents of d.jsonl

@@ -111,10 +111,10 @@ def test_half_of_a_and_three_times_b_packed(tmp_path, monkeypatch):
     cfg = take_config([a, b], [0.5, 300], seed=7)
     cfg["units"] = {"pack": [1024], "build_batch": [64]}
     build_in(tmp_path, cfg, cores=2)
-    ref = basic_config([a, b], out="ref", sps=[128])
+    ref = basic_config([a, b], out="ref", sps=[128], work_dir="w-ref")
     ref["units"] = {"pack": [1024], "build_batch": [64]}
-    build_in(tmp_path, ref, cores=2)
     monkeypatch.chdir(tmp_path)
+    drive(ref)  # every sample once, through the stage functions: the reference of its tokens
     got = by_file("out")
     assert got[a] == [(0, line + 1) for line in documented_choice(7, 0, 1000, 500)]
     assert got[b] == [(r, line) for r in range(3) for line in range(1, 101)]
@@ -184,11 +184,11 @@ def test_take_with_planned_sizes_and_loss_masks(tmp_path, monkeypatch):
     cfg["units"] = {"sizes": "auto", "k": 3, "build_batch": [32]}
     cfg["source"]["train_on"] = [["response"]]
     build_in(tmp_path, cfg, cores=2)
-    ref = basic_config([a, b], out="ref", sps=[128])
+    ref = basic_config([a, b], out="ref", sps=[128], work_dir="w-ref")
     ref["units"] = {"sizes": [[1024]], "build_batch": [32]}
     ref["source"]["train_on"] = [["response"]]
-    build_in(tmp_path, ref, cores=2)
     monkeypatch.chdir(tmp_path)
+    drive(ref)  # every sample once, through the stage functions: the reference of tokens and masks
     got = by_file("out")
     assert got[a] == [(0, n + 1) for n in documented_choice(2, 0, 300, 120)]
     assert got[b] == [(r, n) for r in range(2) for n in range(1, 41)] + [

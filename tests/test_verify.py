@@ -10,7 +10,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import SP_MODEL, basic_config, gsm8k_rows, read_json, read_jsonl, run_cli
+from conftest import SP_MODEL, basic_config, examples, gsm8k_rows, read_json, read_jsonl, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_stages import drive
@@ -553,35 +553,39 @@ def test_loss_masks_are_checked_when_the_manifest_declares_them(tmp_path, monkey
     assert any("mask_000000.bin: unexpected file" in p for p in problems(verify("out")))
 
 
-def _columns_both_ways(out, sizes, sps, files, monkeypatch):
-    """sample_index.jsonl read by the array check (None when it declines) and by the line-by-line one."""
-    from mintdim.reading import verify as V
-
-    fast = V._sample_index_fast(out, sizes, sps, files)
-    with monkeypatch.context() as m:
-        m.setattr(V, "_sample_index_fast", lambda *a: None)
-        report = Report(out)
-        slow = V._read_sample_index(out, report, sizes, sps, files)
-    return fast, slow, report
+CHANGED_INDEX = f"sample_index.jsonl: its bytes differ from its SHA-256 in {SUMS} (changed since the build)"
 
 
-def _same_columns(fast, slow) -> None:
-    for name in ("tc", "unit", "line", "file", "valid"):
-        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
-    assert list(fast.hashes) == slow.hashes
+def verdict(out) -> list[str]:
+    """verify's problems with an output, other than that its sample_index.jsonl changed since the build."""
+    return [p for p in problems(verify(out)) if p != CHANGED_INDEX]
 
 
-def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, copy, monkeypatch):
+def respaced(out) -> str:
+    """A copy of the output whose sample_index.jsonl has each line JSON reads written with JSON's default
+    spacing (", ", ": "), which the build never writes; a line JSON does not read stays as it is."""
+    copied = out.rstrip(os.sep) + "-respaced"
+    shutil.copytree(out, copied)
+    path = os.path.join(copied, "sample_index.jsonl")
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    for i, line in enumerate(lines):
+        try:
+            lines[i] = json.dumps(json.loads(line)).encode()
+        except ValueError:
+            pass
+    with open(path, "wb") as f:
+        f.write(b"\n".join(lines))
+    return copied
+
+
+def test_the_index_is_judged_by_its_json_values_not_its_bytes(good, copy):
     """verify reads sample_index.jsonl with array operations when every line is as the build writes it
     (formats/output.read_sample_index); the line-by-line check gives the same columns. A changed value
     sends it to the line-by-line check, which words the problem (the corruptions above go through
     write_index, which writes the build's bytes)."""
     out = os.path.join(good, "out")
-    manifest = read_json(os.path.join(out, "manifest.json"))
-    sizes, sps, files = manifest["units"]["sizes"], manifest["output"]["samples_per_shard"], ["data/d.jsonl"]
-    fast, slow, report = _columns_both_ways(out, sizes, sps, files, monkeypatch)
-    assert fast is not None and report.ok
-    _same_columns(fast, slow)
+    assert verify(out).ok
     _root, changed = copy
     original = index(changed)
     write_index(changed, "sample_index.jsonl", original)
@@ -605,7 +609,6 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
         else:
             rows[5][key] = value
         write_index(changed, "sample_index.jsonl", rows)
-        assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None, key
         found = problems(verify(changed))
         assert found[0].startswith(f"sample_index.jsonl: its bytes differ from its SHA-256 in {SUMS}"), found
         rest = found[1:]  # what the line-by-line check finds: nothing for these two (5.0 == 5 for that check)
@@ -630,18 +633,15 @@ def test_the_array_check_of_the_index_agrees_with_the_line_by_line_one(good, cop
         if "spaces" in change:
             with open(os.path.join(changed, "sample_index.jsonl"), "a", encoding="utf-8") as f:
                 f.write(json.dumps(rows[-1] | {"sample_id": len(rows)}) + "\n")  # json.dumps's ", " and ": "
-            assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None
+            found = verdict(changed)
+            assert found and found == verdict(respaced(changed)), found  # one sample too many
+            shutil.rmtree(changed + "-respaced")
             continue
-        assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None, change
-        changed_only = (
-            f"sample_index.jsonl: its bytes differ from its SHA-256 in {SUMS} (changed since the build)"
-        )
-        assert problems(verify(changed)) == [changed_only], change  # the index's own checks pass
+        assert problems(verify(changed)) == [CHANGED_INDEX], change  # the index's own checks pass
     with open(os.path.join(changed, "sample_index.jsonl"), "w", encoding="utf-8") as f:
         f.writelines(json.dumps(r) + "\n" for r in original[:3])
         f.write(json.dumps([original[3]]) + "\n")  # a line that is a JSON list, not an object
         f.writelines(json.dumps(r) + "\n" for r in original[4:])
-    assert _columns_both_ways(changed, sizes, sps, files, monkeypatch)[0] is None
     assert "sample_index.jsonl: line 4 is not a JSON object" in problems(verify(changed))
 
 
@@ -688,16 +688,10 @@ def test_trained_tokens_are_checked_against_the_mask_bits(tmp_path, monkeypatch)
         (rb'"sample_id":(\d+)', rb'"sample_id": \1', True),
     ],
 )
-def test_the_array_check_declines_what_is_not_as_the_build_writes_it(
-    good, copy, monkeypatch, pattern, replacement, slow_ok
-):
-    """Byte changes JSON reads the same or not at all: the array check declines each one; the line-by-line
-    check then accepts or words it."""
+def test_bytes_json_reads_the_same_or_not_at_all(good, copy, pattern, replacement, slow_ok):
+    """Byte changes JSON reads the same (accepted, as JSON reads them) or not at all (a problem)."""
     import re
 
-    out = os.path.join(good, "out")
-    manifest = read_json(os.path.join(out, "manifest.json"))
-    sizes, sps, files = manifest["units"]["sizes"], manifest["output"]["samples_per_shard"], ["data/d.jsonl"]
     _root, changed = copy
     path = os.path.join(changed, "sample_index.jsonl")
     with open(path, "rb") as f:
@@ -705,16 +699,16 @@ def test_the_array_check_declines_what_is_not_as_the_build_writes_it(
     lines[6] = re.sub(pattern, replacement, lines[6], count=1)
     with open(path, "wb") as f:
         f.write(b"".join(lines))
-    fast, _slow, report = _columns_both_ways(changed, sizes, sps, files, monkeypatch)
-    assert fast is None
-    assert report.ok == slow_ok, problems(report)
+    found = verdict(changed)
+    assert (not found) == slow_ok, found
+    assert found == verdict(respaced(changed))
 
 
 _BYTES = b'0123456789 -.eE+"\\,:{}[]\nafAF\x00\x1f\xc3\xa9_/'
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(60, 300),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
     derandomize=True,
@@ -730,15 +724,11 @@ _BYTES = b'0123456789 -.eE+"\\,:{}[]\nafAF\x00\x1f\xc3\xa9_/'
         max_size=3,
     )
 )
-def test_an_index_the_array_check_takes_is_one_the_line_by_line_check_reads_the_same(
-    good, tmp_path_factory, monkeypatch, edits
-):
-    """Bytes of sample_index.jsonl changed, inserted or deleted anywhere: the array check either declines
-    (None) or reads exactly the columns the line-by-line check reads, without a problem. It never takes
-    a line the JSON parser would read otherwise or refuse."""
+def test_an_edited_index_is_judged_as_json_reads_it(good, tmp_path_factory, edits):
+    """Bytes of sample_index.jsonl changed, inserted or deleted anywhere: verify finds the problems it
+    finds in the same values spaced as the build never spaces them; it never reads a line otherwise than
+    the JSON parser does, nor takes values it refuses in another spacing."""
     out = os.path.join(good, "out")
-    manifest = read_json(os.path.join(out, "manifest.json"))
-    sizes, sps, files = manifest["units"]["sizes"], manifest["output"]["samples_per_shard"], ["data/d.jsonl"]
     with open(os.path.join(out, "sample_index.jsonl"), "rb") as f:
         data = bytearray(f.read())
     for at, how, byte in edits:
@@ -749,32 +739,54 @@ def test_an_index_the_array_check_takes_is_one_the_line_by_line_check_reads_the_
             data[at:at] = byte
         else:
             del data[at]
-    changed = str(tmp_path_factory.mktemp("edited"))
+    changed = os.path.join(str(tmp_path_factory.mktemp("edited")), "out")
+    shutil.copytree(out, changed)
     with open(os.path.join(changed, "sample_index.jsonl"), "wb") as f:
         f.write(bytes(data))
-    fast, slow, report = _columns_both_ways(changed, sizes, sps, files, monkeypatch)
-    if fast is not None:
-        assert report.ok, problems(report)
-        _same_columns(fast, slow)
+    assert verdict(changed) == verdict(respaced(changed)), bytes(data)
 
 
-def test_the_shard_checks_find_what_a_row_by_row_check_finds():
-    """The block checks of a shard (stray padding by one reduceat, unk positions in one pass) against the
-    plain per-row definition, on random blocks with rows full, empty, and every padding length between."""
-    from mintdim.reading import verify as V
-
+def test_the_shard_checks_find_what_a_row_by_row_check_finds(good, copy):
+    """verify's shard checks against the plain per-row definition: rows of a shard rewritten at random
+    (slots after token_count pad or not, unk_id anywhere), every padding length from full to empty; a
+    row with anything but pad_id from its token_count on is named with its first such slot, and a sample
+    whose unk_id positions differ from unk_index.jsonl's is named there."""
+    out = os.path.join(good, "out")
+    manifest = read_json(os.path.join(out, "manifest.json"))
+    pad, unk = manifest["tokenizer"]["pad_id"], manifest["tokenizer"]["unk_id"]
+    rows = index(out)
+    listed = {r["sample_id"]: r["unk_positions"] for r in read_jsonl(os.path.join(out, "unk_index.jsonl"))}
+    shard = max({r["shard_path"] for r in rows}, key=lambda p: sum(r["shard_path"] == p for r in rows))
+    members = sorted((r for r in rows if r["shard_path"] == shard), key=lambda r: r["shard_row"])
+    _root, changed = copy
     rng = np.random.default_rng(0)
-    for _trial in range(300):
-        n, width = int(rng.integers(1, 9)), int(rng.integers(1, 7))
-        block = rng.choice([0, 0, 0, 5, 7], size=(n, width)).astype(np.uint16)  # pad 0, unk 7
-        tc = rng.integers(0, width + 1, size=n)
-        ids = np.arange(100, 100 + n)
-        expected_stray = [bool((block[r, tc[r] :] != 0).any()) for r in range(n)]
-        assert V._stray_padding(block, tc, 0).tolist() == expected_stray, (block, tc)
-        found: dict = {}
-        V._unk_positions(block, tc, ids, 7, found)
-        expected_unk = {int(ids[r]): [c for c in range(tc[r]) if block[r, c] == 7] for r in range(n)}
-        assert found == {k: v for k, v in expected_unk.items() if v}, (block, tc)
+    for _trial in range(25):
+        shutil.rmtree(changed)
+        shutil.copytree(out, changed)
+        rec, arr = record_of(changed, members[0]["sample_id"])
+        width, stray, unks = rec["unit_size"], {}, {}
+        for r in members:
+            row, tc = arr[r["shard_row"]], r["token_count"]
+            cols = rng.choice(width, size=int(rng.integers(0, 3)), replace=False).tolist()
+            edges = [c for c in (tc - 1, tc) if 0 <= c < width and rng.random() < 0.3]  # either side
+            for col in cols + edges:
+                row[col] = rng.choice([pad, unk, 5])
+            after = np.flatnonzero(np.asarray(row[tc:]) != pad)
+            if len(after):
+                stray[r["shard_row"]] = (tc + int(after[0]), int(row[tc + after[0]]), tc)
+            unks[r["sample_id"]] = [c for c in range(tc) if row[c] == unk]
+        arr.flush()
+        del arr
+        report = verify(changed)
+        assert len(report.problems) == report.count  # every problem is listed
+        in_shard = {p.message for p in report.problems if p.file == shard and p.message.startswith("row ")}
+        unk_named = {p.sample for p in report.problems if p.file == "unk_index.jsonl"}
+        want_stray = {
+            f"row {row}: slot {first} holds {value}, not pad_id {pad} (token_count {tc})"
+            for row, (first, value, tc) in stray.items()
+        }
+        assert in_shard == want_stray
+        assert unk_named == {sid for sid, want in unks.items() if want != listed.get(sid, [])}
 
 
 # --- sample_index.idx, the readers' index, against sample_index.jsonl -------------------------------------
