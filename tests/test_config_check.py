@@ -399,7 +399,9 @@ MODULES = sorted(
     os.path.relpath(os.path.join(base, name), os.path.join(REPO, "mintdim"))[:-3].replace(os.sep, "/")
     for base, _dirs, files in os.walk(os.path.join(REPO, "mintdim"))
     for name in files
-    if name.endswith(".py") and os.path.join(base, name) != os.path.join(REPO, "mintdim", "errors.py")
+    if name.endswith(".py")
+    and os.path.join(base, name) != os.path.join(REPO, "mintdim", "errors.py")
+    and os.path.basename(base) != "catalogue"  # the catalogue's tables: the texts themselves
 )
 
 
@@ -416,12 +418,13 @@ def test_the_catalogue_check_walks_the_whole_package():
         "run/runner",
         "tokenizers/specials",
     } <= set(MODULES)
-    assert "errors" not in MODULES and len(MODULES) > 40
+    assert "errors" not in MODULES and "catalogue/config" not in MODULES and len(MODULES) > 40
 
 
 @pytest.mark.parametrize("module", MODULES)
 def test_messages_live_in_the_catalogue(module):
-    """No en/vi message pair is written inline: every Vietnamese text is in mintdim/errors.py."""
+    """No en/vi message pair is written inline: every Vietnamese text is in the catalogue (mintdim/errors.py,
+    mintdim/catalogue/)."""
     path = os.path.join(REPO, "mintdim", f"{module}.py")
     tree = ast.parse(open(path, encoding="utf-8").read())
     probe = {
