@@ -11,18 +11,16 @@ included). No config in a test needs a file.
 from __future__ import annotations
 
 import ast
-import dataclasses
-import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 from conftest import GSM8K, HF_JSON, REPO
 
-import mintdim
-from mintdim import config, schema
+from mintdim import config, entries, schema
 from mintdim import errors as E
 from mintdim.units import packing
 
@@ -129,6 +127,12 @@ CASES = {
         units__sizes="<del>", units__pack=[4096], units__overflow=["drop", "truncate"]
     ),
     "pack_planning_options_auto_only": case(units__sizes="<del>", units__pack=[4096], units__k=3),
+    "chat_system_key_before_roles": chat_case(source__chat={"system": 3, "roles": {}}),
+    "chat_item_by_item": chat_case(source__chat=[{"role": "content"}, {"roles": {}}]),
+    "chat_kwargs_reserved_in_config_order": chat_case(
+        source__chat={"chat_template_kwargs": {"tools": [], "messages": []}}
+    ),
+    "take_not_infinite": case(source__take=[float("inf")]),
 }
 
 
@@ -356,7 +360,55 @@ EXPECTED = {
         "Problem: ['k'] apply only with sizes: auto",
         "Vấn đề: ['k'] chỉ dùng được với sizes: auto",
     ),
+    "chat_system_key_before_roles": (
+        "PipelineValidationError",
+        "Problem: source.chat.system must be a non-empty string (a JSON key), got 3",
+        "Vấn đề: source.chat.system phải là string không rỗng (một key JSON), hiện tại là 3",
+    ),
+    "chat_item_by_item": (
+        "PipelineValidationError",
+        "Problem: source.chat[0]: role and content name the same key 'content'",
+        "Vấn đề: source.chat[0]: role và content cùng là key 'content'",
+    ),
+    "chat_kwargs_reserved_in_config_order": (
+        "PipelineValidationError",
+        "Problem: source.chat.chat_template_kwargs may not set ['tools', 'messages']",
+        "Vấn đề: source.chat.chat_template_kwargs không được đặt ['tools', 'messages']",
+    ),
+    "take_not_infinite": (
+        "PipelineValidationError",
+        "Problem: source.take[0] must be a fraction of the file's samples",
+        "Vấn đề: source.take[0] phải là tỉ lệ số sample của file",
+    ),
 }
+
+
+def _annotations(node):
+    """Every `x-error` of a schema (sub)document: its strings, each `Class.key(args)`."""
+    if isinstance(node, list):
+        return [words for item in node for words in _annotations(item)]
+    if not isinstance(node, dict):
+        return []
+    words = node.get("x-error") or {}
+    found = list(words.values()) if isinstance(words, dict) else [words]
+    return found + [w for value in node.values() for w in _annotations(value)]
+
+
+def test_every_schema_annotation_names_a_message_and_arguments_the_check_knows():
+    """The schema's `x-error`s word its violations: each names an error class of the catalogue, one of
+    its messages, and arguments the check computes (or literals)."""
+    import yaml
+
+    from mintdim.paths import schema_file
+
+    with open(schema_file(), encoding="utf-8") as f:
+        found = _annotations(yaml.safe_load(f))
+    assert len(found) > 50
+    for words in found:
+        cls, key, args = re.fullmatch(r"(\w+)\.(\w+)\((.*)\)", words).groups()
+        assert callable(getattr(getattr(E, cls), key)), words
+        for arg in filter(None, (a.strip() for a in args.split(","))):
+            assert arg in schema.ARGS or arg == "None" or re.fullmatch(r"'\w+'", arg), words
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -404,7 +456,7 @@ MODULES = sorted(
     for name in files
     if name.endswith(".py")
     and os.path.join(base, name) != os.path.join(REPO, "mintdim", "errors.py")
-    and base != os.path.join(REPO, "mintdim", "catalogue")
+    and os.path.basename(base) != "catalogue"  # the catalogue's tables: the texts themselves
 )
 
 
@@ -493,12 +545,8 @@ def test_extensions_resolve_as_main_did_and_leave_unused_fields_out_of_the_build
     """source.chat, hf_dir options and units.pack fill their entry fields; a config that uses none of them
     has entries without them in the build id (its id and work directory from before the extensions)."""
     plain = config.resolve(base())
-    entries = [dataclasses.asdict(e) for e in plain.files + plain.outputs]
-    assert all(e.get(k) is None for e in entries for k in config.EXTENSION_FIELDS)
-    before = [{k: v for k, v in e.items() if k not in config.EXTENSION_FIELDS} for e in entries]
-    canon = {"version": mintdim.__version__, "files": before[: len(plain.files)]}
-    canon["outputs"] = before[len(plain.files) :]
-    assert plain.build_id == hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
+    canon = [entries.canonical(f) for f in plain.files] + [entries.canonical(o) for o in plain.outputs]
+    assert not any(set(entries.EXTENSION_FIELDS) & set(c) for c in canon)
     talk = config.resolve(
         chat_case(
             source__chat={"last_turn": True, "roles": {"gpt": "x"}},
