@@ -66,7 +66,7 @@ def child(mode: str, spec: dict) -> dict:
     from mintdim.tokenizers.kinds import load
 
     build, metas, entry, start, end = setup(spec)
-    tpl = T.parse(entry.template)
+    tpl = T.parse(entry.source.template)
     out = os.path.join(spec["work"], f"chunk-{os.getpid()}")
     if mode == "job":
         c0 = cpu()
@@ -77,15 +77,15 @@ def child(mode: str, spec: dict) -> dict:
         texts = [tpl.render(jsonl.parse_object(r, entry.path, 0)) for r in lines]
         c0 = cpu()
         engine = metas[
-            entry.tokenizer_abspath
+            entry.tokenizer.abspath
         ].engine  # the fast engine when pre-flight chose it (as the job)
         tok = load(
-            entry.tokenizer_kind,
-            entry.tokenizer_abspath,
+            entry.tokenizer.kind,
+            entry.tokenizer.abspath,
             threads=1,
             engine=engine,
             engine_cache=cache_dir(build.work_dir) if engine else None,
-            **(entry.tokenizer_options or {}),
+            **(entry.tokenizer.options or {}),
         )
         c1 = cpu()
         for i in range(0, len(texts), spec["batch"]):
@@ -101,7 +101,7 @@ def child(mode: str, spec: dict) -> dict:
         res["parse"] = cpu() - c
         c = cpu()
         for o in objs:
-            jsonl.declared_values(o, entry.fields, entry.path, 0)
+            jsonl.declared_values(o, entry.source.fields, entry.path, 0)
         res["check"] = cpu() - c
         c = cpu()
         texts = [tpl.render(o) for o in objs]

@@ -364,11 +364,13 @@ def _shared_outputs(build: BuildConfig) -> None:
     for o in build.outputs:
         members = [build.files[i] for i in o.files]
         paths = [m.path for m in members]
-        if len({m.tokenizer_abspath for m in members}) > 1:
+        if len({m.tokenizer.abspath for m in members}) > 1:
             raise E.TokenizerMappingError.collision(
-                "tokenizer", o.dir, paths, [m.tokenizer_path for m in members]
+                "tokenizer", o.dir, paths, [m.tokenizer.path for m in members]
             )
-        sizes = [[m.pack] if m.pack is not None else m.sizes for m in members]  # as declared (pack: [row])
+        sizes = [
+            [m.units.pack] if m.units.pack is not None else m.units.sizes for m in members
+        ]  # as declared (pack: [row])
         if len({tuple(s or ()) for s in sizes}) > 1:
             raise E.UnitMappingError.collision("unit sizes", o.dir, paths, sizes)
         if len({m.samples_per_shard for m in members}) > 1:
@@ -405,16 +407,16 @@ def _shared_overflow(build: BuildConfig) -> None:
     """Files sharing an output share its overflow policy (and, packed, its row length)."""
     for o in build.outputs:
         members = [build.files[i] for i in o.files]
-        if len({(m.pack, m.overflow or "error") for m in members}) > 1:
+        if len({(m.units.pack, m.units.overflow or "error") for m in members}) > 1:
             if o.pack:
                 raise E.UnitMappingError.collision(
                     "pack and overflow",
                     o.dir,
                     [m.path for m in members],
-                    [[m.pack, m.overflow] for m in members],
+                    [[m.units.pack, m.units.overflow] for m in members],
                 )
             raise E.UnitMappingError.collision(
-                "overflow", o.dir, [m.path for m in members], [m.overflow or "error" for m in members]
+                "overflow", o.dir, [m.path for m in members], [m.units.overflow or "error" for m in members]
             )
 
 
@@ -432,9 +434,9 @@ def _hf_dir_pads(build: BuildConfig) -> None:
     """One tokenizer directory, one pad_token (its pad id)."""
     pads: dict[str, object] = {}
     for e in build.files:
-        pad = (e.tokenizer_options or {}).get("pad_token")
-        if e.tokenizer_kind == "hf_dir" and pads.setdefault(e.tokenizer_abspath, pad) != pad:
-            raise E.TokenizerValidationError.two_pad_tokens(e.tokenizer_path)
+        pad = (e.tokenizer.options or {}).get("pad_token")
+        if e.tokenizer.kind == "hf_dir" and pads.setdefault(e.tokenizer.abspath, pad) != pad:
+            raise E.TokenizerValidationError.two_pad_tokens(e.tokenizer.path)
 
 
 RULES = [
@@ -450,19 +452,19 @@ RULES = [
 
 def check_template(e: FileEntry) -> T.Template:
     try:
-        tpl = T.parse(e.template)
+        tpl = T.parse(e.source.template)
     except T.TemplateSyntaxError as bad:
         raise E.TemplateFieldMismatchError.placeholder(
-            e.path, e.fields, e.template, bad.placeholder, bad.reason
+            e.path, e.source.fields, e.source.template, bad.placeholder, bad.reason
         )
-    declared = set(e.fields)
+    declared = set(e.source.fields)
     for name in tpl.names:
         if name not in declared:
-            raise E.TemplateFieldMismatchError.undeclared(e.path, e.fields, e.template, name)
+            raise E.TemplateFieldMismatchError.undeclared(e.path, e.source.fields, e.source.template, name)
     used = set(tpl.names)
-    for name in e.fields:
+    for name in e.source.fields:
         if name not in used:
-            raise E.TemplateFieldMismatchError.unused(e.path, e.fields, e.template, name)
+            raise E.TemplateFieldMismatchError.unused(e.path, e.source.fields, e.source.template, name)
     return tpl
 
 

@@ -24,39 +24,66 @@ DEFAULT_WORK_DIR = ".mintdim"
 DEFAULT_CHUNK_MB = 256
 
 
-@dataclass
-class FileEntry:
-    index: int
-    path: str  # as declared: every index shows it like this
-    abspath: str
-    fields: list[str]
-    template: str
-    tokenizer_kind: str
-    tokenizer_path: str
-    tokenizer_abspath: str
-    sizes: list[int] | None  # None: planned from the data (units.sizes: auto)
-    build_batch: int
-    output: int
-    samples_per_shard: int
-    tokenizer_train: dict | None = None  # tokenizer.train_bpe: options; the model goes to tokenizer_path
-    train_on: list[str] | None = None  # source.train_on: fields whose tokens the loss mask trains
-    pack: int | None = None  # units.pack: row length of the packed layout (None: bucketed units)
-    overflow: str | None = None  # units.overflow: error | drop | truncate (bucketed: None for error)
-    chat: dict | None = (
-        None  # source.chat: the conversation options (mintdim/sources/chat.py); train_on holds roles
-    )
-    tokenizer_options: dict | None = None  # hf_dir: pad_token, chat_template (a path as declared)
+@dataclass(slots=True)
+class SourceOptions:
+    """How the file's records become samples (source.*)."""
+
+    fields: list[str] = field(default_factory=list)  # empty for a conversation file (source.chat)
+    template: str = ""
     allow_empty: bool | None = (
         None  # source.allow_empty: a file with no samples is a warning (None: an error)
     )
     take: int | float | None = None  # source.take: a count (int) or a fraction (float) of the file's samples
-    take_seed: int | None = (
-        None  # source.seed with take (default 0): seeds the choice (mintdim/sources/take.py)
-    )
-    train_eos: bool | None = None  # source.train_eos: False, the end-of-turn token is not trained
-    drop_untrained: bool | None = None  # source.drop_untrained: True leaves out samples with no trained token
+    take_seed: int | None = None  # source.seed with take (default 0): seeds the choice (sources/take.py)
     on_bad_record: str | None = None  # source.on_bad_record: "skip" (None: error, the spec's behaviour)
     max_skipped: int | float | None = None  # with skip: a count (int) or a fraction (float) of its records
+
+
+@dataclass(slots=True)
+class TokenizerOptions:
+    """The file's tokenizer (tokenizer.*)."""
+
+    kind: str  # sentencepiece | hf_json | unitoken | hf_dir (train_bpe: unitoken, trained first)
+    path: str  # as declared (train_bpe: its `out`, where the model goes)
+    abspath: str
+    train: dict | None = None  # tokenizer.train_bpe: the training options
+    options: dict | None = None  # hf_dir: pad_token, chat_template (a path as declared)
+
+
+@dataclass(slots=True)
+class UnitOptions:
+    """The file's units (units.*)."""
+
+    sizes: list[int] | None  # None: planned from the data (units.sizes: auto)
+    build_batch: int
+    pack: int | None = None  # units.pack: row length of the packed layout (None: bucketed units)
+    overflow: str | None = None  # units.overflow: error | drop | truncate (bucketed: None for error)
+
+
+@dataclass(slots=True)
+class MaskOptions:
+    """The file's loss mask (source.train_on, source.train_eos, source.drop_untrained)."""
+
+    train_on: list[str] | None = None  # fields (a conversation file: roles) whose tokens the mask trains
+    train_eos: bool | None = None  # False: the end-of-turn token is not trained (None: it is)
+    drop_untrained: bool | None = None  # True: a sample with no trained token is left out
+
+
+@dataclass(slots=True)
+class FileEntry:
+    """One input file, resolved: its options grouped as the config declares them (`entry.source.take`,
+    `entry.tokenizer.path`, `entry.units.sizes`, `entry.masks.train_on`)."""
+
+    index: int
+    path: str  # as declared: every index shows it like this
+    abspath: str
+    source: SourceOptions
+    tokenizer: TokenizerOptions
+    units: UnitOptions
+    output: int
+    samples_per_shard: int
+    masks: MaskOptions = field(default_factory=MaskOptions)
+    chat: dict | None = None  # source.chat: the conversation options (sources/chat.py); train_on: roles
 
     @property
     def compression(self) -> str | None:
@@ -125,9 +152,16 @@ EXTENSION_FIELDS = (
 )
 
 
+# a FileEntry's groups, flat in the build id as the entry was before they were grouped (the id stays)
+FLAT_PREFIX = {"source": "", "tokenizer": "tokenizer_", "units": "", "masks": ""}
+
+
 def canonical(entry) -> dict:
-    """An entry for the build id, without the extension fields a build does not use."""
-    return {k: v for k, v in asdict(entry).items() if not (k in EXTENSION_FIELDS and v is None)}
+    """An entry for the build id, one flat record, without the extension fields a build does not use."""
+    record = asdict(entry)
+    for group, prefix in FLAT_PREFIX.items():
+        record.update({prefix + k: v for k, v in (record.pop(group, None) or {}).items()})
+    return {k: v for k, v in record.items() if not (k in EXTENSION_FIELDS and v is None)}
 
 
 def pick(values: list, i: int):
@@ -193,9 +227,9 @@ def _flags(entry: FileEntry, src: dict, i: int) -> None:
     """train_eos and drop_untrained of one file, kept only where they change the build (the build id of a
     config without them): train_eos False, drop_untrained True."""
     if "train_eos" in src and pick(src["train_eos"], i) is False:
-        entry.train_eos = False
+        entry.masks.train_eos = False
     if "drop_untrained" in src and pick(src["drop_untrained"], i) is True:
-        entry.drop_untrained = True
+        entry.masks.drop_untrained = True
 
 
 def resolve_entries(raw: dict) -> BuildConfig:
@@ -219,44 +253,47 @@ def resolve_entries(raw: dict) -> BuildConfig:
             index=i,
             path=path,
             abspath=os.path.abspath(path),
-            fields=[],
-            template="",
-            tokenizer_kind="unitoken" if kind == training.KIND else kind,
-            tokenizer_path=tok_path,
-            tokenizer_abspath=os.path.abspath(tok_path),
-            tokenizer_train=training.options(tok_item) if kind == training.KIND else None,
-            sizes=None if auto or packs else list(pick(units["sizes"], i)),
-            build_batch=pick(units["build_batch"], i),
+            source=SourceOptions(allow_empty=allow_empty),
+            tokenizer=TokenizerOptions(
+                kind="unitoken" if kind == training.KIND else kind,
+                path=tok_path,
+                abspath=os.path.abspath(tok_path),
+                train=training.options(tok_item) if kind == training.KIND else None,
+                options=_hf_dir_options(tok_item) if kind == "hf_dir" else None,
+            ),
+            units=UnitOptions(
+                sizes=None if auto or packs else list(pick(units["sizes"], i)),
+                build_batch=pick(units["build_batch"], i),
+            ),
             output=-1,
             samples_per_shard=pick(out["samples_per_shard"], i),
-            tokenizer_options=_hf_dir_options(tok_item) if kind == "hf_dir" else None,
-            allow_empty=allow_empty,
         )
+        source, masks, unit = entry.source, entry.masks, entry.units
         if items[i] is not None:  # a conversation file: no fields/template; train_on names roles
             entry.chat = _chat_options(items[i])
-            entry.train_on = _chat_roles(pick(train_on, i) if train_on else None, entry.chat)
+            masks.train_on = _chat_roles(pick(train_on, i) if train_on else None, entry.chat)
         else:
-            entry.fields, entry.template = list(pick(src["fields"], i)), pick(src["templates"], i)
-            entry.train_on = list(pick(train_on, i)) if train_on else None
+            source.fields, source.template = list(pick(src["fields"], i)), pick(src["templates"], i)
+            masks.train_on = list(pick(train_on, i)) if train_on else None
         _flags(entry, src, i)
         if "take" in src:  # source.take: the plan stage chooses the samples (mintdim/sources/take.py)
-            entry.take, entry.take_seed = pick(src["take"], i), src.get("seed", 0)
+            source.take, source.take_seed = pick(src["take"], i), src.get("seed", 0)
         if pick(src.get("on_bad_record", ["error"]), i) == "skip":  # stages/plan.py applies it
-            entry.on_bad_record, entry.max_skipped = "skip", pick(src.get("max_skipped", [0.01]), i)
+            source.on_bad_record, source.max_skipped = "skip", pick(src.get("max_skipped", [0.01]), i)
         if packs:
             # the tokenize stage bounds a sample by the row only
             # with overflow: error; else the plan applies it
-            entry.pack, entry.overflow = pick(packs, i), pick(overflows, i)
-            entry.sizes = [entry.pack] if entry.overflow == "error" else [NO_LIMIT]
+            unit.pack, unit.overflow = pick(packs, i), pick(overflows, i)
+            unit.sizes = [unit.pack] if unit.overflow == "error" else [NO_LIMIT]
         # unit sizes: the tokenize stage drops or truncates to the largest
         elif pick(overflows, i) != "error":
-            entry.overflow = pick(overflows, i)
+            unit.overflow = pick(overflows, i)
         if absdir not in out_index:
             out_index[absdir] = len(outputs)
             outputs.append(_output_entry(len(outputs), out_dir, absdir, entry, tok_path, auto, packs))
         entry.output = out_index[absdir]
         outputs[entry.output].files.append(i)
-        outputs[entry.output].build_batches.append(entry.build_batch)
+        outputs[entry.output].build_batches.append(entry.units.build_batch)
         entries.append(entry)
     return BuildConfig(
         files=entries,
@@ -275,12 +312,12 @@ def _output_entry(index: int, out_dir: str, absdir: str, entry, tok_path: str, a
         dir=out_dir,
         absdir=absdir,
         files=[],
-        tokenizer_kind=entry.tokenizer_kind,
+        tokenizer_kind=entry.tokenizer.kind,
         tokenizer_path=tok_path,
-        tokenizer_abspath=entry.tokenizer_abspath,
+        tokenizer_abspath=entry.tokenizer.abspath,
         auto=auto,
-        sizes=[entry.pack] if packs else entry.sizes,
-        pack=entry.pack,
-        overflow=entry.overflow,
+        sizes=[entry.units.pack] if packs else entry.units.sizes,
+        pack=entry.units.pack,
+        overflow=entry.units.overflow,
         samples_per_shard=entry.samples_per_shard,
     )

@@ -673,7 +673,7 @@ output: {dir: "./out", samples_per_shard: [10000]}
     build = resolve(raw)
     [f] = build.files
     assert f.chat["messages"] == "conversations" and f.chat["roles"]["gpt"] == "assistant"
-    assert f.train_on == ["assistant"] and f.tokenizer_kind == "hf_dir" and f.fields == []
+    assert f.masks.train_on == ["assistant"] and f.tokenizer.kind == "hf_dir" and f.source.fields == []
     from mintdim.config import check_schema
 
     check_schema(raw)
@@ -682,11 +682,11 @@ output: {dir: "./out", samples_per_shard: [10000]}
     check_schema(raw)
     f = resolve(raw).files[0]
     assert f.chat == {"messages": "messages", "role": "role", "content": "content"}
-    assert f.tokenizer_options == {"pad_token": "<|endoftext|>", "chat_template": "./t.jinja"}
+    assert f.tokenizer.options == {"pad_token": "<|endoftext|>", "chat_template": "./t.jinja"}
     del raw["source"]["train_on"]
-    assert resolve(raw).files[0].train_on is None  # omitted: no mask files, as today
+    assert resolve(raw).files[0].masks.train_on is None  # omitted: no mask files, as today
     raw["source"]["chat"] = {"last_turn": True}
-    assert resolve(raw).files[0].train_on == ["assistant"]  # last_turn alone: the assistant
+    assert resolve(raw).files[0].masks.train_on == ["assistant"]  # last_turn alone: the assistant
 
 
 def test_chat_mapped_by_file_beside_field_templates(tmp_path):
@@ -703,8 +703,8 @@ def test_chat_mapped_by_file_beside_field_templates(tmp_path):
         "output": {"dir": ["o1", "o2"], "samples_per_shard": [10]},
     }
     a, b = resolve(raw).files
-    assert a.chat is None and a.fields == ["q", "a"] and a.train_on == ["a"]
-    assert b.chat == {"messages": "messages", "role": "role", "content": "content"} and b.train_on == [
+    assert a.chat is None and a.source.fields == ["q", "a"] and a.masks.train_on == ["a"]
+    assert b.chat == {"messages": "messages", "role": "role", "content": "content"} and b.masks.train_on == [
         "assistant"
     ]
 

@@ -554,7 +554,7 @@ def test_extensions_resolve_as_main_did_and_leave_unused_fields_out_of_the_build
         )
     )
     f = talk.files[0]
-    assert (f.fields, f.template, f.train_on, f.tokenizer_options) == (
+    assert (f.source.fields, f.source.template, f.masks.train_on, f.tokenizer.options) == (
         [],
         "",
         ["assistant"],
@@ -575,7 +575,7 @@ def test_extensions_resolve_as_main_did_and_leave_unused_fields_out_of_the_build
             output__dir=["o1", "o2"],
         )
     )
-    assert [(f.pack, f.overflow, f.sizes) for f in packed.files] == [
+    assert [(f.units.pack, f.units.overflow, f.units.sizes) for f in packed.files] == [
         (4096, "error", [4096]),
         (8192, "drop", [packing.NO_LIMIT]),
     ]

@@ -438,7 +438,7 @@ def test_tokenize_job_on_the_engine_does_not_load_the_library(small, tmp_path, m
         }
         texts = ["".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in t) for t in turns]
     build, metas = preflight(cfg)
-    meta = metas[build.files[0].tokenizer_abspath]
+    meta = metas[build.files[0].tokenizer.abspath]
     lib = library(small["gpt2"])
     assert (meta.engine, meta.pad_id, meta.unk_id) == (
         "tiktoken",

@@ -426,7 +426,7 @@ def test_sentencepiece_with_pad_passes_preflight(ws):
         [src(ws)], templates=["{prompt} {response}"], tokenizer={"sentencepiece": {"path": "./tok/pad.model"}}
     )
     build = fluent(cfg).validate()
-    assert build.files[0].tokenizer_path == "./tok/pad.model"
+    assert build.files[0].tokenizer.path == "./tok/pad.model"
 
 
 def test_hf_json_without_padding(ws):
@@ -651,7 +651,7 @@ def test_mapping_arity_accepts_one_or_n(ws):
         sps=[5],
     )
     build = fluent(cfg).validate()
-    assert [f.build_batch for f in build.files] == [8, 16, 32]
+    assert [f.units.build_batch for f in build.files] == [8, 16, 32]
     assert len(build.outputs) == 3
 
 
@@ -865,7 +865,7 @@ def test_template_literals_covered_pass(ws):
     """Control: literals the tokenizer covers pass tier 1, and data UNK is not a pre-flight matter."""
     cfg = basic_config([src(ws)], templates=["Question: {prompt}\n\nAnswer: {response}"])
     build = fluent(cfg).validate()
-    assert build.files[0].template == "Question: {prompt}\n\nAnswer: {response}"
+    assert build.files[0].source.template == "Question: {prompt}\n\nAnswer: {response}"
 
 
 # ------------------------------------------------------------------------------------------------------------

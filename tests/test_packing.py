@@ -621,7 +621,7 @@ def test_config_form_and_its_errors(tmp_path):
             resolve(dict(cfg, lang="both"))
         assert en in str(err.value) and vi in str(err.value)
     cfg["units"] = {"sizes": [[8]], "overflow": ["drop"], "build_batch": [1]}  # unit sizes take overflow too
-    assert (resolve(cfg).outputs[0].overflow, resolve(cfg).files[0].sizes) == ("drop", [8])
+    assert (resolve(cfg).outputs[0].overflow, resolve(cfg).files[0].units.sizes) == ("drop", [8])
     two = packed_config(["a.jsonl", "b.jsonl"])
     two["units"]["pack"] = [128, 256]
     with pytest.raises(E.UnitMappingError):

@@ -175,9 +175,9 @@ def test_config_mapping_shared_mapped_and_wrong_arity(data):
             return
     b = resolve(cfg)
     for i, f in enumerate(b.files):
-        assert f.fields == effective["fields"][i] and f.template == effective["templates"][i]
-        assert f.tokenizer_path == effective["tokenizer"][i]["path"]
-        assert f.sizes == effective["sizes"][i] and f.build_batch == effective["build_batch"][i]
+        assert f.source.fields == effective["fields"][i] and f.source.template == effective["templates"][i]
+        assert f.tokenizer.path == effective["tokenizer"][i]["path"]
+        assert f.units.sizes == effective["sizes"][i] and f.units.build_batch == effective["build_batch"][i]
         assert f.samples_per_shard == effective["samples_per_shard"][i]
         assert b.outputs[f.output].dir == effective["dir"][i]
     assert [o.dir for o in b.outputs] == list(groups)

@@ -313,4 +313,4 @@ def test_fluent_api_take_and_seed():
     cfg = job.to_config()
     assert cfg["source"]["take"] == [0.5, 300] and cfg["source"]["seed"] == 7
     a, b = resolve(cfg).files
-    assert (a.take, b.take, a.take_seed) == (0.5, 300, 7)
+    assert (a.source.take, b.source.take, a.source.take_seed) == (0.5, 300, 7)

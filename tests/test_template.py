@@ -139,4 +139,4 @@ def test_field_mismatch_both_ways(tmp_path):
 def test_escaped_braces_are_not_placeholders_for_field_matching(tmp_path):
     path = str(tmp_path / "x.jsonl")
     build = resolve(basic_config([path], fields=[["a"]], templates=["{{b}} {a}"]))
-    assert build.files[0].template == "{{b}} {a}"
+    assert build.files[0].source.template == "{{b}} {a}"

@@ -291,7 +291,7 @@ def test_train_bpe_preflight_before_training(tmp_path, monkeypatch):
     src = write_jsonl(tmp_path / "d.jsonl", [{"question": "q", "answer": "a"}])
     build = _train_job(tmp_path, src).validate()  # passes, nothing trained yet
     assert (
-        build.files[0].tokenizer_kind == "unitoken" and build.files[0].tokenizer_train["vocab_size"] == 1000
+        build.files[0].tokenizer.kind == "unitoken" and build.files[0].tokenizer.train["vocab_size"] == 1000
     )
     job = (
         pipeline("unit-build")
@@ -490,7 +490,7 @@ def test_add_specials_unitoken_directory_then_build_preflight_accepts_it(models,
         .units(sizes=[[16]], build_batch=[8])
         .output.dir("out", samples_per_shard=[10])
     ).validate()
-    assert build.files[0].tokenizer_kind == "unitoken"
+    assert build.files[0].tokenizer.kind == "unitoken"
 
 
 def _asset(*parts) -> str:

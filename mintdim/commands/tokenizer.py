@@ -102,8 +102,8 @@ def run_train(args) -> int:
         files = [build.files[i] for i in indexes]
         corpus = {
             "files": [f.path for f in files],
-            "fields": [f.fields for f in files],
-            "templates": [f.template for f in files],
+            "fields": [f.source.fields for f in files],
+            "templates": [f.source.template for f in files],
         }
     parent = os.path.dirname(os.path.abspath(args.out.rstrip("/")))
     os.makedirs(parent, exist_ok=True)

@@ -100,10 +100,10 @@ def lengths_from_config(
                 shutil.rmtree(d)
             lengths = np.concatenate(parts) if parts else np.zeros(0, np.int64)
             check_bad_records(build, f, bad.get(f.index), len(lengths), log=lambda *a: None)
-            if f.take is not None:  # source.take: the lengths of the samples the build would hold
+            if f.source.take is not None:  # source.take: the lengths of the samples the build would hold
                 from ..sources import take
 
-                lengths = lengths[take.select(f.take, len(lengths), f.take_seed, f.index)[0]]
+                lengths = lengths[take.select(f.source.take, len(lengths), f.source.take_seed, f.index)[0]]
             per_output[f.output].append(lengths)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

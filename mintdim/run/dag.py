@@ -226,7 +226,7 @@ class BuildDAG:
         from ..tokenizers import training
 
         return (
-            sorted({f.tokenizer_abspath for f in self.build.files if f.tokenizer_train is None})
+            sorted({f.tokenizer.abspath for f in self.build.files if f.tokenizer.train is None})
             + training.markers(self.build, self.layout.root)
             + [f.abspath for f in self.build.files]
         )

@@ -553,10 +553,10 @@ def renderer_for(entry, tok) -> ChatRenderer:
     """The renderer of one file entry (source.chat) with its loaded hf_dir tokenizer."""
     template = tok.chat_template
     if template is None:
-        raise E.ChatTemplateError.missing(entry.tokenizer_path)
+        raise E.ChatTemplateError.missing(entry.tokenizer.path)
     added = tok.added_special()  # without loading the library when the job encodes with the fast engine
     return ChatRenderer(
-        template, tok.special_tokens, entry.chat, entry.train_on, added, tok.tool_chat_template
+        template, tok.special_tokens, entry.chat, entry.masks.train_on, added, tok.tool_chat_template
     )
 
 

@@ -38,7 +38,7 @@ def manifest(build, meta, out, plan: inter.Plan) -> dict:
     packed = plan.packing is not None  # units.pack
     sizes, end_markers = plan.sizes, plan.end_markers
     files = [build.files[i] for i in out.files]
-    batches = [f.build_batch for f in files]
+    batches = [f.units.build_batch for f in files]
     return (
         {
             "pipeline": "unit-build",
@@ -66,11 +66,13 @@ def manifest(build, meta, out, plan: inter.Plan) -> dict:
             },
             "source": {
                 "files": [f.path for f in files],
-                "fields": [f.fields for f in files],
-                "templates": [f.template for f in files],
+                "fields": [f.source.fields for f in files],
+                "templates": [f.source.template for f in files],
                 **(
-                    {"drop_untrained": [bool(f.drop_untrained) for f in files]}  # only in builds that use it
-                    if any(f.drop_untrained for f in files)
+                    {
+                        "drop_untrained": [bool(f.masks.drop_untrained) for f in files]
+                    }  # only in builds that use it
+                    if any(f.masks.drop_untrained for f in files)
                     else {}
                 ),
                 **_bad_record_policy(files),
@@ -84,7 +86,7 @@ def manifest(build, meta, out, plan: inter.Plan) -> dict:
                         files, "row_length" if packed else "unit_size", build, end_markers
                     )
                 }
-                if any(f.train_on is not None for f in files)
+                if any(f.masks.train_on is not None for f in files)
                 else {}
             ),
         }
@@ -95,11 +97,11 @@ def manifest(build, meta, out, plan: inter.Plan) -> dict:
 
 def _bad_record_policy(files) -> dict:
     """source.on_bad_record and max_skipped per file, only in an output a file of which skips."""
-    if all(f.on_bad_record != "skip" for f in files):
+    if all(f.source.on_bad_record != "skip" for f in files):
         return {}
     return {
-        "on_bad_record": [f.on_bad_record or "error" for f in files],
-        "max_skipped": [f.max_skipped for f in files],
+        "on_bad_record": [f.source.on_bad_record or "error" for f in files],
+        "max_skipped": [f.source.max_skipped for f in files],
     }
 
 
@@ -123,12 +125,12 @@ def _chat_manifest(files, meta) -> dict:
     if any(getattr(f, "chat", None) is not None for f in files):
         extra["chat"] = {
             "source": [f.chat for f in files],
-            "train_on": [f.train_on for f in files],
+            "train_on": [f.masks.train_on for f in files],
             "rule": "a message's span is the text its content renders to (found by rendering again "
             "with only that content changed) plus the end-of-turn token after it; "
             "{% generation %} spans for assistant turns of a tagged template",
         }
-    opts = next((f.tokenizer_options for f in files if getattr(f, "tokenizer_options", None)), None)
+    opts = next((f.tokenizer.options for f in files if f.tokenizer.options), None)
     if opts:
         extra["tokenizer_options"] = {k: v for k, v in opts.items()}
     return extra
@@ -140,7 +142,7 @@ def loss_mask_layout(files, width: str = "unit_size", build=None, end_markers: d
     order = sorted(end_markers or {}, key=int)
     eot = {build.files[int(i)].path: end_markers[i] for i in order} if order else None
     return {
-        "train_on": [f.train_on or [] for f in files],
+        "train_on": [f.masks.train_on or [] for f in files],
         "file": "unit_<size>/mask_XXXXXX.bin beside unit_<size>/shard_XXXXXX.bin, same record order",
         "record_bytes": f"ceil({width} / 8)",
         "bit_order": "little",
@@ -321,7 +323,7 @@ def untrained_stats(build, trained, status) -> dict:
     status = np.zeros(len(trained), dtype=np.uint8) if status is None else status
     ids = np.flatnonzero((trained == 0) & (status != packing.DROPPED))
     stats = {"untrained_samples": len(ids), "untrained_ids": ids.tolist()}
-    if any(f.drop_untrained for f in build.files):
+    if any(f.masks.drop_untrained for f in build.files):
         stats["untrained_dropped"] = int(np.count_nonzero(status == packing.UNTRAINED))
     return stats
 

@@ -33,7 +33,7 @@ def empty_files(build, out, per_file: dict[int, int], log=print) -> list[int]:
     empty = [i for i in out.files if per_file.get(i, 0) == 0]
     for i in empty:
         f = build.files[i]
-        if not f.allow_empty:
+        if not f.source.allow_empty:
             kind = inputs.label(f.abspath)
             blank = "empty" if os.path.getsize(f.abspath) == 0 else "blank"
             raise E.SourceParseError.empty(f.path, blank if kind == "JSONL" else "no_rows", kind)
@@ -74,7 +74,7 @@ def overflow_status(build, out, data: dict, limit: int | None) -> tuple[np.ndarr
 def untrained_mask(build, data: dict) -> np.ndarray | None:
     """source.drop_untrained: True for each sample of a file with the flag whose tokens (as many as are
     written: the tokenize stage counts them) train none; None when no file of the build leaves any out."""
-    flags = np.array([bool(f.drop_untrained) for f in build.files], dtype=bool)
+    flags = np.array([bool(f.masks.drop_untrained) for f in build.files], dtype=bool)
     if not flags.any() or data.get("trained") is None:
         return None
     return flags[data["files"].astype(np.int64)] & (data["trained"] == 0)
@@ -127,7 +127,9 @@ def _choose(build, out, chunk_dirs: list[str], log) -> _Chosen:
     skipped = bad_records(build, out, data, log)
     empty = empty_files(build, out, data["per_file"], log)
     taken = None
-    if any(build.files[i].take is not None for i in out.files):  # source.take: choose the samples first
+    if any(
+        build.files[i].source.take is not None for i in out.files
+    ):  # source.take: choose the samples first
         taken = _take(build, out, data)
         data = _gather(data, taken["src"])
     return _Chosen(data, taken, empty, skipped)
@@ -369,7 +371,9 @@ def bad_of_chunk(bad: dict, meta: inter.ChunkMeta, first: int) -> None:
 
 def _limit(f, records: int) -> int:
     """The most bad records source.max_skipped lets a file of `records` records hold."""
-    return f.max_skipped if isinstance(f.max_skipped, int) else int(f.max_skipped * records)
+    return (
+        f.source.max_skipped if isinstance(f.source.max_skipped, int) else int(f.source.max_skipped * records)
+    )
 
 
 def bad_records(build, out, data: dict, log=print) -> inter.Skipped | None:
@@ -383,7 +387,7 @@ def bad_records(build, out, data: dict, log=print) -> inter.Skipped | None:
             skipped.lines.extend(found["lines"])
             skipped.classes.extend(found["classes"])
             skipped.reasons.extend(found["reasons"])
-    if all(build.files[i].on_bad_record != "skip" for i in out.files):
+    if all(build.files[i].source.on_bad_record != "skip" for i in out.files):
         return None
     return skipped
 
@@ -397,11 +401,18 @@ def check_bad_records(build, f, found: dict | None, samples: int, log=print) -> 
         return 0
     shown = [(f.path, line, kind) for line, kind in zip(found["lines"][:BAD_SHOWN], found["classes"])]
     records = count + samples
-    if f.on_bad_record != "skip":
+    if f.source.on_bad_record != "skip":
         raise bad_records_counted(found["first"], shown, count, f.path, lang=build.lang)
     if count == records or count > _limit(f, records):
         raise too_many_bad_records(
-            found["first"], shown, _top_reasons(found), count, records, f.max_skipped, f.path, lang=build.lang
+            found["first"],
+            shown,
+            _top_reasons(found),
+            count,
+            records,
+            f.source.max_skipped,
+            f.path,
+            lang=build.lang,
         )
     log(
         f"[unit-build:warning] {f.path}: {count} bad records skipped of {records} "
@@ -433,17 +444,19 @@ def _take(build, out, cols: dict) -> dict:
     for i in out.files:
         f = build.files[i]
         available = cols["per_file"].get(i, 0)
-        if f.take is None:  # a file of this output without take: all of it, once
+        if f.source.take is None:  # a file of this output without take: all of it, once
             positions, reps = np.arange(available, dtype=np.int64), np.zeros(available, dtype=np.int64)
         else:
-            if isinstance(f.take, int) and available == 0:  # pre-flight refuses it; a file changed since
-                raise E.PipelineValidationError.take_no_samples(i, f.path, f.take, lang=build.lang)
-            positions, reps = TK.select(f.take, available, f.take_seed, f.index)
-            files.append(TK.summary(f.path, f.index, f.take, available))
+            if (
+                isinstance(f.source.take, int) and available == 0
+            ):  # pre-flight refuses it; a file changed since
+                raise E.PipelineValidationError.take_no_samples(i, f.path, f.source.take, lang=build.lang)
+            positions, reps = TK.select(f.source.take, available, f.source.take_seed, f.index)
+            files.append(TK.summary(f.path, f.index, f.source.take, available))
         src.append(positions + base)
         repeats.append(reps)
         base += available
-    seed = next(build.files[i].take_seed for i in out.files if build.files[i].take is not None)
+    seed = next(build.files[i].source.take_seed for i in out.files if build.files[i].source.take is not None)
     return {
         "src": _cat(src, np.int64),
         "repeats": _cat(repeats, np.int64),

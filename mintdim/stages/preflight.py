@@ -65,15 +65,15 @@ def check_files(build: BuildConfig) -> None:
         if not inputs.accepted(f.abspath):  # e.g. a .json file: its tokenize job would fail at line 1
             raise E.SourceParseError.unknown_kind(f.path, inputs.shape_of(f.abspath))
     for f in build.files:
-        count = isinstance(f.take, int)
-        holds = inputs.check(f.abspath, f.path, f.fields, f.chat, count=count)
+        count = isinstance(f.source.take, int)
+        holds = inputs.check(f.abspath, f.path, f.source.fields, f.chat, count=count)
         jsonl_file = inputs.kind_of(f.abspath) == inputs.JSONL
         reason = no_samples(f.abspath) if jsonl_file else (None if holds else "no_rows")
-        if reason and not f.allow_empty:
+        if reason and not f.source.allow_empty:
             raise E.SourceParseError.empty(f.path, reason, "JSONL" if jsonl_file else inputs.label(f.abspath))
         if count and not holds:
             shared = len(build.raw["source"]["take"]) == 1
-            raise E.PipelineValidationError.take_no_samples(0 if shared else f.index, f.path, f.take)
+            raise E.PipelineValidationError.take_no_samples(0 if shared else f.index, f.path, f.source.take)
 
 
 def load_tokenizers(
@@ -85,16 +85,16 @@ def load_tokenizers(
     pending = set()  # tokenizer.train_bpe models not trained yet: checked again by the validate job
     cache = read_cache(build) if use_cache else {}
     for f in build.files:
-        key = f.tokenizer_abspath
+        key = f.tokenizer.abspath
         if key in metas or key in pending:
             continue
-        if f.tokenizer_train is not None and training.state(build, training.group_of(build, f)) == "absent":
+        if f.tokenizer.train is not None and training.state(build, training.group_of(build, f)) == "absent":
             pending.add(key)
             continue
         _check_directory_kind(f)
-        if not tokenizer_exists(f.tokenizer_kind, key):
-            raise E.MintDimFileNotFoundError.resolved("tokenizer", f.tokenizer_path, os.getcwd())
-        known = fingerprint(f.tokenizer_kind, key, f.tokenizer_options)
+        if not tokenizer_exists(f.tokenizer.kind, key):
+            raise E.MintDimFileNotFoundError.resolved("tokenizer", f.tokenizer.path, os.getcwd())
+        known = fingerprint(f.tokenizer.kind, key, f.tokenizer.options)
         hit = cache.get(known)
         if hit is None and use_cache:  # the same content checked in another work directory
             hit = content_hit(f, build.work_dir)
@@ -102,80 +102,80 @@ def load_tokenizers(
                 cache[known] = hit
         if hit:
             facts = {k: v for k, v in hit["meta"].items() if k != "trained"}  # the config says `trained`
-            metas[key] = TokenizerMeta(path=f.tokenizer_path, **facts)
+            metas[key] = TokenizerMeta(path=f.tokenizer.path, **facts)
         else:
             metas[key], loaded[key] = _load_checked(f, cache_dirs(build.work_dir))
-        if f.tokenizer_train is not None:
+        if f.tokenizer.train is not None:
             metas[key].trained = training.manifest_reference(key)
     if check_templates:
         for f in build.files:
-            if f.tokenizer_abspath in pending:
+            if f.tokenizer.abspath in pending:
                 training.check_pending(f)
                 continue
             if f.chat is not None:  # source.chat: the tokenizer's chat template, not a MintDim template
                 check_chat_template(f)
                 continue
-            hit = cache.get(fingerprint(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options))
-            if hit and f.template in hit["templates"]:
+            hit = cache.get(fingerprint(f.tokenizer.kind, f.tokenizer.abspath, f.tokenizer.options))
+            if hit and f.source.template in hit["templates"]:
                 continue
-            if f.tokenizer_abspath not in loaded:
-                loaded[f.tokenizer_abspath] = _load_checked(f, cache_dirs(build.work_dir))[1]
-            check_template_literals(f, loaded[f.tokenizer_abspath], metas[f.tokenizer_abspath].unk_id)
+            if f.tokenizer.abspath not in loaded:
+                loaded[f.tokenizer.abspath] = _load_checked(f, cache_dirs(build.work_dir))[1]
+            check_template_literals(f, loaded[f.tokenizer.abspath], metas[f.tokenizer.abspath].unk_id)
     return metas
 
 
 def _check_directory_kind(f) -> None:
     """A directory kind given a file (e.g. hf_dir given its tokenizer.json): the fix names the directory
     when that is one; an hf_dir directory without tokenizer.json or tokenizer_config.json: that file."""
-    kind, key = f.tokenizer_kind, f.tokenizer_abspath
+    kind, key = f.tokenizer.kind, f.tokenizer.abspath
     if kind in DIRECTORY_KINDS and os.path.isfile(key):
-        parent = os.path.dirname(f.tokenizer_path.rstrip("/")) or "."
+        parent = os.path.dirname(f.tokenizer.path.rstrip("/")) or "."
         missing = missing_files(kind, os.path.dirname(key))
-        raise E.TokenizerValidationError.dir_expected(kind, f.tokenizer_path, parent, missing)
+        raise E.TokenizerValidationError.dir_expected(kind, f.tokenizer.path, parent, missing)
     if kind == "hf_dir" and os.path.isdir(key) and missing_files(kind, key):
-        path = os.path.join(f.tokenizer_path, missing_files(kind, key)[0])
+        path = os.path.join(f.tokenizer.path, missing_files(kind, key)[0])
         raise E.MintDimFileNotFoundError.tokenizer_dir_file(kind, path, os.getcwd())
 
 
 def _load_checked(f, engines_dir: str | list[str] | None = None) -> tuple[TokenizerMeta, object]:
     try:
         tok = load(
-            f.tokenizer_kind,
-            f.tokenizer_abspath,
+            f.tokenizer.kind,
+            f.tokenizer.abspath,
             engine="auto" if engines_allowed() else None,
             engine_cache=engines_dir,
-            **(f.tokenizer_options or {}),
+            **(f.tokenizer.options or {}),
         )
     except Exception as exc:  # the library's own words for a file it cannot read
         reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-        raise E.TokenizerValidationError.unloadable(f.tokenizer_kind, f.tokenizer_path, reason) from None
+        raise E.TokenizerValidationError.unloadable(f.tokenizer.kind, f.tokenizer.path, reason) from None
     vocab = tok.vocab_size
     unk, pad = tok.unk_id, tok.pad_id
     # hf_dir: a tokenizer that encodes every string (byte-level, byte fallback) needs no UNK
     needs_unk = not getattr(tok, "encodes_every_string", False)
     if (unk is None and needs_unk) or (unk is not None and not 0 <= unk < vocab):
-        raise E.TokenizerSpecialTokenError.make("unk_id", f.tokenizer_path)
-    if f.tokenizer_kind == "hf_dir" and pad is None:
+        raise E.TokenizerSpecialTokenError.make("unk_id", f.tokenizer.path)
+    if f.tokenizer.kind == "hf_dir" and pad is None:
         names, total = tok.pad_candidates()
-        raise E.TokenizerSpecialTokenError.dir_pad(f.tokenizer_path, names, total, tok.declared_pad)
+        raise E.TokenizerSpecialTokenError.dir_pad(f.tokenizer.path, names, total, tok.declared_pad)
     if pad is None or not 0 <= pad < vocab:
-        raise E.TokenizerSpecialTokenError.make("pad_id", f.tokenizer_path)
+        raise E.TokenizerSpecialTokenError.make("pad_id", f.tokenizer.path)
     dtype = dtype_for_vocab(vocab)
     if dtype is None:
         raise E.TokenDTypeValidationError.make(vocab)
-    meta = TokenizerMeta(f.tokenizer_kind, f.tokenizer_path, vocab, unk, pad, dtype, engine=engine_of(tok))
+    meta = TokenizerMeta(f.tokenizer.kind, f.tokenizer.path, vocab, unk, pad, dtype, engine=engine_of(tok))
     return meta, tok
 
 
 def check_template_literals(f, tok, unk_id: int) -> None:
     """Tier 1: each non-empty literal segment, encoded on its own, must hold no UNK."""
-    tpl = T.parse(f.template)
+    tpl = T.parse(f.source.template)
     parts = tpl.static_parts
     if not parts or unk_id is None:  # no UNK id (hf_dir, byte-level): nothing can produce one
         return
     for literal, ids in zip(parts, tok.encode_ids(parts)):
         if unk_id in ids:
-            raise E.TemplateTokenizerError.make(f.index, f.template, literal)
+            raise E.TemplateTokenizerError.make(f.index, f.source.template, literal)
 
 
 def check_chat_template(f) -> None:
@@ -183,15 +183,15 @@ def check_chat_template(f) -> None:
     from ..sources import chat
     from ..tokenizers import hfdir
 
-    opts = f.tokenizer_options or {}
+    opts = f.tokenizer.options or {}
     override = opts.get("chat_template")
     if override is not None and not os.path.isfile(override):
         raise E.MintDimFileNotFoundError.make("tokenizer chat_template", override)
-    config = hfdir._read_json(os.path.join(f.tokenizer_abspath, hfdir.CONFIG_FILE))
-    text = hfdir.read_chat_template(f.tokenizer_abspath, config, override)
+    config = hfdir._read_json(os.path.join(f.tokenizer.abspath, hfdir.CONFIG_FILE))
+    text = hfdir.read_chat_template(f.tokenizer.abspath, config, override)
     if text is None:
-        raise E.ChatTemplateError.missing(f.tokenizer_path)
-    chat.check_template(text, override or f.tokenizer_path)
+        raise E.ChatTemplateError.missing(f.tokenizer.path)
+    chat.check_template(text, override or f.tokenizer.path)
 
 
 def preflight(
@@ -249,12 +249,12 @@ def _stamp(build: BuildConfig) -> str:
     file. Any write changes it."""
     paths = set()
     for f in build.files:
-        paths.update([f.abspath, *inputs.files_of(f.abspath), f.tokenizer_abspath])
+        paths.update([f.abspath, *inputs.files_of(f.abspath), f.tokenizer.abspath])
         try:
-            paths.update(model_files(f.tokenizer_kind, f.tokenizer_abspath))
+            paths.update(model_files(f.tokenizer.kind, f.tokenizer.abspath))
         except (OSError, ValueError, KeyError, TypeError, E.MintDimError):
             pass  # an unreadable model directory: its own identity stands for it
-        override = (f.tokenizer_options or {}).get("chat_template")
+        override = (f.tokenizer.options or {}).get("chat_template")
         if isinstance(override, str):
             paths.add(os.path.abspath(override))
     return _sha256([_head(), {p: stat_identity([p]) for p in sorted(paths)}])

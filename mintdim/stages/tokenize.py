@@ -92,7 +92,7 @@ def bad_record(acc: _Accumulator, exc: Exception, local: int, located, entry) ->
     acc.bad_lines.append(local)
     acc.bad_classes.append(err.kind)
     acc.bad_reasons.append(bad_records.reason_of(err))
-    acc.failed = acc.failed or entry.on_bad_record != "skip"
+    acc.failed = acc.failed or entry.source.on_bad_record != "skip"
     return True
 
 
@@ -214,7 +214,8 @@ def _encode(acc: _Accumulator, tok, texts, entry, spans):
         return flat, lengths, None
     if entry.chat is not None:  # conversations: spans by message, counted by role
         flat, lengths, starts, ends = tok.encode_batch_with_offsets(texts)
-        per_sample = {} if entry.take is not None else None  # source.take: the plan sums the chosen samples'
+        # source.take: the plan sums the chosen samples'
+        per_sample = {} if entry.source.take is not None else None
         trained, roles = chat_trained(starts, ends, lengths, spans, per_sample)
         for role, count in roles.items():
             acc.trained_roles[role] = acc.trained_roles.get(role, 0) + count
@@ -232,10 +233,10 @@ def _flush(acc: _Accumulator, tok, texts, lines, unk_id, entry, sizes_arr, spans
     unit_idx = np.searchsorted(sizes_arr, lengths, side="left")
     kept = apply_overflow(acc, unit_idx, lengths)  # lengths itself when every sample fits
     if trained is not None:  # packed rows: the trained tokens among a row's worth (the plan truncates)
-        row = kept if entry.pack is None else np.minimum(lengths, entry.pack)
+        row = kept if entry.units.pack is None else np.minimum(lengths, entry.units.pack)
         counts = kept_trained(trained, lengths, row)
         acc.trained.append(counts)
-        if entry.drop_untrained and entry.pack is None:  # packed rows: the plan leaves them out
+        if entry.masks.drop_untrained and entry.units.pack is None:  # packed rows: the plan leaves them out
             kept = leave_untrained(acc, unit_idx, kept, counts)
     starts = np.cumsum(lengths) - lengths  # each sample's first token in `flat`
     # UNK positions: 0-based indexes into each sample's own token sequence, among the tokens written
@@ -325,14 +326,14 @@ def tokenizer_args(build, metas, entry) -> tuple[str, str, dict]:
     """How a tokenize job of this input loads its tokenizer: (kind, path, load()'s other arguments but
     threads)."""
     # pre-flight's verdict on a fast engine (None: the library); it gives loss masks' offsets too
-    engine = getattr(metas[entry.tokenizer_abspath], "engine", None)
+    engine = getattr(metas[entry.tokenizer.abspath], "engine", None)
     return (
-        entry.tokenizer_kind,
-        entry.tokenizer_abspath,
+        entry.tokenizer.kind,
+        entry.tokenizer.abspath,
         dict(
             engine=engine,
             engine_cache=cache_dirs(build.work_dir) if engine else None,
-            **(entry.tokenizer_options or {}),
+            **(entry.tokenizer.options or {}),
         ),
     )
 
@@ -350,24 +351,24 @@ def _tokenize_chunk(
     bounds: tuple[int, int] | None,
 ) -> dict:
     entry = build.files[file_index]
-    meta = metas[entry.tokenizer_abspath]
+    meta = metas[entry.tokenizer.abspath]
     start, end = bounds or inputs.chunk_bounds(entry.abspath, build.chunk_mb)[chunk_index]
     use_threads(threads)
     kind, path, options = tokenizer_args(build, metas, entry)
     tok = load(kind, path, threads=threads, **options)
     tpl, ends = _template_of(entry, tok)
-    fields = entry.fields
+    fields = entry.source.fields
     acc = _accumulator_of(build, entry, meta, out_dir)
     sizes_arr = np.asarray(acc.sizes, dtype=np.int64)
-    acc.end_markers = tpl.end_texts(frozenset(entry.train_on), ends) if ends else []  # for the manifest
+    acc.end_markers = tpl.end_texts(frozenset(entry.masks.train_on), ends) if ends else []  # for the manifest
     reader = inputs.open_chunk(entry.abspath, start, end, entry.path, fields, entry.chat)
     parse = reader.parse
-    batch = entry.build_batch
+    batch = entry.units.build_batch
     texts: list[str] = []
     lines: list[int] = []
-    trained_fields = frozenset(entry.train_on) if entry.train_on is not None else None
+    trained_fields = frozenset(entry.masks.train_on) if entry.masks.train_on is not None else None
     # masks whenever train_on names fields; conversations: whenever train_on resolved to roles (even none)
-    with_roles = entry.chat is not None and entry.train_on is not None
+    with_roles = entry.chat is not None and entry.masks.train_on is not None
     spans: list | None = [] if trained_fields or with_roles else None
     hashes = acc.hashes
     sha256 = hashlib.sha256
@@ -415,11 +416,15 @@ def _tokenize_chunk(
 
 def _accumulator_of(build, entry, meta, out_dir: str) -> _Accumulator:
     """What collects the chunk's tokens, one part per unit size of the file's output."""
-    if entry.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
+    if entry.units.sizes is None:  # sizes: auto -> one part; only max_size (if any) bounds a sample
         limit = padding.largest_size(build.outputs[entry.output].auto) or UNBOUNDED
-        return _Accumulator([limit], meta.dtype, [inter.ALL], _partial(out_dir), entry.overflow)
+        return _Accumulator([limit], meta.dtype, [inter.ALL], _partial(out_dir), entry.units.overflow)
     return _Accumulator(
-        entry.sizes, meta.dtype, [str(size) for size in entry.sizes], _partial(out_dir), entry.overflow
+        entry.units.sizes,
+        meta.dtype,
+        [str(size) for size in entry.units.sizes],
+        _partial(out_dir),
+        entry.units.overflow,
     )
 
 
@@ -439,10 +444,10 @@ def _template_of(entry, tok):
         from ..sources.chat import renderer_for
 
         return renderer_for(entry, tok).as_template(entry.path), ()
-    tpl = T.parse(entry.template)
-    if entry.train_on is None or entry.train_eos is False:
+    tpl = T.parse(entry.source.template)
+    if entry.masks.train_on is None or entry.masks.train_eos is False:
         return tpl, ()
-    ends = tpl.end_spans(frozenset(entry.train_on), field_end_markers(tok))
+    ends = tpl.end_spans(frozenset(entry.masks.train_on), field_end_markers(tok))
     return tpl, (ends if any(e is not None for e in ends) else ())
 
 
@@ -453,7 +458,7 @@ def _located(reader, local: int, raw: bytes, entry, tpl, spans: bool, within: bo
     the plan, which knows where each chunk starts, tells the real one (bad_records.relocated)."""
     line = local + 1 if within and isinstance(reader, jsonl.ChunkReader) else reader.location(local)
     try:
-        again = jsonl.declared_values(reader.parse(raw, line), entry.fields, entry.path, line)
+        again = jsonl.declared_values(reader.parse(raw, line), entry.source.fields, entry.path, line)
         if entry.chat is not None:  # the same render again, now with the real line number
             tpl.render_at(again, line, spans)
     except E.MintDimError as err:
@@ -484,7 +489,9 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
     tmp = acc.part_dir
     for part in acc.parts:
         part.close()
-    roles = entry.chat is not None and entry.train_on is not None  # source.chat: trained tokens per role
+    roles = (
+        entry.chat is not None and entry.masks.train_on is not None
+    )  # source.chat: trained tokens per role
     bad = bool(acc.bad_lines)
     inter.ChunkMeta(
         file=entry.index,
@@ -498,7 +505,7 @@ def write_chunk(acc: _Accumulator, out_dir: str, entry, chunk_index: int, newlin
         unk_samples=_cat(acc.unk_samples, np.int64),
         unk_counts=_cat(acc.unk_counts, np.int64),
         unk_positions=_cat(acc.unk_positions, np.int64),
-        trained=_cat(acc.trained, np.int64) if entry.train_on is not None else None,
+        trained=_cat(acc.trained, np.int64) if entry.masks.train_on is not None else None,
         trained_roles=acc.trained_roles if roles else None,
         trained_roles_samples=_role_samples(acc) if acc.role_samples else None,
         end_markers=acc.end_markers or None,

@@ -159,14 +159,14 @@ def content_hit(f, work_dir: str) -> dict | None:
     """Facts of a tokenizer with this content from any work directory (vocab size, PAD, UNK, dtype, engine,
     the templates whose literals passed). The engine's checked tables must be at hand too, else the
     tokenize jobs would check the file again: then it is a miss."""
-    key = _content_key(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options)
+    key = _content_key(f.tokenizer.kind, f.tokenizer.abspath, f.tokenizer.options)
     if key is None:
         return None
-    _CONTENT[fingerprint(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options)] = key
+    _CONTENT[fingerprint(f.tokenizer.kind, f.tokenizer.abspath, f.tokenizer.options)] = key
     entry = _read_facts(key)
     if entry and entry["meta"].get("engine"):
-        hf_dir = f.tokenizer_kind == "hf_dir"
-        json_file = os.path.join(f.tokenizer_abspath, "tokenizer.json") if hf_dir else f.tokenizer_abspath
+        hf_dir = f.tokenizer.kind == "hf_dir"
+        json_file = os.path.join(f.tokenizer.abspath, "tokenizer.json") if hf_dir else f.tokenizer.abspath
         if not ranks_cached(json_file, cache_dirs(work_dir)):
             return None
     return entry
@@ -201,15 +201,15 @@ def write_cache(build: BuildConfig, metas: dict[str, TokenizerMeta]) -> None:
     if key not in valid:
         valid[:] = (valid + [key])[-32:]
     for f in build.files:
-        if f.tokenizer_abspath not in metas:  # tokenizer.train_bpe: not trained yet
+        if f.tokenizer.abspath not in metas:  # tokenizer.train_bpe: not trained yet
             continue
-        m = metas[f.tokenizer_abspath]
-        key = fingerprint(f.tokenizer_kind, f.tokenizer_abspath, f.tokenizer_options)
+        m = metas[f.tokenizer.abspath]
+        key = fingerprint(f.tokenizer.kind, f.tokenizer.abspath, f.tokenizer.options)
         # `trained` names the config that trained the model (tokenizer.train_bpe), not a fact of its files
         meta = {k: v for k, v in asdict(m).items() if k not in ("path", "trained")}
         entry = cache.setdefault(key, {"meta": meta, "templates": []})
-        if f.template not in entry["templates"]:
-            entry["templates"].append(f.template)
+        if f.source.template not in entry["templates"]:
+            entry["templates"].append(f.source.template)
     os.makedirs(build.work_dir, exist_ok=True)
     records.atomic_write_text(_cache_path(build), json.dumps(cache, ensure_ascii=False))
     _write_facts(cache)

@@ -76,7 +76,7 @@ def write_unit(
     expected = plan.counts[position]
     unit_dir = _fresh_unit_dir(stage_dir, unit)
     closed = _shard_closed(build, out, unit, log)
-    masks = any(build.files[i].train_on is not None for i in out.files)
+    masks = any(build.files[i].masks.train_on is not None for i in out.files)
     writer = ShardWriter(
         unit_dir, unit, out.samples_per_shard, meta.pad_id, meta.dtype, on_close=closed, masks=masks
     )
@@ -252,12 +252,12 @@ def write_packed(
     kept = plan.cut.kept.astype(np.int64)
     unit_dir = _fresh_unit_dir(stage_dir, L)
     closed = _shard_closed(build, out, L, log, packed=True)
-    masks = any(build.files[i].train_on is not None for i in out.files)
+    masks = any(build.files[i].masks.train_on is not None for i in out.files)
     writer = PackedWriter(
         unit_dir, L, out.samples_per_shard, n_rows, meta.pad_id, meta.dtype, masks=masks, on_close=closed
     )
     writer.write_boundaries(rows, offsets, kept)
-    stream = build.files[out.files[0]].sizes[0]  # every sample of a packed output is in this one stream
+    stream = build.files[out.files[0]].units.sizes[0]  # every sample of a packed output is in this one stream
     progress = Progress(log, f"[unit-build] write rows of {L}", n)
     trained_kept = {}  # truncated samples: trained tokens inside the row (source.train_on)
     sid = 0

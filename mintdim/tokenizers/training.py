@@ -8,7 +8,7 @@ tokenizer together (their options must agree).
 
 The build then encodes with the trained model exactly as with
 `tokenizer: {unitoken: {path: DIR}}`: resolved entries carry kind `unitoken`,
-path `out`, and the training options (`FileEntry.tokenizer_train`).
+path `out`, and the training options (`FileEntry.tokenizer.train`).
 
 Counting streams: the files are read in byte-range chunks (`chunk_mb`), each
 sample parsed and rendered, and the texts fed to ffbpe's native word counter in
@@ -58,19 +58,19 @@ def check_entries(files, outputs, work_dir: str) -> None:
     work_abs = os.path.abspath(work_dir)
     bad = E.TokenizerValidationError
     for f in files:
-        if f.tokenizer_train is None:
+        if f.tokenizer.train is None:
             continue
-        out = f.tokenizer_abspath
-        if out in seen and seen[out][1] != f.tokenizer_train:
-            raise bad.train_options_differ(seen[out][0], f.path, f.tokenizer_path)
-        seen.setdefault(out, (f.path, f.tokenizer_train))
+        out = f.tokenizer.abspath
+        if out in seen and seen[out][1] != f.tokenizer.train:
+            raise bad.train_options_differ(seen[out][0], f.path, f.tokenizer.path)
+        seen.setdefault(out, (f.path, f.tokenizer.train))
         for o in outputs:
             if inside(out, o.absdir) or inside(o.absdir, out):
-                raise bad.train_out_overlaps(f.tokenizer_path, o.dir)
+                raise bad.train_out_overlaps(f.tokenizer.path, o.dir)
         if inside(out, work_abs) or inside(work_abs, out):
-            raise bad.train_out_overlaps(f.tokenizer_path, work_dir, what="work")
+            raise bad.train_out_overlaps(f.tokenizer.path, work_dir, what="work")
         if any(g.abspath == out for g in files):
-            raise bad.train_out_is_input(f.tokenizer_path)
+            raise bad.train_out_is_input(f.tokenizer.path)
 
 
 # --- groups: one trained tokenizer per distinct out ---------------------------------------------------------
@@ -88,19 +88,19 @@ class Group:
 def groups(build) -> list[Group]:
     found: dict[str, Group] = {}
     for f in build.files:
-        if f.tokenizer_train is None:
+        if f.tokenizer.train is None:
             continue
-        g = found.get(f.tokenizer_abspath)
+        g = found.get(f.tokenizer.abspath)
         if g is None:
-            g = found[f.tokenizer_abspath] = Group(
-                len(found), f.tokenizer_path, f.tokenizer_abspath, dict(f.tokenizer_train)
+            g = found[f.tokenizer.abspath] = Group(
+                len(found), f.tokenizer.path, f.tokenizer.abspath, dict(f.tokenizer.train)
             )
         g.files.append(f.index)
     return list(found.values())
 
 
 def group_of(build, file_entry) -> Group:
-    return next(g for g in groups(build) if g.out_abs == file_entry.tokenizer_abspath)
+    return next(g for g in groups(build) if g.out_abs == file_entry.tokenizer.abspath)
 
 
 def marker(root: str, index: int) -> str:
@@ -142,8 +142,8 @@ def reference(build, group: Group) -> dict:
         "counting": "PreTokenizer([]) word counter over rendered samples",
         "corpus": {
             "files": [f.path for f in files],
-            "fields": [f.fields for f in files],
-            "templates": [f.template for f in files],
+            "fields": [f.source.fields for f in files],
+            "templates": [f.source.template for f in files],
         },
     }
 
@@ -162,8 +162,8 @@ def identity(build, group: Group) -> dict:
     return {
         "options": {k: group.options[k] for k in ("vocab_size", "unit", "hot_pair_window_size")},
         "special_tokens": list(SPECIAL_TOKENS),
-        "fields": [f.fields for f in files],
-        "templates": [f.template for f in files],
+        "fields": [f.source.fields for f in files],
+        "templates": [f.source.template for f in files],
         "files": stats,
     }
 
@@ -201,12 +201,12 @@ def check_pending(f) -> None:
     The validate job checks all of it again on the trained model."""
     from .kinds import dtype_for_vocab
 
-    tpl = T.parse(f.template)
+    tpl = T.parse(f.source.template)
     for literal in tpl.static_parts:
         if UNK_TOKEN in literal:
-            raise E.TemplateTokenizerError.make(f.index, f.template, literal)
-    if dtype_for_vocab(f.tokenizer_train["vocab_size"]) is None:
-        raise E.TokenDTypeValidationError.make(f.tokenizer_train["vocab_size"])
+            raise E.TemplateTokenizerError.make(f.index, f.source.template, literal)
+    if dtype_for_vocab(f.tokenizer.train["vocab_size"]) is None:
+        raise E.TokenDTypeValidationError.make(f.tokenizer.train["vocab_size"])
 
 
 # --- streaming the rendered texts ---------------------------------------------------------------------------
@@ -226,8 +226,8 @@ def iter_rendered(build, file_indexes, stats: TextStats | None = None, log=None)
     t0 = time.monotonic()
     for i in file_indexes:
         entry = build.files[i]
-        tpl = T.parse(entry.template)
-        fields = entry.fields
+        tpl = T.parse(entry.source.template)
+        fields = entry.source.fields
         for start, end in inputs.chunk_bounds(entry.abspath, build.chunk_mb):
             reader = inputs.open_chunk(entry.abspath, start, end, entry.path, fields)
             for local, raw in reader:
