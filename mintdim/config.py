@@ -1,8 +1,8 @@
-"""The config check (no file system), and resolution of shared/mapped blocks.
+"""The config check (no file system but a tokenizer path's kind), before resolution.
 
 The same dict comes from a YAML file or from the fluent API. `resolve()` checks
-it once and returns a `BuildConfig`: one resolved entry per input file and one
-per output directory.
+it once and returns a `BuildConfig` (mintdim/entries.py): one resolved entry per
+input file and one per output directory.
 
 How the check is built:
 
@@ -67,10 +67,6 @@ MISSING_ORDER = [
 
 def _blank(value) -> bool:
     return value is None or (isinstance(value, (list, dict, str)) and len(value) == 0)
-
-
-def _tname(value) -> str:
-    return type(value).__name__
 
 
 def resolve(raw, trusted: bool = False) -> BuildConfig:
