@@ -17,6 +17,7 @@ import json
 import os
 import random
 import shutil
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -1021,15 +1022,11 @@ def test_named_templates_tool_use_when_the_record_passes_tools(tmp_path, ref):
     (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
     reference = hf(str(d))
     tok = load("hf_dir", str(d))
-    entry = type(
-        "Entry",
-        (),
-        {
-            "tokenizer_path": str(d),
-            "train_on": ["assistant"],
-            "chat": {"messages": "messages", "role": "role", "content": "content", "extras": ["tools"]},
-        },
-    )()
+    entry = SimpleNamespace(
+        tokenizer=SimpleNamespace(path=str(d)),
+        masks=SimpleNamespace(train_on=["assistant"]),
+        chat={"messages": "messages", "role": "role", "content": "content", "extras": ["tools"]},
+    )
     r = renderer_for(entry, tok)
     msgs = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]
     tools = [{"type": "function", "function": {"name": "f"}}]

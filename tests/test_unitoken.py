@@ -231,9 +231,8 @@ def test_rendered_texts_stream_chunk_by_chunk_with_data_errors_located(tmp_path)
     rows = [{"q": f"question {i} " + "x" * 200, "a": f"answer {i}"} for i in range(3000)]
     rows[2500] = "{not json"
     path = write_jsonl(tmp_path / "d.jsonl", rows)
-    entry = SimpleNamespace(
-        index=0, path="./d.jsonl", abspath=path, fields=["q", "a"], template="Q: {q}\nA: {a}"
-    )
+    source = SimpleNamespace(fields=["q", "a"], template="Q: {q}\nA: {a}")
+    entry = SimpleNamespace(index=0, path="./d.jsonl", abspath=path, source=source)
     build = SimpleNamespace(files=[entry], chunk_mb=0.05)
     stats = training.TextStats()
     it = training.iter_rendered(build, [0], stats)
