@@ -43,9 +43,8 @@ def _corpus(args):
             if args.template is not None
             else "\n".join(f"{{{n}}}" for n in args.fields)
         )
-        entry = SimpleNamespace(
-            index=i, path=path, abspath=os.path.abspath(path), fields=list(args.fields), template=template
-        )
+        source = SimpleNamespace(fields=list(args.fields), template=template)  # FileEntry's shape
+        entry = SimpleNamespace(index=i, path=path, abspath=os.path.abspath(path), source=source)
         check_template(entry)
         files.append(entry)
     return SimpleNamespace(files=files, chunk_mb=64), [f.index for f in files]
