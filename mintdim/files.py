@@ -42,6 +42,11 @@ def open_pieces(path: str, mode: str = "wb") -> PieceWriter:
 
 def atomic_write_text(path: str, text: str) -> None:
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:  # a full disk: no half-written file left beside the path
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -659,7 +659,7 @@ def _output_full(root: str, mnt: str) -> dict:
     """The output's file system (not the work dir's) fills up during the final copy."""
     out = os.path.join(mnt, "out")
     project(root, dir=out)
-    filler = _fill(mnt, 16 * 1024)
+    filler = _fill(mnt, 32 * 1024)  # 8 pages: room for the markers (a page or two each), not the output
     failed = build(root)
     state = _failed_state(root, out, SIZES)
     os.unlink(filler)

@@ -187,7 +187,7 @@ def test_a_damaged_sample_index_idx_is_named_in_both_languages(built, tmp_path):
         out,
         "sample_index.idx is damaged: its header's CRC-32 does not match the header's bytes. Rebuild the "
         "output (`mintdim verify` names every file that changed since the build)",
-        "sample_index.idx bị hỏng: its header's CRC-32 does not match the header's bytes. Hãy build lại "
+        "sample_index.idx bị hỏng: CRC-32 của header không khớp các byte của header. Hãy build lại "
         "output (`mintdim verify` chỉ ra mọi file đã thay đổi từ lúc build)",
     )
     with open(path, "wb") as f:

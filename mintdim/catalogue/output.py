@@ -446,6 +446,49 @@ MESSAGES = {
             "Hãy đọc output bằng MintDim đã build nó, hoặc build lại bằng MintDim này",
             base="invalid",
         ),
+        # what is damaged in a sample_index.idx (the {why} of index_file_damaged)
+        "idx_no_mark": Msg(
+            "",
+            "it does not start with the mark of a MintDim sample index",
+            "nó không bắt đầu bằng dấu của chỉ mục sample MintDim",
+        ),
+        "idx_header_size": Msg(
+            "size count",
+            "its header size {size} does not fit {count} columns",
+            "kích thước header {size} không khớp {count} cột",
+        ),
+        "idx_crc": Msg(
+            "",
+            "its header's CRC-32 does not match the header's bytes",
+            "CRC-32 của header không khớp các byte của header",
+        ),
+        "idx_layout": Msg(
+            "layout",
+            "layout {layout} is none of 0 (unit sizes) and 1 (packed rows)",
+            "layout {layout} không phải 0 (unit sizes) hay 1 (hàng đóng gói)",
+        ),
+        "idx_no_column": Msg("name", "it has no column {name}", "nó không có cột {name}"),
+        "idx_dtype": Msg("name dtype", "column {name} has dtype {dtype!r}", "cột {name} có dtype {dtype!r}"),
+        "idx_dtype_not": Msg(
+            "name dtype want",
+            "column {name} has dtype {dtype!r}, not {want}",
+            "cột {name} có dtype {dtype!r}, không phải {want}",
+        ),
+        "idx_items": Msg(
+            "name items at",
+            "column {name}: {items} items at byte {at}",
+            "cột {name}: {items} mục tại byte {at}",
+        ),
+        "idx_not_manifest_layout": Msg(
+            "layout",
+            "its layout {layout} is not the manifest's",
+            "layout {layout} của nó không phải layout của manifest",
+        ),
+        "idx_rows": Msg(
+            "rows total",
+            "it places the samples in {rows} rows, stats.json counts {total}",
+            "nó xếp các sample vào {rows} hàng, stats.json đếm {total}",
+        ),
         # not raised: the warning of a reader that opens an output built before sample_index.idx
         "index_file_older": Msg(
             "path",

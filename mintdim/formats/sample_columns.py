@@ -210,7 +210,9 @@ def read(path: str) -> SampleColumns:
         raise E.OutputValidationError.index_file("index_file_cut", path, size, end)
     missing = [k for k in REQUIRED[LAYOUTS[layout]] if k not in {e[0] for e in entries}]
     if missing:
-        raise E.OutputValidationError.index_file("index_file_damaged", path, f"it has no column {missing[0]}")
+        raise E.OutputValidationError.index_file(
+            "index_file_damaged", path, E.OutputValidationError.texts("idx_no_column", name=missing[0])
+        )
     data = np.memmap(path, dtype=np.uint8, mode="r", shape=(end,))
     arrays = {k: data[at : at + c * np.dtype(d).itemsize].view(d) for k, d, c, at in entries}
     return SampleColumns(path, LAYOUTS[layout], n, arrays, mapped=True)
@@ -224,23 +226,25 @@ def _header(path: str) -> tuple[int, tuple[int, int, int], bytes]:
         with open(path, "rb") as f:
             head = f.read(_HEAD.size)
             if head[:8] != MAGIC[: len(head)]:
-                raise damaged(path, "it does not start with the mark of a MintDim sample index")
+                raise damaged(path, E.OutputValidationError.texts("idx_no_mark"))
             if len(head) < _HEAD.size:
                 raise E.OutputValidationError.index_file("index_file_cut", path, size, _HEAD.size)
             _magic, version, crc, header_size, layout, n, count, _zero = _HEAD.unpack(head)
             if version != VERSION:
                 raise E.OutputValidationError.index_file("index_file_version", path, version, VERSION)
             if header_size != _HEAD.size + _ENTRY.size * count:
-                raise damaged(path, f"its header size {header_size} does not fit {count} columns")
+                raise damaged(
+                    path, E.OutputValidationError.texts("idx_header_size", size=header_size, count=count)
+                )
             table = f.read(header_size - _HEAD.size)
     except FileNotFoundError:
         raise E.MintDimFileNotFoundError.make("reader", path) from None
     if len(table) < header_size - _HEAD.size:
         raise E.OutputValidationError.index_file("index_file_cut", path, size, header_size)
     if zlib.crc32(head[16:] + table) != crc:
-        raise damaged(path, "its header's CRC-32 does not match the header's bytes")
+        raise damaged(path, E.OutputValidationError.texts("idx_crc"))
     if layout >= len(LAYOUTS):
-        raise damaged(path, f"layout {layout} is none of 0 (unit sizes) and 1 (packed rows)")
+        raise damaged(path, E.OutputValidationError.texts("idx_layout", layout=layout))
     return size, (layout, n, header_size), table
 
 
@@ -253,17 +257,21 @@ def _entries(path: str, table: bytes, n: int, header_size: int) -> list[tuple]:
         dtype = raw_dtype.rstrip(b"\0").decode("ascii", "replace")
         if name in COLUMNS and dtype != COLUMNS[name]:
             raise E.OutputValidationError.index_file(
-                "index_file_damaged", path, f"column {name} has dtype {dtype!r}, not {COLUMNS[name]}"
+                "index_file_damaged",
+                path,
+                E.OutputValidationError.texts("idx_dtype_not", name=name, dtype=dtype, want=COLUMNS[name]),
             )
         try:
             width = np.dtype(dtype).itemsize
         except TypeError:
             raise E.OutputValidationError.index_file(
-                "index_file_damaged", path, f"column {name} has dtype {dtype!r}"
+                "index_file_damaged", path, E.OutputValidationError.texts("idx_dtype", name=name, dtype=dtype)
             ) from None
         if at % 8 or at < after or (name not in _NOT_PER_SAMPLE and name in COLUMNS and items != n):
             raise E.OutputValidationError.index_file(
-                "index_file_damaged", path, f"column {name}: {items} items at byte {at}"
+                "index_file_damaged",
+                path,
+                E.OutputValidationError.texts("idx_items", name=name, items=items, at=at),
             )
         entries.append((name, dtype, items, at))
         after = at + items * width
@@ -283,7 +291,9 @@ def open_columns(out_dir: str, manifest: dict, samples: int, warn: bool = True) 
     cols = read(path)
     if cols.layout != ("packed" if packed else "units"):
         raise E.OutputValidationError.index_file(
-            "index_file_damaged", path, f"its layout {cols.layout} is not the manifest's"
+            "index_file_damaged",
+            path,
+            E.OutputValidationError.texts("idx_not_manifest_layout", layout=cols.layout),
         )
     if cols.n != samples:
         raise E.OutputValidationError.index_count(out_dir, cols.n, samples, NAME)

@@ -165,8 +165,9 @@ class PackedDataset:
                 raise E.OutputValidationError.index_file(
                     "index_file_damaged",
                     self._index.path,
-                    f"it places the samples in {len(self._index.row_first) - 1} rows, "
-                    f"stats.json counts {self.num_rows}",
+                    E.OutputValidationError.texts(
+                        "idx_rows", rows=len(self._index.row_first) - 1, total=self.num_rows
+                    ),
                 )
         return self._index
 
