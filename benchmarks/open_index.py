@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = [128, 256, 512, 1024]
@@ -48,7 +49,6 @@ def make_output(out: str, n: int) -> None:
     import numpy as np
 
     sys.path.insert(0, ROOT)
-    from mintdim.formats import intermediate as inter
     from mintdim.formats import output as fmt
     from mintdim.formats import sample_columns, shards
 
@@ -70,10 +70,12 @@ def make_output(out: str, n: int) -> None:
         os.path.join(out, fmt.SAMPLE_INDEX), hexes, kept, SIZES, units, rows, SPS, file_ids, FILES,
         lines, None, _Quiet(), overflow=(status, whole) if status.any() else None,
     )  # fmt: skip
-    plan = {k: inter.arr(v, np.int64) for k, v in (("files", file_ids), ("lines", lines), ("lengths", whole))}
-    plan.update(rows=inter.arr(rows, np.int64), units=inter.arr(units, np.int64))
-    cut = {"status": status, "kept": kept} if status.any() else None
-    sample_columns.write_built(out, plan, FILES, SPS, cut=cut)
+    # the fields of an intermediate.Plan the index writer reads (unit sizes, no take)
+    plan = types.SimpleNamespace(
+        lengths=whole, rows=rows, files=file_ids, lines=lines, units=units, samples_per_shard=SPS,
+        take=None, packing=None,
+    )  # fmt: skip
+    sample_columns.write_built(out, plan, FILES, kept, status if status.any() else None)
     for u, size in enumerate(SIZES):
         udir = os.path.join(out, shards.unit_dir(size))
         os.makedirs(udir)
