@@ -23,9 +23,6 @@ from buildkit import project
 from conftest import REPO, SNAKEFILE, tree_bytes
 from slurmkit import free_port, slurm_cluster  # noqa: F401 (the fixture)
 
-# one worker runs every Slurm test (pytest-xdist): the cluster the session starts is one per machine
-pytestmark = pytest.mark.xdist_group("slurm")
-
 BUILD_TIMEOUT_S = 150  # a hang (a status command that never answers) fails here instead of waiting for ever
 SHIPPED = {
     "plain": ("config/config.yaml", "artifacts/gsm8k_units"),
