@@ -12,8 +12,9 @@ SIGKILLs the job that reaches POINT (only the job: Snakemake sees a failed job).
 POINT is `<stage>:start` or `<stage>:end` of every stage job (mintdim/run/job.py; stage = validate,
 tokenize, plan, write, aggregate, finalize; `end` is after the job wrote its outputs, before Snakemake
 recorded them), `write:shard` (the first shard of a unit was closed: formats/shards.py),
-`finalize:moved` (the output was placed, its record not yet written) or `finalize:copied` (copied beside
-an output on another file system, not yet placed: formats/records.py).
+`snakemake:start` (Snakemake's process in its start hook, its locks taken, before the launcher watch and
+the first job: run/dag.py), `finalize:moved` (the output was placed, its record not yet written) or
+`finalize:copied` (copied beside an output on another file system, not yet placed: formats/records.py).
 
 Unset in normal use: then `kill_point` is a function that does nothing (decided once, when this module
 is imported), so the hooks cost a production build nothing.

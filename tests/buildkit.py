@@ -168,7 +168,7 @@ class Launch:
         return [
             (pid, cmd)
             for pid, cmd in self.alive()
-            if pid != self.proc.pid and "snakemake" not in cmd and _asleep(pid)
+            if pid != self.proc.pid and "snakemake" not in cmd and asleep(pid)
         ]
 
     def kill_launcher(self) -> None:
@@ -228,7 +228,7 @@ def processes_tagged(tag: str) -> list[tuple[int, str]]:
     return found
 
 
-def _asleep(pid: int) -> bool:
+def asleep(pid: int) -> bool:
     """In a timed sleep (time.sleep: the kernel's nanosleep), as a job held by MINTDIM_TEST_SLEEP_AT is."""
     try:
         with open(f"/proc/{pid}/wchan") as f:

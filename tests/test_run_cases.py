@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 
 import pytest
 import yaml
-from buildkit import Launch, build, logs_text, out_tree, project, reference  # noqa: F401  (reference: a fixture)
+from buildkit import Launch, asleep, build, logs_text, out_tree, project, reference  # noqa: F401  (reference: a fixture)
 from conftest import REPO
 
 
@@ -40,6 +41,37 @@ def test_1_kill9_of_the_launcher_in_finalize_leaves_nothing_running_and_the_next
     assert out_tree(root) == reference
     assert "other bytes" not in again.stderr
     _no_traceback(root, again.stderr, run.output())
+
+
+@pytest.mark.parametrize("how", ["kill -9", "ctrl-c"])
+def test_1_a_launcher_stopped_while_snakemake_starts_stops_the_build_without_a_traceback(
+    tmp_path, reference, how
+):
+    """The launcher killed (the launcher watch stops the build) or given Ctrl-C (it stops Snakemake's
+    group) while Snakemake's process takes its locks in `onstart`, before its first job: nothing runs
+    on, no KeyboardInterrupt traceback in Snakemake's log, and the next build is exact."""
+    root = project(tmp_path)
+    run = Launch(root, env={"MINTDIM_TEST_SLEEP_AT": "snakemake:start=3"})
+
+    def starting():  # Snakemake's own process asleep in the hold
+        return any("-m snakemake" in cmd and asleep(pid) for pid, cmd in run.alive())
+
+    try:
+        assert run.wait_until(starting), run.output()[-3000:]
+        if how == "kill -9":
+            run.kill_launcher()
+        else:
+            os.kill(run.proc.pid, signal.SIGINT)
+            assert run.proc.wait(timeout=60) == 130
+            assert run.output().rstrip().endswith("interrupted"), run.output()[-3000:]
+        assert run.gone_within(15) == []
+    finally:
+        run.close()
+    assert not os.path.exists(os.path.join(root, "out", "stats.json"))
+    _no_traceback(root, run.output())
+    again = build(root)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert out_tree(root) == reference
 
 
 def test_1_a_killed_rebuild_never_deletes_the_finished_output_before_its_replacement_is_complete(

@@ -26,6 +26,7 @@ import yaml
 
 from .. import errors as E
 from ..config import resolve
+from ..faults import kill_point
 from ..formats import records
 from ..formats.layout import Layout
 from ..sources import inputs
@@ -111,21 +112,22 @@ class BuildDAG:
 
     def on_start(self) -> None:
         """Snakefile `onstart` (execution only: never a dry run, --report, --lint or "nothing to be
-        done"): take the run lock and hold the outputs (guard; another live run: stop here), watch the
-        launcher, then record what the jobs read (a pre-flight run here, jobs.json, config.json) and clear
-        the errors of an earlier run. A problem: one clear message, and the run stops before its first job."""
+        done"): take the run lock and hold the outputs (guard; another live run: stop here), record what
+        the jobs read (a pre-flight run here, jobs.json, config.json), clear the errors of an earlier run,
+        then watch the launcher. A problem: one clear message, and the run stops before its first job."""
         held = None
         try:
             locks = guard.BuildGuard(self.build, self.layout, launcher=self.run.get("launcher"))
             held = self.guard = locks.start()
             held.claim_outputs()
-            if self.run.get("launcher"):
-                watch_launcher(self.run["launcher"])
+            kill_point("snakemake:start")
             if self._metas is not None:
                 record(self.raw, self.build, self._metas, "Snakemake's process")
             self._write_plan()
             self._write_config()
             failure.reset(self.layout)
+            if self.run.get("launcher"):  # last: its SIGINT must find Snakemake's scheduler, not this hook
+                watch_launcher(self.run["launcher"])
         except (E.MintDimError, OSError) as exc:  # another live run; a full disk
             err = (
                 exc
@@ -139,6 +141,10 @@ class BuildDAG:
             if held is not None:
                 held.release()
             sys.exit(1)
+        except KeyboardInterrupt:  # Ctrl-C (the launcher stops the group) here, before Snakemake's scheduler
+            if held is not None:  # takes it: the launcher says `interrupted`; no traceback in the log
+                held.release()
+            sys.exit(130)
 
     def _generation(self, out) -> int:
         """Which completion record of the output this run asks for: the one of the finished output in place
@@ -321,6 +327,9 @@ def watch_launcher(launcher: int, every: float = 0.5) -> None:
         return
 
     def watch():
+        # sleep first: by the first check the main thread has left `onstart` for the scheduler, which
+        # turns the SIGINT into a cancel (in the hook it would be a KeyboardInterrupt with a traceback)
+        time.sleep(every)
         while os.getppid() == launcher:
             time.sleep(every)
         stop_group(os.getpgrp())
