@@ -22,10 +22,6 @@ from mintdim.catalogue.tokenizer import RULES as TOK_RULES
 LANGS = ("en", "vi", "both")
 
 
-def _bullets(items) -> str:
-    return "\n".join(f"• {item}" for item in items)
-
-
 class Row(int):
     """A 1-based row of a Parquet file or of a `datasets` directory (counted across its row groups or
     Arrow files). Given as the `line` of a constructor below, the text says Row (and Column) where a
@@ -196,11 +192,6 @@ class MintDimError(Exception, metaclass=_Catalogue):
 # mintdim/config.py (the config check), mintdim/stages/preflight.py and the plan stage (source.take of
 # an empty file), mintdim/api.py (an unknown pipeline): texts in mintdim/catalogue/config.py
 class PipelineValidationError(MintDimError):
-    @classmethod
-    def invalid(cls, en_problem: str, vi_problem: str, **kw):
-        """A problem the catalogue has no entry for, in both languages."""
-        return cls.message("invalid", Both(en_problem, vi_problem), **kw)
-
     @classmethod
     def unknown_keys(cls, unknown: list[str], known, block: str | None = None, **kw):
         """Unknown keys, each with the closest known key when there is one (difflib)."""
@@ -604,63 +595,11 @@ class TokenizerToolError(MintDimError):
         return cls.message("merges_line", path, line[:80], **kw)
 
 
-def schema_violation(path: list, message: str) -> MintDimError:
-    """A JSON Schema violation no named problem words (jsonschema's own English, in both texts), with the
-    error class of the block it is in."""
-    where = ".".join(str(p) for p in path) or "config"
-    text = f"{where}: {message}"
-    block, sub = (list(path) + [None, None])[:2]
-    if block == "tokenizer":
-        return TokenizerValidationError.config(text, text)
-    if block == "units":
-        return UnitValidationError.invalid(text, [sub])
-    if block == "output" and sub == "samples_per_shard":
-        return SamplesPerShardError.invalid(text)
-    if block == "output":
-        return OutputValidationError.invalid(text)
-    if block == "source" and sub == "fields":
-        return FieldMappingError.invalid(text)
-    if block == "source" and sub == "templates":
-        return TemplateMappingError.invalid(text)
-    return PipelineValidationError.invalid(text, text)
-
-
-def markdown_sections(err: MintDimError) -> str:
-    """The error in both languages as two Markdown sections, English first (the body of a failure marker,
-    mintdim/formats/records.py)."""
-    return f"## Error\n\n```\n{err.render('en')}\n```\n\n## Lỗi\n\n```\n{err.render('vi')}\n```\n"
-
-
+# every error class by its spec name (from_dict, mintdim's public names)
 ERROR_CLASSES = {
-    cls.__name__: cls
-    for cls in [
-        MintDimError,
-        PipelineValidationError,
-        MintDimFileNotFoundError,
-        SourceParseError,
-        SampleSchemaError,
-        TokenizerValidationError,
-        TokenizerSpecialTokenError,
-        TokenizerMappingError,
-        FieldMappingError,
-        TemplateMappingError,
-        TemplateFieldMismatchError,
-        TemplateTokenizerError,
-        UnitMappingError,
-        OutputMappingError,
-        UnitValidationError,
-        UnitOverflowError,
-        OutputValidationError,
-        TokenDTypeValidationError,
-        SamplesPerShardError,
-        BuildError,
-        TokenizerToolError,
-        ChatTemplateError,
-        MissingExtraError,
-        UsageError,
-        ExportError,
-        ClusterError,
-    ]
+    name: value
+    for name, value in list(globals().items())
+    if isinstance(value, type) and issubclass(value, MintDimError) and not name.startswith("_")
 }
 
 __all__ = list(ERROR_CLASSES) + ["LANGS"]

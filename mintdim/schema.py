@@ -199,6 +199,20 @@ def _argument(arg: str, err, value, place: tuple, raw):
 
 
 def unworded(found: Findings) -> E.MintDimError:
-    """A violation no named problem words: jsonschema's text, with the error class of its block."""
+    """A violation no named problem words: jsonschema's own English (in both texts), with the error class
+    of the block it is in."""
     err = found.first()
-    return E.schema_violation(list(err.absolute_path), err.message)
+    path = list(err.absolute_path)
+    text = f"{'.'.join(map(str, path)) or 'config'}: {err.message}"
+    block, sub = (path + [None, None])[:2]
+    if block == "tokenizer":
+        return E.TokenizerValidationError.config(text, text)
+    if block == "units":
+        return E.UnitValidationError.invalid(text, [sub])
+    if block == "output":
+        return (E.SamplesPerShardError if sub == "samples_per_shard" else E.OutputValidationError).invalid(
+            text
+        )
+    if block == "source" and sub in ("fields", "templates"):
+        return (E.FieldMappingError if sub == "fields" else E.TemplateMappingError).invalid(text)
+    return E.PipelineValidationError.invalid(text)
