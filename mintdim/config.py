@@ -323,10 +323,10 @@ def _chat_tokenizer(cfg, bad) -> None:
 STEPS = [
     _a_mapping,
     "PipelineValidationError.lang",
-    "PipelineValidationError.unknown_keys",
+    "PipelineValidationError.unknown_*_keys",
     _chat,
     _missing,
-    "UnitValidationError.pack",  # what the config is
+    "UnitValidationError.pack_*",  # what the config is
     "PipelineValidationError.files",
     "PipelineValidationError.allow_empty",
     _fields,

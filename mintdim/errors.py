@@ -35,21 +35,6 @@ class Row(int):
         return row
 
 
-def _did_you_mean(unknown, known) -> tuple[str, str]:
-    """A paragraph per unknown name that has a close known one (difflib): "Did you mean ...?"."""
-    import difflib
-
-    hints = []
-    for name in unknown:
-        close = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
-        if close:
-            hints.append((name, close[0]))
-    return (
-        "".join(f"\n\nDid you mean {b!r} instead of {a!r}?" for a, b in hints),
-        "".join(f"\n\nCó phải ý bạn là {b!r} thay vì {a!r}?" for a, b in hints),
-    )
-
-
 def _quoted(text: str) -> str:
     """A template or path shown as the spec shows it: in double quotes, with \\n escapes."""
     return json.dumps(text, ensure_ascii=False)
@@ -192,13 +177,7 @@ class MintDimError(Exception, metaclass=_Catalogue):
 # mintdim/config.py (the config check), mintdim/stages/preflight.py and the plan stage (source.take of
 # an empty file), mintdim/api.py (an unknown pipeline): texts in mintdim/catalogue/config.py
 class PipelineValidationError(MintDimError):
-    @classmethod
-    def unknown_keys(cls, unknown: list[str], known, block: str | None = None, **kw):
-        """Unknown keys, each with the closest known key when there is one (difflib)."""
-        hint = Both(*_did_you_mean(unknown, known))
-        if block:
-            return cls.message("unknown_block_keys", block, unknown, hint, **kw)
-        return cls.message("unknown_config_keys", unknown, hint, **kw)
+    pass
 
 
 def _cat(*parts) -> Both:
@@ -315,11 +294,6 @@ class TokenizerValidationError(MintDimError):
             rules = TOK_RULES.get(component, TOK_RULES["config"])
             key, fields = "config", fields | {"component": component, "rules": rules}
         return super().texts(key, **fields)
-
-    @classmethod
-    def unknown_kind(cls, kind: str, known=(), **kw):
-        hint = Both(*_did_you_mean([kind], known))
-        return cls(*_cat(cls.texts("unknown_kind", kind=kind), hint), **kw)
 
     @classmethod
     def extension(cls, kind: str, path: str, directory: bool = False, has_tokenizer_json: bool = False, **kw):
@@ -447,11 +421,6 @@ class UnitValidationError(MintDimError):
         problem = super().texts(key, **fields)
         keys = fields.get("keys") or fields.get("option") or UNIT_PROBLEM_KEYS.get(key, ())
         return super().texts("rules", problem=problem, rules=_unit_rules(keys))
-
-    @classmethod
-    def pack(cls, problem: str, value=None, **kw):
-        """units.pack / units.overflow: problem is both, pack or overflow."""
-        return cls.message("pack_" + problem, value, **kw)
 
 
 class UnitOverflowError(MintDimError):

@@ -116,9 +116,20 @@ _TOO_LARGE = (
     "• uint16\n• uint32",
 )
 
+# UNIT_BUILD_FAILED.md in each unit directory of a failed build (mintdim/formats/records.py): the error in
+# both languages as two Markdown sections, English first (one text: the file is the same in both)
+_MARKER = (
+    "# Unit build failed\n\n"
+    "This unit of the MintDim build was not finalized because the build failed.\n"
+    "Nothing here is a usable shard. Fix the cause and rerun the same command;\n"
+    "MintDim replaces this marker with the finished output.\n\n"
+    "## Error\n\n```\n{en}\n```\n\n## Lỗi\n\n```\n{vi}\n```\n"
+)
+
 MESSAGES = {
-    # source.on_bad_record (mintdim/stages/bad_records.py): after the first bad record's own error
     "MintDimError": {
+        "failure_marker": Msg("en vi", _MARKER, _MARKER),
+        # source.on_bad_record (mintdim/stages/bad_records.py): after the first bad record's own error
         "bad_record": Msg("count", "1 bad record", "1 bản ghi lỗi"),
         "bad_records": Msg("count", "{count} bad records", "{count} bản ghi lỗi"),
         "bad_first": Msg("n", "; the first {n}", "; {n} bản ghi đầu tiên"),

@@ -90,6 +90,20 @@ for _key in ("vocab_size", "unit", "out", "hot_pair_window_size"):
         *([r for r in rules if r.startswith(_key + " ")] for rules in TRAIN_RULES)
     )
 
+# a tokenizer MintDim cannot read: its problem after the supported formats (English, then Vietnamese)
+_UNSUPPORTED = (
+    "Unsupported tokenizer format.\n\nSupported formats:\n\n"
+    "• sentencepiece (.model)\n• huggingface tokenizer (.json)\n\n",
+    "\n\nAlso supported: unitoken (a model directory saved by ffbpe: ffbpe.json, vocab.json, "
+    "merges.txt), train_bpe (trains one from the data), and hf_dir (a model's tokenizer directory: "
+    "tokenizer.json + tokenizer_config.json).",
+    "Định dạng tokenizer chưa được hỗ trợ.\n\nCác định dạng hiện hỗ trợ:\n\n"
+    "• sentencepiece (.model)\n• huggingface tokenizer (.json)\n\n",
+    "\n\nCũng được hỗ trợ: unitoken (thư mục model do ffbpe lưu: ffbpe.json, vocab.json, "
+    "merges.txt), train_bpe (train từ dữ liệu), và hf_dir (thư mục tokenizer của model: "
+    "tokenizer.json + tokenizer_config.json).",
+)
+
 # a directory tokenizer kind, as messages name it
 DIR_NAMES = {
     "hf_dir": Both("a tokenizer directory", "thư mục tokenizer"),
@@ -281,19 +295,15 @@ MESSAGES = {
         # a tokenizer MintDim cannot read: its problem after the supported formats
         "unsupported": Msg(
             "problem",
-            "Unsupported tokenizer format.\n\nSupported formats:\n\n"
-            "• sentencepiece (.model)\n• huggingface tokenizer (.json)\n\n{problem}\n\n"
-            "Also supported: unitoken (a model directory saved by ffbpe: ffbpe.json, vocab.json, "
-            "merges.txt), train_bpe (trains one from the data), and hf_dir (a model's tokenizer directory: "
-            "tokenizer.json + tokenizer_config.json).",
-            "Định dạng tokenizer chưa được hỗ trợ.\n\nCác định dạng hiện hỗ trợ:\n\n"
-            "• sentencepiece (.model)\n• huggingface tokenizer (.json)\n\n{problem}\n\n"
-            "Cũng được hỗ trợ: unitoken (thư mục model do ffbpe lưu: ffbpe.json, vocab.json, "
-            "merges.txt), train_bpe (train từ dữ liệu), và hf_dir (thư mục tokenizer của model: "
-            "tokenizer.json + tokenizer_config.json).",
+            _UNSUPPORTED[0] + "{problem}" + _UNSUPPORTED[1],
+            _UNSUPPORTED[2] + "{problem}" + _UNSUPPORTED[3],
         ),
-        # unknown_kind(kind, known): then the closest known kind, if one is close
-        "unknown_kind": Msg("kind", "Declared kind: {kind}", "Loại đã khai báo: {kind}", base="unsupported"),
+        # an unknown kind (the schema), then the closest known kind if one is close (hint: mintdim/schema.py)
+        "unknown_kind": Msg(
+            "kind hint",
+            _UNSUPPORTED[0] + "Declared kind: {kind}" + _UNSUPPORTED[1] + "{hint}",
+            _UNSUPPORTED[2] + "Loại đã khai báo: {kind}" + _UNSUPPORTED[3] + "{hint}",
+        ),
         # pre-flight: the tokenizer library could not read the file (its own words in `reason`)
         "unloadable": Msg(
             "kind path reason",

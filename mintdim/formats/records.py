@@ -29,6 +29,7 @@ import os
 import shutil
 from dataclasses import dataclass
 
+from .. import errors as E
 from ..faults import kill_point
 from ..files import atomic_write_text  # noqa: F401  (the stages import it from here)
 
@@ -195,14 +196,8 @@ def same_tree(a: str, b: str) -> str | None:
 
 
 def marker_text(err) -> str:
-    """What the marker is, then the error in both languages as two Markdown sections, English first."""
-    return (
-        "# Unit build failed\n\n"
-        "This unit of the MintDim build was not finalized because the build failed.\n"
-        "Nothing here is a usable shard. Fix the cause and rerun the same command;\n"
-        "MintDim replaces this marker with the finished output.\n\n"
-        f"## Error\n\n```\n{err.render('en')}\n```\n\n## Lỗi\n\n```\n{err.render('vi')}\n```\n"
-    )
+    """UNIT_BUILD_FAILED.md: what the marker is, then the error in both languages (the catalogue's text)."""
+    return E.MintDimError.texts("failure_marker", en=err.render("en"), vi=err.render("vi")).en
 
 
 def write_failure_markers(build, err, only=None) -> list[str]:
