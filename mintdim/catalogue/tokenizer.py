@@ -266,24 +266,24 @@ MESSAGES = {
             "(thư mục tokenizer), không phải {kind}",
             base="kind",
         ),
-        # dir_expected(): a directory kind (hf_dir, unitoken) declared with a file's path; the fix names
-        # its directory when that holds the kind's files (name_the_dir), else says what it lacks
-        # (not_a_dir) and, for hf_dir given a .json file, the hf_json kind that reads the file alone
+        # dir_expected(): a directory kind (hf_dir, unitoken) declared with a file's path; the fix
+        # (dir_fix) names its directory when that holds the kind's files, else (dir_fix@missing) says what
+        # it lacks and, for hf_dir given a .json file (json_file), the hf_json kind that reads it alone
         "dir_expected": Msg(
             "kind path",
             "{kind} expects a tokenizer directory, but path {path} is a file",
             "{kind} cần một thư mục tokenizer, nhưng path {path} là một file",
             base="path",
         ),
-        "name_the_dir": Msg(
+        "dir_fix": Msg(
             "kind parent",
             "\n\nFix: name its directory: tokenizer: {{{kind}: {{path: {parent}}}}}",
             "\n\nCách sửa: chỉ định thư mục chứa nó: tokenizer: {{{kind}: {{path: {parent}}}}}",
         ),
-        "not_a_dir": Msg(
-            "parent what missing holds",
-            "\n\n{parent} is not {what}: it has no {missing}. {holds}",
-            "\n\n{parent} không phải {what}: không có {missing}. {holds}",
+        "dir_fix@missing": Msg(
+            "parent what missing holds json_file path",
+            "\n\n{parent} is not {what}: it has no {missing}. {holds}{json_file:?use_hf_json}",
+            "\n\n{parent} không phải {what}: không có {missing}. {holds}{json_file:?use_hf_json}",
         ),
         "use_hf_json": Msg(
             "path",
@@ -312,12 +312,20 @@ MESSAGES = {
             base="unsupported",
         ),
         # extension(): a file kind's path without its extension; then, for a directory, that a file is
-        # expected, and for hf_json given a directory, the hf_dir kind (or its tokenizer.json alone)
+        # expected, and for hf_json given a directory (hf_dir), the hf_dir kind (or, json_file, its
+        # tokenizer.json alone)
         "extension": Msg(
-            "kind path",
-            "Declared: {kind} with path {path}",
-            "Đã khai báo: {kind} với path {path}",
-            base="unsupported",
+            "kind path directory hf_dir json_file dir",
+            _UNSUPPORTED[0]
+            + "Declared: {kind} with path {path}"
+            + _UNSUPPORTED[1]
+            + "{directory:?extension_directory}"
+            "{hf_dir:?use_hf_dir}{json_file:?or_tokenizer_json}",
+            _UNSUPPORTED[2]
+            + "Đã khai báo: {kind} với path {path}"
+            + _UNSUPPORTED[3]
+            + "{directory:?extension_directory}"
+            "{hf_dir:?use_hf_dir}{json_file:?or_tokenizer_json}",
         ),
         "extension_directory": Msg(
             "kind path",
@@ -339,19 +347,17 @@ MESSAGES = {
     },
     "TokenizerSpecialTokenError": {
         # make(token, path): then the tokenizer, if known, and the command that writes a usable copy
+        # (`shown`: the tokenizer or IN, `root` + `ext` its name; `name`: pad or unk)
         "make": Msg(
-            "token",
-            "Tokenizer library did not expose a required special token.\n\nSpecial token: {token}",
-            "Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: {token}",
+            "token path shown root name ext",
+            "Tokenizer library did not expose a required special token.\n\nSpecial token: {token}"
+            "{path:?tokenizer}\n\nFix: write a copy that appends the missing token (existing ids unchanged): "
+            "mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'",
+            "Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: {token}"
+            "{path:?tokenizer}\n\nCách sửa: tạo bản sao có thêm token còn thiếu (id hiện có không đổi): "
+            "mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'",
         ),
         "tokenizer": Msg("path", "\n\nTokenizer: {path}", "\n\nTokenizer: {path}"),
-        "add_specials": Msg(
-            "shown root name ext",
-            "\n\nFix: write a copy that appends the missing token (existing ids unchanged): "
-            "mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'",
-            "\n\nCách sửa: tạo bản sao có thêm token còn thiếu (id hiện có không đổi): "
-            "mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'",
-        ),
         # hf_dir: the directory declares no pad_token (Llama-3.1), or the config's pad_token is no token;
         # `shown`: the special tokens it could pad with (`more`: how many more it has)
         "dir_pad": Msg(
