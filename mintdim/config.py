@@ -302,12 +302,13 @@ def _tokenizer_extension(cfg, bad) -> None:
         return
     for item in listed(value):
         path = item["path"]
-        if not path.endswith(EXTENSIONS[kind]):
+        if not path.endswith(
+            EXTENSIONS[kind]
+        ):  # a directory for hf_json: name kind hf_dir, or its tokenizer.json
+            hf_dir = kind == "hf_json" and os.path.isdir(path)
+            json_file = hf_dir and os.path.isfile(os.path.join(path, "tokenizer.json"))
             raise E.TokenizerValidationError.extension(
-                kind,
-                path,
-                directory=os.path.isdir(path),
-                has_tokenizer_json=os.path.isfile(os.path.join(path, "tokenizer.json")),
+                kind, path, os.path.isdir(path), hf_dir, json_file, path.rstrip("/")
             )
 
 

@@ -98,6 +98,8 @@ class MintDimError(Exception, metaclass=_Catalogue):
     """Base class. An error holds its `en` and `vi` bodies (without the class name); the catalogue's
     entries make them (`message`)."""
 
+    path_is_file = False  # True: a `path` field is the error's file even without a `line` field
+
     def __init__(
         self, en: str, vi: str, *, lang: str = "en", file: str | None = None, line: int | None = None
     ):
@@ -107,8 +109,6 @@ class MintDimError(Exception, metaclass=_Catalogue):
         self.file = file
         self.line = int(line) if line is not None else None  # a Row is a plain number here
         super().__init__(self.render(self.lang))
-
-    path_is_file = False  # True: a `path` field is the error's file even without a `line` field
 
     @classmethod
     def texts(cls, key: str, **fields) -> Both:
@@ -125,6 +125,7 @@ class MintDimError(Exception, metaclass=_Catalogue):
         entry = _entry(cls, key)
         if "line" in fields:
             fields = _place(fields["line"]) | fields
+        # an optional part {x:?key} is the entry as it stands, not as a subclass's texts() frames it
         part = functools.partial(MintDimError.texts.__func__, cls, **fields)
         text = Both(
             *(_Formatter(lang, part).vformat(getattr(entry, lang), (), fields) for lang in ("en", "vi"))
@@ -174,55 +175,24 @@ class MintDimError(Exception, metaclass=_Catalogue):
     @staticmethod
     def from_dict(data: dict, lang: str = "en") -> MintDimError:
         cls = ERROR_CLASSES.get(data.get("kind"), MintDimError)
-        err = cls.__new__(cls)
-        MintDimError.__init__(
-            err, data["en"], data["vi"], lang=lang, file=data.get("file"), line=data.get("line")
-        )
-        return err
-
-
-# --- configuration ---------------------------------------------------------
+        return cls(data["en"], data["vi"], lang=lang, file=data.get("file"), line=data.get("line"))
 
 
 # mintdim/config.py (the config check), mintdim/stages/preflight.py and the plan stage (source.take of
 # an empty file), mintdim/api.py (an unknown pipeline): texts in mintdim/catalogue/config.py
-class PipelineValidationError(MintDimError):
-    pass
+class PipelineValidationError(MintDimError): ...
 
 
 # a file a build, a reader or a command needs: texts in mintdim/catalogue/data.py
-class MintDimFileNotFoundError(MintDimError):
-    @classmethod
-    def resolved(cls, context: str, path: str, base: str, **kw):
-        """A relative path: says which directory it was resolved from (`base`, the one the build ran in)."""
-        return cls.message("resolved", context, path, None if path.startswith("/") else base, **kw)
-
-    @classmethod
-    def tokenizer_dir_file(cls, kind: str, path: str, base: str, **kw):
-        """A directory kind's directory that lacks one of its files (`path`: that file), then what it
-        holds."""
-        holds = cls.texts("dir_holds_" + kind)
-        return cls.message("tokenizer_dir_file", path, None if path.startswith("/") else base, holds, **kw)
+class MintDimFileNotFoundError(MintDimError): ...
 
 
 # an input that cannot be read (mintdim/sources/): every text names the file, the error's file
 class SourceParseError(MintDimError):
     path_is_file = True
 
-    @classmethod
-    def unknown_kind(cls, path: str, shape: str | None = None, **kw):
-        """shape: what the file seems to hold ("array": a JSON array; "lines": JSON objects), for the fix."""
-        fix = cls.texts("shape_" + shape, path=path, stem=os.path.splitext(path)[0]) if shape else ""
-        return cls.message("unknown_kind", path, fix, **kw)
 
-    @classmethod
-    def empty(cls, path: str, reason: str = "blank", kind: str = "JSONL", **kw):
-        """reason empty, blank or no_rows (the entry empty_<reason>)."""
-        return cls.message("empty_" + reason, path, kind, **kw)
-
-
-class SampleSchemaError(MintDimError):
-    pass
+class SampleSchemaError(MintDimError): ...
 
 
 class ChatTemplateError(MintDimError):
@@ -231,19 +201,6 @@ class ChatTemplateError(MintDimError):
         err = cls.message("unlocated", path, line, message, role, **kw)
         err.not_a_record = True  # the template rewrites the text: a fault of the template, not of the record
         return err
-
-    @classmethod
-    def dropped(
-        cls, path: str, line: int, message: int | None, role: str, call, roles, system_key=None, **kw
-    ):
-        """A message the template did not render (or one of its tool calls, `call`); roles: the roles the
-        template names (jinja_env.template_roles), empty when it names none. message None: the record's
-        system prompt key (source.chat.system), named by system_key."""
-        where = message if message is not None else cls.texts("dropped_system", name=system_key)
-        return cls.message("dropped", path, line, where, role, call, roles, **kw)
-
-
-# --- tokenizer -------------------------------------------------------------
 
 
 class TokenizerValidationError(MintDimError):
@@ -257,15 +214,6 @@ class TokenizerValidationError(MintDimError):
             rules = TOK_RULES.get(component, TOK_RULES["config"])
             key, fields = "config", fields | {"component": component, "rules": rules}
         return super().texts(key, **fields)
-
-    @classmethod
-    def extension(cls, kind: str, path: str, directory: bool = False, has_tokenizer_json: bool = False, **kw):
-        """A file kind's path without its extension; `directory`: the path is a directory (a model's
-        tokenizer directory, usually: for hf_json, the fix names kind hf_dir, or the directory's
-        tokenizer.json when `has_tokenizer_json`)."""
-        hf_dir = directory and kind == "hf_json"
-        json_file = hf_dir and has_tokenizer_json
-        return cls.message("extension", kind, path, directory, hf_dir, json_file, path.rstrip("/"), **kw)
 
     @classmethod
     def dir_expected(cls, kind: str, path: str, parent: str, missing: list[str] | None = None, **kw):
@@ -294,14 +242,11 @@ class TokenizerSpecialTokenError(MintDimError):
 
     @classmethod
     def dir_pad(cls, path: str, candidates: list[str], total: int, declared: str | None = None, **kw):
-        if declared is not None:
-            problem = cls.texts("pad_not_a_token", declared=declared)
-        else:
-            problem = cls.texts("no_pad_token")
+        """`candidates`: the special tokens it could pad with, the first few of `total`."""
+        problem = cls.texts("no_pad_token" if declared is None else "pad_not_a_token", declared=declared)
         shown = ", ".join(json.dumps(c, ensure_ascii=False) for c in candidates) or cls.texts("no_tokens")
-        more = cls.texts("more_tokens", n=total - len(candidates)) if total > len(candidates) else ""
-        example = candidates[0] if candidates else "<string>"
-        return cls.message("dir_pad", path, problem, shown, more, example, **kw)
+        more = total - len(candidates) if total > len(candidates) else None
+        return cls.message("dir_pad", path, problem, shown, more, (candidates or ["<string>"])[0], **kw)
 
 
 class _MappingError(MintDimError):
@@ -313,32 +258,25 @@ class _MappingError(MintDimError):
         return cls.message("collision", block, output, [f"{f}: {v}" for f, v in zip(files, values)], **kw)
 
 
-class TokenizerMappingError(_MappingError):
-    pass
+class TokenizerMappingError(_MappingError): ...
 
 
-class FieldMappingError(_MappingError):
-    pass
+class FieldMappingError(_MappingError): ...
 
 
-class TemplateMappingError(_MappingError):
-    pass
+class TemplateMappingError(_MappingError): ...
 
 
-class UnitMappingError(_MappingError):
-    pass
+class UnitMappingError(_MappingError): ...
 
 
-class OutputMappingError(_MappingError):
-    pass
+class OutputMappingError(_MappingError): ...
 
 
-class TemplateFieldMismatchError(MintDimError):
-    pass
+class TemplateFieldMismatchError(MintDimError): ...
 
 
-class TemplateTokenizerError(MintDimError):
-    pass
+class TemplateTokenizerError(MintDimError): ...
 
 
 def extended(err: MintDimError, key: str, **fields) -> MintDimError:
@@ -349,43 +287,23 @@ def extended(err: MintDimError, key: str, **fields) -> MintDimError:
     return err.with_lang(err.lang)
 
 
-def _unit_rules(keys) -> Both:
-    """The rules of these unit keys, then that each planning key applies only with sizes: auto (the spec's
-    list when there is no key, or one without rules of its own)."""
-    keys = [keys] if isinstance(keys, str) else list(keys)
-    if not keys or any(k not in UNIT_RULES for k in keys):
-        keys = [""]
-    rules = [r for k in keys for r in UNIT_RULES[k]] + [AUTO_ONLY[k] for k in keys if k in AUTO_ONLY]
-    return Both([r.en for r in rules], [r.vi for r in rules])
-
-
 class UnitValidationError(MintDimError):
     @classmethod
     def texts(cls, key: str, **fields) -> Both:
-        """A problem under the rules of the unit keys it is about: its `keys` or `option`, else those
-        UNIT_PROBLEM_KEYS names."""
-        problem = super().texts(key, **fields)
+        """A problem under the rules of the unit keys it is about (its `keys` or `option`, else those
+        UNIT_PROBLEM_KEYS names), then that each planning key applies only with sizes: auto; the spec's
+        list when there is no key, or one without rules of its own."""
         keys = fields.get("keys") or fields.get("option") or UNIT_PROBLEM_KEYS.get(key, ())
-        return super().texts("rules", problem=problem, rules=_unit_rules(keys))
+        keys = [keys] if isinstance(keys, str) else list(keys)
+        if not keys or any(k not in UNIT_RULES for k in keys):
+            keys = [""]
+        rules = [r for k in keys for r in UNIT_RULES[k]] + [AUTO_ONLY[k] for k in keys if k in AUTO_ONLY]
+        return super().texts("rules", problem=super().texts(key, **fields), rules=rules)
 
 
-class UnitOverflowError(MintDimError):
-    @classmethod
-    def counted(cls, samples: list, count: int, max_unit: int, packed: bool = False, longest=None, **kw):
-        """The spec's text for the first over-long sample, then how many there are in the output, the first
-        few by file:line (samples: (path, line, token_count), in input order), and what to do. packed
-        (units.pack): the row length is `max_unit`; `longest`, the longest sample's token count, is the
-        row length that holds them all."""
-        err = cls.make(*samples[0], max_unit, **kw)
-        return extended(
-            err,
-            "counted_packed" if packed else "counted",
-            many=cls.texts("one" if count == 1 else "many", count=count),
-            max_unit=max_unit,
-            first=cls.texts("first", n=len(samples)) if count > len(samples) else "",
-            samples=[cls.texts("listed", path=p, n=n, tokens=c) for p, n, c in samples],
-            longest=max(c for *_, c in samples) if longest is None else longest,
-        )
+# a sample longer than the largest unit size (or the row length): the plan stage counts them
+# (mintdim/stages/plan.py overflow_counted)
+class UnitOverflowError(MintDimError): ...
 
 
 class OutputValidationError(MintDimError):
@@ -395,11 +313,6 @@ class OutputValidationError(MintDimError):
         --rebuild`, `job.run(rebuild=True)`); unknown: the same command with --rebuild."""
         how = f"`{how}`" if how else super().texts("rebuild_how")
         return super().texts(key, how=how, **fields)
-
-    @classmethod
-    def index_count(cls, path: str, listed: int, total: int, name: str = "sample_index.jsonl", **kw):
-        """name: the index that lists the samples (sample_index.jsonl, sample_index.idx)."""
-        return cls.message("index_count", path, listed, total, name, **kw)
 
     @classmethod
     def index_file(cls, key: str, file: str, *fields, **kw):
@@ -433,20 +346,16 @@ class OutputValidationError(MintDimError):
 CHECKSUM_FILES_SHOWN = 20  # files named per kind in OutputValidationError.checksums_differ
 
 
-class TokenDTypeValidationError(MintDimError):
-    pass
+class TokenDTypeValidationError(MintDimError): ...
 
 
-class SamplesPerShardError(MintDimError):
-    pass
+class SamplesPerShardError(MintDimError): ...
 
 
-class BuildError(MintDimError):
-    pass
+class BuildError(MintDimError): ...
 
 
-class MissingExtraError(MintDimError, ImportError):
-    pass
+class MissingExtraError(MintDimError, ImportError): ...
 
 
 class ClusterError(MintDimError):
@@ -462,20 +371,13 @@ class ClusterError(MintDimError):
         return cls.message("short_min_job_age", seen, needed, why, **kw)
 
 
-class UsageError(MintDimError):
-    @classmethod
-    def sample_range(cls, sample: int, count: int, out: str, **kw):
-        return cls.message("sample_range", sample, count, out, count - 1, **kw)
+class UsageError(MintDimError): ...
 
 
-class ExportError(MintDimError):
-    pass
+class ExportError(MintDimError): ...
 
 
-class TokenizerToolError(MintDimError):
-    @classmethod
-    def merges_line(cls, path: str, line: str, **kw):
-        return cls.message("merges_line", path, line[:80], **kw)
+class TokenizerToolError(MintDimError): ...
 
 
 # every error class by its spec name (from_dict, mintdim's public names)

@@ -23,22 +23,18 @@ _DROPPED = (
 )
 
 MESSAGES = {
-    # a file a build, a reader or a command needs; resolved: a relative path, then the directory it was
-    # resolved from (`base`); tokenizer_dir_file: then what the directory kind's directory holds
+    # a file a build, a reader or a command needs; resolved (pre-flight): a relative path, then the
+    # directory it was resolved from (`base`), then what the directory that lacks it holds (`holds`)
     "MintDimFileNotFoundError": {
         "make": Msg(
             "context path", _MISSING[0] + "{context}" + _MISSING[1], _MISSING[2] + "{context}" + _MISSING[3]
         ),
         "resolved": Msg(
-            "context path base",
-            _MISSING[0] + "{context}" + _MISSING[1] + "{base:?resolved_from}",
-            _MISSING[2] + "{context}" + _MISSING[3] + "{base:?resolved_from}",
+            "context path base holds",
+            _MISSING[0] + "{context}" + _MISSING[1] + "{base:?resolved_from}{holds:?holds}",
+            _MISSING[2] + "{context}" + _MISSING[3] + "{base:?resolved_from}{holds:?holds}",
         ),
-        "tokenizer_dir_file": Msg(
-            "path base holds",
-            _MISSING[0] + "tokenizer" + _MISSING[1] + "{base:?resolved_from}\n\n{holds}",
-            _MISSING[2] + "tokenizer" + _MISSING[3] + "{base:?resolved_from}\n\n{holds}",
-        ),
+        "holds": Msg("holds", "\n\n{holds}", "\n\n{holds}"),
         "resolved_from": Msg(
             "base",
             "\n\nResolved from: {base} (relative paths start from the directory you run in)",
@@ -93,15 +89,15 @@ MESSAGES = {
             "path line", "the file could not be read", "không đọc được file", base="parse"
         ),
         # an input whose name is none MintDim reads (sources/inputs.py ACCEPTED), then the fix for
-        # what the file seems to hold (`fix`: shape_<shape>, a JSON array or JSON objects)
+        # what the file seems to hold (sources/inputs.py shape_of): a JSON array, or JSON objects
         "unknown_kind": Msg(
-            "path fix",
+            "path array lines stem",
             "Input file is not of a kind MintDim reads.\n\nFile: {path}\n\nReason: MintDim reads JSON "
             "Lines (.jsonl, .jsonl.gz, .jsonl.zst), Parquet (.parquet) and datasets directories (what "
-            "Dataset.save_to_disk writes), told apart by their names{fix}",
+            "Dataset.save_to_disk writes), told apart by their names{array:?shape_array}{lines:?shape_lines}",
             "File đầu vào không thuộc loại MintDim đọc được.\n\nFile: {path}\n\nLý do: MintDim đọc JSON "
             "Lines (.jsonl, .jsonl.gz, .jsonl.zst), Parquet (.parquet) và thư mục datasets (do "
-            "Dataset.save_to_disk ghi ra), phân biệt theo tên{fix}",
+            "Dataset.save_to_disk ghi ra), phân biệt theo tên{array:?shape_array}{lines:?shape_lines}",
         ),
         "shape_array": Msg(
             "path stem",
@@ -117,7 +113,7 @@ MESSAGES = {
             "\n\nThe file starts with a JSON object: if it is JSON Lines, rename it to .jsonl",
             "\n\nFile bắt đầu bằng một JSON object: nếu nó là JSON Lines, hãy đổi tên thành .jsonl",
         ),
-        # empty(path, reason, kind): an input with no sample at all (source.allow_empty: true makes it
+        # an input with no sample at all (source.allow_empty: true makes it
         # a warning); kind: JSONL, Parquet, datasets (sources/inputs.py label); empty_<reason> says why
         "no_samples": Msg(
             "path kind problem",

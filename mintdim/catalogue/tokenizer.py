@@ -359,17 +359,17 @@ MESSAGES = {
         ),
         "tokenizer": Msg("path", "\n\nTokenizer: {path}", "\n\nTokenizer: {path}"),
         # hf_dir: the directory declares no pad_token (Llama-3.1), or the config's pad_token is no token;
-        # `shown`: the special tokens it could pad with (`more`: how many more it has)
+        # `shown`: the special tokens it could pad with (`more`: how many more it has, if any)
         "dir_pad": Msg(
             "path problem shown more example",
             "Tokenizer library did not expose a required special token.\n\nSpecial token: pad_id\n\n"
             "Tokenizer: {path}\n\nProblem: {problem}\n\nExisting special tokens it could pad with: "
-            "{shown}{more}\n\nFix: name one in the tokenizer block: hf_dir: {{path: {path}, pad_token: "
-            "{example:json}}}",
+            "{shown}{more:?more_tokens}\n\nFix: name one in the tokenizer block: hf_dir: {{path: {path}, "
+            "pad_token: {example:json}}}",
             "Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: pad_id\n\n"
             "Tokenizer: {path}\n\nVấn đề: {problem}\n\nCác special token hiện có có thể dùng để pad: "
-            "{shown}{more}\n\nCách sửa: chỉ định một token trong khối tokenizer: hf_dir: {{path: {path}, "
-            "pad_token: {example:json}}}",
+            "{shown}{more:?more_tokens}\n\nCách sửa: chỉ định một token trong khối tokenizer: hf_dir: "
+            "{{path: {path}, pad_token: {example:json}}}",
         ),
         "pad_not_a_token": Msg(
             "declared",
@@ -382,6 +382,6 @@ MESSAGES = {
             "thư mục không khai báo pad_token (tokenizer_config.json, special_tokens_map.json)",
         ),
         "no_tokens": Msg("", "none", "không có"),
-        "more_tokens": Msg("n", " (and {n} more)", " (và {n} token khác)"),
+        "more_tokens": Msg("more", " (and {more} more)", " (và {more} token khác)"),
     },
 }

@@ -374,15 +374,12 @@ class ChatRenderer:
         template, source = (
             (self.tool_template, self.tool_template_text) if tools else (self.template, self.template_text)
         )
-        index = self._source_index(obj, i)
+        index = self._source_index(obj, i)  # -1: the record's system prompt key (source.chat.system)
+        where = (
+            index if index >= 0 else E.ChatTemplateError.texts("dropped_system", name=self.opts.get("system"))
+        )
         raise E.ChatTemplateError.dropped(
-            path,
-            line,
-            index if index >= 0 else None,
-            messages[i]["role"],
-            call,
-            template_roles(template, source),
-            self.opts.get("system"),
+            path, line, where, messages[i]["role"], call, template_roles(template, source)
         )
 
     def render_with_spans(
