@@ -302,9 +302,8 @@ def _tokenizer_extension(cfg, bad) -> None:
         return
     for item in listed(value):
         path = item["path"]
-        if not path.endswith(
-            EXTENSIONS[kind]
-        ):  # a directory for hf_json: name kind hf_dir, or its tokenizer.json
+        if not path.endswith(EXTENSIONS[kind]):
+            # a directory: a file is expected; for hf_json, kind hf_dir reads it (or its tokenizer.json alone)
             hf_dir = kind == "hf_json" and os.path.isdir(path)
             json_file = hf_dir and os.path.isfile(os.path.join(path, "tokenizer.json"))
             raise E.TokenizerValidationError.extension(

@@ -224,9 +224,8 @@ def unworded(found: Findings) -> E.MintDimError:
     if block == "units":
         return E.UnitValidationError.invalid(text, [sub])
     if block == "output":
-        return (E.SamplesPerShardError if sub == "samples_per_shard" else E.OutputValidationError).invalid(
-            text
-        )
+        cls = E.SamplesPerShardError if sub == "samples_per_shard" else E.OutputValidationError
+        return cls.invalid(text)
     if block == "source" and sub in ("fields", "templates"):
         return (E.FieldMappingError if sub == "fields" else E.TemplateMappingError).invalid(text)
     return E.PipelineValidationError.invalid(text)

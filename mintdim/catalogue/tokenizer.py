@@ -311,9 +311,9 @@ MESSAGES = {
             "Không tải được file dạng {kind}: {path} ({reason})",
             base="unsupported",
         ),
-        # extension(): a file kind's path without its extension; then, for a directory, that a file is
-        # expected, and for hf_json given a directory (hf_dir), the hf_dir kind (or, json_file, its
-        # tokenizer.json alone)
+        # extension (mintdim/config.py): a file kind's path without its extension; then, for a directory,
+        # that a file is expected, and for hf_json given a directory (hf_dir), the hf_dir kind (or, json_file,
+        # its tokenizer.json alone)
         "extension": Msg(
             "kind path directory hf_dir json_file dir",
             _UNSUPPORTED[0]
