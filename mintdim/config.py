@@ -303,11 +303,11 @@ def _tokenizer_extension(cfg, bad) -> None:
     for item in listed(value):
         path = item["path"]
         if not path.endswith(EXTENSIONS[kind]):
+            # a directory: a file is expected; for hf_json, kind hf_dir reads it (or its tokenizer.json alone)
+            hf_dir = kind == "hf_json" and os.path.isdir(path)
+            json_file = hf_dir and os.path.isfile(os.path.join(path, "tokenizer.json"))
             raise E.TokenizerValidationError.extension(
-                kind,
-                path,
-                directory=os.path.isdir(path),
-                has_tokenizer_json=os.path.isfile(os.path.join(path, "tokenizer.json")),
+                kind, path, os.path.isdir(path), hf_dir, json_file, path.rstrip("/")
             )
 
 
@@ -323,10 +323,10 @@ def _chat_tokenizer(cfg, bad) -> None:
 STEPS = [
     _a_mapping,
     "PipelineValidationError.lang",
-    "PipelineValidationError.unknown_keys",
+    "PipelineValidationError.unknown_*_keys",
     _chat,
     _missing,
-    "UnitValidationError.pack",  # what the config is
+    "UnitValidationError.pack_*",  # what the config is
     "PipelineValidationError.files",
     "PipelineValidationError.allow_empty",
     _fields,

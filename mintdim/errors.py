@@ -14,16 +14,11 @@ import os
 import string
 
 from mintdim.catalogue import MESSAGES, Both, Msg
-from mintdim.catalogue.data import FOUND_VI
 from mintdim.catalogue.output import AUTO_ONLY, UNIT_PROBLEM_KEYS, UNIT_RULES
 from mintdim.catalogue.tokenizer import DIR_NAMES
 from mintdim.catalogue.tokenizer import RULES as TOK_RULES
 
 LANGS = ("en", "vi", "both")
-
-
-def _bullets(items) -> str:
-    return "\n".join(f"• {item}" for item in items)
 
 
 class Row(int):
@@ -39,39 +34,22 @@ class Row(int):
         return row
 
 
-def _did_you_mean(unknown, known) -> tuple[str, str]:
-    """A paragraph per unknown name that has a close known one (difflib): "Did you mean ...?"."""
-    import difflib
-
-    hints = []
-    for name in unknown:
-        close = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
-        if close:
-            hints.append((name, close[0]))
-    return (
-        "".join(f"\n\nDid you mean {b!r} instead of {a!r}?" for a, b in hints),
-        "".join(f"\n\nCó phải ý bạn là {b!r} thay vì {a!r}?" for a, b in hints),
-    )
-
-
-def _quoted(text: str) -> str:
-    """A template or path shown as the spec shows it: in double quotes, with \\n escapes."""
-    return json.dumps(text, ensure_ascii=False)
-
-
 class _Formatter(string.Formatter):
     """str.format with the catalogue's specs: {x:bullets} (a line "• item" each), {x:comma} and
     {x:space} (items joined), {x:json} (in double quotes, with \\n escapes, as the spec shows a template
-    or path). A Both value is its word in the language being rendered."""
+    or path), {x:?key} (an optional part: the entry `key` with the same fields, when x has a value). A
+    Both value is its word in the language being rendered."""
 
-    def __init__(self, lang: str):
-        self.lang = lang
+    def __init__(self, lang: str, part):
+        self.lang, self.part = lang, part
 
     def convert_field(self, value, conversion):
         return super().convert_field(self._word(value), conversion)
 
     def format_field(self, value, spec):
         value = self._word(value)
+        if spec.startswith("?"):
+            return self._word(self.part(spec[1:])) if _given(value) else ""
         if spec == "bullets":  # an item may be a Both too
             return "\n".join(f"• {self._word(item)}" for item in value)
         if spec in _JOINS:
@@ -85,7 +63,11 @@ class _Formatter(string.Formatter):
 
 
 _JOINS = {"comma": ", ", "space": " "}
-_FORMAT = {"en": _Formatter("en"), "vi": _Formatter("vi")}
+
+
+def _given(value) -> bool:
+    """A field has a value (not None, False or empty): the condition of an optional part and of a variant."""
+    return value is not None and value is not False and not (hasattr(value, "__len__") and len(value) == 0)
 
 
 def _place(line) -> dict:
@@ -116,6 +98,8 @@ class MintDimError(Exception, metaclass=_Catalogue):
     """Base class. An error holds its `en` and `vi` bodies (without the class name); the catalogue's
     entries make them (`message`)."""
 
+    path_is_file = False  # True: a `path` field is the error's file even without a `line` field
+
     def __init__(
         self, en: str, vi: str, *, lang: str = "en", file: str | None = None, line: int | None = None
     ):
@@ -130,13 +114,22 @@ class MintDimError(Exception, metaclass=_Catalogue):
     def texts(cls, key: str, **fields) -> Both:
         """The entry's English and Vietnamese texts with its fields filled (a line also gives `kind`
         and `at`); an entry with a base is put in its base's `{problem}`, the base's other fields
-        being the entry's. For a Row, the entry `key@row` when the table has one."""
+        being the entry's. A variant of the entry when the table has one: `key@row` for a Row (the
+        words of a Parquet or `datasets` row), else `key@name` when field `name` has a value."""
         if isinstance(fields.get("line"), Row) and _entry(cls, key + "@row"):
-            key += "@row"  # the words of a Parquet or `datasets` row (columns, not fields)
+            key += "@row"
+        else:
+            key = next(
+                (f"{key}@{n}" for n, v in fields.items() if _given(v) and _entry(cls, f"{key}@{n}")), key
+            )
         entry = _entry(cls, key)
         if "line" in fields:
             fields = _place(fields["line"]) | fields
-        text = Both(_FORMAT["en"].vformat(entry.en, (), fields), _FORMAT["vi"].vformat(entry.vi, (), fields))
+        # an optional part {x:?key} is the entry as it stands, not as a subclass's texts() frames it
+        part = functools.partial(MintDimError.texts.__func__, cls, **fields)
+        text = Both(
+            *(_Formatter(lang, part).vformat(getattr(entry, lang), (), fields) for lang in ("en", "vi"))
+        )
         if entry.base:
             return cls.texts(entry.base, **fields | {"problem": text})
         return text
@@ -144,15 +137,14 @@ class MintDimError(Exception, metaclass=_Catalogue):
     @classmethod
     def message(cls, key: str, *args, lang: str = "en", file: str | None = None, line=None, **fields):
         """The error of catalogue entry `key`, its fields given by position (the entry's order) or by
-        name. Fields `path` and `line` are also the error's file and line."""
+        name; a field not given is None (`line`: the keyword's). Fields `path` and `line` are also the
+        error's file and line."""
         names = _entry(cls, key).fields.split()
         if len(args) > len(names):
             raise TypeError(f"{cls.__name__}.{key} takes {len(names)} fields, got {len(args)}")
-        fields |= dict(zip(names, args))
-        if "line" in names and "line" not in fields:
-            fields["line"] = line
-        if file is None and "path" in fields and "line" in fields:
-            file, line = fields["path"], fields["line"]
+        fields = {name: line if name == "line" else None for name in names} | fields | dict(zip(names, args))
+        if file is None and "path" in fields and ("line" in fields or cls.path_is_file):
+            file, line = fields["path"], fields.get("line", line)
         en, vi = cls.texts(key, **fields)
         return cls(en, vi, lang=lang, file=file, line=line)
 
@@ -183,102 +175,24 @@ class MintDimError(Exception, metaclass=_Catalogue):
     @staticmethod
     def from_dict(data: dict, lang: str = "en") -> MintDimError:
         cls = ERROR_CLASSES.get(data.get("kind"), MintDimError)
-        err = cls.__new__(cls)
-        MintDimError.__init__(
-            err, data["en"], data["vi"], lang=lang, file=data.get("file"), line=data.get("line")
-        )
-        return err
-
-
-# --- configuration ---------------------------------------------------------
+        return cls(data["en"], data["vi"], lang=lang, file=data.get("file"), line=data.get("line"))
 
 
 # mintdim/config.py (the config check), mintdim/stages/preflight.py and the plan stage (source.take of
 # an empty file), mintdim/api.py (an unknown pipeline): texts in mintdim/catalogue/config.py
-class PipelineValidationError(MintDimError):
-    @classmethod
-    def invalid(cls, en_problem: str, vi_problem: str, **kw):
-        """A problem the catalogue has no entry for, in both languages."""
-        return cls.message("invalid", Both(en_problem, vi_problem), **kw)
-
-    @classmethod
-    def unknown_keys(cls, unknown: list[str], known, block: str | None = None, **kw):
-        """Unknown keys, each with the closest known key when there is one (difflib)."""
-        hint = Both(*_did_you_mean(unknown, known))
-        if block:
-            return cls.message("unknown_block_keys", block, unknown, hint, **kw)
-        return cls.message("unknown_config_keys", unknown, hint, **kw)
+class PipelineValidationError(MintDimError): ...
 
 
-def _cat(*parts) -> Both:
-    """Texts one after the other, each a Both or one string for both languages."""
-    en = "".join(p.en if isinstance(p, Both) else p for p in parts)
-    vi = "".join(p.vi if isinstance(p, Both) else p for p in parts)
-    return Both(en, vi)
+# a file a build, a reader or a command needs: texts in mintdim/catalogue/data.py
+class MintDimFileNotFoundError(MintDimError): ...
 
 
-class MintDimFileNotFoundError(MintDimError):
-    @classmethod
-    def resolved(cls, context: str, path: str, base: str, more: Both | str = "", **kw):
-        """A relative path: says which directory it was resolved from (the one the build ran in);
-        `more` follows."""
-        where = "" if path.startswith("/") else cls.texts("resolved_from", base=base)
-        return cls(*_cat(cls.texts("make", context=context, path=path), where, more), **kw)
-
-    @classmethod
-    def tokenizer_dir_file(cls, kind: str, path: str, base: str, **kw):
-        """A directory kind's directory that lacks one of its files (`path`: that file), then what it
-        holds."""
-        return cls.resolved("tokenizer", path, base, _cat("\n\n", cls.texts("dir_holds_" + kind)), **kw)
-
-    @classmethod
-    def datasets_state(cls, directory: str, dataset_dict: bool = False, **kw):
-        """A directory given as a source that is not a `datasets` directory (no state.json)."""
-        d = directory.rstrip("/")
-        missing = cls.texts("make", context="source (a datasets directory)", path=f"{d}/state.json")
-        split = cls.texts("dataset_dict", d=d) if dataset_dict else ""
-        return cls(*_cat(missing, cls.texts("datasets_state"), split), **kw)
-
-
+# an input that cannot be read (mintdim/sources/): every text names the file, the error's file
 class SourceParseError(MintDimError):
-    @classmethod
-    def message(cls, key: str, *args, **kw):
-        """Every text of this class is about one input: its `path` (the first field) is the error's
-        file."""
-        err = super().message(key, *args, **kw)
-        if err.file is None:
-            err.file = args[0] if args else kw["path"]
-        return err
-
-    @classmethod
-    def make(cls, path: str, line: int, reason: str = "json", **kw):
-        """A JSONL line that cannot be read: reason json, utf8, object, surrogate, compressed or
-        unreadable (the entry line_<reason>)."""
-        return cls.message("line_" + reason, path, line, **kw)
-
-    @classmethod
-    def unknown_kind(cls, path: str, shape: str | None = None, **kw):
-        """shape: what the file seems to hold ("array": a JSON array; "lines": JSON objects), for the fix."""
-        fix = cls.texts("shape_" + shape, path=path, stem=os.path.splitext(path)[0]) if shape else ""
-        return cls(*_cat(cls.texts("unknown_kind", path=path), fix), file=path, **kw)
-
-    @classmethod
-    def empty(cls, path: str, reason: str = "blank", kind: str = "JSONL", **kw):
-        """reason empty, blank or no_rows (the entry empty_<reason>)."""
-        return cls.message("empty_" + reason, path, kind, **kw)
-
-    @classmethod
-    def footer(cls, path: str, detail: str, **kw):
-        return cls.message("footer", path, Row(1), detail, **kw)
+    path_is_file = True
 
 
-class SampleSchemaError(MintDimError):
-    @classmethod
-    def chat_tool_call_arguments(cls, path: str, line: int, message: int, name: str, found: str, **kw):
-        vi = found
-        for words, vi_words in FOUND_VI:
-            vi = vi.replace(words, vi_words)
-        return cls.message("chat_tool_call_arguments", path, line, message, name, Both(found, vi), **kw)
+class SampleSchemaError(MintDimError): ...
 
 
 class ChatTemplateError(MintDimError):
@@ -287,30 +201,6 @@ class ChatTemplateError(MintDimError):
         err = cls.message("unlocated", path, line, message, role, **kw)
         err.not_a_record = True  # the template rewrites the text: a fault of the template, not of the record
         return err
-
-    @classmethod
-    def dropped(
-        cls,
-        path: str,
-        line: int,
-        message: int | None,
-        role: str,
-        call: str | None,
-        roles,
-        system_key: str | None = None,
-        **kw,
-    ):
-        """A message the template did not render (or one of its tool calls, `call`); roles: the roles the
-        template names (jinja_env.template_roles), empty when it names none. message None: the record's
-        system prompt key (source.chat.system), named by system_key."""
-        where = message if message is not None else cls.texts("dropped_system", name=system_key)
-        what = cls.texts("dropped_call", call=call) if call else cls.texts("dropped_content")
-        named = cls.texts("dropped_named", roles=roles) if roles else ""
-        fix = cls.texts("fix_tool_calls") if call else cls.texts("fix_role", role=role)
-        return cls.message("dropped", path, line, where, role, what, named, fix, **kw)
-
-
-# --- tokenizer -------------------------------------------------------------
 
 
 class TokenizerValidationError(MintDimError):
@@ -326,68 +216,37 @@ class TokenizerValidationError(MintDimError):
         return super().texts(key, **fields)
 
     @classmethod
-    def unknown_kind(cls, kind: str, known=(), **kw):
-        hint = Both(*_did_you_mean([kind], known))
-        return cls(*_cat(cls.texts("unknown_kind", kind=kind), hint), **kw)
-
-    @classmethod
-    def extension(cls, kind: str, path: str, directory: bool = False, has_tokenizer_json: bool = False, **kw):
-        """A file kind's path without its extension; `directory`: the path is a directory (a model's
-        tokenizer directory, usually), and `has_tokenizer_json`: it holds a tokenizer.json."""
-        parts = [cls.texts("extension", kind=kind, path=path)]
-        if directory:
-            parts.append(cls.texts("extension_directory", kind=kind, path=path))
-        if directory and kind == "hf_json":
-            parts.append(cls.texts("use_hf_dir", path=path))
-            if has_tokenizer_json:
-                parts.append(cls.texts("or_tokenizer_json", dir=path.rstrip("/")))
-        return cls(*_cat(*parts), **kw)
-
-    @classmethod
-    def train_out_overlaps(cls, out: str, other: str, what: str = "output", **kw):
-        return cls.message(
-            "train_out_overlaps_work" if what == "work" else "train_out_overlaps", out, other, **kw
-        )
-
-    @classmethod
     def dir_expected(cls, kind: str, path: str, parent: str, missing: list[str] | None = None, **kw):
         """`missing`: the files the directory lacks (none: the fix names the directory)."""
-        parts = [cls.texts("dir_expected", kind=kind, path=path)]
-        if not missing:
-            parts.append(cls.texts("name_the_dir", kind=kind, parent=parent))
-        else:
-            lacks = Both(", no ".join(missing), ", ".join(missing))
-            holds = cls.texts("dir_holds_" + kind)
-            parts.append(
-                cls.texts("not_a_dir", parent=parent, what=DIR_NAMES[kind], missing=lacks, holds=holds)
-            )
-            if kind == "hf_dir" and path.endswith(".json"):
-                parts.append(cls.texts("use_hf_json", path=path))
-        return cls(*_cat(*parts), **kw)
+        return extended(
+            cls.message("dir_expected", kind, path, **kw),
+            "dir_fix",
+            kind=kind,
+            parent=parent,
+            what=DIR_NAMES[kind],
+            missing=missing and Both(", no ".join(missing), ", ".join(missing)),
+            holds=cls.texts("dir_holds_" + kind),
+            json_file=kind == "hf_dir" and path.endswith(".json"),
+            path=path,
+        )
 
 
 class TokenizerSpecialTokenError(MintDimError):
     @classmethod
     def make(cls, token: str, path: str | None = None, **kw):
         """After the spec's text, the command that writes a usable copy (`mintdim tokenizer add-specials`)."""
-        name = "pad" if token == "pad_id" else "unk"
         shown = path or "IN"
         ext = next((x for x in (".model", ".json") if shown.endswith(x)), "")
         root = shown[: len(shown) - len(ext)].rstrip("/")
-        fix = cls.texts("add_specials", shown=shown, root=root, name=name, ext=ext)
-        named = cls.texts("tokenizer", path=path) if path else ""
-        return cls(*_cat(cls.texts("make", token=token), named, fix), **kw)
+        return cls.message("make", token, path, shown, root, "pad" if token == "pad_id" else "unk", ext, **kw)
 
     @classmethod
     def dir_pad(cls, path: str, candidates: list[str], total: int, declared: str | None = None, **kw):
-        if declared is not None:
-            problem = cls.texts("pad_not_a_token", declared=declared)
-        else:
-            problem = cls.texts("no_pad_token")
-        shown = ", ".join(_quoted(c) for c in candidates) or cls.texts("no_tokens")
-        more = cls.texts("more_tokens", n=total - len(candidates)) if total > len(candidates) else ""
-        example = candidates[0] if candidates else "<string>"
-        return cls.message("dir_pad", path, problem, shown, more, example, **kw)
+        """`candidates`: the special tokens it could pad with, the first few of `total`."""
+        problem = cls.texts("no_pad_token" if declared is None else "pad_not_a_token", declared=declared)
+        shown = ", ".join(json.dumps(c, ensure_ascii=False) for c in candidates) or cls.texts("no_tokens")
+        more = total - len(candidates) if total > len(candidates) else None
+        return cls.message("dir_pad", path, problem, shown, more, (candidates or ["<string>"])[0], **kw)
 
 
 class _MappingError(MintDimError):
@@ -399,35 +258,25 @@ class _MappingError(MintDimError):
         return cls.message("collision", block, output, [f"{f}: {v}" for f, v in zip(files, values)], **kw)
 
 
-class TokenizerMappingError(_MappingError):
-    pass
+class TokenizerMappingError(_MappingError): ...
 
 
-class FieldMappingError(_MappingError):
-    pass
+class FieldMappingError(_MappingError): ...
 
 
-class TemplateMappingError(_MappingError):
-    pass
+class TemplateMappingError(_MappingError): ...
 
 
-class UnitMappingError(_MappingError):
-    pass
+class UnitMappingError(_MappingError): ...
 
 
-class OutputMappingError(_MappingError):
-    pass
+class OutputMappingError(_MappingError): ...
 
 
-class TemplateFieldMismatchError(MintDimError):
-    pass
+class TemplateFieldMismatchError(MintDimError): ...
 
 
-class TemplateTokenizerError(MintDimError):
-    @classmethod
-    def make(cls, file_index: int, template: str, literal: str | None = None, **kw):
-        """literal: the template's static part that encodes to UNK, when known."""
-        return cls.message("unk" if literal is None else "unk_literal", file_index, template, literal, **kw)
+class TemplateTokenizerError(MintDimError): ...
 
 
 def extended(err: MintDimError, key: str, **fields) -> MintDimError:
@@ -438,48 +287,23 @@ def extended(err: MintDimError, key: str, **fields) -> MintDimError:
     return err.with_lang(err.lang)
 
 
-def _unit_rules(keys) -> Both:
-    """The rules of these unit keys, then that each planning key applies only with sizes: auto (the spec's
-    list when there is no key, or one without rules of its own)."""
-    keys = [keys] if isinstance(keys, str) else list(keys)
-    if not keys or any(k not in UNIT_RULES for k in keys):
-        keys = [""]
-    rules = [r for k in keys for r in UNIT_RULES[k]] + [AUTO_ONLY[k] for k in keys if k in AUTO_ONLY]
-    return Both([r.en for r in rules], [r.vi for r in rules])
-
-
 class UnitValidationError(MintDimError):
     @classmethod
     def texts(cls, key: str, **fields) -> Both:
-        """A problem under the rules of the unit keys it is about: its `keys` or `option`, else those
-        UNIT_PROBLEM_KEYS names."""
-        problem = super().texts(key, **fields)
+        """A problem under the rules of the unit keys it is about (its `keys` or `option`, else those
+        UNIT_PROBLEM_KEYS names), then that each planning key applies only with sizes: auto; the spec's
+        list when there is no key, or one without rules of its own."""
         keys = fields.get("keys") or fields.get("option") or UNIT_PROBLEM_KEYS.get(key, ())
-        return super().texts("rules", problem=problem, rules=_unit_rules(keys))
+        keys = [keys] if isinstance(keys, str) else list(keys)
+        if not keys or any(k not in UNIT_RULES for k in keys):
+            keys = [""]
+        rules = [r for k in keys for r in UNIT_RULES[k]] + [AUTO_ONLY[k] for k in keys if k in AUTO_ONLY]
+        return super().texts("rules", problem=super().texts(key, **fields), rules=rules)
 
-    @classmethod
-    def pack(cls, problem: str, value=None, **kw):
-        """units.pack / units.overflow: problem is both, pack or overflow."""
-        return cls.message("pack_" + problem, value, **kw)
 
-
-class UnitOverflowError(MintDimError):
-    @classmethod
-    def counted(cls, samples: list, count: int, max_unit: int, packed: bool = False, longest=None, **kw):
-        """The spec's text for the first over-long sample, then how many there are in the output, the first
-        few by file:line (samples: (path, line, token_count), in input order), and what to do. packed
-        (units.pack): the row length is `max_unit`; `longest`, the longest sample's token count, is the
-        row length that holds them all."""
-        err = cls.make(*samples[0], max_unit, **kw)
-        return extended(
-            err,
-            "counted_packed" if packed else "counted",
-            many=cls.texts("one" if count == 1 else "many", count=count),
-            max_unit=max_unit,
-            first=cls.texts("first", n=len(samples)) if count > len(samples) else "",
-            samples=[cls.texts("listed", path=p, n=n, tokens=c) for p, n, c in samples],
-            longest=max(c for *_, c in samples) if longest is None else longest,
-        )
+# a sample longer than the largest unit size (or the row length): the plan stage counts them
+# (mintdim/stages/plan.py overflow_counted)
+class UnitOverflowError(MintDimError): ...
 
 
 class OutputValidationError(MintDimError):
@@ -489,16 +313,6 @@ class OutputValidationError(MintDimError):
         --rebuild`, `job.run(rebuild=True)`); unknown: the same command with --rebuild."""
         how = f"`{how}`" if how else super().texts("rebuild_how")
         return super().texts(key, how=how, **fields)
-
-    @classmethod
-    def other_config(cls, directory: str, build_id: str, changes: list[str], how: str | None = None, **kw):
-        changed = cls.texts("config_changes", changes=changes) if changes else ""
-        return cls.message("other_config", directory, build_id, changed, how, **kw)
-
-    @classmethod
-    def index_count(cls, path: str, listed: int, total: int, name: str = "sample_index.jsonl", **kw):
-        """name: the index that lists the samples (sample_index.jsonl, sample_index.idx)."""
-        return cls.message("index_count", path, listed, total, name, **kw)
 
     @classmethod
     def index_file(cls, key: str, file: str, *fields, **kw):
@@ -532,53 +346,22 @@ class OutputValidationError(MintDimError):
 CHECKSUM_FILES_SHOWN = 20  # files named per kind in OutputValidationError.checksums_differ
 
 
-class TokenDTypeValidationError(MintDimError):
-    @classmethod
-    def make(cls, vocab_size: int | None = None, **kw):
-        return cls.message("too_large" if vocab_size is None else "too_large_vocab", vocab_size, **kw)
+class TokenDTypeValidationError(MintDimError): ...
 
 
-class SamplesPerShardError(MintDimError):
-    pass
+class SamplesPerShardError(MintDimError): ...
 
 
-class BuildError(MintDimError):
-    @classmethod
-    def already_running(cls, root: str, pid: str, **kw):
-        return cls.message(
-            "already_running", root, cls.texts("who_pid" if pid else "who_unknown", pid=pid), **kw
-        )
-
-    @classmethod
-    def job_failed(
-        cls, stage: str, cause: str, paths: str | None = None, named: bool = True, space: bool = False, **kw
-    ):
-        """A job failed without a MintDim error (an OSError, a bug): its cause, the path where there
-        is one (named: the system named it; else where the job writes), advice when a disk is full."""
-        where = cls.texts("path_named" if named else "path_writing", paths=paths) if paths else ""
-        return cls.message("job_failed", stage, cause, where, cls.texts("full") if space else "", **kw)
+class BuildError(MintDimError): ...
 
 
-class MissingExtraError(MintDimError, ImportError):
-    @classmethod
-    def make(cls, what: str, extra: str | None, package: str, **kw):
-        how = cls.texts(
-            "pip" if extra is None else "pip_extra_or" if package else "pip_extra",
-            extra=extra,
-            package=package,
-        )
-        return cls.message("needs", what, package, how, **kw)
+class MissingExtraError(MintDimError, ImportError): ...
 
 
 class ClusterError(MintDimError):
     @classmethod
     def no_partition(cls, partition: str, known: list[str], **kw):
         return cls.message("no_partition", partition, known or ["(none)"], **kw)
-
-    @classmethod
-    def no_status(cls, command: str, answer: str, other: str | None, **kw):
-        advice = cls.texts("status_other" if other else "status_any", other=other)
-        return cls.message("no_status", command, answer, advice, **kw)
 
     @classmethod
     def short_min_job_age(cls, age: int | None, needed: int, sacct: str | None, **kw):
@@ -588,79 +371,20 @@ class ClusterError(MintDimError):
         return cls.message("short_min_job_age", seen, needed, why, **kw)
 
 
-class UsageError(MintDimError):
-    @classmethod
-    def sample_range(cls, sample: int, count: int, out: str, **kw):
-        return cls.message("sample_range", sample, count, out, count - 1, **kw)
+class UsageError(MintDimError): ...
 
 
-class ExportError(MintDimError):
-    pass
+class ExportError(MintDimError): ...
 
 
-class TokenizerToolError(MintDimError):
-    @classmethod
-    def merges_line(cls, path: str, line: str, **kw):
-        return cls.message("merges_line", path, line[:80], **kw)
+class TokenizerToolError(MintDimError): ...
 
 
-def schema_violation(path: list, message: str) -> MintDimError:
-    """A JSON Schema violation no named problem words (jsonschema's own English, in both texts), with the
-    error class of the block it is in."""
-    where = ".".join(str(p) for p in path) or "config"
-    text = f"{where}: {message}"
-    block, sub = (list(path) + [None, None])[:2]
-    if block == "tokenizer":
-        return TokenizerValidationError.config(text, text)
-    if block == "units":
-        return UnitValidationError.invalid(text, [sub])
-    if block == "output" and sub == "samples_per_shard":
-        return SamplesPerShardError.invalid(text)
-    if block == "output":
-        return OutputValidationError.invalid(text)
-    if block == "source" and sub == "fields":
-        return FieldMappingError.invalid(text)
-    if block == "source" and sub == "templates":
-        return TemplateMappingError.invalid(text)
-    return PipelineValidationError.invalid(text, text)
-
-
-def markdown_sections(err: MintDimError) -> str:
-    """The error in both languages as two Markdown sections, English first (the body of a failure marker,
-    mintdim/formats/records.py)."""
-    return f"## Error\n\n```\n{err.render('en')}\n```\n\n## Lỗi\n\n```\n{err.render('vi')}\n```\n"
-
-
+# every error class by its spec name (from_dict, mintdim's public names)
 ERROR_CLASSES = {
-    cls.__name__: cls
-    for cls in [
-        MintDimError,
-        PipelineValidationError,
-        MintDimFileNotFoundError,
-        SourceParseError,
-        SampleSchemaError,
-        TokenizerValidationError,
-        TokenizerSpecialTokenError,
-        TokenizerMappingError,
-        FieldMappingError,
-        TemplateMappingError,
-        TemplateFieldMismatchError,
-        TemplateTokenizerError,
-        UnitMappingError,
-        OutputMappingError,
-        UnitValidationError,
-        UnitOverflowError,
-        OutputValidationError,
-        TokenDTypeValidationError,
-        SamplesPerShardError,
-        BuildError,
-        TokenizerToolError,
-        ChatTemplateError,
-        MissingExtraError,
-        UsageError,
-        ExportError,
-        ClusterError,
-    ]
+    name: value
+    for name, value in list(globals().items())
+    if isinstance(value, type) and issubclass(value, MintDimError) and not name.startswith("_")
 }
 
 __all__ = list(ERROR_CLASSES) + ["LANGS"]

@@ -162,6 +162,18 @@ def _where(raw, place: tuple) -> str:
     return "source.chat"
 
 
+def did_you_mean(unknown, known) -> E.Both:
+    """A paragraph "Did you mean ...?" per unknown name that has a close known one (difflib)."""
+    import difflib
+
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), sorted(known), n=1, cutoff=0.6)
+        if close:
+            hints.append(E.MintDimError.texts("did_you_mean", name=name, close=close[0]))
+    return E.Both("".join(h.en for h in hints), "".join(h.vi for h in hints))
+
+
 # the arguments an `x-error` may name: (violation, annotated value, its place, the config) -> value
 ARGS = {
     "value": lambda err, value, place, raw: value,
@@ -178,6 +190,8 @@ ARGS = {
     "forbidden": lambda err, value, place, raw: _forbidden(err, value),
     "forbidden_sorted": lambda err, value, place, raw: sorted(_forbidden(err, value)),
     "where": lambda err, value, place, raw: _where(raw, place),
+    "hints": lambda err, value, place, raw: did_you_mean(sorted(_extras(err)), err.schema["properties"]),
+    "hint": lambda err, value, place, raw: did_you_mean(_extras(err)[:1], err.schema["properties"]),
 }
 _CALL = re.compile(r"(\w+)\.(\w+)\((.*)\)")
 
@@ -199,6 +213,19 @@ def _argument(arg: str, err, value, place: tuple, raw):
 
 
 def unworded(found: Findings) -> E.MintDimError:
-    """A violation no named problem words: jsonschema's text, with the error class of its block."""
+    """A violation no named problem words: jsonschema's own English (in both texts), with the error class
+    of the block it is in."""
     err = found.first()
-    return E.schema_violation(list(err.absolute_path), err.message)
+    path = list(err.absolute_path)
+    text = f"{'.'.join(map(str, path)) or 'config'}: {err.message}"
+    block, sub = (path + [None, None])[:2]
+    if block == "tokenizer":
+        return E.TokenizerValidationError.config(text, text)
+    if block == "units":
+        return E.UnitValidationError.invalid(text, [sub])
+    if block == "output":
+        cls = E.SamplesPerShardError if sub == "samples_per_shard" else E.OutputValidationError
+        return cls.invalid(text)
+    if block == "source" and sub in ("fields", "templates"):
+        return (E.FieldMappingError if sub == "fields" else E.TemplateMappingError).invalid(text)
+    return E.PipelineValidationError.invalid(text)

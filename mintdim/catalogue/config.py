@@ -13,6 +13,14 @@ _ARITY = Msg(
 )
 
 MESSAGES = {
+    # a paragraph of an unknown key's or kind's hint: the closest known name (mintdim/schema.py)
+    "MintDimError": {
+        "did_you_mean": Msg(
+            "name close",
+            "\n\nDid you mean {close!r} instead of {name!r}?",
+            "\n\nCó phải ý bạn là {close!r} thay vì {name!r}?",
+        ),
+    },
     "PipelineValidationError": {
         "missing": Msg(
             "keys",
@@ -66,8 +74,8 @@ MESSAGES = {
             "{path} không phải YAML hợp lệ: {exc}",
             base="invalid",
         ),
-        # unknown keys (mintdim/config.py, from the schema's additionalProperties); `hint`: "Did you
-        # mean ...?" paragraphs (PipelineValidationError.unknown_keys picks the entry)
+        # unknown keys (mintdim/config.py, from the schema's additionalProperties): of the config, or of
+        # a block; `hint`: "Did you mean ...?" paragraphs (did_you_mean, mintdim/schema.py)
         "unknown_config_keys": Msg(
             "unknown hint",
             "unknown config keys: {unknown!r}{hint}",

@@ -3,39 +3,66 @@ fit the config, conversations the chat template cannot render (mintdim/sources/,
 
 from mintdim.catalogue.entry import Msg
 
+# a file not found: the context (English, then Vietnamese), and the file after it
+_MISSING = (
+    "Required file was not found.\n\nContext: ",
+    "\n\nMissing file: {path}",
+    "Không tìm thấy file cần dùng.\n\nContext: ",
+    "\n\nFile thiếu: {path}",
+)
+# a chat template dropped a message: what is missing (its content, one of its tool calls), then the fix
+_DROPPED = (
+    "A message is missing from the rendered conversation: the chat template dropped it.\n\n"
+    "File: {path}\n\nLine: {line}\n\nMessage: {where} (role {role})\n\nProblem: ",
+    " is not in the rendered conversation{roles:?dropped_named}; MintDim never drops a message silently"
+    "\n\nFix: ",
+    "Một tin nhắn bị thiếu trong hội thoại đã render: chat template đã bỏ nó.\n\nFile: {path}\n\n"
+    "Dòng: {line}\n\nTin nhắn: {where} (role {role})\n\nVấn đề: ",
+    " không có trong hội thoại đã render{roles:?dropped_named}; MintDim không bao giờ âm thầm bỏ một tin "
+    "nhắn\n\nCách sửa: ",
+)
+
 MESSAGES = {
-    # a file a build, a reader or a command needs; resolved(): a relative path, then the directory it
-    # was resolved from; tokenizer_dir_file(): then what the directory kind's directory holds
+    # a file a build, a reader or a command needs; resolved (pre-flight): a relative path, then the
+    # directory it was resolved from (`base`), then what the directory that lacks it holds (`holds`)
     "MintDimFileNotFoundError": {
         "make": Msg(
-            "context path",
-            "Required file was not found.\n\nContext: {context}\n\nMissing file: {path}",
-            "Không tìm thấy file cần dùng.\n\nContext: {context}\n\nFile thiếu: {path}",
+            "context path", _MISSING[0] + "{context}" + _MISSING[1], _MISSING[2] + "{context}" + _MISSING[3]
         ),
+        "resolved": Msg(
+            "context path base holds",
+            _MISSING[0] + "{context}" + _MISSING[1] + "{base:?resolved_from}{holds:?holds}",
+            _MISSING[2] + "{context}" + _MISSING[3] + "{base:?resolved_from}{holds:?holds}",
+        ),
+        "holds": Msg("holds", "\n\n{holds}", "\n\n{holds}"),
         "resolved_from": Msg(
             "base",
             "\n\nResolved from: {base} (relative paths start from the directory you run in)",
             "\n\nTính từ thư mục: {base} (đường dẫn tương đối tính từ thư mục bạn chạy lệnh)",
         ),
-        # datasets_state(): a directory given as a source that is not a `datasets` directory
+        # a directory given as a source that is not a `datasets` directory (no state.json: `path`); `split`:
+        # a split's directory, when it holds a DatasetDict
         "datasets_state": Msg(
-            "",
-            "\n\nA datasets directory is what Dataset.save_to_disk writes: its Arrow files, "
-            "dataset_info.json and state.json (which lists the Arrow files in order).",
-            "\n\nThư mục datasets là thứ Dataset.save_to_disk ghi ra: các file Arrow, dataset_info.json "
-            "và state.json (liệt kê các file Arrow theo thứ tự).",
+            "path split",
+            _MISSING[0] + "source (a datasets directory)" + _MISSING[1] + "\n\nA datasets directory is what "
+            "Dataset.save_to_disk writes: its Arrow files, dataset_info.json and state.json (which lists the "
+            "Arrow files in order).{split:?dataset_dict}",
+            _MISSING[2] + "source (a datasets directory)" + _MISSING[3] + "\n\nThư mục datasets là thứ "
+            "Dataset.save_to_disk ghi ra: các file Arrow, dataset_info.json và state.json (liệt kê các file "
+            "Arrow theo thứ tự).{split:?dataset_dict}",
         ),
         "dataset_dict": Msg(
-            "d",
+            "split",
             "\n\nThis directory holds a DatasetDict (dataset_dict.json): give one split's directory, "
-            "e.g. {d}/train.",
+            "e.g. {split}.",
             "\n\nThư mục này chứa một DatasetDict (dataset_dict.json): hãy chỉ định thư mục của một "
-            "split, ví dụ {d}/train.",
+            "split, ví dụ {split}.",
         ),
     },
     # an input that cannot be read (mintdim/sources/): every text names the file, the error's file
     "SourceParseError": {
-        # make(path, line, reason): a JSONL line; the entry line_<reason> says why
+        # a JSONL line: the entry line_<reason> says why (json, utf8, object, surrogate, compressed,
+        # unreadable)
         "parse": Msg(
             "path line problem",
             "JSONL line could not be parsed.\n\nFile: {path}\n\nLine: {line}\n\nReason: {problem}",
@@ -62,15 +89,15 @@ MESSAGES = {
             "path line", "the file could not be read", "không đọc được file", base="parse"
         ),
         # an input whose name is none MintDim reads (sources/inputs.py ACCEPTED), then the fix for
-        # what the file seems to hold (shape_<shape>: a JSON array, JSON objects)
+        # what the file seems to hold (sources/inputs.py shape_of): a JSON array, or JSON objects
         "unknown_kind": Msg(
-            "path",
+            "path array lines stem",
             "Input file is not of a kind MintDim reads.\n\nFile: {path}\n\nReason: MintDim reads JSON "
             "Lines (.jsonl, .jsonl.gz, .jsonl.zst), Parquet (.parquet) and datasets directories (what "
-            "Dataset.save_to_disk writes), told apart by their names",
+            "Dataset.save_to_disk writes), told apart by their names{array:?shape_array}{lines:?shape_lines}",
             "File đầu vào không thuộc loại MintDim đọc được.\n\nFile: {path}\n\nLý do: MintDim đọc JSON "
             "Lines (.jsonl, .jsonl.gz, .jsonl.zst), Parquet (.parquet) và thư mục datasets (do "
-            "Dataset.save_to_disk ghi ra), phân biệt theo tên",
+            "Dataset.save_to_disk ghi ra), phân biệt theo tên{array:?shape_array}{lines:?shape_lines}",
         ),
         "shape_array": Msg(
             "path stem",
@@ -86,7 +113,7 @@ MESSAGES = {
             "\n\nThe file starts with a JSON object: if it is JSON Lines, rename it to .jsonl",
             "\n\nFile bắt đầu bằng một JSON object: nếu nó là JSON Lines, hãy đổi tên thành .jsonl",
         ),
-        # empty(path, reason, kind): an input with no sample at all (source.allow_empty: true makes it
+        # an input with no sample at all (source.allow_empty: true makes it
         # a warning); kind: JSONL, Parquet, datasets (sources/inputs.py label); empty_<reason> says why
         "no_samples": Msg(
             "path kind problem",
@@ -113,7 +140,7 @@ MESSAGES = {
             "{kind} row could not be read.\n\nFile: {path}\n\nRow: {line}\n\nReason: {problem}",
             "Không đọc được hàng {kind}.\n\nFile: {path}\n\nHàng: {line}\n\nLý do: {problem}",
         ),
-        # footer(path, detail): a damaged or missing footer, so no row can be read, from the first one on
+        # footer: a damaged or missing footer, so no row can be read, from the first one on (line: Row 1)
         "footer": Msg(
             "path line detail",
             "the file's footer (the index of its row groups) is damaged or missing, so no row can be "
@@ -309,8 +336,8 @@ MESSAGES = {
             "function của tool call không có name (string)",
             base="chat_message",
         ),
-        # found: what the arguments are ("missing", "JSON type array", "a string that is not JSON", ...),
-        # in Vietnamese by FOUND_VI
+        # found: what the arguments are: "missing" (in both texts), or one of the three found_* below
+        # (mintdim/sources/chat.py picks it)
         "chat_tool_call_arguments": Msg(
             "path line message name found",
             "arguments of tool call {name!r} must be a JSON object or a string holding one, found {found}",
@@ -318,6 +345,9 @@ MESSAGES = {
             "hiện có: {found}",
             base="chat_message",
         ),
+        "found_not_json": Msg("", "a string that is not JSON", "string không phải JSON"),
+        "found_string": Msg("type", "a string holding JSON type {type}", "string chứa kiểu JSON {type}"),
+        "found_type": Msg("type", "JSON type {type}", "kiểu JSON {type}"),
         "chat_kwargs_not_object": Msg(
             "path line name found",
             "{name!r} must be a JSON object (template variables), found JSON type {found}",
@@ -372,38 +402,28 @@ MESSAGES = {
             "Cách sửa: dùng template render nguyên văn nội dung (hoặc có thẻ {{% generation %}}), hoặc không "
             "train tin nhắn này",
         ),
-        # dropped(): a message the template did not render (`what`: its content, or one of its tool
-        # calls); `where`: its index, or the record's system prompt key (source.chat.system); `named`:
-        # the roles the template names, when it names some
+        # dropped: a message the template did not render: its content, or (dropped@call) one of its tool
+        # calls; `where`: its index, or the record's system prompt key (source.chat.system, dropped_system);
+        # `roles`: the roles the template names, when it names some
         "dropped": Msg(
-            "path line where role what named fix",
-            "A message is missing from the rendered conversation: the chat template dropped it.\n\n"
-            "File: {path}\n\nLine: {line}\n\nMessage: {where} (role {role})\n\n"
-            "Problem: {what} is not in the rendered conversation{named}; MintDim never drops a "
-            "message silently\n\nFix: {fix}",
-            "Một tin nhắn bị thiếu trong hội thoại đã render: chat template đã bỏ nó.\n\nFile: {path}\n\n"
-            "Dòng: {line}\n\nTin nhắn: {where} (role {role})\n\n"
-            "Vấn đề: {what} không có trong hội thoại đã render{named}; MintDim không bao giờ âm thầm "
-            "bỏ một tin nhắn\n\nCách sửa: {fix}",
+            "path line where role call roles",
+            _DROPPED[0] + "its content" + _DROPPED[1] + "map the role to one the template renders "
+            "(source.chat.roles), or, to let the template drop this role's messages, list it: "
+            "source.chat.drop_roles: [{role}]",
+            _DROPPED[2] + "nội dung của tin nhắn" + _DROPPED[3] + "ánh xạ role sang một role mà template "
+            "render (source.chat.roles), hoặc, để template bỏ các tin nhắn của role này, liệt kê nó: "
+            "source.chat.drop_roles: [{role}]",
+        ),
+        "dropped@call": Msg(
+            "path line where role call roles",
+            _DROPPED[0] + "its tool call {call!r}" + _DROPPED[1] + "use a chat template that writes tool "
+            "calls: tokenizer: {{hf_dir: {{path: ..., chat_template: FILE}}}}",
+            _DROPPED[2] + "tool call {call!r} của tin nhắn" + _DROPPED[3] + "dùng chat template có viết tool "
+            "call: tokenizer: {{hf_dir: {{path: ..., chat_template: FILE}}}}",
         ),
         "dropped_system": Msg("name", "system prompt {name!r}", "system prompt {name!r}"),
-        "dropped_content": Msg("", "its content", "nội dung của tin nhắn"),
-        "dropped_call": Msg("call", "its tool call {call!r}", "tool call {call!r} của tin nhắn"),
         "dropped_named": Msg(
             "roles", " (the template names the roles {roles:comma})", " (template có các role {roles:comma})"
-        ),
-        "fix_role": Msg(
-            "role",
-            "map the role to one the template renders (source.chat.roles), or, to let the template drop "
-            "this role's messages, list it: source.chat.drop_roles: [{role}]",
-            "ánh xạ role sang một role mà template render (source.chat.roles), hoặc, để template bỏ các "
-            "tin nhắn của role này, liệt kê nó: source.chat.drop_roles: [{role}]",
-        ),
-        "fix_tool_calls": Msg(
-            "",
-            "use a chat template that writes tool calls: tokenizer: {{hf_dir: {{path: ..., chat_template: "
-            "FILE}}}}",
-            "dùng chat template có viết tool call: tokenizer: {{hf_dir: {{path: ..., chat_template: FILE}}}}",
         ),
         "missing": Msg(
             "tokenizer",
@@ -423,10 +443,3 @@ MESSAGES = {
         ),
     },
 }
-
-# chat_tool_call_arguments' `found` in Vietnamese: these words replaced in order
-FOUND_VI = (
-    ("a string that is not JSON", "string không phải JSON"),
-    ("a string holding JSON type", "string chứa kiểu JSON"),
-    ("JSON type", "kiểu JSON"),
-)

@@ -236,9 +236,10 @@ MESSAGES = {
             _MISMATCH[1] + "fields khai báo {field}, nhưng template không dùng {{{field}}}",
         ),
     },
+    # make: make@literal when the static part that encodes to UNK is known
     "TemplateTokenizerError": {
-        "unk": Msg("file_index template literal", *_UNK),
-        "unk_literal": Msg(
+        "make": Msg("file_index template literal", *_UNK),
+        "make@literal": Msg(
             "file_index template literal",
             _UNK[0] + "\n\nLiteral: {literal:json}",
             _UNK[1] + "\n\nLiteral: {literal:json}",

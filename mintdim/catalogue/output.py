@@ -116,9 +116,20 @@ _TOO_LARGE = (
     "• uint16\n• uint32",
 )
 
+# UNIT_BUILD_FAILED.md in each unit directory of a failed build (mintdim/formats/records.py): the error in
+# both languages as two Markdown sections, English first (one text: the file is the same in both)
+_MARKER = (
+    "# Unit build failed\n\n"
+    "This unit of the MintDim build was not finalized because the build failed.\n"
+    "Nothing here is a usable shard. Fix the cause and rerun the same command;\n"
+    "MintDim replaces this marker with the finished output.\n\n"
+    "## Error\n\n```\n{en}\n```\n\n## Lỗi\n\n```\n{vi}\n```\n"
+)
+
 MESSAGES = {
-    # source.on_bad_record (mintdim/stages/bad_records.py): after the first bad record's own error
     "MintDimError": {
+        "failure_marker": Msg("en vi", _MARKER, _MARKER),
+        # source.on_bad_record (mintdim/stages/bad_records.py): after the first bad record's own error
         "bad_record": Msg("count", "1 bad record", "1 bản ghi lỗi"),
         "bad_records": Msg("count", "{count} bad records", "{count} bản ghi lỗi"),
         "bad_first": Msg("n", "; the first {n}", "; {n} bản ghi đầu tiên"),
@@ -328,6 +339,7 @@ MESSAGES = {
             "Chưa build gì. Để build lại từ dữ liệu hiện tại, hãy chạy {how} (chỉ thay output này, do "
             "MintDim ghi, khi output mới đã hoàn tất), hoặc xoá thư mục trước.",
         ),
+        # other_config: the config's changes (a list), when it has some
         "config_changes": Msg(
             "changes",
             "\n\nChanged in the config since that build:\n\n{changes:bullets}",
@@ -336,13 +348,13 @@ MESSAGES = {
         "other_config": Msg(
             "directory build_id changes how",
             "Output directory holds the finished output of another MintDim config (build {build_id}).\n\n"
-            "Directory: {directory}{changes}\n\nNothing was built. Use a new output directory; or, to "
-            "replace that output, run {how} (replaces only what MintDim wrote there, once the new output "
-            "is complete), or delete it.",
+            "Directory: {directory}{changes:?config_changes}\n\nNothing was built. Use a new output "
+            "directory; or, to replace that output, run {how} (replaces only what MintDim wrote there, once "
+            "the new output is complete), or delete it.",
             "Thư mục output chứa output đã hoàn tất của một config MintDim khác (build {build_id}).\n\n"
-            "Thư mục: {directory}{changes}\n\nChưa build gì. Hãy dùng thư mục output mới; hoặc, để thay "
-            "output đó, chạy {how} (chỉ thay những gì MintDim đã ghi, khi output mới đã hoàn tất), hoặc "
-            "xoá nó.",
+            "Thư mục: {directory}{changes:?config_changes}\n\nChưa build gì. Hãy dùng thư mục output mới; "
+            "hoặc, để thay output đó, chạy {how} (chỉ thay những gì MintDim đã ghi, khi output mới đã hoàn "
+            "tất), hoặc xoá nó.",
         ),
         # a finished MintDim output (its manifest.json) that this work directory has no record of
         "unrecorded": Msg(
@@ -559,9 +571,10 @@ MESSAGES = {
             "... và {n} file khác (`mintdim verify {path}` liệt kê đủ)",
         ),
     },
+    # make: make@vocab_size when the vocabulary's size is known
     "TokenDTypeValidationError": {
-        "too_large": Msg("vocab_size", *_TOO_LARGE),
-        "too_large_vocab": Msg(
+        "make": Msg("vocab_size", *_TOO_LARGE),
+        "make@vocab_size": Msg(
             "vocab_size",
             _TOO_LARGE[0] + "\n\nvocab_size: {vocab_size}",
             _TOO_LARGE[1] + "\n\nvocab_size: {vocab_size}",

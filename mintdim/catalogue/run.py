@@ -9,6 +9,24 @@ _DISK = (
     "Free space (or set work_dir / output.dir on a larger disk), then run the same command again.",
     "Hãy giải phóng dung lượng (hoặc đặt work_dir / output.dir trên ổ lớn hơn), rồi chạy lại đúng lệnh này.",
 )
+_RUNNING = (
+    "This build is already running (",
+    "), with the same work directory.\n\n"
+    "Work directory: {root}\n\nWait for it to finish, or stop it, then run the same command again.",
+    "Build này đang chạy (",
+    "), cùng thư mục làm việc.\n\n"
+    "Thư mục làm việc: {root}\n\nHãy đợi nó chạy xong hoặc dừng nó, rồi chạy lại đúng lệnh này.",
+)
+_NEEDS = (
+    "{what} needs a package that is not installed: {package}.\n\nInstall it with: ",
+    "{what} cần một package chưa được cài: {package}.\n\nHãy cài bằng: ",
+)
+_NO_STATUS = (
+    "Slurm cannot tell this build when its jobs end: the job-status command fails, and the build "
+    "would wait for ever. No job was submitted.\n\nCommand: {command}\nAnswer: {answer}\n\n",
+    "Slurm không thể cho build biết khi nào các job kết thúc: lệnh kiểm tra trạng thái job thất bại, "
+    "và build sẽ chờ mãi. Chưa có job nào được gửi.\n\nLệnh: {command}\nTrả lời: {answer}\n\n",
+)
 _RESUME = (
     "Run the same command again: the build resumes from the finished jobs, and its output is the same as "
     "an uninterrupted build's.",
@@ -45,25 +63,29 @@ MESSAGES = {
             "Snakemake đã bị kill (tín hiệu {signum}).\n\nLog: {log}\n\n" + _RESUME[1],
             base="make",
         ),
-        "who_pid": Msg("pid", "process {pid}", "tiến trình {pid}"),
-        "who_unknown": Msg("pid", "another process", "một tiến trình khác"),
+        # another run holds the work directory: the process (already_running@pid) when its pid is known
         "already_running": Msg(
-            "root who",
-            "This build is already running ({who}), with the same work directory.\n\n"
-            "Work directory: {root}\n\nWait for it to finish, or stop it, then run the same command again.",
-            "Build này đang chạy ({who}), cùng thư mục làm việc.\n\n"
-            "Thư mục làm việc: {root}\n\nHãy đợi nó chạy xong hoặc dừng nó, rồi chạy lại đúng lệnh này.",
+            "root pid",
+            _RUNNING[0] + "another process" + _RUNNING[1],
+            _RUNNING[2] + "một tiến trình khác" + _RUNNING[3],
+            base="make",
+        ),
+        "already_running@pid": Msg(
+            "root pid",
+            _RUNNING[0] + "process {pid}" + _RUNNING[1],
+            _RUNNING[2] + "tiến trình {pid}" + _RUNNING[3],
             base="make",
         ),
         # a job failed without a MintDim error (an OSError, a bug): its cause, the path where there is one
+        # (paths@named: the system named it, else where the job writes), advice when a disk is full (space)
         "job_failed": Msg(
-            "stage cause where full",
-            "Stage: {stage}\n\nCause: {cause}{where}{full}",
-            "Giai đoạn: {stage}\n\nNguyên nhân: {cause}{where}{full}",
+            "stage cause paths named space",
+            "Stage: {stage}\n\nCause: {cause}{paths:?paths}{space:?full}",
+            "Giai đoạn: {stage}\n\nNguyên nhân: {cause}{paths:?paths}{space:?full}",
             base="make",
         ),
-        "path_named": Msg("paths", "\n\nPath: {paths}", "\n\nĐường dẫn: {paths}"),
-        "path_writing": Msg("paths", "\n\nWriting to: {paths}", "\n\nĐang ghi vào: {paths}"),
+        "paths@named": Msg("paths", "\n\nPath: {paths}", "\n\nĐường dẫn: {paths}"),
+        "paths": Msg("paths", "\n\nWriting to: {paths}", "\n\nĐang ghi vào: {paths}"),
         "full": Msg(
             "",
             "\n\nThe file system is full, or a file size or quota limit was reached. " + _DISK[0],
@@ -118,19 +140,17 @@ MESSAGES = {
         ),
     },
     # an optional part of MintDim used without its package (an ImportError: `except ImportError` works)
+    # make: the package alone; make@extra: MintDim's extra that installs it (or the package itself)
     "MissingExtraError": {
-        "needs": Msg(
-            "what package how",
-            "{what} needs a package that is not installed: {package}.\n\nInstall it with: {how}",
-            "{what} cần một package chưa được cài: {package}.\n\nHãy cài bằng: {how}",
+        "make": Msg(
+            "what extra package", _NEEDS[0] + "pip install {package}", _NEEDS[1] + "pip install {package}"
         ),
-        "pip": Msg("extra package", "pip install {package}", "pip install {package}"),
-        "pip_extra": Msg("extra package", "pip install 'mintdim[{extra}]'", "pip install 'mintdim[{extra}]'"),
-        "pip_extra_or": Msg(
-            "extra package",
-            "pip install 'mintdim[{extra}]' (or pip install {package})",
-            "pip install 'mintdim[{extra}]' (or pip install {package})",
+        "make@extra": Msg(
+            "what extra package",
+            _NEEDS[0] + "pip install 'mintdim[{extra}]'{package:?or_package}",
+            _NEEDS[1] + "pip install 'mintdim[{extra}]'{package:?or_package}",
         ),
+        "or_package": Msg("package", " (or pip install {package})", " (or pip install {package})"),
     },
     # a Slurm cluster that the build cannot ask what it needs (mintdim/run/slurm.py): the command, its
     # answer, and the profile key (or cluster setting) that makes it work. Nothing was submitted.
@@ -157,26 +177,20 @@ MESSAGES = {
             "Hãy đặt slurm_partition (default-resources của profile, hoặc set-resources của một rule) "
             "thành một trong số đó.",
         ),
-        # the job-status command cannot tell when a job ends: the build would wait for ever
+        # the job-status command cannot tell when a job ends: the build would wait for ever; no_status@other:
+        # the other command answers
         "no_status": Msg(
-            "command answer advice",
-            "Slurm cannot tell this build when its jobs end: the job-status command fails, and the build "
-            "would wait for ever. No job was submitted.\n\nCommand: {command}\nAnswer: {answer}\n\n"
-            "{advice}",
-            "Slurm không thể cho build biết khi nào các job kết thúc: lệnh kiểm tra trạng thái job thất bại, "
-            "và build sẽ chờ mãi. Chưa có job nào được gửi.\n\nLệnh: {command}\nTrả lời: {answer}\n\n"
-            "{advice}",
-        ),
-        "status_other": Msg(
-            "other",
-            "Set slurm-status-command: {other} in the profile.",
-            "Hãy đặt slurm-status-command: {other} trong profile.",
-        ),
-        "status_any": Msg(
-            "other",
-            "Set slurm-status-command in the profile to a command that answers here (sacct or squeue).",
-            "Hãy đặt slurm-status-command trong profile thành một lệnh trả lời được ở đây "
+            "command answer other",
+            _NO_STATUS[0]
+            + "Set slurm-status-command in the profile to a command that answers here (sacct or "
+            "squeue).",
+            _NO_STATUS[1] + "Hãy đặt slurm-status-command trong profile thành một lệnh trả lời được ở đây "
             "(sacct hoặc squeue).",
+        ),
+        "no_status@other": Msg(
+            "command answer other",
+            _NO_STATUS[0] + "Set slurm-status-command: {other} in the profile.",
+            _NO_STATUS[1] + "Hãy đặt slurm-status-command: {other} trong profile.",
         ),
         # accounting disabled (or absent) and squeue forgets finished jobs before the next status check
         "short_min_job_age": Msg(

@@ -90,6 +90,20 @@ for _key in ("vocab_size", "unit", "out", "hot_pair_window_size"):
         *([r for r in rules if r.startswith(_key + " ")] for rules in TRAIN_RULES)
     )
 
+# a tokenizer MintDim cannot read: its problem after the supported formats (English, then Vietnamese)
+_UNSUPPORTED = (
+    "Unsupported tokenizer format.\n\nSupported formats:\n\n"
+    "• sentencepiece (.model)\n• huggingface tokenizer (.json)\n\n",
+    "\n\nAlso supported: unitoken (a model directory saved by ffbpe: ffbpe.json, vocab.json, "
+    "merges.txt), train_bpe (trains one from the data), and hf_dir (a model's tokenizer directory: "
+    "tokenizer.json + tokenizer_config.json).",
+    "Định dạng tokenizer chưa được hỗ trợ.\n\nCác định dạng hiện hỗ trợ:\n\n"
+    "• sentencepiece (.model)\n• huggingface tokenizer (.json)\n\n",
+    "\n\nCũng được hỗ trợ: unitoken (thư mục model do ffbpe lưu: ffbpe.json, vocab.json, "
+    "merges.txt), train_bpe (train từ dữ liệu), và hf_dir (thư mục tokenizer của model: "
+    "tokenizer.json + tokenizer_config.json).",
+)
+
 # a directory tokenizer kind, as messages name it
 DIR_NAMES = {
     "hf_dir": Both("a tokenizer directory", "thư mục tokenizer"),
@@ -252,24 +266,24 @@ MESSAGES = {
             "(thư mục tokenizer), không phải {kind}",
             base="kind",
         ),
-        # dir_expected(): a directory kind (hf_dir, unitoken) declared with a file's path; the fix names
-        # its directory when that holds the kind's files (name_the_dir), else says what it lacks
-        # (not_a_dir) and, for hf_dir given a .json file, the hf_json kind that reads the file alone
+        # dir_expected(): a directory kind (hf_dir, unitoken) declared with a file's path; the fix
+        # (dir_fix) names its directory when that holds the kind's files, else (dir_fix@missing) says what
+        # it lacks and, for hf_dir given a .json file (json_file), the hf_json kind that reads it alone
         "dir_expected": Msg(
             "kind path",
             "{kind} expects a tokenizer directory, but path {path} is a file",
             "{kind} cần một thư mục tokenizer, nhưng path {path} là một file",
             base="path",
         ),
-        "name_the_dir": Msg(
+        "dir_fix": Msg(
             "kind parent",
             "\n\nFix: name its directory: tokenizer: {{{kind}: {{path: {parent}}}}}",
             "\n\nCách sửa: chỉ định thư mục chứa nó: tokenizer: {{{kind}: {{path: {parent}}}}}",
         ),
-        "not_a_dir": Msg(
-            "parent what missing holds",
-            "\n\n{parent} is not {what}: it has no {missing}. {holds}",
-            "\n\n{parent} không phải {what}: không có {missing}. {holds}",
+        "dir_fix@missing": Msg(
+            "parent what missing holds json_file path",
+            "\n\n{parent} is not {what}: it has no {missing}. {holds}{json_file:?use_hf_json}",
+            "\n\n{parent} không phải {what}: không có {missing}. {holds}{json_file:?use_hf_json}",
         ),
         "use_hf_json": Msg(
             "path",
@@ -281,19 +295,15 @@ MESSAGES = {
         # a tokenizer MintDim cannot read: its problem after the supported formats
         "unsupported": Msg(
             "problem",
-            "Unsupported tokenizer format.\n\nSupported formats:\n\n"
-            "• sentencepiece (.model)\n• huggingface tokenizer (.json)\n\n{problem}\n\n"
-            "Also supported: unitoken (a model directory saved by ffbpe: ffbpe.json, vocab.json, "
-            "merges.txt), train_bpe (trains one from the data), and hf_dir (a model's tokenizer directory: "
-            "tokenizer.json + tokenizer_config.json).",
-            "Định dạng tokenizer chưa được hỗ trợ.\n\nCác định dạng hiện hỗ trợ:\n\n"
-            "• sentencepiece (.model)\n• huggingface tokenizer (.json)\n\n{problem}\n\n"
-            "Cũng được hỗ trợ: unitoken (thư mục model do ffbpe lưu: ffbpe.json, vocab.json, "
-            "merges.txt), train_bpe (train từ dữ liệu), và hf_dir (thư mục tokenizer của model: "
-            "tokenizer.json + tokenizer_config.json).",
+            _UNSUPPORTED[0] + "{problem}" + _UNSUPPORTED[1],
+            _UNSUPPORTED[2] + "{problem}" + _UNSUPPORTED[3],
         ),
-        # unknown_kind(kind, known): then the closest known kind, if one is close
-        "unknown_kind": Msg("kind", "Declared kind: {kind}", "Loại đã khai báo: {kind}", base="unsupported"),
+        # an unknown kind (the schema), then the closest known kind if one is close (hint: mintdim/schema.py)
+        "unknown_kind": Msg(
+            "kind hint",
+            _UNSUPPORTED[0] + "Declared kind: {kind}" + _UNSUPPORTED[1] + "{hint}",
+            _UNSUPPORTED[2] + "Loại đã khai báo: {kind}" + _UNSUPPORTED[3] + "{hint}",
+        ),
         # pre-flight: the tokenizer library could not read the file (its own words in `reason`)
         "unloadable": Msg(
             "kind path reason",
@@ -301,13 +311,21 @@ MESSAGES = {
             "Không tải được file dạng {kind}: {path} ({reason})",
             base="unsupported",
         ),
-        # extension(): a file kind's path without its extension; then, for a directory, that a file is
-        # expected, and for hf_json given a directory, the hf_dir kind (or its tokenizer.json alone)
+        # extension (mintdim/config.py): a file kind's path without its extension; then, for a directory,
+        # that a file is expected, and for hf_json given a directory (hf_dir), the hf_dir kind (or, json_file,
+        # its tokenizer.json alone)
         "extension": Msg(
-            "kind path",
-            "Declared: {kind} with path {path}",
-            "Đã khai báo: {kind} với path {path}",
-            base="unsupported",
+            "kind path directory hf_dir json_file dir",
+            _UNSUPPORTED[0]
+            + "Declared: {kind} with path {path}"
+            + _UNSUPPORTED[1]
+            + "{directory:?extension_directory}"
+            "{hf_dir:?use_hf_dir}{json_file:?or_tokenizer_json}",
+            _UNSUPPORTED[2]
+            + "Đã khai báo: {kind} với path {path}"
+            + _UNSUPPORTED[3]
+            + "{directory:?extension_directory}"
+            "{hf_dir:?use_hf_dir}{json_file:?or_tokenizer_json}",
         ),
         "extension_directory": Msg(
             "kind path",
@@ -329,31 +347,29 @@ MESSAGES = {
     },
     "TokenizerSpecialTokenError": {
         # make(token, path): then the tokenizer, if known, and the command that writes a usable copy
+        # (`shown`: the tokenizer or IN, `root` + `ext` its name; `name`: pad or unk)
         "make": Msg(
-            "token",
-            "Tokenizer library did not expose a required special token.\n\nSpecial token: {token}",
-            "Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: {token}",
+            "token path shown root name ext",
+            "Tokenizer library did not expose a required special token.\n\nSpecial token: {token}"
+            "{path:?tokenizer}\n\nFix: write a copy that appends the missing token (existing ids unchanged): "
+            "mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'",
+            "Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: {token}"
+            "{path:?tokenizer}\n\nCách sửa: tạo bản sao có thêm token còn thiếu (id hiện có không đổi): "
+            "mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'",
         ),
         "tokenizer": Msg("path", "\n\nTokenizer: {path}", "\n\nTokenizer: {path}"),
-        "add_specials": Msg(
-            "shown root name ext",
-            "\n\nFix: write a copy that appends the missing token (existing ids unchanged): "
-            "mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'",
-            "\n\nCách sửa: tạo bản sao có thêm token còn thiếu (id hiện có không đổi): "
-            "mintdim tokenizer add-specials {shown} {root}-with-{name}{ext} --{name} '<{name}>'",
-        ),
         # hf_dir: the directory declares no pad_token (Llama-3.1), or the config's pad_token is no token;
-        # `shown`: the special tokens it could pad with (`more`: how many more it has)
+        # `shown`: the special tokens it could pad with (`more`: how many more it has, if any)
         "dir_pad": Msg(
             "path problem shown more example",
             "Tokenizer library did not expose a required special token.\n\nSpecial token: pad_id\n\n"
             "Tokenizer: {path}\n\nProblem: {problem}\n\nExisting special tokens it could pad with: "
-            "{shown}{more}\n\nFix: name one in the tokenizer block: hf_dir: {{path: {path}, pad_token: "
-            "{example:json}}}",
+            "{shown}{more:?more_tokens}\n\nFix: name one in the tokenizer block: hf_dir: {{path: {path}, "
+            "pad_token: {example:json}}}",
             "Thư viện tokenizer không cung cấp special token bắt buộc.\n\nSpecial token: pad_id\n\n"
             "Tokenizer: {path}\n\nVấn đề: {problem}\n\nCác special token hiện có có thể dùng để pad: "
-            "{shown}{more}\n\nCách sửa: chỉ định một token trong khối tokenizer: hf_dir: {{path: {path}, "
-            "pad_token: {example:json}}}",
+            "{shown}{more:?more_tokens}\n\nCách sửa: chỉ định một token trong khối tokenizer: hf_dir: "
+            "{{path: {path}, pad_token: {example:json}}}",
         ),
         "pad_not_a_token": Msg(
             "declared",
@@ -366,6 +382,6 @@ MESSAGES = {
             "thư mục không khai báo pad_token (tokenizer_config.json, special_tokens_map.json)",
         ),
         "no_tokens": Msg("", "none", "không có"),
-        "more_tokens": Msg("n", " (and {n} more)", " (và {n} token khác)"),
+        "more_tokens": Msg("more", " (and {more} more)", " (và {more} token khác)"),
     },
 }

@@ -19,7 +19,7 @@ def run(args) -> int:
 
         count = open_dataset(args.output).num_samples
         if not 0 <= args.sample < count:
-            raise E.UsageError.sample_range(args.sample, count, args.output)
+            raise E.UsageError.sample_range(args.sample, count, args.output, count - 1)
 
         print(
             render_sample(

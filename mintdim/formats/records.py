@@ -196,12 +196,8 @@ def same_tree(a: str, b: str) -> str | None:
 
 
 def marker_text(err) -> str:
-    return (
-        "# Unit build failed\n\n"
-        "This unit of the MintDim build was not finalized because the build failed.\n"
-        "Nothing here is a usable shard. Fix the cause and rerun the same command;\n"
-        "MintDim replaces this marker with the finished output.\n\n" + E.markdown_sections(err)
-    )
+    """UNIT_BUILD_FAILED.md: what the marker is, then the error in both languages (the catalogue's text)."""
+    return E.MintDimError.texts("failure_marker", en=err.render("en"), vi=err.render("vi")).en
 
 
 def write_failure_markers(build, err, only=None) -> list[str]:

@@ -330,7 +330,7 @@ def from_jsonl(out_dir: str, manifest: dict, samples: int, block: int = 1 << 16)
             seen += len(objs)
             parts.append(_block_columns(objs, names, sizes, packed, out_dir))
     if seen != samples:
-        raise E.OutputValidationError.index_count(out_dir, seen, samples)
+        raise E.OutputValidationError.index_count(out_dir, seen, samples, output.SAMPLE_INDEX)
     c = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, np.int64) for k in _FROM_LINES}
     placed = ~np.isin(c["status"], DROPPED)
     if packed:

@@ -200,12 +200,13 @@ def _tool_calls(calls, at: int) -> list[dict]:
             try:
                 args = json.loads(args)
             except ValueError:
-                raise _Failure(
-                    E.SampleSchemaError.chat_tool_call_arguments, at, name, "a string that is not JSON"
-                ) from None
-            found = f"a string holding JSON type {_json_type(args)}"
+                found = E.SampleSchemaError.texts("found_not_json")
+                raise _Failure(E.SampleSchemaError.chat_tool_call_arguments, at, name, found) from None
+            found = E.SampleSchemaError.texts("found_string", type=_json_type(args))
+        elif "arguments" not in function:
+            found = "missing"
         else:
-            found = "missing" if "arguments" not in function else f"JSON type {_json_type(args)}"
+            found = E.SampleSchemaError.texts("found_type", type=_json_type(args))
         if not isinstance(args, dict):
             raise _Failure(E.SampleSchemaError.chat_tool_call_arguments, at, name, found)
         out.append({**rest, "function": {**function, "arguments": args}})
@@ -373,15 +374,12 @@ class ChatRenderer:
         template, source = (
             (self.tool_template, self.tool_template_text) if tools else (self.template, self.template_text)
         )
-        index = self._source_index(obj, i)
+        index = self._source_index(obj, i)  # -1: the record's system prompt key (source.chat.system)
+        where = (
+            index if index >= 0 else E.ChatTemplateError.texts("dropped_system", name=self.opts.get("system"))
+        )
         raise E.ChatTemplateError.dropped(
-            path,
-            line,
-            index if index >= 0 else None,
-            messages[i]["role"],
-            call,
-            template_roles(template, source),
-            self.opts.get("system"),
+            path, line, where, messages[i]["role"], call, template_roles(template, source)
         )
 
     def render_with_spans(

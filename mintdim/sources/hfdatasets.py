@@ -33,8 +33,9 @@ class DatasetsSource:
             return self._files
         state = os.path.join(self.path, STATE)
         if not os.path.isfile(state):
+            dataset_dict = os.path.isfile(os.path.join(self.path, "dataset_dict.json"))
             raise E.MintDimFileNotFoundError.datasets_state(
-                self.display, os.path.isfile(os.path.join(self.path, "dataset_dict.json"))
+                self._shown(STATE), self._shown("train") if dataset_dict else None
             )
         try:
             with open(state, encoding="utf-8") as f:

@@ -152,7 +152,7 @@ class ChunkReader:
             try:
                 stream = _open_stream(self.path, self.compression)
             except OSError:
-                raise E.SourceParseError.make(self.display, 1, "unreadable")
+                raise E.SourceParseError.line_unreadable(self.display, 1)
             with stream:
                 yield from self._scan(stream.readline, True, 0, math.inf, self.display)
             return
@@ -182,7 +182,7 @@ class ChunkReader:
                 except Exception:
                     if display is None:
                         raise
-                    raise E.SourceParseError.make(display, i + 1, "compressed") from None
+                    raise E.SourceParseError.line_compressed(display, i + 1) from None
                 if not line:
                     return
                 pos += len(line)
@@ -205,7 +205,7 @@ def has_sample(path: str, display: str) -> bool:
     try:
         stream = _open_stream(path, compression) if compression else open(path, "rb")
     except OSError:
-        raise E.SourceParseError.make(display, 1, "unreadable") from None
+        raise E.SourceParseError.line_unreadable(display, 1) from None
     with stream:
         first = True
         while True:
@@ -214,7 +214,7 @@ def has_sample(path: str, display: str) -> bool:
             except Exception:
                 if compression is None:
                     raise
-                raise E.SourceParseError.make(display, 1, "compressed") from None
+                raise E.SourceParseError.line_compressed(display, 1) from None
             if not block:
                 return False
             if first and block.startswith(BOM):
@@ -238,13 +238,13 @@ def parse_object(raw: bytes, display: str, line: int) -> dict:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise E.SourceParseError.make(display, line, "utf8") from None
+            raise E.SourceParseError.line_utf8(display, line) from None
         try:
             obj = json.loads(text, parse_constant=_reject_constant)
         except (ValueError, RecursionError):
-            raise E.SourceParseError.make(display, line, "json") from None
+            raise E.SourceParseError.line_json(display, line) from None
     if not isinstance(obj, dict):
-        raise E.SourceParseError.make(display, line, "object")
+        raise E.SourceParseError.line_object(display, line)
     return obj
 
 

@@ -30,10 +30,10 @@ class ParquetSource:
                 self._file = pq.ParquetFile(self.path)
             except OSError as exc:
                 if not _readable(self.path):
-                    raise E.SourceParseError.make(self.display, 1, "unreadable") from None
-                raise E.SourceParseError.footer(self.display, arrow.reason(exc)) from None
+                    raise E.SourceParseError.line_unreadable(self.display, 1) from None
+                raise E.SourceParseError.footer(self.display, E.Row(1), arrow.reason(exc)) from None
             except Exception as exc:  # ArrowInvalid: no magic bytes, a footer that does not parse
-                raise E.SourceParseError.footer(self.display, arrow.reason(exc)) from None
+                raise E.SourceParseError.footer(self.display, E.Row(1), arrow.reason(exc)) from None
         return self._file
 
     def units(self) -> list[tuple[int, int]]:

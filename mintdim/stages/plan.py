@@ -36,7 +36,9 @@ def empty_files(build, out, per_file: dict[int, int], log=print) -> list[int]:
         if not f.source.allow_empty:
             kind = inputs.label(f.abspath)
             blank = "empty" if os.path.getsize(f.abspath) == 0 else "blank"
-            raise E.SourceParseError.empty(f.path, blank if kind == "JSONL" else "no_rows", kind)
+            raise E.SourceParseError.message(
+                "empty_" + (blank if kind == "JSONL" else "no_rows"), f.path, kind
+            )
         log(
             f"[unit-build:warning] {f.path} holds no samples; built without it "
             "(source.allow_empty: true; listed in stats.json empty_files)"
@@ -45,6 +47,23 @@ def empty_files(build, out, per_file: dict[int, int], log=print) -> list[int]:
 
 
 OVERFLOW_SHOWN = 10  # over-long samples listed by file:line in UnitOverflowError
+
+
+def overflow_counted(samples: list, count: int, max_unit: int, packed: bool, longest: int) -> E.MintDimError:
+    """The spec's text for the first over-long sample, then how many there are in the output, the first
+    few by file:line (samples: (path, line, token_count), in input order), and what to do. packed
+    (units.pack): the row length is `max_unit`; `longest`, the longest sample's token count, is the row
+    length that holds them all."""
+    err = E.UnitOverflowError.make(*samples[0], max_unit)
+    return E.extended(
+        err,
+        "counted_packed" if packed else "counted",
+        many=err.texts("one" if count == 1 else "many", count=count),
+        max_unit=max_unit,
+        first=err.texts("first", n=len(samples)) if count > len(samples) else "",
+        samples=[err.texts("listed", path=p, n=n, tokens=c) for p, n, c in samples],
+        longest=longest,
+    )
 
 
 def overflow_status(build, out, data: dict, limit: int | None) -> tuple[np.ndarray, np.ndarray] | None:
@@ -63,9 +82,7 @@ def overflow_status(build, out, data: dict, limit: int | None) -> tuple[np.ndarr
             (build.files[int(data["files"][i])].path, int(data["lines"][i]), int(lengths[i]))
             for i in ids[:OVERFLOW_SHOWN]
         ]
-        raise E.UnitOverflowError.counted(
-            first, len(ids), int(limit), packed=out.pack is not None, longest=int(lengths[ids].max())
-        )
+        raise overflow_counted(first, len(ids), int(limit), out.pack is not None, int(lengths[ids].max()))
     status = np.where(over, packing.DROPPED if out.overflow == "drop" else packing.TRUNCATED, packing.WRITTEN)
     kept = np.where(over, 0 if out.overflow == "drop" else limit, lengths)
     return status.astype(np.uint8), kept.astype(np.int64)

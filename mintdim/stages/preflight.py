@@ -52,6 +52,13 @@ from .tokenizer_facts import (
 )
 
 
+def _not_found(context: str, path: str, holds=None) -> E.MintDimError:
+    """A file not found: a relative path says which directory it was resolved from (the one the build runs
+    in); `holds`: what the directory that lacks it holds (a directory kind's files)."""
+    base = None if path.startswith("/") else os.getcwd()
+    return E.MintDimFileNotFoundError.resolved(context, path, base, holds)
+
+
 def check_files(build: BuildConfig) -> None:
     """Every input is there; then what each holds: it reads, its columns fit the config (Parquet,
     datasets directories: from their metadata), and it holds a sample: unless source.allow_empty, an input
@@ -61,16 +68,19 @@ def check_files(build: BuildConfig) -> None:
 
     for f in build.files:
         if not inputs.exists(f.abspath):
-            raise E.MintDimFileNotFoundError.resolved("source", f.path, os.getcwd())
+            raise _not_found("source", f.path)
         if not inputs.accepted(f.abspath):  # e.g. a .json file: its tokenize job would fail at line 1
-            raise E.SourceParseError.unknown_kind(f.path, inputs.shape_of(f.abspath))
+            shape = inputs.shape_of(f.abspath)  # what the file seems to hold, for the fix
+            stem = os.path.splitext(f.path)[0]
+            raise E.SourceParseError.unknown_kind(f.path, shape == "array", shape == "lines", stem)
     for f in build.files:
         count = isinstance(f.source.take, int)
         holds = inputs.check(f.abspath, f.path, f.source.fields, f.chat, count=count)
         jsonl_file = inputs.kind_of(f.abspath) == inputs.JSONL
         reason = no_samples(f.abspath) if jsonl_file else (None if holds else "no_rows")
         if reason and not f.source.allow_empty:
-            raise E.SourceParseError.empty(f.path, reason, "JSONL" if jsonl_file else inputs.label(f.abspath))
+            kind = "JSONL" if jsonl_file else inputs.label(f.abspath)
+            raise E.SourceParseError.message("empty_" + reason, f.path, kind)
         if count and not holds:
             shared = len(build.raw["source"]["take"]) == 1
             raise E.PipelineValidationError.take_no_samples(0 if shared else f.index, f.path, f.source.take)
@@ -93,7 +103,7 @@ def load_tokenizers(
             continue
         _check_directory_kind(f)
         if not tokenizer_exists(f.tokenizer.kind, key):
-            raise E.MintDimFileNotFoundError.resolved("tokenizer", f.tokenizer.path, os.getcwd())
+            raise _not_found("tokenizer", f.tokenizer.path)
         known = fingerprint(f.tokenizer.kind, key, f.tokenizer.options)
         hit = cache.get(known)
         if hit is None and use_cache:  # the same content checked in another work directory
@@ -134,7 +144,7 @@ def _check_directory_kind(f) -> None:
         raise E.TokenizerValidationError.dir_expected(kind, f.tokenizer.path, parent, missing)
     if kind == "hf_dir" and os.path.isdir(key) and missing_files(kind, key):
         path = os.path.join(f.tokenizer.path, missing_files(kind, key)[0])
-        raise E.MintDimFileNotFoundError.tokenizer_dir_file(kind, path, os.getcwd())
+        raise _not_found("tokenizer", path, E.MintDimFileNotFoundError.texts("dir_holds_" + kind))
 
 
 def _load_checked(f, engines_dir: str | list[str] | None = None) -> tuple[TokenizerMeta, object]:

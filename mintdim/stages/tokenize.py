@@ -84,7 +84,7 @@ def bad_record(acc: _Accumulator, exc: Exception, local: int, located, entry) ->
     fails the UTF-8 encode is one too): listed in the meta; False for another error. located: the same
     error with its line (_located), computed for the chunk's first one only. With on_bad_record: error,
     the chunk encodes nothing more."""
-    err = exc if isinstance(exc, E.MintDimError) else E.SourceParseError.make(entry.path, 0, "surrogate")
+    err = exc if isinstance(exc, E.MintDimError) else E.SourceParseError.line_surrogate(entry.path, 0)
     if not bad_records.is_bad_record(err):
         return False
     if acc.bad_first is None:
@@ -463,7 +463,7 @@ def _located(reader, local: int, raw: bytes, entry, tpl, spans: bool, within: bo
             tpl.render_at(again, line, spans)
     except E.MintDimError as err:
         return err
-    return E.SourceParseError.make(entry.path, line, "surrogate")
+    return E.SourceParseError.line_surrogate(entry.path, line)
 
 
 def log_progress(

@@ -32,7 +32,7 @@ def read_merges(path: str) -> list[tuple[str, str]]:
                 line = line.rsplit(" => ", 1)[0]
             parts = line.split(" ")
             if len(parts) != 2:
-                raise TokenizerToolError.merges_line(path, line)
+                raise TokenizerToolError.merges_line(path, line[:80])
             merges.append((parts[0], parts[1]))
     return merges
 

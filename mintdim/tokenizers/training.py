@@ -68,7 +68,7 @@ def check_entries(files, outputs, work_dir: str) -> None:
             if inside(out, o.absdir) or inside(o.absdir, out):
                 raise bad.train_out_overlaps(f.tokenizer.path, o.dir)
         if inside(out, work_abs) or inside(work_abs, out):
-            raise bad.train_out_overlaps(f.tokenizer.path, work_dir, what="work")
+            raise bad.train_out_overlaps_work(f.tokenizer.path, work_dir)
         if any(g.abspath == out for g in files):
             raise bad.train_out_is_input(f.tokenizer.path)
 
@@ -241,7 +241,7 @@ def iter_rendered(build, file_indexes, stats: TextStats | None = None, log=None)
                     jsonl.declared_values(reader.parse(raw, line), fields, entry.path, line)
                     raise
                 except UnicodeEncodeError:
-                    raise E.SourceParseError.make(entry.path, reader.location(local), "surrogate") from None
+                    raise E.SourceParseError.line_surrogate(entry.path, reader.location(local)) from None
                 stats.samples += 1
                 stats.bytes += size
                 yield text
