@@ -17,11 +17,20 @@ def add_args(p):
     )
     p.add_argument("--agg", required=True, help="summary to write (JSON)")
     p.add_argument("--written", nargs="*", default=[], help="the write jobs' shard summaries (packed rows)")
+    p.add_argument("--chunks", nargs="+", required=True, help="the output's chunk directories, in order")
 
 
 def body(args, build, metas, log, stop):
     aggregate_output(
-        build, metas, args.out_index, args.table, args.written or None, args.stage, args.agg, log=log
+        build,
+        metas,
+        args.out_index,
+        args.table,
+        args.chunks,
+        args.written or None,
+        args.stage,
+        args.agg,
+        log=log,
     )
 
 

@@ -61,7 +61,15 @@ def drive(raw: dict, before_finalize=None) -> Built:
             plan_table=lay.plan(o),
         )
         aggregate_output(
-            build, metas, o, lay.plan(o), [lay.written(o, 0)], lay.stage_agg(o), lay.aggregated(o), log=log
+            build,
+            metas,
+            o,
+            lay.plan(o),
+            dirs,
+            [lay.written(o, 0)],
+            lay.stage_agg(o),
+            lay.aggregated(o),
+            log=log,
         )
         if before_finalize is not None:
             before_finalize([lay.written(o, 0)])

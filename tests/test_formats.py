@@ -68,13 +68,6 @@ def test_intermediate_file_is_msgpack_of_the_object_byte_for_byte(tmp_path, size
     assert inter.read(path)["hashes"] == obj["hashes"]
 
 
-def test_hex_digests_slice_as_the_joined_hex_text():
-    digests = bytes(range(256)) * 2  # 16 digests of 32 bytes
-    text, hexes = digests.hex(), fmt.HexDigests(digests)
-    assert hexes[64 * 3 : 64 * 4] == text[64 * 3 : 64 * 4]
-    assert hexes[64 * 2 : 64 * 9] == text[64 * 2 : 64 * 9] and hexes[0 : 64 * 16] == text
-
-
 def test_shard_names_mask_path_and_records(tmp_path):
     assert fs.unit_dir(192) == "unit_192" and fs.shard_path(192, 3) == "unit_192/shard_000003.bin"
     assert fs.shard_index("shard_000012.bin") == 12 and fs.shard_index("mask_000012.bin") is None

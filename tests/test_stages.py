@@ -908,6 +908,47 @@ def test_duplicate_groups_unit():
     assert [g.tolist() for g in indexes.duplicate_groups(np.stack([a, b, a, d("y"), b]))] == [[0, 2], [1, 4]]
 
 
+def test_duplicate_index_exact_when_every_digest_shares_its_first_bytes(tmp_path, monkeypatch):
+    """Aggregate finds duplicates among the samples whose first 8 digest bytes another sample shares,
+    then by whole digests: with a digest whose first 8 bytes are the same for every text, the groups
+    are still exactly the samples of equal text, split across several chunks and source files."""
+    import types
+
+    import mintdim.stages.tokenize as tokenize_stage
+
+    class Sha256:  # SHA-256 with its first 8 bytes zeroed
+        def __init__(self, data=b""):
+            self._h = hashlib.sha256(data)
+
+        def digest(self):
+            return bytes(8) + self._h.digest()[8:]
+
+    monkeypatch.setattr(tokenize_stage, "hashlib", types.SimpleNamespace(sha256=Sha256))
+    monkeypatch.chdir(tmp_path)
+    texts = [f"t{i % 7}" if i % 3 else f"u{i}" for i in range(60)]
+    write_jsonl("data/a.jsonl", [{"prompt": t, "response": "r"} for t in texts[:35]])
+    write_jsonl("data/b.jsonl", [{"prompt": t, "response": "r"} for t in texts[35:]])
+    cfg = basic_config(["./data/a.jsonl", "./data/b.jsonl"], fields=[["prompt", "response"]] * 2)
+    cfg["source"]["templates"] = ["{prompt}\n{response}"] * 2
+    cfg["chunk_mb"] = 0.0002  # several chunks a file
+    drive(cfg)
+    by_text: dict[str, list[int]] = {}
+    for i, t in enumerate(texts):
+        by_text.setdefault(t, []).append(i)
+    want = sorted((ids for ids in by_text.values() if len(ids) > 1), key=lambda ids: ids[0])
+    dups = read_jsonl("out/duplicate_index.jsonl")
+    assert [[m["sample_id"] for m in g["samples"]] for g in dups] == want
+    for g, ids in zip(dups, want):
+        whole = hashlib.sha256(f"{texts[ids[0]]}\nr".encode()).hexdigest()
+        assert g["hash"] == "0" * 16 + whole[16:]
+        files = ["./data/a.jsonl" if i < 35 else "./data/b.jsonl" for i in ids]
+        lines = [i + 1 if i < 35 else i - 34 for i in ids]
+        assert [(m["source_file"], m["source_line"]) for m in g["samples"]] == list(zip(files, lines))
+    stats = read_json("out/stats.json")
+    assert stats["duplicate_groups"] == len(want) == 7
+    assert stats["duplicate_samples"] == sum(map(len, want))
+
+
 # --- mintdim.formats.records --------------------------------------------------------------------------------
 
 

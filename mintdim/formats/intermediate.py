@@ -286,14 +286,14 @@ _PLAN_ARRAYS = {
     "take_src": np.uint64,
     "take_units": np.uint16,
 }
-_PLAN_COLUMNS = ("files", "lines", "hashes", "unk_samples", "unk_counts", "unk_positions", "trained")
+_PLAN_COLUMNS = ("unk_samples", "unk_counts", "unk_positions", "trained")
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """plan/o<out>.msgpack: an output's samples in sample_id order (docs/intermediates.md): lines 1-based,
-    files indexes into the build's files, units indexes into `sizes`, rows the row inside the unit (packed
-    rows: the global row)."""
+    """plan/o<out>.msgpack: an output's samples in sample_id order (docs/intermediates.md): units indexes
+    into `sizes`; rows (packed rows only) each sample's global row. A sample's source file, line and digest
+    stay in its chunk's meta, where the aggregate stage reads them."""
 
     output: int
     n: int
@@ -301,13 +301,10 @@ class Plan:
     samples_per_shard: int
     lengths: np.ndarray
     units: np.ndarray
-    rows: np.ndarray
-    files: np.ndarray
-    lines: np.ndarray
-    hashes: bytes
     unk_samples: np.ndarray
     unk_counts: np.ndarray
     unk_positions: np.ndarray
+    rows: np.ndarray | None = None  # units.pack: each sample's row
     trained: np.ndarray | None = None  # source.train_on: trained tokens per sample
     end_markers: dict[str, list[str]] | None = None  # source.train_eos: by file index
     empty_files: list[int] | None = None  # source.allow_empty: the files without a sample

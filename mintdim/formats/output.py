@@ -125,18 +125,6 @@ class JsonlWriter:
         self._fh.close()
 
 
-class HexDigests:
-    """The hex text of n SHA-256 digests joined (64 characters a sample), sliced like that string
-    (`hexes[64 * i : 64 * (i + 1)]`, or a block of samples at once) without holding it: the aggregate
-    stage keeps the digests' 32 bytes a sample instead of 64 more of text."""
-
-    def __init__(self, digests: bytes):
-        self._digests = digests
-
-    def __getitem__(self, part: slice) -> str:
-        return self._digests[part.start // 2 : part.stop // 2].hex()
-
-
 def duplicate_groups(digests: np.ndarray) -> list[np.ndarray]:
     """Groups of sample ids sharing one digest (n x 32 uint8), 2+ members, ordered by first sample id."""
     n = len(digests)
@@ -225,15 +213,50 @@ def write_sample_index(
     overflow=None,
     repeats=None,
 ) -> None:
-    """sample_index.jsonl of the bucketed layout, in sample_id order. Each line is formatted
-    directly, as the same bytes orjson gives for the record (same keys, same order): a dict and a
-    dumps call per sample took most of the aggregate stage. lengths: the tokens written.
+    """sample_index.jsonl of the bucketed layout, in sample_id order, from whole arrays: sample_lines
+    of each block of `block` samples (the aggregate stage gives it a chunk's blocks instead)."""
+    files = json_names(paths)
+    with open_pieces(path) as fh:
+        for start in range(0, len(lengths), block):
+            progress.update(start)
+            end = min(start + block, len(lengths))
+            part = slice(start, end)
+            fh.write(
+                sample_lines(
+                    start,
+                    hexes[64 * start : 64 * end],
+                    lengths[part],
+                    sizes,
+                    units[part],
+                    rows[part],
+                    sps,
+                    file_ids[part],
+                    files,
+                    lines[part],
+                    None if trained is None else trained[part],
+                    overflow=None if overflow is None else (overflow[0][part], overflow[1][part]),
+                    repeats=None if repeats is None else repeats[part],
+                )
+            )
+
+
+def json_names(paths) -> list[str]:
+    """The source files' paths as JSON strings (non-ASCII kept as is), as sample_lines takes them."""
+    return [orjson.dumps(p).decode("utf-8") for p in paths]
+
+
+def sample_lines(
+    start, hexed: str, lengths, sizes, units, rows, sps, file_ids, files, lines, trained, overflow, repeats
+) -> bytes:
+    """The bucketed layout's sample_index.jsonl lines of the samples from `start` (every array of these
+    samples only; hexed: their digests' text; files: json_names). Each line is formatted directly, as
+    the same bytes orjson gives for the record (same keys, same order): a dict and a dumps call per
+    sample took most of the aggregate stage. lengths: the tokens written.
     overflow (units.overflow drop | truncate): (status per sample, whole lengths); a sample longer than
     the largest unit carries overflow and source_token_count, as in the packed layout: "dropped" is in
     no unit (unit_size, shard_path and shard_row null, token_count 0), "truncated" in the largest; a
     sample source.drop_untrained left out carries "untrained": "dropped" instead, in no unit either.
     repeats (source.take): each sample's repeat, after source_line."""
-    files = [orjson.dumps(p).decode("utf-8") for p in paths]  # JSON strings, non-ASCII kept as is
     line = (
         _SAMPLE_HEAD
         + ('"repeat":%d,' if repeats is not None else "")
@@ -241,36 +264,28 @@ def write_sample_index(
         + (',"trained_tokens":%d}\n' if trained is not None else "}\n")
     )
     sized = list(sizes) + [0]  # a dropped sample's unit index is len(sizes): its line is rewritten below
-    with open_pieces(path) as fh:
-        for start in range(0, len(lengths), block):
-            progress.update(start)
-            end = min(start + block, len(lengths))
-            unit_size = [sized[k] for k in units[start:end].tolist()]  # twice: the field and the shard's dir
-            r = rows[start:end]
-            hexed = hexes[64 * start : 64 * end]  # the block's digests as text, sliced per sample
-            cols = [
-                range(start, end),
-                (hexed[64 * j : 64 * j + 64] for j in range(end - start)),
-                lengths[start:end].tolist(),
-                unit_size,
-                [files[k] for k in file_ids[start:end].tolist()],
-                lines[start:end].tolist(),
-                *([repeats[start:end].tolist()] if repeats is not None else []),
-                unit_size,
-                (r // sps).tolist(),
-                (r % sps).tolist(),
-            ]
-            if trained is not None:
-                cols.append(trained[start:end].tolist())
-            text = [line % row for row in zip(*cols)]
-            if overflow is not None:
-                for j in np.flatnonzero(overflow[0][start:end]).tolist():
-                    text[j] = _cut_line(
-                        json_line=text[j],
-                        status=int(overflow[0][start + j]),
-                        whole=int(overflow[1][start + j]),
-                    )
-            fh.write("".join(text).encode("utf-8"))
+    m = len(lengths)
+    unit_size = [sized[k] for k in units.tolist()]  # twice: the field and the shard's dir
+    r = np.asarray(rows, dtype=np.int64)
+    cols = [
+        range(start, start + m),
+        (hexed[64 * j : 64 * j + 64] for j in range(m)),
+        lengths.tolist(),
+        unit_size,
+        [files[k] for k in file_ids.tolist()],
+        lines.tolist(),
+        *([repeats.tolist()] if repeats is not None else []),
+        unit_size,
+        (r // sps).tolist(),
+        (r % sps).tolist(),
+    ]
+    if trained is not None:
+        cols.append(trained.tolist())
+    text = [line % row for row in zip(*cols)]
+    if overflow is not None:
+        for j in np.flatnonzero(overflow[0]).tolist():
+            text[j] = _cut_line(json_line=text[j], status=int(overflow[0][j]), whole=int(overflow[1][j]))
+    return "".join(text).encode("utf-8")
 
 
 def _template_parts(template: str) -> tuple[list[bytes], list[str]]:
@@ -465,42 +480,76 @@ def write_packed_sample_index(
     repeats=None,
     block: int = 1 << 16,
 ) -> None:
-    """sample_index.jsonl of the packed layout (units.pack), in sample_id order: the bucketed keys
-    (unit_size is the row length; shard_row the row inside the shard) plus row_offset, the sample's
-    first slot in its row. token_count counts the tokens written; a sample longer than the row
-    carries overflow ("dropped": no shard, row or offset; "truncated": the row's first tokens) and
-    source_token_count (its whole length)."""
+    """sample_index.jsonl of the packed layout (units.pack), in sample_id order, from whole arrays:
+    packed_lines of each block of `block` samples."""
     with open_pieces(path) as fh:
         for start in range(0, len(lengths), block):
             progress.update(start)
             end = min(start + block, len(lengths))
-            out = []
-            for i, n, k, st, r, off, f, line in zip(
-                range(start, end),
-                lengths[start:end].tolist(),
-                kept[start:end].tolist(),
-                status[start:end].tolist(),
-                rows[start:end].tolist(),
-                offsets[start:end].tolist(),
-                file_ids[start:end].tolist(),
-                lines[start:end].tolist(),
-            ):
-                dropped = st in (1, 3)  # overflow: drop, or source.drop_untrained
-                obj = {
-                    "sample_id": i,
-                    "hash": hexes[64 * i : 64 * i + 64],
-                    "token_count": k,
-                    "unit_size": row_length,
-                    "source_file": paths[f],
-                    "source_line": line,
-                    **({"repeat": int(repeats[i])} if repeats is not None else {}),
-                    "shard_path": None if dropped else shards.shard_path(row_length, r // sps),
-                    "shard_row": None if dropped else r % sps,
-                    "row_offset": None if dropped else off,
-                }
-                if trained is not None:
-                    obj["trained_tokens"] = trained[i]
-                if st:
-                    obj.update(cut_keys(st, n))
-                out.append(orjson.dumps(obj))
-            fh.write(b"\n".join(out) + b"\n")
+            part = slice(start, end)
+            columns = (lengths, kept, status, rows, offsets, file_ids, lines, trained, repeats)
+            fh.write(
+                packed_lines(
+                    start,
+                    hexes[64 * start : 64 * end],
+                    row_length,
+                    sps,
+                    paths,
+                    *(None if c is None else c[part] for c in columns),
+                )
+            )
+
+
+def packed_lines(
+    start,
+    hexed: str,
+    row_length,
+    sps,
+    paths,
+    lengths,
+    kept,
+    status,
+    rows,
+    offsets,
+    file_ids,
+    lines,
+    trained,
+    repeats,
+) -> bytes:
+    """The packed layout's sample_index.jsonl lines of the samples from `start` (every array of these
+    samples only; hexed: their digests' text): the bucketed keys (unit_size is the row length; shard_row
+    the row inside the shard) plus row_offset, the sample's first slot in its row. token_count counts the
+    tokens written; a sample longer than the row carries overflow ("dropped": no shard, row or offset;
+    "truncated": the row's first tokens) and source_token_count (its whole length)."""
+    out = []
+    trained = None if trained is None else np.asarray(trained).tolist()
+    for j, (n, k, st, r, off, f, line) in enumerate(
+        zip(
+            lengths.tolist(),
+            kept.tolist(),
+            status.tolist(),
+            rows.tolist(),
+            offsets.tolist(),
+            file_ids.tolist(),
+            lines.tolist(),
+        )
+    ):
+        dropped = st in (1, 3)  # overflow: drop, or source.drop_untrained
+        obj = {
+            "sample_id": start + j,
+            "hash": hexed[64 * j : 64 * j + 64],
+            "token_count": k,
+            "unit_size": row_length,
+            "source_file": paths[f],
+            "source_line": line,
+            **({"repeat": int(repeats[j])} if repeats is not None else {}),
+            "shard_path": None if dropped else shards.shard_path(row_length, r // sps),
+            "shard_row": None if dropped else r % sps,
+            "row_offset": None if dropped else off,
+        }
+        if trained is not None:
+            obj["trained_tokens"] = trained[j]
+        if st:
+            obj.update(cut_keys(st, n))
+        out.append(orjson.dumps(obj))
+    return b"\n".join(out) + b"\n"

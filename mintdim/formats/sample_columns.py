@@ -99,63 +99,134 @@ _NOT_PER_SAMPLE = ("row_samples", "row_first", "file_names")
 def write(path: str, layout: str, columns: dict, file_names: list[str]) -> None:
     """sample_index.idx at `path`: the arrays of `columns` (names of COLUMNS, cast to their dtypes) and the
     file-name table, after the header; the file is complete only when closed (formats' PieceWriter)."""
-    arrays = {k: np.ascontiguousarray(columns[k], dtype=COLUMNS[k]) for k in COLUMNS if k in columns}
-    arrays["file_names"] = np.frombuffer(orjson.dumps(list(file_names)), dtype=np.uint8)
-    n = len(arrays["status"])
-    header_size = _HEAD.size + _ENTRY.size * len(arrays)
-    offsets, at = [], header_size
-    for a in arrays.values():
-        offsets.append(at)
-        at = _aligned(at + a.nbytes)
-    table = b"".join(
-        _ENTRY.pack(k.encode(), COLUMNS[k].encode(), len(a), at)
-        for (k, a), at in zip(arrays.items(), offsets)
-    )
-    tail = _HEAD.pack(MAGIC, VERSION, 0, header_size, LAYOUTS.index(layout), n, len(arrays), 0)[16:] + table
-    with open_pieces(path) as fh:
-        fh.write(MAGIC + struct.pack("<II", VERSION, zlib.crc32(tail)) + tail)
-        written = header_size
-        for a, at in zip(arrays.values(), offsets):
-            fh.write(bytes(at - written) + a.tobytes())
-            written = at + a.nbytes
+    counts = {k: len(columns[k]) for k in COLUMNS if k in columns}
+    with Writer(path, layout, counts, file_names) as w:
+        for k in counts:
+            w.put(k, 0, columns[k])
+
+
+class Writer:
+    """sample_index.idx written a block of samples at a time (the aggregate stage writes each chunk's):
+    the header first, from the column counts (name -> items, in COLUMNS order, file_names added), then
+    each put(name, start, values) at its place in its column. Every item of every column must be put."""
+
+    def __init__(self, path: str, layout: str, counts: dict, file_names: list[str]):
+        self._names = np.frombuffer(orjson.dumps(list(file_names)), dtype=np.uint8)
+        counts = {k: counts[k] for k in COLUMNS if k in counts} | {"file_names": len(self._names)}
+        header_size = _HEAD.size + _ENTRY.size * len(counts)
+        self._at, at = {}, header_size
+        for k, c in counts.items():
+            self._at[k] = at
+            at = _aligned(at + c * np.dtype(COLUMNS[k]).itemsize)
+        self._end = self._at["file_names"] + len(self._names)  # the file ends where the last column ends
+        table = b"".join(
+            _ENTRY.pack(k.encode(), COLUMNS[k].encode(), c, self._at[k]) for k, c in counts.items()
+        )
+        n = counts["status"]
+        tail = _HEAD.pack(MAGIC, VERSION, 0, header_size, LAYOUTS.index(layout), n, len(counts), 0)[16:]
+        self._fh = open_pieces(path)
+        self._fh.write(MAGIC + struct.pack("<II", VERSION, zlib.crc32(tail + table)) + tail + table)
+        self._fh.truncate(self._end)  # the gaps between columns: zeros
+        self.put("file_names", 0, self._names)
+
+    def put(self, name: str, start: int, values) -> None:
+        a = np.ascontiguousarray(values, dtype=COLUMNS[name])
+        self._fh.seek(self._at[name] + start * a.itemsize)
+        self._fh.write(a)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._fh.close()
 
 
 def _aligned(at: int) -> int:
     return -(-at // 8) * 8
 
 
-def write_built(directory: str, plan, paths, kept, status=None, trained=None):
-    """sample_index.idx in `directory`, from the aggregate stage's arrays: the same values its
-    sample_index.jsonl writers are given (plan: the output's intermediate.Plan; paths: every build file's
-    path, which the plan's file numbers index; kept and status: the tokens written of each sample and
-    their status, None when every sample is written whole; trained: source.train_on's, or None)."""
-    lengths, rows = plan.lengths.astype(np.int64), plan.rows.astype(np.int64)
-    n = len(lengths)
-    status = np.zeros(n, dtype=np.uint8) if status is None else status
+def built_counts(n: int, trained: bool, repeats: bool, packed=None) -> dict:
+    """The column counts of an output's sample_index.idx (packed: (rows, placed samples) of units.pack)."""
+    counts = dict.fromkeys(_PER_SAMPLE, n)
+    counts |= {"trained_tokens": n} if trained else {}
+    counts |= {"repeat": n} if repeats else {}
+    if packed is None:
+        return counts | {"unit": n}
+    n_rows, placed = packed
+    return counts | {"row_offset": n, "row_samples": placed, "row_first": n_rows + 1}
+
+
+def put_built(w: Writer, start: int, sps: int, block: dict) -> None:
+    """One block of samples' columns (from `start`), from the aggregate stage's arrays of the block:
+    status (None: every sample written whole), rows (the row in its unit; packed: the global row), units
+    (unit sizes) or offsets (packed), kept (tokens written), lengths, files (numbers among the file names),
+    lines, and trained and repeats when the build has them."""
+    lengths, rows = block["lengths"], block["rows"].astype(np.int64)
+    status = block["status"]
+    status = np.zeros(len(lengths), dtype=np.uint8) if status is None else status
     placed = ~np.isin(status, DROPPED)
-    used = np.flatnonzero(np.bincount(plan.files, minlength=len(paths)))  # the files samples come from
-    number = np.full(len(paths), -1, dtype=np.int64)
-    number[used] = np.arange(len(used))
-    sps = plan.samples_per_shard
     cols = {
         "status": status,
         "shard": np.where(placed, rows // sps, -1),
         "record": np.where(placed, rows % sps, -1),
-        "token_count": kept,
+        "token_count": block["kept"],
         "source_token_count": lengths,
-        "source_file": number[plan.files],
-        "source_line": plan.lines,
-        **({"trained_tokens": trained} if trained is not None else {}),
-        **({"repeat": plan.take.repeats} if plan.take is not None else {}),
+        "source_file": block["files"],
+        "source_line": block["lines"],
+        "trained_tokens": block.get("trained"),
+        "repeat": block.get("repeats"),
     }
-    if plan.packing is None:
-        cols["unit"] = np.where(placed, plan.units, -1)
+    if block.get("offsets") is None:
+        cols["unit"] = np.where(placed, block["units"], -1)
     else:
-        offsets = plan.packing.offsets.astype(np.int64)
-        cols["row_offset"] = np.where(placed, offsets, -1)
-        cols["row_samples"], cols["row_first"] = row_order(rows, offsets, placed, plan.packing.n_rows)
+        cols["row_offset"] = np.where(placed, block["offsets"].astype(np.int64), -1)
+    for k, v in cols.items():
+        if v is not None:
+            w.put(k, start, v)
+
+
+def write_built(directory: str, plan, paths, kept, status=None, trained=None):
+    """sample_index.idx in `directory` in one block, from whole arrays: the same values its
+    sample_index.jsonl writers are given (plan: an intermediate.Plan's layout fields with the output's
+    `files` and `lines`; paths: every build file's path, which `files` index; kept and status: the tokens
+    written of each sample and their status, None when every sample is written whole; trained:
+    source.train_on's, or None)."""
+    used, number = used_files(np.bincount(plan.files, minlength=len(paths)))
+    n = len(plan.lengths)
+    repeats = None if plan.take is None else plan.take.repeats
+    placed = None if plan.packing is None else placed_of(n, status)
+    packed = None if plan.packing is None else (plan.packing.n_rows, int(np.count_nonzero(placed)))
     layout = "units" if plan.packing is None else "packed"
-    write(os.path.join(directory, NAME), layout, cols, [paths[k] for k in used.tolist()])
+    counts = built_counts(n, trained is not None, repeats is not None, packed)
+    with Writer(os.path.join(directory, NAME), layout, counts, [paths[k] for k in used.tolist()]) as w:
+        block = {"status": status, "rows": plan.rows, "units": plan.units, "kept": kept}
+        block |= {"lengths": plan.lengths, "files": number[plan.files], "lines": plan.lines}
+        block |= {"trained": trained, "repeats": repeats}
+        block |= {"offsets": None if plan.packing is None else plan.packing.offsets}
+        put_built(w, 0, plan.samples_per_shard, block)
+        if plan.packing is not None:
+            put_rows(w, plan.rows, plan.packing.offsets, placed, plan.packing.n_rows)
+
+
+def used_files(per_file: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the build's files the samples come from, sorted; each build file's number among them, -1: none)
+    from the samples per build file."""
+    used = np.flatnonzero(per_file)
+    number = np.full(len(per_file), -1, dtype=np.int64)
+    number[used] = np.arange(len(used))
+    return used, number
+
+
+def placed_of(n: int, status) -> np.ndarray:
+    """Which samples are in a unit, shard or row (status None: all)."""
+    return np.ones(n, dtype=bool) if status is None else ~np.isin(status, DROPPED)
+
+
+def put_rows(w: Writer, rows, offsets, placed, n_rows: int) -> None:
+    """Packed rows: the row_samples and row_first columns (row_order)."""
+    order, first = row_order(rows.astype(np.int64), offsets.astype(np.int64), placed, n_rows)
+    w.put("row_samples", 0, order)
+    w.put("row_first", 0, first)
 
 
 def row_order(rows, offsets, placed, n_rows: int) -> tuple[np.ndarray, np.ndarray]:

@@ -13,20 +13,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import __version__
+from ..files import open_pieces
 from ..formats import intermediate as inter
 from ..formats import output as fmt
 from ..formats import sample_columns
-from ..formats.output import (
-    JsonlWriter,
-    duplicate_groups,
-    write_json,
-    write_packed_sample_index,
-    write_sample_index,
-)
+from ..formats.output import JsonlWriter, duplicate_groups, write_json
 from ..formats.records import atomic_write_text
 from ..progress import Progress
 from ..units import padding
 from ..units.packing import LEFT_OUT
+from .plan import BLOCK, unit_counts, walk_chunks
 from .write import fresh_dir
 
 UNTRAINED_SHOWN = 10  # ids of samples that train no token in the console's warning
@@ -159,16 +155,6 @@ def loss_mask_layout(files, width: str = "unit_size", build=None, end_markers: d
     }
 
 
-def _write_duplicates(path: str, digests, hexes: str, origin) -> list:
-    """duplicate_index.jsonl: a line per hash that 2 or more samples share; returns the groups."""
-    groups = duplicate_groups(digests)
-    writer = JsonlWriter(path)
-    for record in fmt.duplicate_records(groups, lambda s: hexes[64 * s : 64 * s + 64], origin):
-        writer.write(record)
-    writer.close()
-    return groups
-
-
 @dataclass(frozen=True, slots=True)
 class _Shards:
     """What an output's shards hold, in either layout (unit sizes or packed rows)."""
@@ -186,39 +172,43 @@ def aggregate_output(
     metas,
     out_index: int,
     plan_path: str,
+    chunk_dirs: list[str],
     written_paths: list[str] | None,
     stage_dir: str,
     agg_path: str,
     log=print,
 ) -> dict:
     """Shard counts follow from the plan (ceil(samples / samples_per_shard) per unit); finalize checks
-    them against the write jobs' summaries. written_paths: those summaries, which packed rows need
-    (the trained tokens each sample kept); bucketed units run aggregate beside the write jobs."""
+    them against the write jobs' summaries. chunk_dirs: the output's chunks, whose metas give each
+    sample's file, line and digest, a chunk at a time. written_paths: the write jobs' summaries, which
+    packed rows need (the trained tokens each sample kept); bucketed units run aggregate beside the write
+    jobs."""
     out = build.outputs[out_index]
     meta = metas[out.tokenizer_abspath]
     plan = inter.Plan.read(plan_path)
     fresh_dir(stage_dir)
     shards = _packed_rows(plan, written_paths) if plan.packing else _units(plan)
-    hexes = fmt.HexDigests(plan.hashes)  # the digests' text, made per block as the indexes are written
+    facts = _Facts(chunk_dirs, plan.take)
+    tied, per_file = _tied_prefixes(facts, plan.n, len(build.files))
     paths = [f.path for f in build.files]
     progress = Progress(log, f"[unit-build] aggregate {out.dir}", plan.n, "samples indexed")
-    _write_index_of_samples(os.path.join(stage_dir, fmt.SAMPLE_INDEX), plan, shards, hexes, paths, progress)
-    sample_columns.write_built(stage_dir, plan, paths, shards.kept, shards.status, shards.trained)
-    origin = fmt.origin_of(paths, plan.files, plan.lines, None if plan.take is None else plan.take.repeats)
-    digests = np.frombuffer(plan.hashes, dtype=np.uint8).reshape(plan.n, 32)
-    groups = _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), digests, hexes, origin)
-    _write_unk(os.path.join(stage_dir, fmt.UNK_INDEX), *shards.unk, hexes, origin)
+    tied_found, unk_found = _write_index_of_samples(
+        stage_dir, plan, shards, facts, paths, per_file, tied, progress
+    )
+    repeats = None if plan.take is None else plan.take.repeats
+    groups = _write_duplicates(os.path.join(stage_dir, fmt.DUPLICATE_INDEX), tied_found, paths, repeats)
+    _write_unk(os.path.join(stage_dir, fmt.UNK_INDEX), *shards.unk, unk_found.origin(paths, repeats))
     distribution = {str(s): int(c) for s, c in zip(plan.sizes, shards.counts)}
     write_json(os.path.join(stage_dir, fmt.HISTOGRAM), distribution)
     stats = {
         "total_samples": int(plan.n),
-        "total_tokens": int(shards.kept.astype(np.int64).sum()),
+        "total_tokens": int(shards.kept.sum(dtype=np.int64)),
         "token_dtype": meta.dtype,
         "bytes_per_token": meta.bytes_per_token,
         "duplicate_groups": len(groups),
         "duplicate_samples": int(sum(len(g) for g in groups)),
         "samples_with_unk": int(len(shards.unk[0])),
-        "unk_tokens": int(shards.unk[1].astype(np.int64).sum()),
+        "unk_tokens": int(shards.unk[1].sum(dtype=np.int64)),
         "unit_distribution": distribution,
         **shards.stats,
         **_extension_stats(build, plan, shards),
@@ -235,13 +225,132 @@ def aggregate_output(
     return stats
 
 
+# --- each sample's file, line and digest, from the chunks ----------------------------------------------
+
+
+class _Facts:
+    """Each sample's file, 1-based line and digest, a block of at most BLOCK samples at a time in
+    sample_id order: (first sample_id, files, lines, digests as n x 32 bytes), read from the chunks'
+    metas one at a time. With source.take the source samples' facts are held (12 + 32 bytes a source
+    sample) and gathered by the plan's take_src."""
+
+    def __init__(self, chunk_dirs: list[str], take: inter.Take | None):
+        self.chunk_dirs, self.take = chunk_dirs, take
+        self._held = None
+
+    def blocks(self):
+        if self.take is None:
+            for meta, first, base in walk_chunks(self.chunk_dirs):
+                lines = meta.lines.astype(np.int64) + first
+                for a in range(0, meta.n, BLOCK):
+                    b = min(a + BLOCK, meta.n)
+                    files = np.full(b - a, meta.file, dtype=np.int64)
+                    yield base + a, files, lines[a:b], meta.hashes[32 * a : 32 * b]
+            return
+        files, lines, digests = self._source()
+        for a in range(0, len(self.take.src), BLOCK):
+            at = self.take.src[a : a + BLOCK].astype(np.int64)
+            yield a, files[at], lines[at], digests[at].tobytes()
+
+    def _source(self):
+        if self._held is None:
+            files, lines, digests = [], [], []
+            for meta, first, _base in walk_chunks(self.chunk_dirs):
+                files.append(np.full(meta.n, meta.file, dtype=np.uint32))
+                lines.append(meta.lines.astype(np.int64) + first)
+                digests.append(meta.hashes)
+            held = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 32)
+            self._held = (_cat(files, np.int64), _cat(lines, np.int64), held)
+        return self._held
+
+
+def _cat(parts, dtype):
+    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
+
+def _first_words(digests: bytes) -> np.ndarray:
+    """Each digest's first 8 bytes as an unsigned integer (big-endian, as duplicate_groups sorts them)."""
+    return np.frombuffer(digests, dtype=">u8")[::4].astype(np.uint64)
+
+
+def _tied_prefixes(facts: _Facts, n: int, n_files: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first 8 digest bytes that two or more samples share (sorted), and the samples per build file.
+    Holds 8 bytes a sample (sorted in place) and 1 for the comparison; every duplicate shares its
+    prefix, and the samples with a shared prefix are grouped by their whole digests later (exact)."""
+    keys = np.empty(n, dtype=np.uint64)
+    per_file = np.zeros(n_files, dtype=np.int64)
+    for start, files, _lines, digests in facts.blocks():
+        keys[start : start + len(files)] = _first_words(digests)
+        per_file += np.bincount(files, minlength=n_files)
+    keys.sort()
+    same = keys[1:] == keys[:-1]
+    return np.unique(keys[1:][same]), per_file
+
+
+class _Picked:
+    """Some samples' sample ids, files, lines and digests, gathered a block at a time in sample_id order."""
+
+    def __init__(self):
+        self._parts = []
+
+    def add(self, start: int, sel, files, lines, digests: bytes) -> None:
+        if len(sel):
+            d = np.frombuffer(digests, dtype=np.uint8).reshape(-1, 32)[sel]
+            self._parts.append((sel + start, files[sel], lines[sel], d))
+
+    def done(self) -> _Picked:
+        cols = list(zip(*self._parts)) or [[np.zeros(0, dtype=np.int64)]] * 3 + [
+            [np.zeros((0, 32), np.uint8)]
+        ]
+        self.ids, self.files, self.lines, self.digests = (np.concatenate(c) for c in cols)
+        return self
+
+    def origin(self, paths, repeats):
+        """origin(k): where the k-th picked sample comes from, as the indexes give it (formats.output
+        origin_of), with its digest's hex text."""
+
+        def origin(k: int) -> dict:
+            s = int(self.ids[k])
+            found = {
+                "sample_id": s,
+                "source_file": paths[int(self.files[k])],
+                "source_line": int(self.lines[k]),
+            }
+            if repeats is not None:
+                found["repeat"] = int(repeats[s])
+            return found | {"hash": self.digests[k].tobytes().hex()}
+
+        return origin
+
+
+def _write_duplicates(path: str, found: _Picked, paths, repeats) -> list:
+    """duplicate_index.jsonl: a line per hash that 2 or more samples share (among the samples whose
+    first 8 digest bytes another shares, grouped by whole digests); returns the groups."""
+    groups = duplicate_groups(found.digests)
+    origin = found.origin(paths, repeats)
+    writer = JsonlWriter(path)
+    for record in fmt.duplicate_records(groups, lambda k: origin(k)["hash"], _without_hash(origin)):
+        writer.write(record)
+    writer.close()
+    return groups
+
+
+def _without_hash(origin):
+    def where(k: int) -> dict:
+        found = origin(k)
+        del found["hash"]
+        return found
+
+    return where
+
+
 def _units(plan: inter.Plan) -> _Shards:
     """Unit sizes: each unit holds its samples whole, or (units.overflow truncate) their first tokens;
     those units.overflow dropped or source.drop_untrained left out are in none."""
     cut, sizes, sps = plan.cut, plan.sizes, plan.samples_per_shard
     kept = plan.lengths if cut is None else cut.kept.astype(np.int64)
     written = kept if cut is None else kept[~np.isin(cut.status, LEFT_OUT)]
-    counts = np.bincount(plan.units, minlength=len(sizes))[: len(sizes)].tolist()  # a dropped one: in none
+    counts = unit_counts(plan.units, len(sizes))  # a dropped one: in none
     stats = {
         "shards": {str(s): -(-int(c) // sps) for s, c in zip(sizes, counts)},
         "padding": padding.measure(*padding.histogram(written), sizes).as_stats(),
@@ -262,44 +371,85 @@ def _packed_rows(plan: inter.Plan, written_paths) -> _Shards:
     return _Shards(kept, status, trained, unk, [written], _packed_stats(plan, kept, written))
 
 
-def _write_index_of_samples(path, plan: inter.Plan, shards: _Shards, hexes, paths, progress) -> None:
-    """The sample index of the output: of its packed rows (units.pack) or of its units."""
+def _write_index_of_samples(
+    stage_dir, plan: inter.Plan, shards: _Shards, facts, paths, per_file, tied, progress
+):
+    """sample_index.jsonl and sample_index.idx, of packed rows (units.pack) or of units, a block of samples
+    at a time; returns the samples whose first 8 digest bytes are `tied` and those with UNK, picked on
+    the way (_Picked)."""
     repeats = None if plan.take is None else plan.take.repeats  # source.take
+    used, number = sample_columns.used_files(per_file)
+    placed = None if plan.packing is None else sample_columns.placed_of(plan.n, shards.status)
+    packed = None if plan.packing is None else (plan.packing.n_rows, int(np.count_nonzero(placed)))
+    counts = sample_columns.built_counts(plan.n, shards.trained is not None, repeats is not None, packed)
+    layout = "units" if plan.packing is None else "packed"
+    columns = os.path.join(stage_dir, sample_columns.NAME)
+    names = fmt.json_names(paths)
+    rows_of = _rows_in_units(len(plan.sizes))
+    tied_found, unk_found, unk = _Picked(), _Picked(), shards.unk[0]
+    with (
+        open_pieces(os.path.join(stage_dir, fmt.SAMPLE_INDEX)) as fh,
+        sample_columns.Writer(columns, layout, counts, [paths[k] for k in used.tolist()]) as w,
+    ):
+        for start, files, lines, digests in facts.blocks():
+            progress.update(start)
+            part = slice(start, start + len(files))
+            block = _block(plan, shards, part, repeats)
+            block["rows"] = plan.rows[part] if plan.packing is not None else rows_of(block["units"])
+            fh.write(_lines(plan, block, start, digests.hex(), files, lines, paths, names))
+            sample_columns.put_built(
+                w, start, plan.samples_per_shard, block | {"files": number[files], "lines": lines}
+            )
+            words = _first_words(digests)
+            at = np.minimum(np.searchsorted(tied, words), max(len(tied) - 1, 0))
+            tied_found.add(
+                start, np.flatnonzero(tied[at] == words) if len(tied) else at[:0], files, lines, digests
+            )
+            lo, hi = np.searchsorted(unk, [part.start, part.stop])
+            unk_found.add(start, unk[lo:hi].astype(np.int64) - start, files, lines, digests)
+        if plan.packing is not None:
+            sample_columns.put_rows(w, plan.rows, plan.packing.offsets, placed, plan.packing.n_rows)
+    return tied_found.done(), unk_found.done()
+
+
+def _block(plan: inter.Plan, shards: _Shards, part: slice, repeats) -> dict:
+    """The plan's and the shards' per-sample arrays of one block of samples."""
+    pick = lambda a: None if a is None else a[part]  # noqa: E731
+    block = {"status": pick(shards.status), "kept": shards.kept[part], "lengths": plan.lengths[part]}
+    block |= {"trained": pick(shards.trained), "repeats": pick(repeats), "units": plan.units[part]}
+    return block | {"offsets": None if plan.packing is None else plan.packing.offsets[part]}
+
+
+def _lines(plan: inter.Plan, b: dict, start: int, hexed: str, files, lines, paths, names) -> bytes:
+    """One block's sample_index.jsonl lines: of packed rows (units.pack) or of units."""
+    sps = plan.samples_per_shard
     if plan.packing is not None:
-        write_packed_sample_index(
-            path,
-            hexes,
-            plan.lengths,
-            shards.kept,
-            shards.status,
-            plan.sizes[0],
-            plan.rows,
-            plan.packing.offsets.astype(np.int64),
-            plan.samples_per_shard,
-            plan.files,
-            paths,
-            plan.lines,
-            None if shards.trained is None else shards.trained.tolist(),
-            progress,
-            repeats,
-        )
-    else:
-        write_sample_index(
-            path,
-            hexes,
-            shards.kept,
-            plan.sizes,
-            plan.units,
-            plan.rows,
-            plan.samples_per_shard,
-            plan.files,
-            paths,
-            plan.lines,
-            shards.trained,
-            progress,
-            overflow=None if plan.cut is None else (plan.cut.status, plan.lengths),
-            repeats=repeats,
-        )
+        return fmt.packed_lines(
+            start, hexed, plan.sizes[0], sps, paths, b["lengths"], b["kept"], b["status"], b["rows"],
+            b["offsets"].astype(np.int64), files, lines, b["trained"], b["repeats"],
+        )  # fmt: skip
+    overflow = None if plan.cut is None else (b["status"], b["lengths"])
+    return fmt.sample_lines(
+        start, hexed, b["kept"], plan.sizes, b["units"], b["rows"], sps, files, names, lines, b["trained"],
+        overflow, b["repeats"],
+    )  # fmt: skip
+
+
+def _rows_in_units(n_units: int):
+    """rows(units): the row inside its unit of each sample of a block, counted in sample_id order over the
+    blocks given in turn (a sample in no unit: 0)."""
+    counters = np.zeros(n_units, dtype=np.int64)
+
+    def rows(units) -> np.ndarray:
+        out = np.zeros(len(units), dtype=np.int64)
+        for u in np.unique(units).tolist():
+            if u < n_units:
+                sel = np.flatnonzero(units == u)
+                out[sel] = counters[u] + np.arange(len(sel))
+                counters[u] += len(sel)
+        return out
+
+    return rows
 
 
 def _extension_stats(build, plan: inter.Plan, shards: _Shards) -> dict:
@@ -346,16 +496,17 @@ def warn_untrained(log, out, stats: dict) -> None:
     )
 
 
-def _write_unk(path: str, unk_samples, unk_counts, unk_positions, hexes: str, origin) -> None:
-    """unk_index.jsonl: the samples whose tokens hold unk_id, in sample_id order, with the positions."""
+def _write_unk(path: str, unk_samples, unk_counts, unk_positions, origin) -> None:
+    """unk_index.jsonl: the samples whose tokens hold unk_id, in sample_id order, with the positions
+    (origin(k): the k-th of them's place and hash)."""
     writer = JsonlWriter(path)
     offset = 0
-    for s, c in zip(unk_samples.tolist(), unk_counts.tolist()):
-        where = origin(s)
+    for k, (s, c) in enumerate(zip(unk_samples.tolist(), unk_counts.tolist())):
+        where = origin(k)
         writer.write(
             {
                 "sample_id": s,
-                "hash": hexes[64 * s : 64 * s + 64],
+                "hash": where["hash"],
                 "source_file": where["source_file"],
                 "source_line": where["source_line"],
                 **({"repeat": where["repeat"]} if "repeat" in where else {}),

@@ -1,7 +1,10 @@
-"""Plan one output directory: sample ids, file line numbers, unit rows and shards.
+"""Plan one output directory: its samples in sample_id order, their units (or packed rows) and shards.
 
 Reads the meta of every chunk mapped to the output, in files order then
 chunk order, so sample_id follows input order whatever ran in parallel.
+It holds per sample only compact columns (length, unit, UNK facts, trained
+tokens); each sample's line and digest stay in its chunk's meta, which the
+aggregate stage reads a chunk at a time.
 With source.take, the output's samples are chosen here, where every chunk's
 count is known (mintdim/sources/take.py): the per-sample columns are gathered
 in the chosen order, and the plan records, for the write jobs, where each
@@ -78,9 +81,14 @@ def overflow_status(build, out, data: dict, limit: int | None) -> tuple[np.ndarr
         return None
     if (out.overflow or "error") == "error":
         ids = np.flatnonzero(over)
+        shown = ids[:OVERFLOW_SHOWN]
+        at = shown if data.get("src") is None else data["src"][shown]  # source.take: the source samples
+        order = np.argsort(at, kind="stable")
+        files, lines = origins(data["chunk_dirs"], at[order])
+        found = dict(zip(order.tolist(), zip(files, lines)))
         first = [
-            (build.files[int(data["files"][i])].path, int(data["lines"][i]), int(lengths[i]))
-            for i in ids[:OVERFLOW_SHOWN]
+            (build.files[found[j][0]].path, found[j][1], int(lengths[i]))
+            for j, i in enumerate(shown.tolist())
         ]
         raise overflow_counted(first, len(ids), int(limit), out.pack is not None, int(lengths[ids].max()))
     status = np.where(over, packing.DROPPED if out.overflow == "drop" else packing.TRUNCATED, packing.WRITTEN)
@@ -94,7 +102,7 @@ def untrained_mask(build, data: dict) -> np.ndarray | None:
     flags = np.array([bool(f.masks.drop_untrained) for f in build.files], dtype=bool)
     if not flags.any() or data.get("trained") is None:
         return None
-    return flags[data["files"].astype(np.int64)] & (data["trained"] == 0)
+    return flags[files_of(data)] & (data["trained"] == 0)
 
 
 def untrained_status(cut, untrained, lengths) -> tuple[np.ndarray, np.ndarray] | None:
@@ -162,7 +170,7 @@ def _plan_units(build, out_index: int, chosen: _Chosen, log) -> tuple[inter.Plan
     cut = untrained_status(cut, untrained_mask(build, data), lengths)  # so did it source.drop_untrained
     kept = lengths if cut is None else cut[1]
     sizes, units = _assign_units(out, data, cut, kept, log)
-    rows, counts = _rows_in_units(units, len(sizes))
+    counts = unit_counts(units, len(sizes))
     take_units = None if chosen.taken is None else _units_of_taken(out, chosen.taken, sizes)
     plan = _record(
         out_index,
@@ -170,7 +178,7 @@ def _plan_units(build, out_index: int, chosen: _Chosen, log) -> tuple[inter.Plan
         chosen,
         sizes=sizes,
         units=units,
-        rows=rows,
+        rows=None,
         take_units=take_units,
         cut=None if cut is None else inter.Cut(out.overflow, cut[0], kept),
         trained_roles=data["trained_roles"] if cut is None else None,  # of whole samples: none cut
@@ -206,7 +214,7 @@ def _plan_rows(build, out_index: int, chosen: _Chosen, log) -> tuple[inter.Plan,
         out,
         chosen,
         sizes=[out.pack],
-        units=np.zeros(n, dtype=np.int64),
+        units=np.zeros(n, dtype=np.uint16),
         rows=np.maximum(p.rows, 0),
         take_units=take_units,
         cut=inter.Cut(out.overflow, p.status, p.kept),
@@ -244,9 +252,6 @@ def _record(
         lengths=data["lengths"],
         units=units,
         rows=rows,
-        files=data["files"],
-        lines=data["lines"],
-        hashes=data["hashes"],
         unk_samples=data["unk_samples"],
         unk_counts=data["unk_counts"],
         unk_positions=data["unk_positions"],
@@ -281,15 +286,15 @@ def _units_of_taken(out, taken, sizes) -> np.ndarray:
     return np.searchsorted(np.asarray(sizes, dtype=np.int64), taken["lengths"], side="left")
 
 
-def _rows_in_units(units_arr, n_units: int) -> tuple[np.ndarray, list[int]]:
-    """The row of each sample inside its unit, counted in sample_id order, and each unit's sample count."""
-    rows = np.zeros(len(units_arr), dtype=np.int64)
-    counts = []
-    for u in range(n_units):
-        sel = np.flatnonzero(units_arr == u)
-        rows[sel] = np.arange(len(sel))
-        counts.append(int(len(sel)))
-    return rows, counts
+BLOCK = 1 << 16  # samples counted (and indexed, in the aggregate stage) at a time
+
+
+def unit_counts(units_arr, n_units: int) -> list[int]:
+    """Each unit's sample count (a sample in unit n_units, in none, is not counted), a block at a time."""
+    counts = np.zeros(n_units + 1, dtype=np.int64)
+    for start in range(0, len(units_arr), BLOCK):
+        counts += np.bincount(units_arr[start : start + BLOCK], minlength=n_units + 1)[: n_units + 1]
+    return counts[:n_units].tolist()
 
 
 def _cut_note(cut, limit: int, overflow) -> str:
@@ -303,44 +308,49 @@ def _cut_note(cut, limit: int, overflow) -> str:
     )
 
 
-def read_chunks(chunk_dirs: list[str]) -> dict:
-    """The per-sample facts of an output's chunks, in files order then chunk order (sample_id order
-    without source.take): columns, 1-based file lines, and each file's sample count."""
-    parts: dict[str, list] = {
-        k: []
-        for k in (
-            "files",
-            "lines",
-            "lengths",
-            "units",
-            "hashes",
-            "unk_samples",
-            "unk_counts",
-            "unk_positions",
-            "trained",
-        )
-    }
-    trained_roles: dict[str, int] | None = None  # source.chat: trained tokens per role
-    role_samples: list[tuple[int, dict]] = []  # with source.take: per chunk, role -> per-sample counts
-    end_markers: dict[str, list[str]] = {}
+def walk_chunks(chunk_dirs: list[str]):
+    """Each chunk's meta in files order then chunk order, with the 1-based line (or row) of its first line
+    in its file and its first sample's position among the chunks' samples: (meta, first, base)."""
     next_line: dict[int, int] = {}
-    per_file: dict[int, int] = {}
-    bad: dict[int, dict] = {}  # file -> its bad records (source.on_bad_record), in input order
-    chunk_n = []
     base = 0
     for d in chunk_dirs:
         meta = inter.ChunkMeta.read(d)
+        first = next_line.get(meta.file, 1)
+        next_line[meta.file] = first + meta.newlines  # line ends of a JSONL chunk, rows of a Parquet one
+        yield meta, first, base
+        base += meta.n
+
+
+_COLUMNS = {  # the per-sample columns the plan holds, in the chunk meta's dtypes
+    "lengths": np.uint32,
+    "units": np.uint16,
+    "unk_samples": np.int64,
+    "unk_counts": np.uint32,
+    "unk_positions": np.uint32,
+    "trained": np.uint32,
+}
+
+
+def read_chunks(chunk_dirs: list[str]) -> dict:
+    """The per-sample facts of an output's chunks the plan needs, in files order then chunk order
+    (sample_id order without source.take): compact columns (lengths, units, UNK, trained), each chunk's
+    file and sample count, and each file's sample count. A sample's line and digest stay in its chunk
+    (origins reads lines back)."""
+    parts: dict[str, list] = {k: [] for k in _COLUMNS}
+    trained_roles: dict[str, int] | None = None  # source.chat: trained tokens per role
+    role_samples: list[tuple[int, dict]] = []  # with source.take: per chunk, role -> per-sample counts
+    end_markers: dict[str, list[str]] = {}
+    per_file: dict[int, int] = {}
+    bad: dict[int, dict] = {}  # file -> its bad records (source.on_bad_record), in input order
+    chunk_n, chunk_file = [], []
+    for meta, first, base in walk_chunks(chunk_dirs):
         f, n = meta.file, meta.n
-        first = next_line.get(f, 1)
-        next_line[f] = first + meta.newlines  # line ends of a JSONL chunk, rows of a Parquet/datasets one
         per_file[f] = per_file.get(f, 0) + n
         chunk_n.append(n)
-        parts["files"].append(np.full(n, f, dtype=np.uint32))
-        parts["lines"].append(meta.lines.astype(np.int64) + first)
+        chunk_file.append(f)
         for key in ("lengths", "units", "unk_counts", "unk_positions", "trained"):
             if getattr(meta, key) is not None:
                 parts[key].append(getattr(meta, key))
-        parts["hashes"].append(meta.hashes)
         parts["unk_samples"].append(meta.unk_samples.astype(np.int64) + base)
         if meta.trained_roles is not None:
             trained_roles = trained_roles or {}
@@ -350,15 +360,13 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
         if meta.end_markers:  # source.train_eos: the end-of-turn tokens each file's template trains
             end_markers[str(f)] = meta.end_markers
         bad_of_chunk(bad, meta, first)
-        base += n
-    # each column's chunk parts are let go as soon as it is joined, the digests first (32 bytes a
-    # sample): the chunks' parts and the joined columns are never all held at once
-    cols = {"hashes": b"".join(parts.pop("hashes"))}
-    for key in list(parts):
+    cols = {}
+    for key in list(parts):  # each column's chunk parts let go as soon as it is joined
         if parts[key] or key != "trained":
-            cols[key] = _cat(parts.pop(key), np.int64)
-    cols["trained_roles"] = trained_roles
+            cols[key] = _cat(parts.pop(key), _COLUMNS[key])
+    cols["trained_roles"], cols["chunk_dirs"] = trained_roles, chunk_dirs
     cols["per_file"], cols["chunk_n"], cols["end_markers"], cols["bad"] = per_file, chunk_n, end_markers, bad
+    cols["chunk_file"] = np.asarray(chunk_file, dtype=np.uint32)
     roles = sorted({r for _n, per in role_samples for r in per})
     cols["role_samples"] = {
         r: _cat([per.get(r, np.zeros(n, dtype=np.int64)) for n, per in role_samples], np.int64) for r in roles
@@ -367,7 +375,28 @@ def read_chunks(chunk_dirs: list[str]) -> dict:
 
 
 def _cat(parts, dtype):
-    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+
+def files_of(data: dict) -> np.ndarray:
+    """Each sample's file (an index into the build's files), from the chunks' files and sample counts."""
+    files = np.repeat(data["chunk_file"], data["chunk_n"])
+    return files if data.get("src") is None else files[data["src"]]
+
+
+def origins(chunk_dirs: list[str], positions) -> tuple[list[int], list[int]]:
+    """The files and 1-based lines of the samples at `positions` (ascending, among the chunks' samples),
+    read back from the chunks' metas."""
+    positions = np.asarray(positions, dtype=np.int64)
+    files, lines = [], []
+    for meta, first, base in walk_chunks(chunk_dirs):
+        lo, hi = np.searchsorted(positions, [base, base + meta.n])
+        for p in positions[lo:hi].tolist():
+            files.append(meta.file)
+            lines.append(int(meta.lines[p - base]) + first)
+        if hi == len(positions):
+            break
+    return files, lines
 
 
 # --- source.on_bad_record: the records no sample came from (stages/tokenize.py lists a chunk's) -------
@@ -486,8 +515,8 @@ def _take(build, out, cols: dict) -> dict:
 
 def _gather(cols: dict, src: np.ndarray) -> dict:
     """The per-sample columns of the samples at `src`, in that order (a position twice: twice)."""
-    out = {key: cols[key][src] for key in ("files", "lines", "lengths", "units", "trained") if key in cols}
-    out["hashes"] = np.frombuffer(cols["hashes"], dtype=np.uint8).reshape(-1, 32)[src].tobytes()
+    out = {key: cols[key][src] for key in ("lengths", "units", "trained") if key in cols}
+    out |= {k: cols[k] for k in ("chunk_dirs", "chunk_file", "chunk_n")} | {"src": src}
     n = len(cols["lengths"])
     counts, firsts = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     unk_counts = cols["unk_counts"].astype(np.int64)

@@ -87,10 +87,23 @@ def largest_size(auto: dict | None) -> int | None:
     return int(auto["max_size"]) // m * m or int(auto["max_size"])
 
 
+HISTOGRAM_BLOCK = 1 << 16  # lengths counted at a time
+HISTOGRAM_BINS = 1 << 24  # longest length counted in bins; a longer one: np.unique
+
+
 def histogram(lengths) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct token lengths and how many samples have each."""
-    values, counts = np.unique(np.asarray(lengths, dtype=np.int64), return_counts=True)
-    return values, counts
+    """Distinct token lengths and how many samples have each (int64 both), in ascending order. Counted
+    a block at a time into one bin per length, so no copy of the lengths is made."""
+    lengths = np.asarray(lengths)
+    if not len(lengths) or lengths.min() < 0 or lengths.max() > HISTOGRAM_BINS:
+        values, counts = np.unique(lengths.astype(np.int64), return_counts=True)
+        return values, counts.astype(np.int64)
+    bins = np.zeros(int(lengths.max()) + 1, dtype=np.int64)
+    for start in range(0, len(lengths), HISTOGRAM_BLOCK):
+        block = lengths[start : start + HISTOGRAM_BLOCK].astype(np.int64, copy=False)
+        bins += np.bincount(block, minlength=len(bins))
+    values = np.flatnonzero(bins)
+    return values.astype(np.int64), bins[values]
 
 
 def measure(values, counts, sizes) -> PaddingReport:

@@ -1,10 +1,12 @@
 # One job per output directory, beside its write jobs: indexes, histogram, stats and manifest into a
-# directory of its own, from the plan (packed rows also need the write jobs' summaries: it waits for
-# them there). Finalize checks the plan's shard counts against the ones written.
+# directory of its own, from the plan and the chunks' metas (each sample's file, line and digest), a
+# chunk at a time (packed rows also need the write jobs' summaries: it waits for them there). Finalize
+# checks the plan's shard counts against the ones written.
 rule aggregate:
     input:
         validated=LAYOUT.validated,
         table=LAYOUT.plan("{out}"),
+        chunks=lambda wc: MINT.chunk_dirs(int(wc.out)),
         written=lambda wc: MINT.aggregate_waits_for_write(wc.out),
     output:
         agg=temp(LAYOUT.aggregated("{out}")),
@@ -23,4 +25,4 @@ rule aggregate:
     shell:
         "{params.py} {params.script} --validated {input.validated:q} --out-index {wildcards.out}"
         " --table {input.table:q} --stage {output.files:q} --agg {output.agg:q} --log {log:q}"
-        " --bench {params.bench:q} --written {input.written:q}"
+        " --bench {params.bench:q} --written {input.written:q} --chunks {input.chunks:q}"
