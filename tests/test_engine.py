@@ -15,6 +15,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import unicodedata
 
 import pytest
 from conftest import DATA, GSM8K, HF_JSON, basic_config, build_in, read_json, write_jsonl
@@ -608,6 +609,44 @@ def test_engine_offsets_equal_the_library(small, name, threads):
     assert starts.tolist() == [o[0] for one in library_offsets(small[name], HARD)[1] for o in one]
 
 
+@pytest.mark.parametrize("name", ["llama3-nfc", "gpt2", "deepseek-splits"])
+def test_masks_from_token_bytes_equal_masks_from_the_library_offsets(small, name):
+    """The byte path of conversation masks (each token's first byte, each span's ends in bytes) trains the
+    tokens the library's character offsets train, for random spans over texts with characters split
+    across tokens, added tokens and texts the NFC normalizer changes (encoded by the library); spans that
+    share tokens count them for the first, as the character path does."""
+    import random
+
+    import numpy as np
+
+    from mintdim.stages.tokenize import chat_trained, chat_trained_bytes
+
+    tok = load("hf_json", small[name], engine="auto")
+    texts = adversarial() + HARD + code_point_texts(step=17)[:200] + ["", "a"]
+    rng = random.Random(5)
+    spans = []
+    for t in texts:
+        cuts = sorted(rng.randrange(len(t) + 1) for _ in range(2 * rng.randrange(4)))
+        mine = [(a, b, 0, rng.choice(["assistant", "tool"])) for a, b in zip(cuts[::2], cuts[1::2])]
+        if t and rng.random() < 0.2:  # overlapping spans
+            mine.append((0, len(t), 0, "assistant"))
+        spans.append(mine)
+    assert any(not t.isascii() and unicodedata.normalize("NFC", t) != t for t in texts)
+    ids, offsets = library_offsets(small[name], texts)
+    lengths = np.asarray([len(one) for one in ids], dtype=np.int64)
+    pairs = np.asarray([p for one in offsets for p in one], dtype=np.int64).reshape(-1, 2)
+    for per_sample_a, per_sample_b in (({}, {}), (None, None)):
+        want = chat_trained(pairs[:, 0], pairs[:, 1], lengths, spans, per_sample_a)
+        flat, got_lengths, at, bases = tok.encode_batch_with_byte_starts(texts)
+        assert flat.tolist() == [x for one in ids for x in one] and np.array_equal(got_lengths, lengths)
+        got = chat_trained_bytes(texts, at, bases, lengths, spans, per_sample_b)
+        assert np.array_equal(got[0], want[0]) and got[1] == want[1] and np.array_equal(got[2], want[2])
+        assert got[0].sum() > 1000 and got[2].sum() == got[0].sum()
+        if per_sample_a is not None:
+            assert per_sample_a.keys() == per_sample_b.keys()
+            assert all(np.array_equal(per_sample_a[r], per_sample_b[r]) for r in per_sample_a)
+
+
 def test_a_post_processor_that_trims_offsets_keeps_the_library_offsets(small, tmp_path):
     """ByteLevel(trim_offsets=true) moves a token's start past its leading space: the engine still gives the
     ids, the offsets come from the library."""
@@ -832,7 +871,7 @@ def test_real_conversation_masks_on_the_engine_equal_the_library(tmp_path, monke
     import numpy as np
 
     from mintdim.sources.chat import ChatRenderer
-    from mintdim.stages.tokenize import chat_trained
+    from mintdim.stages.tokenize import chat_trained, chat_trained_bytes
 
     d = os.path.dirname(real(f"hf/{name}/tokenizer.json"))
     data = os.path.join(ASSETS, "data", "sharegpt_conversations.jsonl")
@@ -852,9 +891,15 @@ def test_real_conversation_masks_on_the_engine_equal_the_library(tmp_path, monke
     pairs = np.asarray([p for one in offsets for p in one], dtype=np.int64).reshape(-1, 2)
     assert flat.tolist() == [x for one in ids for x in one]
     assert np.array_equal(starts, pairs[:, 0]) and np.array_equal(ends, pairs[:, 1])
-    got, got_roles = chat_trained(starts, ends, lengths, list(spans))
-    want, want_roles = chat_trained(pairs[:, 0], pairs[:, 1], lengths, list(spans))
+    got, got_roles, got_counts = chat_trained(starts, ends, lengths, list(spans))
+    want, want_roles, want_counts = chat_trained(pairs[:, 0], pairs[:, 1], lengths, list(spans))
     assert np.array_equal(got, want) and got_roles == want_roles and got.sum() > 100_000
+    assert np.array_equal(got_counts, want_counts) and got_counts.sum() == got.sum()
+    # the byte path (each token's first byte, the spans' ends converted): the same mask and counts
+    _flat, _lengths, at, bases = tok.encode_batch_with_byte_starts(list(texts))
+    by_bytes = chat_trained_bytes(list(texts), at, bases, lengths, list(spans))
+    assert np.array_equal(by_bytes[0], want) and by_bytes[1] == want_roles
+    assert np.array_equal(by_bytes[2], want_counts)
     src = write_jsonl(tmp_path / "c.jsonl", rows)
 
     def cfg(mode):

@@ -34,7 +34,7 @@ from ..formats import intermediate as inter
 from ..progress import without_cyclic_gc
 from ..sources import inputs, jsonl
 from ..sources import template as T
-from ..tokenizers.engines import cache_dirs
+from ..tokenizers.engines import cache_dirs, utf8_offsets
 from ..tokenizers.kinds import engine_of, field_end_markers, load, use_threads
 from ..units import padding
 from . import bad_records
@@ -146,18 +146,20 @@ def trained_tokens(starts: np.ndarray, lengths: np.ndarray, spans: list) -> np.n
 
 def chat_trained(
     starts: np.ndarray, ends: np.ndarray, lengths: np.ndarray, spans: list, per_sample: dict | None = None
-) -> tuple[np.ndarray, dict]:
-    """Loss mask of a batch of conversations and its trained tokens per role. spans: per sample,
-    (start, end, rule, role): rule 0 trains a token that starts inside [start, end) (the train_on
-    rule), rule 1 one that overlaps it (transformers' {% generation %} rule). per_sample (a dict,
-    source.take): filled with role -> trained tokens of each sample of the batch."""
-    flat = [(k, a, b, role) for k, sample in enumerate(spans) for a, b, rule, role in sample if rule == 0]
-    if len(flat) == sum(map(len, spans)):  # the train_on rule only: every span at once
-        found = _spans_at_once(starts, lengths, flat, per_sample)
-        if found is not None:
-            return found
+) -> tuple[np.ndarray, dict, np.ndarray]:
+    """Loss mask of a batch of conversations, its trained tokens per role and per sample. spans: per
+    sample, (start, end, rule, role): rule 0 trains a token that starts inside [start, end) (the train_on
+    rule), rule 1 one that overlaps it (transformers' {% generation %} rule). A token two spans share counts
+    for the first. per_sample (a dict, source.take): filled with role -> trained tokens of each sample."""
+    if all(rule == 0 for sample in spans for _a, _b, rule, _role in sample):  # every span at once
+        k, a, b, roles = _flat_spans(spans)
+        wide = int(max(starts.max(initial=0), b.max(initial=0))) + 1  # keys of sample k: k * wide + start
+        keys = np.repeat(np.arange(len(lengths), dtype=np.int64) * wide, lengths) + starts
+        lo, hi = np.searchsorted(keys, k * wide + a), np.searchsorted(keys, k * wide + b)
+        return _ranges_trained(lo, hi, k, roles, lengths, per_sample)
     trained = np.zeros(len(starts), dtype=bool)
     roles: dict[str, int] = {}
+    counts = np.zeros(len(lengths), dtype=np.int64)
     first = np.cumsum(lengths) - lengths
     for k, sample in enumerate(spans):
         if not sample:
@@ -175,66 +177,103 @@ def chat_trained(
                 seg = trained[lo0 + lo : lo0 + hi]
                 new = int(len(seg) - seg.sum())
                 roles[role] = roles.get(role, 0) + new
+                counts[k] += new
                 if per_sample is not None:
                     per_sample.setdefault(role, np.zeros(len(lengths), dtype=np.int64))[k] += new
                 seg[:] = True
-    return trained, roles
+    return trained, roles, counts
 
 
-def _spans_at_once(starts: np.ndarray, lengths: np.ndarray, flat: list, per_sample: dict | None):
-    """chat_trained of train_on-rule spans (sample, start, end, role) in one pass: each span's tokens are
-    found by one search over the batch's (sample, start) keys. None when spans share a token (the
-    first one counts it: chat_trained's loop)."""
-    if not len(starts):
-        return None
+def chat_trained_bytes(
+    texts: list[str], starts: np.ndarray, bases: np.ndarray, lengths: np.ndarray, spans: list, per_sample=None
+) -> tuple[np.ndarray, dict, np.ndarray]:
+    """chat_trained of train_on-rule spans from the tokens' first bytes (starts, bases: the engine's
+    byte_starts): a token starts in a character of [a, b) exactly when its first byte lies in the span's
+    bytes [bases[k] + utf8(a), bases[k] + utf8(b)), so only the spans' ends are converted."""
+    k, a, b, roles = _flat_spans(spans)
+    j = 0  # the sample's first span in k, a, b
+    for text, sample in zip(texts, spans):
+        if sample and not text.isascii():  # an ASCII text's characters are its bytes
+            at = utf8_offsets(text, [x for span in sample for x in span[:2]])
+            a[j : j + len(sample)] = [at[span[0]] for span in sample]
+            b[j : j + len(sample)] = [at[span[1]] for span in sample]
+        j += len(sample)
+    first = np.cumsum(lengths) - lengths
+    # a token (of a text the library encoded) may start at its text's end: search within the sample's tokens
+    lo = np.clip(np.searchsorted(starts, bases[k] + a), first[k], first[k] + lengths[k])
+    hi = np.clip(np.searchsorted(starts, bases[k] + b), first[k], first[k] + lengths[k])
+    return _ranges_trained(lo, hi, k, roles, lengths, per_sample)
+
+
+def _flat_spans(spans: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """(sample, start, end) arrays and roles of a batch's spans, in order."""
+    flat = [(k, a, b) for k, sample in enumerate(spans) for a, b, _rule, _role in sample]
     k, a, b = (np.fromiter((f[j] for f in flat), dtype=np.int64, count=len(flat)) for j in range(3))
-    wide = int(max(starts.max(), b.max())) + 1  # keys of sample k: k * wide + start, in order
-    keys = np.repeat(np.arange(len(lengths), dtype=np.int64) * wide, lengths) + starts
-    lo, hi = np.searchsorted(keys, k * wide + a), np.searchsorted(keys, k * wide + b)
+    return k, a, b, [role for sample in spans for _a, _b, _rule, role in sample]
+
+
+def _ranges_trained(lo, hi, k, roles_of: list, lengths: np.ndarray, per_sample: dict | None):
+    """chat_trained's result from each span's tokens [lo, hi) (indexes into the batch's tokens, k: its
+    sample): spans that share no token set their bits in one pass; otherwise span by span, in order."""
+    n = int(lengths.sum())
     counts = np.maximum(hi - lo, 0)
-    edges = np.zeros(len(starts) + 1, dtype=np.int64)
-    np.add.at(edges, lo[counts > 0], 1)
-    np.add.at(edges, hi[counts > 0], -1)
-    trained = np.cumsum(edges[:-1]) > 0
-    if int(trained.sum()) != int(counts.sum()):
-        return None
+    used = counts > 0
+    order = np.argsort(lo[used], kind="stable")
+    los, his = lo[used][order], hi[used][order]
+    shared = bool((los[1:] < his[:-1]).any())
+    if shared:  # spans share a token: the first one counts it (a role then counted, if with 0 tokens)
+        trained = np.zeros(n, dtype=bool)
+        for j in np.flatnonzero(used).tolist():
+            seg = trained[lo[j] : hi[j]]
+            counts[j] = len(seg) - int(seg.sum())
+            seg[:] = True
+    else:  # untrained, trained, untrained, ... between the spans' edges
+        edges = np.empty(2 * len(los) + 2, dtype=np.int64)
+        edges[0], edges[1:-1:2], edges[2:-1:2], edges[-1] = 0, los, his, n
+        trained = np.repeat(np.arange(len(edges) - 1) % 2 == 1, np.diff(edges))
     roles: dict[str, int] = {}
-    for (sample, _, _, role), new in zip(flat, counts.tolist()):
-        if new:
+    for sample, role, new, counted in zip(k.tolist(), roles_of, counts.tolist(), used.tolist()):
+        if new or (shared and counted):
             roles[role] = roles.get(role, 0) + new
             if per_sample is not None:
                 per_sample.setdefault(role, np.zeros(len(lengths), dtype=np.int64))[sample] += new
-    return trained, roles
+    return trained, roles, np.bincount(k, weights=counts, minlength=len(lengths)).astype(np.int64)
 
 
 def _encode(acc: _Accumulator, tok, texts, entry, spans):
-    """(flat ids, lengths, per-token trained bits or None) of a batch; per-role counts are added to acc."""
+    """(flat ids, lengths, per-token trained bits or None, trained tokens per sample or None) of a batch;
+    per-role counts are added to acc."""
     if spans is None:
         flat, lengths = tok.encode_batch(texts)
-        return flat, lengths, None
+        return flat, lengths, None, None
     if entry.chat is not None:  # conversations: spans by message, counted by role
-        flat, lengths, starts, ends = tok.encode_batch_with_offsets(texts)
         # source.take: the plan sums the chosen samples'
         per_sample = {} if entry.source.take is not None else None
-        trained, roles = chat_trained(starts, ends, lengths, spans, per_sample)
+        if getattr(tok, "offsets_engine", None) and all(s[2] == 0 for sample in spans for s in sample):
+            flat, lengths, starts, bases = tok.encode_batch_with_byte_starts(texts)
+            trained, roles, counts = chat_trained_bytes(texts, starts, bases, lengths, spans, per_sample)
+        else:
+            flat, lengths, starts, ends = tok.encode_batch_with_offsets(texts)
+            trained, roles, counts = chat_trained(starts, ends, lengths, spans, per_sample)
         for role, count in roles.items():
             acc.trained_roles[role] = acc.trained_roles.get(role, 0) + count
         if per_sample is not None:
             acc.role_samples.append((len(texts), per_sample))
-        return flat, lengths, trained
+        return flat, lengths, trained, counts
     # the ids and the offsets come from one encode call of the whole rendered text
     flat, lengths, starts = tok.encode_batch_with_starts(texts)
-    return flat, lengths, trained_tokens(starts, lengths, spans)
+    return flat, lengths, trained_tokens(starts, lengths, spans), None
 
 
 def _flush(acc: _Accumulator, tok, texts, lines, unk_id, entry, sizes_arr, spans=None):
-    flat, lengths, trained = _encode(acc, tok, texts, entry, spans)
+    flat, lengths, trained, counts = _encode(acc, tok, texts, entry, spans)
     lines_arr = np.asarray(lines, dtype=np.int64)
     unit_idx = np.searchsorted(sizes_arr, lengths, side="left")
     kept = apply_overflow(acc, unit_idx, lengths)  # lengths itself when every sample fits
     if trained is not None:  # packed rows: the trained tokens among a row's worth (the plan truncates)
         row = kept if entry.units.pack is None else np.minimum(lengths, entry.units.pack)
-        counts = kept_trained(trained, lengths, row)
+        if counts is None or row is not lengths:  # conversations' whole samples: their spans' counts
+            counts = kept_trained(trained, lengths, row)
         acc.trained.append(counts)
         if entry.masks.drop_untrained and entry.units.pack is None:  # packed rows: the plan leaves them out
             kept = leave_untrained(acc, unit_idx, kept, counts)

@@ -58,6 +58,8 @@ are the text's UTF-8 bytes: checked per text). A text the NFC normalizer changes
 library, offsets and all. This holds when the post-processor leaves offsets as encoded (none,
 ByteLevel without trim_offsets, TemplateProcessing, which adds nothing with add_special_tokens=False);
 a file whose post-processor trims them keeps the library's offsets (_offsets_reason).
+Conversation masks need no character per token (TiktokenEncoder.byte_starts): a token starts in
+character c exactly when its first byte lies in c's bytes, so only the spans' ends become bytes.
 """
 
 from __future__ import annotations
@@ -390,10 +392,9 @@ class TiktokenEncoder:
         parts = self._pool.map(self._encode_list, slices, [offsets] * len(slices))
         return [ids for part in parts for ids in part]
 
-    def offsets(self, texts: list[str], encoded: list, flat, lengths):
-        """(starts, ends): each token's character span in its text, as the library's `encode_batch` gives
-        it (module docstring), from the ids and their byte lengths. encoded: encode_ids(texts, offsets=True);
-        flat, lengths: its ids flattened."""
+    def _token_widths(self, encoded: list, flat, lengths):
+        """(each token's UTF-8 byte length, 0 for a text the library encoded; those texts; each text's
+        first token in `flat`)."""
         import numpy as np
 
         if self._widths is None:
@@ -403,12 +404,68 @@ class TiktokenEncoder:
         firsts = np.cumsum(lengths) - lengths
         for k in library:  # their spans are the library's: none of their bytes are counted here
             widths[firsts[k] : firsts[k] + lengths[k]] = 0
+        return widths, library, firsts
+
+    def offsets(self, texts: list[str], encoded: list, flat, lengths):
+        """(starts, ends): each token's character span in its text, as the library's `encode_batch` gives
+        it (module docstring), from the ids and their byte lengths. encoded: encode_ids(texts, offsets=True);
+        flat, lengths: its ids flattened."""
+        import numpy as np
+
+        widths, library, firsts = self._token_widths(encoded, flat, lengths)
         starts, ends = char_spans(texts, widths, lengths, library)
         for k in library:
             spans = np.asarray(encoded[k].offsets, dtype=np.int64).reshape(-1, 2)
             at = slice(int(firsts[k]), int(firsts[k]) + len(spans))
             starts[at], ends[at] = spans[:, 0], spans[:, 1]
         return starts, ends
+
+    def byte_starts(self, texts: list[str], encoded: list, flat, lengths):
+        """(starts, bases): the texts laid end to end in UTF-8, each token's first byte there (ascending)
+        and each text's (one more entry: the end). A token starts in character c of its text exactly when
+        its first byte lies in [bases[k] + utf8(c), bases[k] + utf8(c + 1)): loss masks compare bytes,
+        with no character offset per token. A text the library encoded: its Encoding's start characters,
+        in bytes. encoded, flat, lengths: as offsets(); ValueError as char_spans."""
+        import numpy as np
+
+        widths, library, firsts = self._token_widths(encoded, flat, lengths)
+        ends_at = np.zeros(len(flat) + 1, dtype=np.int64)
+        np.cumsum(widths, out=ends_at[1:])
+        bases, counted = text_bases(texts, library)
+        if not np.array_equal(ends_at[firsts + lengths] - ends_at[firsts], counted):  # never expected
+            raise ValueError("engine offsets: the tokens' bytes do not add up to the text")
+        starts = ends_at[:-1]
+        if library:  # the bytes of the library's texts before each text, then their own tokens
+            starts = starts + np.repeat(bases[:-1] - ends_at[firsts], lengths)
+            for k in library:
+                chars = [a for a, _ in encoded[k].offsets]
+                at = utf8_offsets(texts[k], chars)
+                starts[firsts[k] : firsts[k] + lengths[k]] = [bases[k] + at[c] for c in chars]
+        return starts, bases
+
+
+def text_bases(texts: list[str], skip=()):
+    """(where each text starts in the texts' UTF-8 bytes laid end to end, one more entry: the end; each
+    text's bytes, 0 for the texts in `skip`)."""
+    import numpy as np
+
+    sizes = np.fromiter(
+        (len(t) if t.isascii() else len(t.encode("utf-8")) for t in texts), np.int64, len(texts)
+    )
+    bases = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=bases[1:])
+    sizes[list(skip)] = 0
+    return bases, sizes
+
+
+def utf8_offsets(text: str, chars) -> dict[int, int]:
+    """{character offset: its UTF-8 byte offset in text} for the offsets `chars` (len(text) included):
+    each character encoded once."""
+    found, pos, at = {}, 0, 0
+    for c in sorted(set(chars)):
+        at += len(text[pos:c].encode("utf-8"))
+        found[c], pos = at, c
+    return found
 
 
 def char_spans(texts: list[str], widths, lengths, skip=()):

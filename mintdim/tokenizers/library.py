@@ -201,3 +201,11 @@ class HFJsonTokenizer:
         """Also each token's start, as a character offset into its text (for loss masks)."""
         flat, lengths, starts, _ends = self.encode_batch_with_offsets(texts)
         return flat, lengths, starts
+
+    def encode_batch_with_byte_starts(self, texts: list[str]):
+        """(flat ids, lengths, starts, bases) on the fast engine that gives the offsets (offsets_engine):
+        each token's first byte and each text's in the texts' UTF-8 laid end to end, from the same encode
+        as the ids (TiktokenEncoder.byte_starts): loss masks without a character offset per token."""
+        encoded = self._fast.encode_ids(texts, offsets=True)
+        flat, lengths = flatten([e if isinstance(e, list) else e.ids for e in encoded])
+        return (flat, lengths, *self._fast.byte_starts(texts, encoded, flat, lengths))
