@@ -872,7 +872,7 @@ def compare_mode(b: Bench, args) -> dict:
         print(f"{p:<16} unavailable: {why}")
 
     # targets
-    print("\ntargets (issues 3 and 17; stated for ShareGPT pairs, 2 cores):")
+    print("\ntargets (stated for ShareGPT pairs, 2 cores):")
     targets = {}
     mn = summary.get(f"mintdim-c{b.cores}")
     m1 = summary.get("mintdim-c1")
