@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import csv
 import glob
-import hashlib
 import json
 import os
 import resource
@@ -182,17 +181,11 @@ def open_time(out: str, env: dict) -> dict:
 
 
 def digest_tree(root: str) -> dict[str, str]:
-    """SHA-256 of every file under root, by relative path."""
-    found = {}
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            path = os.path.join(dirpath, name)
-            h = hashlib.sha256()
-            with open(path, "rb") as f:
-                for block in iter(lambda: f.read(1 << 22), b""):
-                    h.update(block)
-            found[os.path.relpath(path, root)] = h.hexdigest()
-    return dict(sorted(found.items()))
+    """SHA-256 of every file under root (checksums.sha256 too), by relative path."""
+    from mintdim.formats.checksums import NAME, digest, files_of
+
+    paths = files_of(root) + ([NAME] if os.path.isfile(os.path.join(root, NAME)) else [])
+    return {rel: digest(os.path.join(root, rel)) for rel in sorted(paths)}
 
 
 def compare_trees(a: dict[str, str], b: dict[str, str]) -> list[str]:
